@@ -1,0 +1,452 @@
+//! Bodies of the lobby/signaling HTTP API (v1).
+//!
+//! Field names are part of the contract (camelCase JSON); see
+//! `docs/api.md` for the semantics of each call. Unknown fields in requests
+//! are ignored, so newer clients can talk to older servers.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::code::SessionCode;
+
+/// Who runs a session's host: a player's browser or `host-daemon`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum HostKind {
+    /// A player's browser tab.
+    Player,
+    /// The headless `host-daemon`.
+    Daemon,
+}
+
+impl HostKind {
+    /// The wire spelling (`player` or `daemon`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HostKind::Player => "player",
+            HostKind::Daemon => "daemon",
+        }
+    }
+
+    /// Parses the wire spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "player" => Some(HostKind::Player),
+            "daemon" => Some(HostKind::Daemon),
+            _ => None,
+        }
+    }
+}
+
+/// `PUT /session`: create a session (no `code`) or update one (`code` plus
+/// the host's bearer token).
+///
+/// On create, `name`, `hostName`, `maxPlayers`, `build` and `hostKind` are
+/// required. On update every lobby field is optional and an omitted field
+/// keeps its current value; `offer` publishes a new offer round, and
+/// omitting it keeps the current round as it is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PutSessionRequest {
+    /// The session to update; absent to create a new one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// A complete (non-trickle) SDP offer for the next joiner: opens a new round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offer: Option<String>,
+    /// Whether the session is listed in `GET /lobby` (default on create: true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public: Option<bool>,
+    /// The session's name in the lobby.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The host player's display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_name: Option<String>,
+    /// Players in the session now, host included (default on create: 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub players: Option<u32>,
+    /// Most players the session admits, host included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_players: Option<u32>,
+    /// The host's build ref; clients hide sessions of other builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+    /// The session's difficulty label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difficulty: Option<String>,
+    /// The campaign played (a public repository name, `demos`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<String>,
+    /// Who runs the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_kind: Option<HostKind>,
+    /// A small free-form JSON object shown with the lobby entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<serde_json::Value>,
+}
+
+/// `PUT /session` response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PutSessionResponse {
+    /// The session's code.
+    pub code: SessionCode,
+    /// The host's bearer token; present only in the create response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_token: Option<String>,
+    /// The open round's number, or null when no round is open.
+    pub round: Option<u32>,
+    /// When the session expires unless the host calls again.
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub expires_at: OffsetDateTime,
+    /// ICE servers for the host's peer connections.
+    pub ice_servers: Vec<IceServer>,
+}
+
+/// One entry of `GET /lobby`: what a lobby page shows of a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LobbyEntry {
+    /// The session's code.
+    pub code: SessionCode,
+    /// The session's name.
+    pub name: String,
+    /// The host player's display name.
+    pub host_name: String,
+    /// Players in the session now, host included.
+    pub players: u32,
+    /// Most players the session admits.
+    pub max_players: u32,
+    /// The host's build ref.
+    pub build: String,
+    /// The session's difficulty label, if the host gave one.
+    pub difficulty: Option<String>,
+    /// The campaign played, if the host gave one.
+    pub campaign: Option<String>,
+    /// Who runs the host.
+    pub host_kind: HostKind,
+    /// When the session was created.
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub created_at: OffsetDateTime,
+    /// When the session expires unless the host calls again.
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub expires_at: OffsetDateTime,
+    /// The host's small free-form metadata object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<serde_json::Value>,
+}
+
+/// `GET /session/{code}` response: the lobby entry plus the open round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionView {
+    /// The session's lobby fields.
+    #[serde(flatten)]
+    pub entry: LobbyEntry,
+    /// Whether the session is listed in the public lobby.
+    pub public: bool,
+    /// The open round's number; null when the session is full or started.
+    pub round: Option<u32>,
+    /// The open round's SDP offer; null exactly when `round` is null.
+    pub offer: Option<String>,
+    /// ICE servers for the joiner's peer connection.
+    pub ice_servers: Vec<IceServer>,
+}
+
+/// `POST /session/{code}/answer` request: a joiner claims a round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PostAnswerRequest {
+    /// The round the answer is for (from `GET /session/{code}`).
+    pub round: u32,
+    /// The joiner's complete (non-trickle) SDP answer.
+    pub answer: String,
+    /// The joiner's display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// `POST /session/{code}/answer` response (201) and
+/// `GET /session/{code}/answer` response (200).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerView {
+    /// The round that was answered.
+    pub round: u32,
+    /// The winning SDP answer.
+    pub answer: String,
+    /// The joiner's sanitized display name ("" when none was given).
+    pub name: String,
+}
+
+/// `GET /lobby` response: one page of public, unexpired sessions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LobbyPage {
+    /// The page, newest session first.
+    pub sessions: Vec<LobbyEntry>,
+    /// Pass as `cursor=` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// A change to the public lobby, as sent on `GET /lobby/events`.
+///
+/// On the SSE stream the variant is the event name (`added`, `updated`,
+/// `removed`) and the data is the entry, or `{"code": ...}` for `removed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", content = "data", rename_all = "lowercase")]
+pub enum LobbyEvent {
+    /// A session became listed (created public, or made public).
+    Added(LobbyEntry),
+    /// A listed session changed (players, name, expiry, ...).
+    Updated(LobbyEntry),
+    /// A session left the listing (deleted, expired, or made private).
+    Removed(RemovedEntry),
+}
+
+impl LobbyEvent {
+    /// The SSE event name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LobbyEvent::Added(_) => "added",
+            LobbyEvent::Updated(_) => "updated",
+            LobbyEvent::Removed(_) => "removed",
+        }
+    }
+
+    /// The code of the session the event is about.
+    pub fn code(&self) -> &SessionCode {
+        match self {
+            LobbyEvent::Added(e) | LobbyEvent::Updated(e) => &e.code,
+            LobbyEvent::Removed(r) => &r.code,
+        }
+    }
+}
+
+/// Data of a `removed` lobby event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RemovedEntry {
+    /// The session that left the listing.
+    pub code: SessionCode,
+}
+
+/// One ICE server, in the shape of the browser's `RTCIceServer`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct IceServer {
+    /// `stun:` or `turn:`/`turns:` URLs.
+    pub urls: Vec<String>,
+    /// TURN username (`expiry:tag` in the TURN REST scheme).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// TURN password (base64 HMAC-SHA1 of the username).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
+}
+
+/// Every error response: a stable code for programs, a sentence for people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ErrorBody {
+    /// Stable machine-readable code.
+    pub error: ErrorCode,
+    /// Human-readable explanation.
+    pub message: String,
+}
+
+/// The stable error codes of the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The body is not valid JSON or not of the expected shape (400).
+    InvalidJson,
+    /// A field has a value the server cannot accept (400).
+    InvalidField,
+    /// An offer or answer that is not plausibly SDP (400).
+    InvalidSdp,
+    /// The code in the path or body is not a session code (400).
+    InvalidCode,
+    /// A host call without a bearer token (401).
+    MissingToken,
+    /// A host call with the wrong token (403).
+    WrongToken,
+    /// Unknown or expired session (404).
+    NoSuchSession,
+    /// Unknown round for this session (404).
+    NoSuchRound,
+    /// No such route (404).
+    NotFound,
+    /// The route exists but not with this method (405).
+    MethodNotAllowed,
+    /// The round was already answered or is not the open round (409).
+    RoundTaken,
+    /// The body is larger than the server accepts (413).
+    PayloadTooLarge,
+    /// The body is not `application/json` (415).
+    UnsupportedMediaType,
+    /// Too many requests from this address; see `Retry-After` (429).
+    RateLimited,
+    /// The database is unreachable (503).
+    Unavailable,
+    /// The server is shutting down (503).
+    ShuttingDown,
+    /// A bug on the server (500); details are in its log.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The HTTP status that goes with the code.
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorCode::InvalidJson
+            | ErrorCode::InvalidField
+            | ErrorCode::InvalidSdp
+            | ErrorCode::InvalidCode => 400,
+            ErrorCode::MissingToken => 401,
+            ErrorCode::WrongToken => 403,
+            ErrorCode::NoSuchSession | ErrorCode::NoSuchRound | ErrorCode::NotFound => 404,
+            ErrorCode::MethodNotAllowed => 405,
+            ErrorCode::RoundTaken => 409,
+            ErrorCode::PayloadTooLarge => 413,
+            ErrorCode::UnsupportedMediaType => 415,
+            ErrorCode::RateLimited => 429,
+            ErrorCode::Unavailable | ErrorCode::ShuttingDown => 503,
+            ErrorCode::Internal => 500,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn code() -> impl Strategy<Value = SessionCode> {
+        any::<[u32; 8]>().prop_map(|words| {
+            let mut i = 0;
+            SessionCode::generate(|| {
+                i += 1;
+                words[(i - 1) % 8]
+            })
+        })
+    }
+
+    fn timestamp() -> impl Strategy<Value = OffsetDateTime> {
+        // Whole milliseconds, as the server stores them.
+        (0i64..4_000_000_000_000).prop_map(|ms| {
+            OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000).unwrap()
+        })
+    }
+
+    fn host_kind() -> impl Strategy<Value = HostKind> {
+        prop_oneof![Just(HostKind::Player), Just(HostKind::Daemon)]
+    }
+
+    fn meta() -> impl Strategy<Value = Option<serde_json::Value>> {
+        proptest::option::of(
+            proptest::collection::btree_map("[a-z]{1,8}", any::<i32>(), 0..4)
+                .prop_map(|m| serde_json::json!(m)),
+        )
+    }
+
+    prop_compose! {
+        fn lobby_entry()(
+            code in code(), name in ".{0,20}", host_name in ".{0,20}",
+            players in any::<u32>(), max_players in any::<u32>(), build in "[a-z0-9.]{0,12}",
+            difficulty in proptest::option::of("[a-z]{1,8}"),
+            campaign in proptest::option::of("[a-z/]{1,12}"),
+            host_kind in host_kind(), created_at in timestamp(), expires_at in timestamp(),
+            meta in meta(),
+        ) -> LobbyEntry {
+            LobbyEntry { code, name, host_name, players, max_players, build, difficulty,
+                campaign, host_kind, created_at, expires_at, meta }
+        }
+    }
+
+    fn round_trips<T>(value: &T) -> Result<(), TestCaseError>
+    where
+        T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug,
+    {
+        let json = serde_json::to_string(value).unwrap();
+        let back: T = serde_json::from_str(&json).unwrap();
+        prop_assert_eq!(&back, value, "json was {}", json);
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn lobby_entry_round_trips(entry in lobby_entry()) {
+            round_trips(&entry)?;
+        }
+
+        #[test]
+        fn session_view_round_trips(entry in lobby_entry(), public in any::<bool>(),
+            round in proptest::option::of(any::<u32>()), offer in ".{0,40}") {
+            let offer = round.map(|_| offer);
+            round_trips(&SessionView { entry, public, round, offer, ice_servers: vec![IceServer {
+                urls: vec!["turn:127.0.0.1:3478".into()], username: Some("1:x".into()),
+                credential: Some("c2VjcmV0".into()) }] })?;
+        }
+
+        #[test]
+        fn lobby_page_and_events_round_trip(entries in proptest::collection::vec(lobby_entry(), 0..4),
+            cursor in proptest::option::of("[A-Za-z0-9_-]{1,30}")) {
+            for e in &entries {
+                round_trips(&LobbyEvent::Added(e.clone()))?;
+                round_trips(&LobbyEvent::Updated(e.clone()))?;
+                round_trips(&LobbyEvent::Removed(RemovedEntry { code: e.code.clone() }))?;
+            }
+            round_trips(&LobbyPage { sessions: entries, next_cursor: cursor })?;
+        }
+
+        #[test]
+        fn put_request_round_trips(code in proptest::option::of(code()), offer in proptest::option::of(".{0,40}"),
+            public in proptest::option::of(any::<bool>()), name in proptest::option::of(".{0,20}"),
+            players in proptest::option::of(any::<u32>()), host_kind in proptest::option::of(host_kind()),
+            meta in meta()) {
+            round_trips(&PutSessionRequest { code: code.map(|c| c.to_string()), offer, public, name,
+                players, host_kind, meta, ..Default::default() })?;
+        }
+
+        #[test]
+        fn put_response_answer_and_error_round_trip(code in code(), token in proptest::option::of("[a-f0-9]{32}"),
+            round in proptest::option::of(any::<u32>()), expires_at in timestamp(), answer in ".{0,40}",
+            name in ".{0,10}", message in ".{0,30}") {
+            round_trips(&PutSessionResponse { code, host_token: token, round, expires_at, ice_servers: vec![] })?;
+            round_trips(&PostAnswerRequest { round: round.unwrap_or(1), answer: answer.clone(), name: Some(name.clone()) })?;
+            round_trips(&AnswerView { round: round.unwrap_or(1), answer, name })?;
+            round_trips(&ErrorBody { error: ErrorCode::RoundTaken, message })?;
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_tolerated() {
+        let req: PostAnswerRequest =
+            serde_json::from_str(r#"{"round":3,"answer":"v=0","future":true}"#).unwrap();
+        assert_eq!(req.round, 3);
+    }
+
+    #[test]
+    fn error_codes_are_snake_case() {
+        let body = ErrorBody { error: ErrorCode::NoSuchSession, message: "gone".into() };
+        assert_eq!(
+            serde_json::to_string(&body).unwrap(),
+            r#"{"error":"no_such_session","message":"gone"}"#
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Per-tick player input as it travels between peers (filled in by the engine work).

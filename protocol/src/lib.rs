@@ -1,0 +1,27 @@
+//! Wire types shared by every campfire component: the lobby/signaling HTTP
+//! API and the peer protocol that hosts and guests speak over WebRTC data
+//! channels. Serde only: no I/O, no async runtime, so any Rust client can use
+//! it (the `openapi` feature adds `utoipa` schemas for the server's docs).
+//!
+//! # Layout
+//!
+//! - [`api`]: request and response bodies of the HTTP API, lobby entries,
+//!   lobby events, the error body and its codes.
+//! - [`code`]: session codes (alphabet without look-alikes, parsing).
+//! - [`name`]: display-name sanitizing (control characters stripped, length capped).
+//! - [`sdp`]: the cheap plausibility check for SDP offers and answers.
+//! - [`input`]: per-tick player input (`InputSnapshot`).
+//! - [`snapshot`]: the reconciliation snapshot and its parts.
+//! - [`map`]: the game map as it travels over the wire and on disk.
+//! - [`tick`]: the netcode tick constants shared by every peer.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod api;
+pub mod code;
+pub mod input;
+pub mod map;
+pub mod name;
+pub mod sdp;
+pub mod snapshot;
+pub mod tick;

@@ -1,0 +1,1 @@
+//! Game map wire shape (filled in by the engine work).

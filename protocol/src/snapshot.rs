@@ -1,0 +1,1 @@
+//! Reconciliation snapshot wire shapes (filled in by the engine work).

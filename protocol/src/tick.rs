@@ -1,0 +1,1 @@
+//! Netcode tick constants (filled in by the engine work).
