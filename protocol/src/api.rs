@@ -281,9 +281,7 @@ pub enum ErrorCode {
     InvalidSdp,
     /// The code in the path or body is not a session code (400).
     InvalidCode,
-    /// A host call without a bearer token (401).
-    MissingToken,
-    /// A host call with the wrong token (403).
+    /// A host call with a missing or wrong bearer token (403).
     WrongToken,
     /// Unknown or expired session (404).
     NoSuchSession,
@@ -317,7 +315,6 @@ impl ErrorCode {
             | ErrorCode::InvalidField
             | ErrorCode::InvalidSdp
             | ErrorCode::InvalidCode => 400,
-            ErrorCode::MissingToken => 401,
             ErrorCode::WrongToken => 403,
             ErrorCode::NoSuchSession | ErrorCode::NoSuchRound | ErrorCode::NotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
@@ -443,7 +440,10 @@ mod tests {
 
     #[test]
     fn error_codes_are_snake_case() {
-        let body = ErrorBody { error: ErrorCode::NoSuchSession, message: "gone".into() };
+        let body = ErrorBody {
+            error: ErrorCode::NoSuchSession,
+            message: "gone".into(),
+        };
         assert_eq!(
             serde_json::to_string(&body).unwrap(),
             r#"{"error":"no_such_session","message":"gone"}"#

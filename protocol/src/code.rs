@@ -138,11 +138,26 @@ mod tests {
 
     #[test]
     fn parse_rejects_look_alikes_and_bad_lengths() {
-        assert_eq!(SessionCode::parse("K7QH3MZO"), Err(CodeError::BadCharacter('O')));
-        assert_eq!(SessionCode::parse("K7QH3MZ1"), Err(CodeError::BadCharacter('1')));
-        assert_eq!(SessionCode::parse("K7QH3MZ"), Err(CodeError::WrongLength(7)));
-        assert_eq!(SessionCode::parse("K7QH3MZDD"), Err(CodeError::WrongLength(9)));
-        assert_eq!(SessionCode::parse("K7QH3MZé"), Err(CodeError::BadCharacter('é')));
+        assert_eq!(
+            SessionCode::parse("K7QH3MZO"),
+            Err(CodeError::BadCharacter('O'))
+        );
+        assert_eq!(
+            SessionCode::parse("K7QH3MZ1"),
+            Err(CodeError::BadCharacter('1'))
+        );
+        assert_eq!(
+            SessionCode::parse("K7QH3MZ"),
+            Err(CodeError::WrongLength(7))
+        );
+        assert_eq!(
+            SessionCode::parse("K7QH3MZDD"),
+            Err(CodeError::WrongLength(9))
+        );
+        assert_eq!(
+            SessionCode::parse("K7QH3MZé"),
+            Err(CodeError::BadCharacter('é'))
+        );
     }
 
     proptest! {

@@ -64,7 +64,10 @@ mod tests {
 
     #[test]
     fn strips_controls_and_collapses_space() {
-        assert_eq!(sanitize_display_name("  Ada\u{0007}\n  Lovelace\t"), "Ada Lovelace");
+        assert_eq!(
+            sanitize_display_name("  Ada\u{0007}\n  Lovelace\t"),
+            "Ada Lovelace"
+        );
         assert_eq!(sanitize_display_name("\u{202E}evil"), "evil");
         assert_eq!(sanitize_display_name("\u{0000}\u{001b}"), "");
     }
@@ -72,7 +75,10 @@ mod tests {
     #[test]
     fn caps_length_in_characters() {
         let long = "é".repeat(100);
-        assert_eq!(sanitize_display_name(&long).chars().count(), DISPLAY_NAME_MAX_CHARS);
+        assert_eq!(
+            sanitize_display_name(&long).chars().count(),
+            DISPLAY_NAME_MAX_CHARS
+        );
     }
 
     proptest! {

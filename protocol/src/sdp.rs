@@ -33,7 +33,10 @@ pub enum SdpError {
 /// Checks that `sdp` looks like a session description of at most `max_bytes`.
 pub fn check_plausible_sdp(sdp: &str, max_bytes: usize) -> Result<(), SdpError> {
     if sdp.len() > max_bytes {
-        return Err(SdpError::TooLong { len: sdp.len(), max: max_bytes });
+        return Err(SdpError::TooLong {
+            len: sdp.len(),
+            max: max_bytes,
+        });
     }
     if !sdp.starts_with("v=0") {
         return Err(SdpError::NoVersionLine);
@@ -73,12 +76,21 @@ mod tests {
 
     #[test]
     fn rejects_what_is_not_sdp() {
-        assert_eq!(check_plausible_sdp("{\"sdp\":1}", 65536), Err(SdpError::NoVersionLine));
-        assert_eq!(check_plausible_sdp("v=0\r\ns=-\r\n", 65536), Err(SdpError::NoMediaSection));
+        assert_eq!(
+            check_plausible_sdp("{\"sdp\":1}", 65536),
+            Err(SdpError::NoVersionLine)
+        );
+        assert_eq!(
+            check_plausible_sdp("v=0\r\ns=-\r\n", 65536),
+            Err(SdpError::NoMediaSection)
+        );
         assert_eq!(
             check_plausible_sdp("v=0\r\nhello\r\nm=x\r\n", 65536),
             Err(SdpError::MalformedLine { line: 2 })
         );
-        assert!(matches!(check_plausible_sdp(OFFER, 10), Err(SdpError::TooLong { .. })));
+        assert!(matches!(
+            check_plausible_sdp(OFFER, 10),
+            Err(SdpError::TooLong { .. })
+        ));
     }
 }

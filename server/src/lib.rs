@@ -1,0 +1,47 @@
+//! campfire's lobby and signaling server.
+//!
+//! Hosts publish a session with a short code and one SDP offer per join
+//! round; joiners read the offer and post an answer; the host long-polls for
+//! it; a public lobby lists open sessions; everything expires by TTL. The
+//! HTTP contract is in `docs/api.md`, and `/openapi.json` serves it.
+//!
+//! # Layout
+//!
+//! - [`startup`]: `Application`: open the store, bind, serve, shut down gracefully.
+//! - [`config`]: the clap configuration (every flag is also a `LOBBY_*` env var).
+//! - [`app`]: shared state, the router and the generated OpenAPI document.
+//! - [`routes`]: handlers: `session` (create/update, offers, answers,
+//!   long-poll), `lobby` (listing and SSE feed), `ops` (health, readiness, metrics).
+//! - [`store`]: session persistence behind one type (SQLite now).
+//! - [`lobby_index`]: the in-memory lobby read model and its change feed.
+//! - [`waiters`]: in-process wake-ups for answer long-polls.
+//! - [`fields`]: sanitizing and validating `PUT /session` bodies.
+//! - [`extract`]: extractors that answer with the API's JSON errors; client address; bearer token.
+//! - [`error`]: `AppError`, the JSON error response.
+//! - [`rate_limit`]: per-address limits on creates, answers and code misses.
+//! - [`token`]: host tokens (hashed at rest, constant-time comparison).
+//! - [`ice`]: ICE servers and TURN REST credentials.
+//! - [`metrics`]: Prometheus registry and the request-tracking middleware.
+//! - [`clock`]: injectable wall clock.
+//! - [`telemetry`]: log subscriber setup.
+#![forbid(unsafe_code)]
+
+pub mod app;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod extract;
+pub mod fields;
+pub mod ice;
+pub mod lobby_index;
+pub mod metrics;
+pub mod rate_limit;
+pub mod routes;
+pub mod startup;
+pub mod store;
+pub mod telemetry;
+pub mod token;
+pub mod waiters;
+
+pub use config::Config;
+pub use startup::Application;

@@ -1,0 +1,200 @@
+//! Building a [`ReconciliationSnapshot`] from the world and snapping the
+//! world to one. Validation runs first and rejects the whole snapshot, so a
+//! bad snapshot never leaves the world half-applied.
+
+use std::collections::BTreeSet;
+
+use protocol::input::WEAPON_SLOT_COUNT;
+use protocol::map::LootKind;
+use protocol::snapshot::{ReconciliationSnapshot, TileMutation};
+
+use crate::engine::EngineError;
+use crate::geom::Vec2;
+use crate::weapon;
+use crate::world::{RaycasterEngine, SimState};
+
+/// The snapshot of a state, with the given grid delta.
+pub fn build(s: &SimState, grid_delta: Vec<TileMutation>) -> ReconciliationSnapshot {
+    let indices = |flags: &[bool]| {
+        (0u32..)
+            .zip(flags)
+            .filter(|(_, f)| **f)
+            .map(|(i, _)| i)
+            .collect()
+    };
+    ReconciliationSnapshot {
+        tick: s.tick,
+        rng_state: s.rng.state(),
+        players: s
+            .players
+            .iter()
+            .map(|(id, p)| (id.clone(), p.to_snapshot()))
+            .collect(),
+        enemies: (0u32..)
+            .zip(&s.enemies)
+            .map(|(i, e)| e.to_snapshot(i))
+            .collect(),
+        mines: (0u32..)
+            .zip(&s.mines)
+            .map(|(i, m)| m.to_snapshot(i))
+            .collect(),
+        loot_drops: s.loot.clone(),
+        pickups_collected: indices(&s.pickups_collected),
+        keys_collected: indices(&s.keys_collected),
+        grid_version: s.grid.version,
+        grid_delta,
+    }
+}
+
+fn bad(field: impl Into<String>, detail: impl Into<String>) -> EngineError {
+    EngineError::BadSnapshot {
+        field: field.into(),
+        detail: detail.into(),
+    }
+}
+
+fn finite(field: &str, values: &[f64]) -> Result<(), EngineError> {
+    if values.iter().all(|v| v.is_finite()) {
+        Ok(())
+    } else {
+        Err(bad(field, "not a finite number"))
+    }
+}
+
+fn index_in(field: &str, index: u32, len: usize) -> Result<usize, EngineError> {
+    usize::try_from(index)
+        .ok()
+        .filter(|i| *i < len)
+        .ok_or_else(|| bad(field, format!("index {index} out of range (length {len})")))
+}
+
+/// Checks a snapshot against the engine without changing anything.
+pub fn validate(
+    engine: &RaycasterEngine,
+    snap: &ReconciliationSnapshot,
+) -> Result<(), EngineError> {
+    let s = &engine.state;
+    if snap.tick != s.tick {
+        return Err(EngineError::TickMismatch {
+            snapshot: snap.tick,
+            engine: s.tick,
+        });
+    }
+    let ours: BTreeSet<_> = s.players.keys().collect();
+    let theirs: BTreeSet<_> = snap.players.keys().collect();
+    if ours != theirs {
+        return Err(EngineError::RosterMismatch(format!(
+            "engine has {ours:?}, snapshot has {theirs:?}"
+        )));
+    }
+    for (id, p) in &snap.players {
+        let field = format!("players.{id}");
+        finite(
+            &field,
+            &[
+                p.pos_x, p.pos_y, p.dir_x, p.dir_y, p.plane_x, p.plane_y, p.health, p.swap,
+            ],
+        )?;
+        if p.weapon_index >= WEAPON_SLOT_COUNT || weapon::mask_of(&p.owned_weapons).is_none() {
+            return Err(bad(field, "weapon slot out of range"));
+        }
+    }
+    for e in &snap.enemies {
+        index_in("enemies", e.index, s.enemies.len())?;
+        finite("enemies", &[e.x, e.y, e.hp])?;
+    }
+    for m in &snap.mines {
+        index_in("mines", m.index, s.mines.len())?;
+    }
+    for d in &snap.loot_drops {
+        finite("lootDrops", &[d.x, d.y])?;
+        let weapon_ok = d.weapon_index.is_none_or(|w| w < WEAPON_SLOT_COUNT);
+        if !weapon_ok || (d.kind == LootKind::Weapon && d.weapon_index.is_none()) {
+            return Err(bad(
+                "lootDrops",
+                format!("drop {} has a bad weapon slot", d.id),
+            ));
+        }
+    }
+    for i in &snap.pickups_collected {
+        index_in("pickupsCollected", *i, s.pickups_collected.len())?;
+    }
+    for i in &snap.keys_collected {
+        index_in("keysCollected", *i, s.keys_collected.len())?;
+    }
+    for m in &snap.grid_delta {
+        if m.x >= s.grid.width || m.y >= s.grid.height {
+            return Err(bad(
+                "gridDelta",
+                format!("tile ({}, {}) outside the grid", m.x, m.y),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Snaps every reconciled field. The snapshot must have passed [`validate`].
+pub fn apply(engine: &mut RaycasterEngine, snap: &ReconciliationSnapshot) {
+    let s = &mut engine.state;
+    s.rng = crate::rng::Mulberry32::from_state(snap.rng_state);
+    for (id, ps) in &snap.players {
+        if let Some(p) = s.players.get_mut(id) {
+            p.apply_snapshot(ps, weapon::mask_of(&ps.owned_weapons).unwrap_or(p.owned));
+        }
+    }
+    for es in &snap.enemies {
+        let Some(e) = usize::try_from(es.index)
+            .ok()
+            .and_then(|i| s.enemies.get_mut(i))
+        else {
+            continue;
+        };
+        let at = Vec2::new(es.x, es.y);
+        if e.pos != at {
+            // The rewind history of a moved enemy is stale: pin it to the
+            // corrected position.
+            for frame in s.enemy_history.iter_mut() {
+                if let Some(slot) = usize::try_from(es.index)
+                    .ok()
+                    .and_then(|i| frame.get_mut(i))
+                {
+                    *slot = at;
+                }
+            }
+        }
+        e.pos = at;
+        e.hp = es.hp;
+        e.alive = es.alive;
+        e.aggroed = es.aggroed;
+    }
+    for ms in &snap.mines {
+        if let Some(m) = usize::try_from(ms.index)
+            .ok()
+            .and_then(|i| s.mines.get_mut(i))
+        {
+            m.alive = ms.alive;
+            m.visible = ms.visible;
+            if !m.alive {
+                m.fuse = None;
+            }
+        }
+    }
+    s.loot = snap.loot_drops.clone();
+    set_flags(&mut s.pickups_collected, &snap.pickups_collected);
+    set_flags(&mut s.keys_collected, &snap.keys_collected);
+    for m in &snap.grid_delta {
+        if s.grid.tile(i64::from(m.x), i64::from(m.y)) != m.value && s.grid.apply_mutation(m) {
+            engine.grid_log.push(*m);
+        }
+    }
+    s.grid.version = snap.grid_version;
+}
+
+fn set_flags(flags: &mut [bool], on: &[u32]) {
+    flags.iter_mut().for_each(|f| *f = false);
+    for i in on {
+        if let Some(f) = usize::try_from(*i).ok().and_then(|i| flags.get_mut(i)) {
+            *f = true;
+        }
+    }
+}

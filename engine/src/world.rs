@@ -1,0 +1,494 @@
+//! The reference engine, [`RaycasterEngine`]: the simulation state and the
+//! fixed order its systems run in each tick.
+//!
+//! # System order (part of the determinism contract)
+//!
+//! 1. Roster removals (inventory drops as loot, score kept).
+//! 2. Players, in roster order: timers, weapon select, turn and walk, `use`,
+//!    fire (one stream draw per pellet).
+//! 3. Pickups, keys and loot drops, players in roster order, items in index order.
+//! 4. Mines, in index order.
+//! 5. Enemies, in index order (roam picks, attack rolls, cooldown jitter).
+//! 6. Deaths.
+//! 7. Enemy position history for lag compensation (multiplayer only).
+//! 8. Team elimination, then the exit gate and countdown.
+//! 9. `levelTime += FIXED_DT`, `tick += 1`.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::map::{GameMap, Tile};
+use protocol::snapshot::{Carryover, ReconciliationSnapshot, TileMutation};
+use protocol::tick::{COUNTDOWN_TICKS, FIXED_DT, INPUT_DELAY_TICKS};
+use serde::{Deserialize, Serialize};
+
+use crate::combat;
+use crate::enemy::Enemy;
+use crate::engine::{Engine, EngineError, LevelSetup, LevelStatus};
+use crate::geom::Vec2;
+use crate::grid::{Grid, cell};
+use crate::hash::hash_json;
+use crate::loot::{self, LootDrop};
+use crate::mine::{self, Mine};
+use crate::player::Player;
+use crate::reconcile;
+use crate::rng::Mulberry32;
+use crate::rules::{Difficulty, PICKUP_RADIUS, USE_REACH};
+use crate::weapon::{self, AmmoPool, SWAP_TIME};
+use crate::{ai, loot::add_ammo, loot::add_health};
+
+/// How a level ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Outcome {
+    /// The countdown ran out.
+    Complete,
+    /// Everyone died.
+    TeamEliminated,
+}
+
+/// The score of a player removed mid-level, kept for the results table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DepartedScore {
+    /// Kill score at removal.
+    pub kill_score: u32,
+    /// Kills at removal.
+    pub kills: u32,
+}
+
+/// All simulation state: exactly what the world hash covers. Every
+/// collection is a `Vec` or a `BTreeMap`, so iteration order is canonical.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SimState {
+    /// Ticks simulated this level.
+    pub tick: u64,
+    /// Simulated seconds (`tick * FIXED_DT`, accumulated).
+    pub level_time: f64,
+    /// The one shared stream.
+    pub rng: Mulberry32,
+    /// Session difficulty.
+    pub difficulty: Difficulty,
+    /// Player count used for elite scaling.
+    pub player_count: u32,
+    /// More than one player at level start: lag compensation and the
+    /// multiplayer weapon-drop rule apply.
+    pub multiplayer: bool,
+    /// The live grid.
+    pub grid: Grid,
+    /// Roster members, dead or alive.
+    pub players: BTreeMap<PlayerId, Player>,
+    /// Players removed this level, with their score.
+    pub departed: BTreeMap<PlayerId, DepartedScore>,
+    /// Index-aligned with the map's enemies.
+    pub enemies: Vec<Enemy>,
+    /// Enemy positions at the end of recent ticks, oldest first.
+    pub enemy_history: VecDeque<Vec<Vec2>>,
+    /// Index-aligned with the map's mines.
+    pub mines: Vec<Mine>,
+    /// Per map pickup.
+    pub pickups_collected: Vec<bool>,
+    /// Per map key.
+    pub keys_collected: Vec<bool>,
+    /// Live loot drops.
+    pub loot: Vec<LootDrop>,
+    /// Exit countdown ticks left, once started.
+    pub countdown: Option<u32>,
+    /// Set when the level is over.
+    pub outcome: Option<Outcome>,
+}
+
+/// The state plus bookkeeping that is not simulation (the grid mutation log
+/// that feeds `gridDelta`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SavedWorld {
+    state: SimState,
+    grid_log: Vec<TileMutation>,
+    snapshot_cursor: usize,
+}
+
+/// The reference engine.
+#[derive(Clone, Debug)]
+pub struct RaycasterEngine {
+    map: GameMap,
+    pub(crate) state: SimState,
+    pub(crate) grid_log: Vec<TileMutation>,
+    pub(crate) snapshot_cursor: usize,
+}
+
+impl RaycasterEngine {
+    /// The level's map as loaded (the grid's live tiles are in [`SimState::grid`]).
+    pub fn map(&self) -> &GameMap {
+        &self.map
+    }
+
+    /// Read access to the whole simulation state (bots, tests, renderers).
+    pub fn state(&self) -> &SimState {
+        &self.state
+    }
+
+    /// Every player's score, removed players included.
+    pub fn scores(&self) -> BTreeMap<PlayerId, DepartedScore> {
+        let mut out = self.state.departed.clone();
+        for (id, p) in &self.state.players {
+            out.insert(
+                id.clone(),
+                DepartedScore {
+                    kill_score: p.kill_score,
+                    kills: p.kills,
+                },
+            );
+        }
+        out
+    }
+
+    fn remove_player(&mut self, id: &PlayerId) {
+        let Some(p) = self.state.players.remove(id) else {
+            return;
+        };
+        self.state.loot.extend(loot::disconnect_drops(id, &p));
+        self.state.departed.insert(
+            id.clone(),
+            DepartedScore {
+                kill_score: p.kill_score,
+                kills: p.kills,
+            },
+        );
+    }
+
+    fn players_act(&mut self, inputs: &BTreeMap<PlayerId, InputSnapshot>) {
+        let ids: Vec<PlayerId> = self.state.players.keys().cloned().collect();
+        for id in &ids {
+            let input = inputs
+                .get(id)
+                .map_or(InputSnapshot::NEUTRAL, InputSnapshot::sanitized);
+            let grid = &self.state.grid;
+            let Some(p) = self.state.players.get_mut(id) else {
+                continue;
+            };
+            if !p.alive {
+                continue;
+            }
+            p.fire_cooldown = (p.fire_cooldown - FIXED_DT).max(0.0);
+            p.swap = (p.swap - FIXED_DT).max(0.0);
+            if let Some(slot) = input.weapon_select
+                && slot != p.weapon_index
+                && weapon::owns(p.owned, slot)
+            {
+                p.weapon_index = slot;
+                p.swap = SWAP_TIME;
+            }
+            p.steer(&input, grid, FIXED_DT);
+            if input.use_ {
+                self.use_in_front(id);
+            }
+            if input.fire {
+                combat::fire(&mut self.state, &self.map, id);
+            }
+        }
+    }
+
+    /// Opens a door (spending a key) or reveals a secret in front of a player.
+    fn use_in_front(&mut self, id: &PlayerId) {
+        let Some(p) = self.state.players.get_mut(id) else {
+            return;
+        };
+        for reach in USE_REACH {
+            let probe = p.pos.add(p.dir.scale(reach));
+            let (x, y) = (cell(probe.x), cell(probe.y));
+            let changed = match self.state.grid.tile(x, y) {
+                Tile::Door if p.keys_held > 0 => {
+                    p.keys_held -= 1;
+                    self.state.grid.open_door(x, y)
+                }
+                Tile::Secret => self.state.grid.reveal_secret(x, y),
+                Tile::Floor | Tile::Exit => continue,
+                _ => Vec::new(),
+            };
+            self.grid_log.extend(changed);
+            return;
+        }
+    }
+
+    fn collect_items(&mut self) {
+        let multiplayer = self.state.multiplayer;
+        let SimState {
+            players,
+            grid,
+            pickups_collected,
+            keys_collected,
+            loot,
+            ..
+        } = &mut self.state;
+        for p in players.values_mut().filter(|p| p.alive) {
+            for (i, pk) in self.map.ammo_pickups.iter().enumerate() {
+                let at = Vec2::new(pk.position.x, pk.position.y);
+                let Some(taken) = pickups_collected.get_mut(i) else {
+                    continue;
+                };
+                if *taken || !grid.walkable_at(at) || p.pos.distance(at) > PICKUP_RADIUS {
+                    continue;
+                }
+                *taken = match AmmoPool::for_loot(pk.kind) {
+                    Some(pool) => add_ammo(p, pool, pk.amount),
+                    None => add_health(p, pk.amount),
+                };
+            }
+            for (i, k) in self.map.keys.iter().enumerate() {
+                let Some(taken) = keys_collected.get_mut(i) else {
+                    continue;
+                };
+                if !*taken && p.pos.distance(Vec2::new(k.position.x, k.position.y)) <= PICKUP_RADIUS
+                {
+                    *taken = true;
+                    p.keys_held = p.keys_held.saturating_add(1);
+                }
+            }
+            loot.retain(|d| {
+                let near = p.pos.distance(Vec2::new(d.x, d.y)) <= PICKUP_RADIUS;
+                !(near && loot::pick_up(p, d, multiplayer))
+            });
+        }
+    }
+
+    fn resolve_deaths(&mut self) {
+        for p in self.state.players.values_mut() {
+            if p.alive && p.health <= 0.0 {
+                p.alive = false;
+                p.health = 0.0;
+                p.swap = 0.0;
+                p.fire_cooldown = 0.0;
+            }
+        }
+    }
+
+    fn record_history(&mut self) {
+        if !self.state.multiplayer {
+            return;
+        }
+        let frame = self.state.enemies.iter().map(|e| e.pos).collect();
+        self.state.enemy_history.push_back(frame);
+        let cap = usize::try_from(INPUT_DELAY_TICKS + 1).unwrap_or(usize::MAX);
+        while self.state.enemy_history.len() > cap {
+            self.state.enemy_history.pop_front();
+        }
+    }
+
+    /// Whether a living enemy calls the exit's room home.
+    pub fn exit_room_has_alive_enemy(&self) -> bool {
+        let (ex, ey) = (
+            f64::from(self.map.exit.x) + 0.5,
+            f64::from(self.map.exit.y) + 0.5,
+        );
+        self.map
+            .enemies
+            .iter()
+            .zip(&self.state.enemies)
+            .any(|(def, e)| e.alive && def.home.contains(ex, ey))
+    }
+
+    fn check_level_end(&mut self) {
+        if !self.state.players.values().any(|p| p.alive) {
+            self.state.outcome = Some(Outcome::TeamEliminated);
+            return;
+        }
+        if let Some(left) = self.state.countdown.as_mut() {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                self.state.outcome = Some(Outcome::Complete);
+            }
+            return;
+        }
+        let exit = (i64::from(self.map.exit.x), i64::from(self.map.exit.y));
+        let on_exit = self
+            .state
+            .players
+            .values()
+            .any(|p| p.alive && (cell(p.pos.x), cell(p.pos.y)) == exit);
+        if on_exit && !self.exit_room_has_alive_enemy() {
+            self.state.countdown = Some(COUNTDOWN_TICKS);
+        }
+    }
+
+    fn saved(&self) -> SavedWorld {
+        SavedWorld {
+            state: self.state.clone(),
+            grid_log: self.grid_log.clone(),
+            snapshot_cursor: self.snapshot_cursor,
+        }
+    }
+
+    fn check_saved(&self, w: &SavedWorld) -> Result<(), EngineError> {
+        let s = &w.state;
+        let bad = |what: &str| Err(EngineError::BadState(what.to_string()));
+        if s.grid.width != self.map.width
+            || s.grid.height != self.map.height
+            || s.grid.tiles.len() != self.map.tiles.len()
+        {
+            return bad("grid dimensions differ from the level's map");
+        }
+        if s.enemies.len() != self.map.enemies.len() || s.mines.len() != self.map.mines.len() {
+            return bad("enemy or mine count differs from the level's map");
+        }
+        if s.pickups_collected.len() != self.map.ammo_pickups.len()
+            || s.keys_collected.len() != self.map.keys.len()
+        {
+            return bad("pickup or key count differs from the level's map");
+        }
+        if w.snapshot_cursor > w.grid_log.len() {
+            return bad("snapshot cursor past the end of the grid log");
+        }
+        Ok(())
+    }
+}
+
+impl Engine for RaycasterEngine {
+    fn new_level(setup: LevelSetup) -> Result<Self, EngineError> {
+        let LevelSetup {
+            map,
+            roster,
+            seed,
+            difficulty,
+            player_count,
+            carryovers,
+        } = setup;
+        map.validate()?;
+        if roster.is_empty() || roster.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(EngineError::BadRoster);
+        }
+        let player_count = player_count.max(1);
+        let players = roster
+            .iter()
+            .zip(map.spawns.iter().cycle())
+            .map(|(id, s)| {
+                (
+                    id.clone(),
+                    Player::spawn(Vec2::new(s.x, s.y), carryovers.get(id)),
+                )
+            })
+            .collect();
+        let state = SimState {
+            tick: 0,
+            level_time: 0.0,
+            rng: Mulberry32::new(seed),
+            difficulty,
+            player_count,
+            multiplayer: roster.len() > 1,
+            grid: Grid::from_map(&map),
+            players,
+            departed: BTreeMap::new(),
+            enemies: map
+                .enemies
+                .iter()
+                .map(|e| Enemy::spawn(e, difficulty, player_count))
+                .collect(),
+            enemy_history: VecDeque::new(),
+            mines: vec![
+                Mine {
+                    alive: true,
+                    visible: false,
+                    fuse: None
+                };
+                map.mines.len()
+            ],
+            pickups_collected: vec![false; map.ammo_pickups.len()],
+            keys_collected: vec![false; map.keys.len()],
+            loot: Vec::new(),
+            countdown: None,
+            outcome: None,
+        };
+        Ok(Self {
+            map,
+            state,
+            grid_log: Vec::new(),
+            snapshot_cursor: 0,
+        })
+    }
+
+    fn advance(&mut self, inputs: &BTreeMap<PlayerId, InputSnapshot>, roster_remove: &[PlayerId]) {
+        if self.state.outcome.is_some() {
+            return;
+        }
+        for id in roster_remove {
+            self.remove_player(id);
+        }
+        self.players_act(inputs);
+        self.collect_items();
+        mine::update(&mut self.state, &self.map, FIXED_DT);
+        ai::update(&mut self.state, &self.map, FIXED_DT);
+        self.resolve_deaths();
+        self.record_history();
+        self.check_level_end();
+        self.state.level_time += FIXED_DT;
+        self.state.tick += 1;
+    }
+
+    fn snapshot(&mut self) -> ReconciliationSnapshot {
+        let delta = self
+            .grid_log
+            .get(self.snapshot_cursor..)
+            .unwrap_or_default()
+            .to_vec();
+        self.snapshot_cursor = self.grid_log.len();
+        reconcile::build(&self.state, delta)
+    }
+
+    fn apply_snapshot(&mut self, snapshot: &ReconciliationSnapshot) -> Result<(), EngineError> {
+        reconcile::validate(self, snapshot)?;
+        reconcile::apply(self, snapshot);
+        Ok(())
+    }
+
+    fn rng_state(&self) -> u32 {
+        self.state.rng.state()
+    }
+
+    fn set_rng_state(&mut self, state: u32) {
+        self.state.rng = Mulberry32::from_state(state);
+    }
+
+    fn world_hash(&self) -> u64 {
+        hash_json(&self.state)
+    }
+
+    fn status(&self) -> LevelStatus {
+        match (self.state.outcome, self.state.countdown) {
+            (Some(Outcome::Complete), _) => LevelStatus::Complete,
+            (Some(Outcome::TeamEliminated), _) => LevelStatus::TeamEliminated,
+            (None, Some(ticks_left)) => LevelStatus::Countdown { ticks_left },
+            (None, None) => LevelStatus::Running,
+        }
+    }
+
+    fn tick(&self) -> u64 {
+        self.state.tick
+    }
+
+    fn roster(&self) -> Vec<PlayerId> {
+        self.state.players.keys().cloned().collect()
+    }
+
+    fn carryovers(&self) -> BTreeMap<PlayerId, Carryover> {
+        self.state
+            .players
+            .iter()
+            .map(|(id, p)| (id.clone(), p.carryover()))
+            .collect()
+    }
+
+    fn save_state(&self) -> Result<String, EngineError> {
+        serde_json::to_string(&self.saved()).map_err(|e| EngineError::BadState(e.to_string()))
+    }
+
+    fn load_state(&mut self, state: &str) -> Result<(), EngineError> {
+        let saved: SavedWorld =
+            serde_json::from_str(state).map_err(|e| EngineError::BadState(e.to_string()))?;
+        self.check_saved(&saved)?;
+        self.state = saved.state;
+        self.grid_log = saved.grid_log;
+        self.snapshot_cursor = saved.snapshot_cursor;
+        Ok(())
+    }
+}

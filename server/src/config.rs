@@ -1,0 +1,139 @@
+//! The server's configuration: one clap struct; every flag is also an
+//! environment variable (`LOBBY_*`), so flags and env vars are the same knobs.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Pretty,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `lobby-server` configuration.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "lobby-server",
+    version,
+    about = "campfire lobby and signaling server"
+)]
+pub struct Config {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, env = "LOBBY_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// Database URL: `sqlite://PATH` (created if missing).
+    #[arg(
+        long,
+        env = "LOBBY_DATABASE_URL",
+        default_value = "sqlite://./data/lobby.db"
+    )]
+    pub database_url: String,
+
+    /// Seconds a session lives after the host's last authenticated call.
+    #[arg(long, env = "LOBBY_SESSION_TTL", default_value_t = 60)]
+    pub session_ttl: u64,
+
+    /// Longest answer long-poll a host may ask for, in milliseconds.
+    #[arg(long, env = "LOBBY_MAX_WAIT_MS", default_value_t = 25_000)]
+    pub max_wait_ms: u64,
+
+    /// Seconds between sweeps that delete expired sessions.
+    #[arg(long, env = "LOBBY_SWEEP_INTERVAL", default_value_t = 5)]
+    pub sweep_interval: u64,
+
+    /// Allowed CORS origins, comma-separated; `*` allows any origin.
+    #[arg(
+        long,
+        env = "LOBBY_CORS_ORIGINS",
+        default_value = "*",
+        value_delimiter = ','
+    )]
+    pub cors_origins: Vec<String>,
+
+    /// Log format.
+    #[arg(long, env = "LOBBY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
+    pub log_format: LogFormat,
+
+    /// Largest request body accepted, in bytes (larger: 413).
+    #[arg(long, env = "LOBBY_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
+    pub max_body_bytes: usize,
+
+    /// Largest SDP offer or answer accepted, in bytes.
+    #[arg(long, env = "LOBBY_MAX_SDP_BYTES", default_value_t = 32 * 1024)]
+    pub max_sdp_bytes: usize,
+
+    /// Largest `meta` object accepted, in bytes of JSON.
+    #[arg(long, env = "LOBBY_MAX_META_BYTES", default_value_t = 1024)]
+    pub max_meta_bytes: usize,
+
+    /// Largest `maxPlayers` a session may declare.
+    #[arg(long, env = "LOBBY_MAX_PLAYERS", default_value_t = 64)]
+    pub max_players: u32,
+
+    /// Take the client address from the last `X-Forwarded-For` entry (only
+    /// behind a reverse proxy that sets it).
+    #[arg(long, env = "LOBBY_TRUST_FORWARDED_FOR", default_value_t = false)]
+    pub trust_forwarded_for: bool,
+
+    /// Switch every rate limit off (for benchmarks).
+    #[arg(long, env = "LOBBY_DISABLE_RATE_LIMITS", default_value_t = false)]
+    pub disable_rate_limits: bool,
+
+    /// Session creates allowed per client address per minute.
+    #[arg(long, env = "LOBBY_CREATES_PER_MINUTE", default_value_t = 30)]
+    pub creates_per_minute: u32,
+
+    /// Answers allowed per client address per minute.
+    #[arg(long, env = "LOBBY_ANSWERS_PER_MINUTE", default_value_t = 60)]
+    pub answers_per_minute: u32,
+
+    /// Lookups of unknown codes allowed per client address per minute.
+    #[arg(long, env = "LOBBY_MISSES_PER_MINUTE", default_value_t = 30)]
+    pub misses_per_minute: u32,
+
+    /// STUN URLs handed to peers, comma-separated (e.g. `stun:stun.example.org:3478`).
+    #[arg(long, env = "LOBBY_STUN_URLS", value_delimiter = ',')]
+    pub stun_urls: Vec<String>,
+
+    /// TURN URLs handed to peers, comma-separated (need `--turn-secret`).
+    #[arg(long, env = "LOBBY_TURN_URLS", value_delimiter = ',')]
+    pub turn_urls: Vec<String>,
+
+    /// Shared secret of the TURN server (coturn `use-auth-secret`).
+    #[arg(long, env = "LOBBY_TURN_SECRET", hide_env_values = true)]
+    pub turn_secret: Option<String>,
+
+    /// Seconds a TURN credential stays valid.
+    #[arg(long, env = "LOBBY_TURN_CREDENTIAL_TTL", default_value_t = 3600)]
+    pub turn_credential_ttl: u64,
+
+    /// Most database connections in the pool.
+    #[arg(long, env = "LOBBY_DB_MAX_CONNECTIONS", default_value_t = 4)]
+    pub db_max_connections: u32,
+
+    /// Milliseconds to wait for a database connection before answering 503.
+    #[arg(long, env = "LOBBY_DB_ACQUIRE_TIMEOUT_MS", default_value_t = 3000)]
+    pub db_acquire_timeout_ms: u64,
+}
+
+impl Config {
+    /// Session lifetime after the host's last call.
+    pub fn ttl(&self) -> Duration {
+        Duration::from_secs(self.session_ttl)
+    }
+
+    /// A configuration for tests: `sqlite` database at `database_url`,
+    /// listening on an ephemeral loopback port, defaults elsewhere.
+    pub fn for_tests(database_url: impl Into<String>) -> Self {
+        let mut config = Config::parse_from(["lobby-server"]);
+        config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+        config.database_url = database_url.into();
+        config
+    }
+}

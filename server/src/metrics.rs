@@ -1,0 +1,151 @@
+//! Prometheus metrics of one server instance (a registry per instance, no
+//! global recorder, so tests can run several servers in one process).
+
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+use crate::app::AppState;
+
+/// Labels of the per-request series.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RouteLabels {
+    /// The route pattern (`/session/{code}`), or `unmatched`.
+    pub route: String,
+    /// HTTP method.
+    pub method: String,
+    /// Response status code.
+    pub status: u16,
+}
+
+/// Labels of rejected answers.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RejectLabels {
+    /// The error code returned.
+    pub reason: String,
+}
+
+fn latency_histogram() -> Histogram {
+    Histogram::new([
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+        5.0, 10.0, 30.0,
+    ])
+}
+
+/// The metrics the server exports.
+pub struct Metrics {
+    registry: Registry,
+    /// Live (unexpired) sessions, refreshed at each scrape.
+    pub sessions_live: Gauge,
+    /// Offer rounds published.
+    pub rounds_published: Counter,
+    /// Answers that won a round.
+    pub answers_accepted: Counter,
+    /// Answers refused, by reason.
+    pub answers_rejected: Family<RejectLabels, Counter>,
+    /// Answer long-polls in flight.
+    pub long_poll_waiters: Gauge,
+    /// Requests by route, method and status.
+    pub requests: Family<RouteLabels, Counter>,
+    /// Request latency by route, method and status.
+    pub request_seconds: Family<RouteLabels, Histogram, fn() -> Histogram>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// A fresh registry with every series registered.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("lobby");
+        let m = Metrics {
+            sessions_live: Gauge::default(),
+            rounds_published: Counter::default(),
+            answers_accepted: Counter::default(),
+            answers_rejected: Family::default(),
+            long_poll_waiters: Gauge::default(),
+            requests: Family::default(),
+            request_seconds: Family::new_with_constructor(latency_histogram),
+            registry: Registry::default(),
+        };
+        registry.register(
+            "sessions_live",
+            "Live (unexpired) sessions",
+            m.sessions_live.clone(),
+        );
+        registry.register(
+            "rounds_published",
+            "Offer rounds published",
+            m.rounds_published.clone(),
+        );
+        registry.register(
+            "answers_accepted",
+            "Answers that won their round",
+            m.answers_accepted.clone(),
+        );
+        registry.register(
+            "answers_rejected",
+            "Answers refused, by reason",
+            m.answers_rejected.clone(),
+        );
+        registry.register(
+            "long_poll_waiters",
+            "Answer long-polls in flight",
+            m.long_poll_waiters.clone(),
+        );
+        registry.register(
+            "http_requests",
+            "HTTP requests by route, method and status",
+            m.requests.clone(),
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP request latency by route, method and status",
+            m.request_seconds.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    /// The OpenMetrics text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// Middleware recording request count and latency by route and status.
+pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let method = request.method().as_str().to_owned();
+    let start = Instant::now();
+    let response = next.run(request).await;
+    let labels = RouteLabels {
+        route,
+        method,
+        status: response.status().as_u16(),
+    };
+    state
+        .metrics
+        .request_seconds
+        .get_or_create(&labels)
+        .observe(start.elapsed().as_secs_f64());
+    state.metrics.requests.get_or_create(&labels).inc();
+    response
+}

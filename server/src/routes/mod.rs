@@ -1,0 +1,5 @@
+//! HTTP handlers, one module per area of the API.
+
+pub mod lobby;
+pub mod ops;
+pub mod session;

@@ -1,0 +1,393 @@
+//! `/session`: hosts create and update sessions and publish offer rounds;
+//! joiners read the open round and post answers; hosts long-poll for them.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use protocol::api::{
+    AnswerView, ErrorBody, ErrorCode, PostAnswerRequest, PutSessionRequest, PutSessionResponse,
+    SessionView,
+};
+use protocol::code::SessionCode;
+use protocol::name::sanitize_display_name;
+use protocol::sdp::check_plausible_sdp;
+use serde::Deserialize;
+
+use crate::app::AppState;
+use crate::clock::to_datetime;
+use crate::error::AppError;
+use crate::extract::{ApiJson, ApiQuery, ClientIp, CodePath, bearer_token};
+use crate::fields::{checked_offer, fields_for_create, fields_for_update};
+use crate::lobby_index::lobby_entry;
+use crate::metrics::RejectLabels;
+use crate::rate_limit::Budget;
+use crate::store::{ClaimOutcome, SessionRecord, SessionUpdate, StoredAnswer};
+use crate::token::{HostToken, token_matches};
+
+/// Create a session (no `code`), or update one (`code` and the host's token).
+#[utoipa::path(
+    put, path = "/session", tag = "session",
+    request_body = PutSessionRequest,
+    security((), ("host_token" = [])),
+    responses(
+        (status = 201, description = "Session created; `Location` names it", body = PutSessionResponse),
+        (status = 200, description = "Session updated", body = PutSessionResponse),
+        (status = 400, description = "Invalid body, field, code or offer", body = ErrorBody),
+        (status = 403, description = "Missing or wrong host token", body = ErrorBody),
+        (status = 404, description = "Unknown or expired code", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 429, description = "Too many creates from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn put_session(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    ApiJson(req): ApiJson<PutSessionRequest>,
+) -> Result<Response, AppError> {
+    match req.code.as_deref() {
+        None => {
+            state.limits.check(Budget::Creates, ip)?;
+            create_session(&state, &req).await
+        }
+        Some(raw) => {
+            let code = SessionCode::parse(raw)
+                .map_err(|e| AppError::new(ErrorCode::InvalidCode, format!("code: {e}")))?;
+            state.limits.check_not_blocked(ip)?;
+            update_session(&state, ip, &code, bearer_token(&headers), &req).await
+        }
+    }
+}
+
+async fn create_session(state: &AppState, req: &PutSessionRequest) -> Result<Response, AppError> {
+    let fields = fields_for_create(req, &state.config)?;
+    let offer = checked_offer(req, &state.config)?;
+    let token = HostToken::generate();
+    let now = state.now();
+    let mut record = SessionRecord {
+        code: SessionCode::generate(rand::random::<u32>),
+        token_hash: token.hash(),
+        fields,
+        created_at: now,
+        expires_at: state.expiry_from(now),
+        round: u32::from(offer.is_some()),
+        offer,
+        answered: None,
+    };
+    // A collision among 8.5e11 codes is rare enough that three tries suffice.
+    let mut created = false;
+    for _ in 0..3 {
+        if state.store.create(&record).await? {
+            created = true;
+            break;
+        }
+        record.code = SessionCode::generate(rand::random::<u32>);
+    }
+    if !created {
+        return Err(AppError::new(
+            ErrorCode::Internal,
+            "could not allocate a session code; retry",
+        ));
+    }
+    if record.offer.is_some() {
+        state.metrics.rounds_published.inc();
+    }
+    state.lobby.upsert(&record);
+    tracing::debug!(code = %record.code, "session created");
+    let body = put_response(state, &record, Some(token.into_string()));
+    let location = HeaderValue::from_str(&format!("/session/{}", record.code))
+        .map_err(|_| AppError::new(ErrorCode::Internal, "bad location header"))?;
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(body),
+    )
+        .into_response())
+}
+
+async fn update_session(
+    state: &AppState,
+    ip: std::net::IpAddr,
+    code: &SessionCode,
+    token: Option<&str>,
+    req: &PutSessionRequest,
+) -> Result<Response, AppError> {
+    let now = state.now();
+    let current = authorize(state, ip, code, token, now).await?;
+    let update = SessionUpdate {
+        fields: fields_for_update(req, &current.fields, &state.config)?,
+        offer: checked_offer(req, &state.config)?,
+        expires_at: state.expiry_from(now),
+    };
+    let record = state
+        .store
+        .update(code, &update, now)
+        .await?
+        .ok_or_else(AppError::no_such_session)?;
+    if update.offer.is_some() {
+        state.metrics.rounds_published.inc();
+    }
+    state.lobby.upsert(&record);
+    Ok((StatusCode::OK, Json(put_response(state, &record, None))).into_response())
+}
+
+/// The live session `code` if `token` is its host's; 404 or 403 otherwise.
+async fn authorize(
+    state: &AppState,
+    ip: std::net::IpAddr,
+    code: &SessionCode,
+    token: Option<&str>,
+    now: i64,
+) -> Result<SessionRecord, AppError> {
+    let Some(record) = state.store.get(code, now).await? else {
+        state.limits.record_miss(ip)?;
+        return Err(AppError::no_such_session());
+    };
+    if !token_matches(token, &record.token_hash) {
+        let why = if token.is_some() {
+            "wrong host token"
+        } else {
+            "missing bearer token"
+        };
+        return Err(AppError::new(
+            ErrorCode::WrongToken,
+            format!("{why} for this session"),
+        ));
+    }
+    Ok(record)
+}
+
+fn put_response(
+    state: &AppState,
+    record: &SessionRecord,
+    host_token: Option<String>,
+) -> PutSessionResponse {
+    PutSessionResponse {
+        code: record.code.clone(),
+        host_token,
+        round: record.open_round(),
+        expires_at: to_datetime(record.expires_at),
+        ice_servers: state.ice.servers(record.code.as_str(), state.now() / 1000),
+    }
+}
+
+/// A session's public view with its open round, for joiners.
+#[utoipa::path(
+    get, path = "/session/{code}", tag = "session",
+    params(("code" = String, Path, description = "Session code")),
+    responses(
+        (status = 200, description = "The session; `round` and `offer` are null when no round is open", body = SessionView),
+        (status = 400, description = "Not a session code", body = ErrorBody),
+        (status = 404, description = "Unknown or expired session", body = ErrorBody),
+        (status = 429, description = "Too many unknown codes looked up from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn get_session(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    CodePath(code): CodePath,
+) -> Result<Json<SessionView>, AppError> {
+    state.limits.check_not_blocked(ip)?;
+    let now = state.now();
+    let Some(record) = state.store.get(&code, now).await? else {
+        state.limits.record_miss(ip)?;
+        return Err(AppError::no_such_session());
+    };
+    Ok(Json(SessionView {
+        entry: lobby_entry(&record),
+        public: record.fields.public,
+        round: record.open_round(),
+        offer: record.offer.clone(),
+        ice_servers: state.ice.servers(record.code.as_str(), now / 1000),
+    }))
+}
+
+/// End a session now.
+#[utoipa::path(
+    delete, path = "/session/{code}", tag = "session",
+    params(("code" = String, Path, description = "Session code")),
+    security(("host_token" = [])),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 403, description = "Missing or wrong host token", body = ErrorBody),
+        (status = 404, description = "Unknown or expired session", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn delete_session(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    CodePath(code): CodePath,
+) -> Result<StatusCode, AppError> {
+    state.limits.check_not_blocked(ip)?;
+    authorize(&state, ip, &code, bearer_token(&headers), state.now()).await?;
+    state.store.delete(&code).await?;
+    state.lobby.remove(&code);
+    state.waiters.wake(&code);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Claim the open round with an answer: the first valid answer wins.
+#[utoipa::path(
+    post, path = "/session/{code}/answer", tag = "session",
+    params(("code" = String, Path, description = "Session code")),
+    request_body = PostAnswerRequest,
+    responses(
+        (status = 201, description = "This answer won the round", body = AnswerView),
+        (status = 400, description = "Invalid body or an answer that is not SDP", body = ErrorBody),
+        (status = 404, description = "Unknown or expired session", body = ErrorBody),
+        (status = 409, description = "The round was already answered or is not the open round", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 429, description = "Too many answers or unknown codes from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn post_answer(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    CodePath(code): CodePath,
+    ApiJson(req): ApiJson<PostAnswerRequest>,
+) -> Result<Response, AppError> {
+    state.limits.check_not_blocked(ip)?;
+    state.limits.check(Budget::Answers, ip)?;
+    let result = claim(&state, ip, &code, req).await;
+    if let Err(err) = &result {
+        let reason = serde_json::to_value(err.code)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned));
+        state
+            .metrics
+            .answers_rejected
+            .get_or_create(&RejectLabels {
+                reason: reason.unwrap_or_default(),
+            })
+            .inc();
+    }
+    result
+}
+
+async fn claim(
+    state: &AppState,
+    ip: std::net::IpAddr,
+    code: &SessionCode,
+    req: PostAnswerRequest,
+) -> Result<Response, AppError> {
+    check_plausible_sdp(&req.answer, state.config.max_sdp_bytes)
+        .map_err(|e| AppError::new(ErrorCode::InvalidSdp, format!("answer: {e}")))?;
+    let answer = StoredAnswer {
+        round: req.round,
+        answer: req.answer,
+        name: sanitize_display_name(req.name.as_deref().unwrap_or("")),
+    };
+    match state.store.claim_round(code, &answer, state.now()).await? {
+        ClaimOutcome::Claimed => {
+            state.metrics.answers_accepted.inc();
+            state.waiters.wake(code);
+            let body = AnswerView {
+                round: answer.round,
+                answer: answer.answer,
+                name: answer.name,
+            };
+            Ok((StatusCode::CREATED, Json(body)).into_response())
+        }
+        ClaimOutcome::NoSuchSession => {
+            state.limits.record_miss(ip)?;
+            Err(AppError::no_such_session())
+        }
+        ClaimOutcome::RoundTaken => Err(AppError::new(
+            ErrorCode::RoundTaken,
+            format!(
+                "round {} was already answered or is not the open round",
+                answer.round
+            ),
+        )),
+    }
+}
+
+/// Query of the host's answer long-poll.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct AnswerPoll {
+    /// The round whose answer to wait for.
+    round: u32,
+    /// How long to wait, in ms (capped by the server; default 0: no wait).
+    wait_ms: Option<u64>,
+}
+
+/// The host's long-poll for the answer to a round; refreshes the TTL.
+#[utoipa::path(
+    get, path = "/session/{code}/answer", tag = "session",
+    params(("code" = String, Path, description = "Session code"), AnswerPoll),
+    security(("host_token" = [])),
+    responses(
+        (status = 200, description = "The round's answer", body = AnswerView),
+        (status = 204, description = "The wait ran out with no answer"),
+        (status = 400, description = "Bad query", body = ErrorBody),
+        (status = 403, description = "Missing or wrong host token", body = ErrorBody),
+        (status = 404, description = "Unknown session, or a round that is neither open nor answered", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn get_answer(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    CodePath(code): CodePath,
+    ApiQuery(poll): ApiQuery<AnswerPoll>,
+) -> Result<Response, AppError> {
+    state.limits.check_not_blocked(ip)?;
+    let now = state.now();
+    let record = authorize(&state, ip, &code, bearer_token(&headers), now).await?;
+    let expires_at = state.expiry_from(now);
+    if state.store.refresh(&code, expires_at, now).await? {
+        state.lobby.touch(&code, expires_at);
+    }
+    let wait = Duration::from_millis(poll.wait_ms.unwrap_or(0).min(state.config.max_wait_ms));
+    let deadline = tokio::time::Instant::now() + wait;
+
+    let guard = state.waiters.register(&code);
+    let mut record = Some(record);
+    let response = loop {
+        let notified = guard.notified();
+        tokio::pin!(notified);
+        // Armed before the store is read, so an answer landing in between still wakes us.
+        notified.as_mut().enable();
+        let current = match record.take() {
+            Some(r) => r,
+            None => state
+                .store
+                .get(&code, state.now())
+                .await?
+                .ok_or_else(AppError::no_such_session)?,
+        };
+        if let Some(answer) = current.answered.as_ref().filter(|a| a.round == poll.round) {
+            let body = AnswerView {
+                round: answer.round,
+                answer: answer.answer.clone(),
+                name: answer.name.clone(),
+            };
+            break (StatusCode::OK, Json(body)).into_response();
+        }
+        if current.open_round() != Some(poll.round) {
+            break AppError::new(
+                ErrorCode::NoSuchRound,
+                format!("round {} is neither open nor holding an answer", poll.round),
+            )
+            .into_response();
+        }
+        tokio::select! {
+            () = &mut notified => continue,
+            () = tokio::time::sleep_until(deadline) => break StatusCode::NO_CONTENT.into_response(),
+            () = state.shutdown.cancelled() => break StatusCode::NO_CONTENT.into_response(),
+        }
+    };
+    drop(guard);
+    Ok(response)
+}

@@ -1,0 +1,215 @@
+//! Persistent session storage behind one type, so handlers never see the
+//! database backend.
+//!
+//! [`Store`] is an enum over backends (SQLite now); each method dispatches to
+//! the backend. Every read takes `now` and filters on expiry, so an expired
+//! session is invisible at once even before the sweep deletes it.
+
+mod sqlite;
+
+use protocol::api::HostKind;
+use protocol::code::SessionCode;
+
+use crate::clock::Millis;
+pub use sqlite::SqliteStore;
+
+/// A storage failure, as handlers need to tell them apart.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database cannot be reached or refused the statement (503).
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// A row could not be decoded (a bug or a hand-edited database).
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+}
+
+/// The lobby fields of a session, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LobbyFields {
+    /// Listed in `GET /lobby`.
+    pub public: bool,
+    /// Session name (sanitized).
+    pub name: String,
+    /// Host display name (sanitized).
+    pub host_name: String,
+    /// Players now.
+    pub players: u32,
+    /// Most players.
+    pub max_players: u32,
+    /// Build ref.
+    pub build: String,
+    /// Difficulty label.
+    pub difficulty: Option<String>,
+    /// Campaign label.
+    pub campaign: Option<String>,
+    /// Host kind.
+    pub host_kind: HostKind,
+    /// Metadata object as JSON text.
+    pub meta: Option<String>,
+}
+
+/// A session as stored, with its round state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRecord {
+    /// The code.
+    pub code: SessionCode,
+    /// SHA-256 of the host token.
+    pub token_hash: Vec<u8>,
+    /// Lobby fields.
+    pub fields: LobbyFields,
+    /// Creation time.
+    pub created_at: Millis,
+    /// Expiry time.
+    pub expires_at: Millis,
+    /// Number of the latest published round (0: none).
+    pub round: u32,
+    /// The latest round's offer while it is open.
+    pub offer: Option<String>,
+    /// The latest answered round, its answer and the joiner's name.
+    pub answered: Option<StoredAnswer>,
+}
+
+impl SessionRecord {
+    /// The open round's number, if a round is open.
+    pub fn open_round(&self) -> Option<u32> {
+        self.offer.as_ref().map(|_| self.round)
+    }
+}
+
+/// The answer that won a round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAnswer {
+    /// The round it answered.
+    pub round: u32,
+    /// SDP answer.
+    pub answer: String,
+    /// Joiner's sanitized name.
+    pub name: String,
+}
+
+/// What an update changes: the merged lobby fields, the new expiry, and a
+/// new offer (opening the next round) if any.
+#[derive(Debug, Clone)]
+pub struct SessionUpdate {
+    /// The full lobby fields after the update.
+    pub fields: LobbyFields,
+    /// New expiry.
+    pub expires_at: Millis,
+    /// Offer of a new round.
+    pub offer: Option<String>,
+}
+
+/// Outcome of posting an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimOutcome {
+    /// This answer won the round.
+    Claimed,
+    /// The session is unknown or expired.
+    NoSuchSession,
+    /// The round was already answered or is not the open round.
+    RoundTaken,
+}
+
+/// The session store.
+#[derive(Debug, Clone)]
+pub enum Store {
+    /// The embedded default.
+    Sqlite(SqliteStore),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $store:ident => $call:expr) => {
+        match $self {
+            Store::Sqlite($store) => $call,
+        }
+    };
+}
+
+impl Store {
+    /// Opens the database named by `url`, creating it and running
+    /// migrations as needed.
+    pub async fn connect(url: &str, pool: &crate::config::Config) -> anyhow::Result<Self> {
+        if url.starts_with("sqlite:") {
+            Ok(Store::Sqlite(SqliteStore::connect(url, pool).await?))
+        } else {
+            anyhow::bail!("unsupported database URL {url:?}: expected sqlite://PATH")
+        }
+    }
+
+    /// Inserts a new session with an optional first offer; `Ok(false)` when
+    /// the code is already taken.
+    pub async fn create(&self, record: &SessionRecord) -> Result<bool, StoreError> {
+        dispatch!(self, s => s.create(record).await)
+    }
+
+    /// The live session with `code`.
+    pub async fn get(
+        &self,
+        code: &SessionCode,
+        now: Millis,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        dispatch!(self, s => s.get(code, now).await)
+    }
+
+    /// Applies `update` to the live session; returns the record after it,
+    /// or `None` when the session is unknown or expired.
+    pub async fn update(
+        &self,
+        code: &SessionCode,
+        update: &SessionUpdate,
+        now: Millis,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        dispatch!(self, s => s.update(code, update, now).await)
+    }
+
+    /// Moves the expiry of a live session; `false` when unknown or expired.
+    pub async fn refresh(
+        &self,
+        code: &SessionCode,
+        expires_at: Millis,
+        now: Millis,
+    ) -> Result<bool, StoreError> {
+        dispatch!(self, s => s.refresh(code, expires_at, now).await)
+    }
+
+    /// Claims `round` for `answer`: the first call for an open round wins.
+    pub async fn claim_round(
+        &self,
+        code: &SessionCode,
+        answer: &StoredAnswer,
+        now: Millis,
+    ) -> Result<ClaimOutcome, StoreError> {
+        dispatch!(self, s => s.claim_round(code, answer, now).await)
+    }
+
+    /// Deletes a session; `false` when it did not exist.
+    pub async fn delete(&self, code: &SessionCode) -> Result<bool, StoreError> {
+        dispatch!(self, s => s.delete(code).await)
+    }
+
+    /// Deletes every session expired at `now`; returns their codes.
+    pub async fn delete_expired(&self, now: Millis) -> Result<Vec<SessionCode>, StoreError> {
+        dispatch!(self, s => s.delete_expired(now).await)
+    }
+
+    /// Every live public session (to build the lobby index at start).
+    pub async fn list_public(&self, now: Millis) -> Result<Vec<SessionRecord>, StoreError> {
+        dispatch!(self, s => s.list_public(now).await)
+    }
+
+    /// Number of live sessions.
+    pub async fn count_live(&self, now: Millis) -> Result<u64, StoreError> {
+        dispatch!(self, s => s.count_live(now).await)
+    }
+
+    /// Checks that the database answers.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        dispatch!(self, s => s.ping().await)
+    }
+
+    /// Closes every connection (at shutdown; also how tests make the database unreachable).
+    pub async fn close(&self) {
+        dispatch!(self, s => s.close().await)
+    }
+}

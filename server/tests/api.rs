@@ -1,0 +1,951 @@
+//! The HTTP API against the real server on an ephemeral port: exchanges,
+//! races, long-polls, every status code, TTL expiry on a manual clock,
+//! restart persistence, rate limits, CORS, SSE, paging and bad input.
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use common::{SDP, SseReader, TestServer, assert_error};
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn host_and_joiner_complete_an_exchange() {
+    let srv = TestServer::start().await;
+    let (code, token) = srv.create().await;
+
+    let view: Value = srv
+        .get_session(&code.to_lowercase())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["code"], code);
+    assert_eq!(view["round"], 1);
+    assert_eq!(view["offer"], SDP);
+    assert_eq!(view["iceServers"], json!([]));
+
+    let res = srv.answer(&code, 1, "Bob").await;
+    assert_eq!(res.status(), 201);
+
+    let res = srv.poll(&code, &token, 1, 1000).await;
+    assert_eq!(res.status(), 200);
+    let answer: Value = res.json().await.unwrap();
+    assert_eq!(answer, json!({"round": 1, "answer": SDP, "name": "Bob"}));
+
+    // The round is closed; the host publishes the next one.
+    let view: Value = srv.get_session(&code).await.json().await.unwrap();
+    assert_eq!(view["round"], Value::Null);
+    assert_eq!(view["offer"], Value::Null);
+    let res = srv
+        .put(
+            &json!({"code": code, "offer": SDP, "players": 2}),
+            Some(&token),
+        )
+        .await;
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["round"], 2);
+    assert!(
+        body.get("hostToken").is_none(),
+        "the token is only returned at create"
+    );
+    let view: Value = srv.get_session(&code).await.json().await.unwrap();
+    assert_eq!(
+        (view["round"].clone(), view["players"].clone()),
+        (json!(2), json!(2))
+    );
+}
+
+#[tokio::test]
+async fn fifty_racing_answers_give_exactly_one_winner() {
+    let srv = TestServer::start().await;
+    let (code, token) = srv.create().await;
+    let mut tasks = Vec::new();
+    for i in 0..50 {
+        let client = srv.client.clone();
+        let url = srv.url(&format!("/session/{code}/answer"));
+        tasks.push(tokio::spawn(async move {
+            let res = client
+                .post(url)
+                .json(&json!({"round": 1, "answer": SDP, "name": format!("joiner{i}")}))
+                .send()
+                .await
+                .unwrap();
+            let status = res.status().as_u16();
+            let body: Value = res.json().await.unwrap();
+            (status, body, i)
+        }));
+    }
+    let mut created = Vec::new();
+    let mut conflicts = 0;
+    for t in tasks {
+        let (status, body, i) = t.await.unwrap();
+        match status {
+            201 => created.push(i),
+            409 => {
+                assert_eq!(body["error"], "round_taken");
+                conflicts += 1;
+            }
+            other => panic!("unexpected status {other}: {body}"),
+        }
+    }
+    assert_eq!(created.len(), 1, "exactly one answer wins");
+    assert_eq!(conflicts, 49);
+    let answer: Value = srv.poll(&code, &token, 1, 0).await.json().await.unwrap();
+    assert_eq!(
+        answer["name"],
+        format!("joiner{}", created[0]),
+        "the winner's answer is the one stored"
+    );
+}
+
+#[tokio::test]
+async fn long_poll_wakes_within_100ms_of_the_answer() {
+    let srv = TestServer::start().await;
+    let (code, token) = srv.create().await;
+    let poll = {
+        let client = srv.client.clone();
+        let url = srv.url(&format!("/session/{code}/answer?round=1&waitMs=20000"));
+        let token = token.clone();
+        tokio::spawn(async move {
+            let res = client.get(url).bearer_auth(token).send().await.unwrap();
+            (res.status().as_u16(), Instant::now())
+        })
+    };
+    // Wait until the long-poll is registered, so the measurement starts with it waiting.
+    let registered = Instant::now();
+    while srv.state.waiters.waiting() == 0 {
+        assert!(
+            registered.elapsed() < Duration::from_secs(5),
+            "long-poll never registered"
+        );
+        tokio::task::yield_now().await;
+    }
+    let res = srv.answer(&code, 1, "Bob").await;
+    let answered_at = Instant::now();
+    assert_eq!(res.status(), 201);
+    let (status, returned_at) = poll.await.unwrap();
+    assert_eq!(status, 200);
+    let lag = returned_at.saturating_duration_since(answered_at);
+    assert!(
+        lag < Duration::from_millis(100),
+        "long-poll returned {lag:?} after the answer"
+    );
+}
+
+#[tokio::test]
+async fn long_poll_times_out_with_204_and_caps_the_wait() {
+    let srv = TestServer::start_with(|c| c.max_wait_ms = 200).await;
+    let (code, token) = srv.create().await;
+    let started = Instant::now();
+    let res = srv.poll(&code, &token, 1, 60_000).await;
+    assert_eq!(res.status(), 204);
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(190) && took < Duration::from_secs(5),
+        "waited {took:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_long_poll_whose_client_goes_away_is_cleaned_up() {
+    let srv = TestServer::start().await;
+    let (code, token) = srv.create().await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let res = client
+        .get(srv.url(&format!("/session/{code}/answer?round=1&waitMs=20000")))
+        .bearer_auth(&token)
+        .send()
+        .await;
+    assert!(res.is_err(), "the client gave up first");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while srv.state.waiters.waiting() != 0 || srv.state.waiters.codes() != 0 {
+        assert!(
+            Instant::now() < deadline,
+            "waiter still registered after the client left"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn create_returns_201_with_location_and_update_checks_the_token() {
+    let srv = TestServer::start().await;
+    let res = srv
+        .put(&json!({"name": "n", "hostName": "h", "maxPlayers": 2, "build": "b", "hostKind": "daemon"}), None)
+        .await;
+    assert_eq!(res.status(), 201);
+    let location = res.headers()["location"].to_str().unwrap().to_owned();
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(
+        location,
+        format!("/session/{}", body["code"].as_str().unwrap())
+    );
+    assert_eq!(body["round"], Value::Null, "no offer, no open round");
+    let token = body["hostToken"].as_str().unwrap();
+    assert!(token.len() >= 22, "at least 128 bits of token");
+    let code = body["code"].as_str().unwrap();
+
+    assert_error(
+        srv.put(&json!({"code": code, "players": 2}), None).await,
+        403,
+        "wrong_token",
+    )
+    .await;
+    assert_error(
+        srv.put(&json!({"code": code, "players": 2}), Some("not-it"))
+            .await,
+        403,
+        "wrong_token",
+    )
+    .await;
+    assert_error(
+        srv.put(&json!({"code": "ZZZZZZZZ", "players": 2}), Some(token))
+            .await,
+        404,
+        "no_such_session",
+    )
+    .await;
+    assert_error(
+        srv.put(&json!({"code": "nope", "players": 2}), Some(token))
+            .await,
+        400,
+        "invalid_code",
+    )
+    .await;
+    assert_error(
+        srv.put(&json!({"code": code, "offer": "hello"}), Some(token))
+            .await,
+        400,
+        "invalid_sdp",
+    )
+    .await;
+    assert_error(
+        srv.put(&json!({"code": code, "players": 9}), Some(token))
+            .await,
+        400,
+        "invalid_field",
+    )
+    .await;
+    // None of the refused updates changed anything.
+    let view: Value = srv.get_session(code).await.json().await.unwrap();
+    assert_eq!(
+        (view["players"].clone(), view["round"].clone()),
+        (json!(1), Value::Null)
+    );
+
+    let res = srv
+        .put(&json!({"code": code, "players": 2}), Some(token))
+        .await;
+    assert_eq!(res.status(), 200);
+}
+
+#[tokio::test]
+async fn create_refuses_missing_and_invalid_fields() {
+    let srv = TestServer::start().await;
+    let base =
+        json!({"name": "n", "hostName": "h", "maxPlayers": 2, "build": "b", "hostKind": "player"});
+    for field in ["name", "hostName", "maxPlayers", "build", "hostKind"] {
+        let mut body = base.clone();
+        body.as_object_mut().unwrap().remove(field);
+        let msg = assert_error(srv.put(&body, None).await, 400, "invalid_field").await;
+        assert!(msg.contains(field), "message {msg:?} names {field}");
+    }
+    let mut body = base.clone();
+    body["maxPlayers"] = json!(0);
+    assert_error(srv.put(&body, None).await, 400, "invalid_field").await;
+    body["maxPlayers"] = json!(1000);
+    assert_error(srv.put(&body, None).await, 400, "invalid_field").await;
+    let mut body = base.clone();
+    body["meta"] = json!([1, 2]);
+    assert_error(srv.put(&body, None).await, 400, "invalid_field").await;
+    body["meta"] = json!({"blob": "x".repeat(5000)});
+    assert_error(srv.put(&body, None).await, 400, "invalid_field").await;
+    let mut body = base.clone();
+    body["hostKind"] = json!("robot");
+    assert_error(srv.put(&body, None).await, 400, "invalid_json").await;
+    assert_eq!(
+        srv.lobby("").await["sessions"],
+        json!([]),
+        "nothing was created"
+    );
+}
+
+#[tokio::test]
+async fn names_are_sanitized_and_unknown_fields_tolerated() {
+    let srv = TestServer::start().await;
+    let (code, _) = srv
+        .create_with(json!({
+            "name": "  Late\u{0007} night\n\n run  ", "hostName": format!("Ada{}", "x".repeat(100)),
+            "somethingNew": {"a": 1}, "meta": {"map": "e1m1"}
+        }))
+        .await;
+    let view: Value = srv.get_session(&code).await.json().await.unwrap();
+    assert_eq!(view["name"], "Late night run");
+    assert_eq!(view["hostName"].as_str().unwrap().chars().count(), 32);
+    assert_eq!(view["meta"], json!({"map": "e1m1"}));
+    let res = srv.answer(&code, 1, "\u{202E}Bob\u{0000}").await;
+    assert_eq!(res.status(), 201);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["name"], "Bob");
+}
+
+#[tokio::test]
+async fn get_session_statuses() {
+    let srv = TestServer::start().await;
+    assert_error(srv.get_session("ZZZZZZZZ").await, 404, "no_such_session").await;
+    assert_error(srv.get_session("0000").await, 400, "invalid_code").await;
+    let (code, _) = srv.create().await;
+    assert_eq!(srv.get_session(&code).await.status(), 200);
+}
+
+#[tokio::test]
+async fn post_answer_statuses() {
+    let srv = TestServer::start().await;
+    let (code, _) = srv.create().await;
+    let url = srv.url(&format!("/session/{code}/answer"));
+
+    assert_error(srv.answer(&code, 2, "x").await, 409, "round_taken").await;
+    let res = srv
+        .client
+        .post(&url)
+        .json(&json!({"round": 1, "answer": "not sdp"}))
+        .send()
+        .await
+        .unwrap();
+    assert_error(res, 400, "invalid_sdp").await;
+    let res = srv
+        .client
+        .post(&url)
+        .header("content-type", "application/json")
+        .body("{\"round\": 1, \"answer\": ")
+        .send()
+        .await
+        .unwrap();
+    assert_error(res, 400, "invalid_json").await;
+    let res = srv
+        .client
+        .post(&url)
+        .json(&json!({"answer": SDP}))
+        .send()
+        .await
+        .unwrap();
+    assert_error(res, 400, "invalid_json").await;
+    let huge = format!("v=0\r\nm=application 9\r\na={}\r\n", "x".repeat(100_000));
+    let res = srv
+        .client
+        .post(&url)
+        .json(&json!({"round": 1, "answer": huge}))
+        .send()
+        .await
+        .unwrap();
+    assert_error(res, 413, "payload_too_large").await;
+    let res = srv.client.post(&url).body("round=1").send().await.unwrap();
+    assert_error(res, 415, "unsupported_media_type").await;
+    assert_error(srv.answer("ZZZZZZZZ", 1, "x").await, 404, "no_such_session").await;
+
+    // None of that closed the round.
+    assert_eq!(srv.answer(&code, 1, "x").await.status(), 201);
+    assert_error(srv.answer(&code, 1, "y").await, 409, "round_taken").await;
+}
+
+#[tokio::test]
+async fn get_answer_statuses() {
+    let srv = TestServer::start().await;
+    let (code, token) = srv.create().await;
+    assert_eq!(srv.poll(&code, &token, 1, 0).await.status(), 204);
+    assert_error(srv.poll(&code, "wrong", 1, 0).await, 403, "wrong_token").await;
+    let res = srv
+        .client
+        .get(srv.url(&format!("/session/{code}/answer?round=1")))
+        .send()
+        .await
+        .unwrap();
+    assert_error(res, 403, "wrong_token").await;
+    assert_error(srv.poll(&code, &token, 7, 0).await, 404, "no_such_round").await;
+    assert_error(
+        srv.poll("ZZZZZZZZ", &token, 1, 0).await,
+        404,
+        "no_such_session",
+    )
+    .await;
+    let res = srv
+        .client
+        .get(srv.url(&format!("/session/{code}/answer?round=x")))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_error(res, 400, "invalid_field").await;
+    srv.answer(&code, 1, "Bob").await;
+    assert_eq!(srv.poll(&code, &token, 1, 0).await.status(), 200);
+}
+
+#[tokio::test]
+async fn delete_ends_the_session() {
+    let srv = TestServer::start().await;
+    let (code, token) = srv.create().await;
+    let url = srv.url(&format!("/session/{code}"));
+    assert_error(
+        srv.client.delete(&url).send().await.unwrap(),
+        403,
+        "wrong_token",
+    )
+    .await;
+    let res = srv
+        .client
+        .delete(&url)
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    assert_error(srv.get_session(&code).await, 404, "no_such_session").await;
+    assert_error(
+        srv.client
+            .delete(&url)
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap(),
+        404,
+        "no_such_session",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods_answer_in_json() {
+    let srv = TestServer::start().await;
+    assert_error(
+        srv.client.get(srv.url("/nope")).send().await.unwrap(),
+        404,
+        "not_found",
+    )
+    .await;
+    assert_error(
+        srv.client.post(srv.url("/lobby")).send().await.unwrap(),
+        405,
+        "method_not_allowed",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_unreachable_database_is_a_503_not_a_panic() {
+    let srv = TestServer::start().await;
+    let (code, _) = srv.create().await;
+    srv.state.store.close().await;
+    assert_error(srv.get_session(&code).await, 503, "unavailable").await;
+    let res = srv
+        .put(&json!({"name": "n", "hostName": "h", "maxPlayers": 2, "build": "b", "hostKind": "player"}), None)
+        .await;
+    assert_error(res, 503, "unavailable").await;
+    assert_error(
+        srv.client.get(srv.url("/readyz")).send().await.unwrap(),
+        503,
+        "unavailable",
+    )
+    .await;
+    assert_eq!(
+        srv.client
+            .get(srv.url("/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+}
+
+#[tokio::test]
+async fn sessions_expire_by_ttl_on_the_injected_clock() {
+    let srv = TestServer::start_with(|c| c.session_ttl = 60).await;
+    let (kept, kept_token) = srv.create().await;
+    let (dropped, dropped_token) = srv.create().await;
+    assert_eq!(srv.lobby("").await["sessions"].as_array().unwrap().len(), 2);
+
+    // 50 s later the host of `kept` polls, which refreshes its TTL.
+    srv.clock.advance_ms(50_000);
+    assert_eq!(srv.poll(&kept, &kept_token, 1, 0).await.status(), 204);
+    // 20 s after that, `dropped` (70 s without a host call) is invisible at once.
+    srv.clock.advance_ms(20_000);
+    assert_error(srv.get_session(&dropped).await, 404, "no_such_session").await;
+    assert_error(srv.answer(&dropped, 1, "x").await, 404, "no_such_session").await;
+    assert_error(
+        srv.poll(&dropped, &dropped_token, 1, 0).await,
+        404,
+        "no_such_session",
+    )
+    .await;
+    assert_error(
+        srv.put(
+            &json!({"code": dropped, "players": 2}),
+            Some(&dropped_token),
+        )
+        .await,
+        404,
+        "no_such_session",
+    )
+    .await;
+    let listed: Vec<Value> = srv.lobby("").await["sessions"].as_array().unwrap().clone();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["code"], kept);
+    assert_eq!(srv.get_session(&kept).await.status(), 200);
+
+    // The sweep deletes exactly the expired one.
+    assert_eq!(srv.state.sweep_once().await.unwrap(), 1);
+    assert_eq!(
+        srv.state.store.count_live(srv.state.now()).await.unwrap(),
+        1
+    );
+    assert_eq!(srv.state.sweep_once().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn sessions_survive_a_restart() {
+    let mut srv = TestServer::start().await;
+    let (code, token) = srv.create().await;
+    srv.stop().await;
+    let (dir, config, clock) = (srv.dir.clone(), srv.config.clone(), srv.clock.clone());
+    drop(srv);
+
+    let srv = TestServer::start_in(dir, config, clock).await;
+    let view: Value = srv.get_session(&code).await.json().await.unwrap();
+    assert_eq!(view["round"], 1, "the joiner still reads the open round");
+    assert_eq!(view["offer"], SDP);
+    assert_eq!(
+        srv.lobby("").await["sessions"][0]["code"],
+        code,
+        "the lobby is rebuilt from the database"
+    );
+    assert_eq!(srv.answer(&code, 1, "Bob").await.status(), 201);
+    assert_eq!(srv.poll(&code, &token, 1, 0).await.status(), 200);
+    let res = srv
+        .put(&json!({"code": code, "offer": SDP}), Some(&token))
+        .await;
+    assert_eq!(res.status(), 200, "the host's token still works");
+    assert_eq!(res.json::<Value>().await.unwrap()["round"], 2);
+}
+
+#[tokio::test]
+async fn creates_are_rate_limited_per_address() {
+    let srv = TestServer::start_with(|c| {
+        c.disable_rate_limits = false;
+        c.creates_per_minute = 3;
+    })
+    .await;
+    for _ in 0..3 {
+        srv.create().await;
+    }
+    let body =
+        json!({"name": "n", "hostName": "h", "maxPlayers": 2, "build": "b", "hostKind": "player"});
+    let res = srv.put(&body, None).await;
+    let retry_after: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry_after), "Retry-After {retry_after}");
+    assert_error(res, 429, "rate_limited").await;
+    assert_eq!(
+        srv.lobby("").await["sessions"].as_array().unwrap().len(),
+        3,
+        "the refused create changed nothing"
+    );
+}
+
+#[tokio::test]
+async fn code_misses_block_every_lookup_from_that_address() {
+    let srv = TestServer::start_with(|c| {
+        c.disable_rate_limits = false;
+        c.misses_per_minute = 2;
+    })
+    .await;
+    let (code, _) = srv.create().await;
+    assert_error(srv.get_session("ZZZZZZZZ").await, 404, "no_such_session").await;
+    assert_error(srv.get_session("YYYYYYYY").await, 404, "no_such_session").await;
+    let res = srv.get_session("XXXXXXXX").await;
+    assert!(res.headers().contains_key("retry-after"));
+    assert_error(res, 429, "rate_limited").await;
+    // Even a real code is refused now: an enumerator learns nothing.
+    assert_error(srv.get_session(&code).await, 429, "rate_limited").await;
+}
+
+#[tokio::test]
+async fn answers_are_rate_limited_and_forwarded_for_is_trusted_only_when_configured() {
+    let limited = |trust: bool| {
+        move |c: &mut lobby_server::Config| {
+            c.disable_rate_limits = false;
+            c.answers_per_minute = 1;
+            c.trust_forwarded_for = trust;
+        }
+    };
+    for trust in [false, true] {
+        let srv = TestServer::start_with(limited(trust)).await;
+        let (code, _) = srv.create().await;
+        let post = |ip: &'static str| {
+            srv.client
+                .post(srv.url(&format!("/session/{code}/answer")))
+                .header("x-forwarded-for", ip)
+                .json(&json!({"round": 1, "answer": SDP}))
+                .send()
+        };
+        assert_eq!(post("10.0.0.1").await.unwrap().status(), 201);
+        let second = post("10.0.0.2").await.unwrap();
+        if trust {
+            assert_error(second, 409, "round_taken").await;
+        } else {
+            assert_error(second, 429, "rate_limited").await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn cors_preflight_allows_authorization_from_any_origin() {
+    let srv = TestServer::start().await;
+    let res = srv
+        .client
+        .request(reqwest::Method::OPTIONS, srv.url("/session"))
+        .header("origin", "https://game.example")
+        .header("access-control-request-method", "PUT")
+        .header(
+            "access-control-request-headers",
+            "authorization, content-type",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        res.status().is_success(),
+        "preflight status {}",
+        res.status()
+    );
+    let h = res.headers();
+    assert_eq!(h["access-control-allow-origin"], "*");
+    let allowed = h["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    assert!(
+        allowed.contains("authorization") && allowed.contains("content-type"),
+        "{allowed}"
+    );
+    let methods = h["access-control-allow-methods"].to_str().unwrap();
+    for m in ["PUT", "POST", "DELETE"] {
+        assert!(methods.contains(m), "{methods}");
+    }
+}
+
+#[tokio::test]
+async fn cors_origins_can_be_restricted() {
+    let srv =
+        TestServer::start_with(|c| c.cors_origins = vec!["https://game.example".into()]).await;
+    let preflight = |origin: &'static str| {
+        srv.client
+            .request(reqwest::Method::OPTIONS, srv.url("/session"))
+            .header("origin", origin)
+            .header("access-control-request-method", "PUT")
+            .send()
+    };
+    let ok = preflight("https://game.example").await.unwrap();
+    assert_eq!(
+        ok.headers()["access-control-allow-origin"],
+        "https://game.example"
+    );
+    let other = preflight("https://evil.example").await.unwrap();
+    assert!(!other.headers().contains_key("access-control-allow-origin"));
+}
+
+#[tokio::test]
+async fn sse_delivers_added_updated_and_removed() {
+    let srv = TestServer::start().await;
+    let res = srv
+        .client
+        .get(srv.url("/lobby/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let mut events = SseReader::new(res);
+    // Give the subscription a moment to exist before the change (the stream is lazy).
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    let (code, token) = srv.create().await;
+    let (event, data) = events
+        .next_event(Duration::from_secs(5))
+        .await
+        .expect("added event");
+    assert_eq!(event, "added");
+    assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["code"], code);
+
+    srv.put(&json!({"code": code, "players": 3}), Some(&token))
+        .await;
+    let (event, data) = events
+        .next_event(Duration::from_secs(5))
+        .await
+        .expect("updated event");
+    assert_eq!(event, "updated");
+    assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["players"], 3);
+
+    // Going private (the host started the level) removes it from the lobby.
+    srv.put(&json!({"code": code, "public": false}), Some(&token))
+        .await;
+    let (event, data) = events
+        .next_event(Duration::from_secs(5))
+        .await
+        .expect("removed event");
+    assert_eq!(event, "removed");
+    assert_eq!(
+        serde_json::from_str::<Value>(&data).unwrap(),
+        json!({"code": code})
+    );
+    assert_eq!(srv.lobby("").await["sessions"], json!([]));
+}
+
+#[tokio::test]
+async fn sse_reports_expiry_and_delete_as_removed() {
+    let srv = TestServer::start().await;
+    let (expiring, _) = srv.create().await;
+    let (deleted, token) = srv.create().await;
+    let mut events = SseReader::new(
+        srv.client
+            .get(srv.url("/lobby/events"))
+            .send()
+            .await
+            .unwrap(),
+    );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    srv.client
+        .delete(srv.url(&format!("/session/{deleted}")))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        events.next_event(Duration::from_secs(5)).await.unwrap(),
+        ("removed".into(), json!({"code": deleted}).to_string())
+    );
+    srv.clock.advance_ms(3_600_000);
+    srv.state.sweep_once().await.unwrap();
+    assert_eq!(
+        events.next_event(Duration::from_secs(5)).await.unwrap(),
+        ("removed".into(), json!({"code": expiring}).to_string())
+    );
+}
+
+#[tokio::test]
+async fn lobby_filters_and_pages_with_a_stable_cursor() {
+    let srv = TestServer::start().await;
+    let mut all = HashSet::new();
+    for i in 0..23 {
+        let extra = json!({
+            "build": if i % 2 == 0 { "b1" } else { "b2" },
+            "hostKind": if i % 3 == 0 { "daemon" } else { "player" },
+            "players": if i % 5 == 0 { 4 } else { 1 },
+        });
+        let (code, _) = srv.create_with(extra).await;
+        all.insert(code);
+        srv.clock.advance_ms(10);
+    }
+    let (private, _) = srv.create_with(json!({"public": false})).await;
+
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let query = match &cursor {
+            Some(c) => format!("?limit=5&cursor={c}"),
+            None => "?limit=5".into(),
+        };
+        let page = srv.lobby(&query).await;
+        let sessions = page["sessions"].as_array().unwrap();
+        assert!(sessions.len() <= 5);
+        seen.extend(
+            sessions
+                .iter()
+                .map(|s| s["code"].as_str().unwrap().to_owned()),
+        );
+        match page["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+        // A session created mid-walk lands on the first page, not inside the walk.
+        if seen.len() == 10 {
+            srv.create().await;
+        }
+    }
+    assert_eq!(seen.len(), 23, "every listed session exactly once");
+    assert_eq!(seen.iter().cloned().collect::<HashSet<_>>(), all);
+    assert!(!seen.contains(&private));
+
+    let page = srv.lobby("?build=b1&limit=100").await;
+    assert!(
+        page["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["build"] == "b1")
+    );
+    assert_eq!(page["sessions"].as_array().unwrap().len(), 13);
+    let page = srv.lobby("?hostKind=daemon&limit=100").await;
+    assert_eq!(page["sessions"].as_array().unwrap().len(), 8);
+    let page = srv.lobby("?hasSpace=true&limit=100").await;
+    assert!(
+        page["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["players"].as_u64() < s["maxPlayers"].as_u64())
+    );
+    assert_eq!(page["sessions"].as_array().unwrap().len(), 24 - 5);
+
+    for bad in [
+        "?limit=0",
+        "?limit=101",
+        "?hostKind=robot",
+        "?cursor=garbage",
+        "?hasSpace=maybe",
+    ] {
+        let res = srv
+            .client
+            .get(srv.url(&format!("/lobby{bad}")))
+            .send()
+            .await
+            .unwrap();
+        assert_error(res, 400, "invalid_field").await;
+    }
+}
+
+#[tokio::test]
+async fn ice_servers_carry_turn_rest_credentials() {
+    use base64::Engine as _;
+    use hmac::{Hmac, Mac};
+    let srv = TestServer::start_with(|c| {
+        c.stun_urls = vec!["stun:127.0.0.1:3478".into()];
+        c.turn_urls = vec!["turn:127.0.0.1:3478?transport=udp".into()];
+        c.turn_secret = Some("s3cret".into());
+        c.turn_credential_ttl = 600;
+    })
+    .await;
+    let (code, _) = srv.create().await;
+    let view: Value = srv.get_session(&code).await.json().await.unwrap();
+    let servers = view["iceServers"].as_array().unwrap();
+    assert_eq!(servers[0], json!({"urls": ["stun:127.0.0.1:3478"]}));
+    let username = servers[1]["username"].as_str().unwrap();
+    let (expiry, tag) = username.split_once(':').unwrap();
+    assert_eq!(tag, code);
+    assert_eq!(
+        expiry.parse::<i64>().unwrap(),
+        common::START_MS / 1000 + 600
+    );
+    let mut mac = Hmac::<sha1::Sha1>::new_from_slice(b"s3cret").unwrap();
+    mac.update(username.as_bytes());
+    let expected = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    assert_eq!(servers[1]["credential"], expected);
+}
+
+#[tokio::test]
+async fn metrics_count_the_exchange() {
+    let srv = TestServer::start().await;
+    let (code, token) = srv.create().await;
+    srv.answer(&code, 1, "a").await;
+    srv.answer(&code, 1, "b").await;
+    srv.poll(&code, &token, 1, 0).await;
+    let text = srv
+        .client
+        .get(srv.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "lobby_sessions_live 1",
+        "lobby_rounds_published_total 1",
+        "lobby_answers_accepted_total 1",
+        "lobby_answers_rejected_total{reason=\"round_taken\"} 1",
+        "lobby_long_poll_waiters 0",
+        "lobby_http_requests_total{route=\"/session/{code}/answer\",method=\"POST\",status=\"409\"} 1",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
+    assert!(text.contains("lobby_http_request_duration_seconds_bucket{le=\"0.001\",route=\"/session\",method=\"PUT\",status=\"201\"}"));
+}
+
+#[tokio::test]
+async fn openapi_describes_every_route() {
+    let srv = TestServer::start().await;
+    let doc: Value = srv
+        .client
+        .get(srv.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, method) in [
+        ("/session", "put"),
+        ("/session/{code}", "get"),
+        ("/session/{code}", "delete"),
+        ("/session/{code}/answer", "post"),
+        ("/session/{code}/answer", "get"),
+        ("/lobby", "get"),
+        ("/lobby/events", "get"),
+        ("/healthz", "get"),
+        ("/readyz", "get"),
+        ("/metrics", "get"),
+    ] {
+        assert!(
+            paths.get(path).and_then(|p| p.get(method)).is_some(),
+            "{method} {path} missing"
+        );
+    }
+    assert!(doc["components"]["schemas"]["PutSessionRequest"].is_object());
+    assert_eq!(
+        doc,
+        serde_json::to_value(lobby_server::app::openapi()).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn shutdown_answers_pending_long_polls_promptly() {
+    let mut srv = TestServer::start().await;
+    let (code, token) = srv.create().await;
+    let poll = {
+        let client = srv.client.clone();
+        let url = srv.url(&format!("/session/{code}/answer?round=1&waitMs=25000"));
+        tokio::spawn(async move {
+            client
+                .get(url)
+                .bearer_auth(token)
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        })
+    };
+    while srv.state.waiters.waiting() == 0 {
+        tokio::task::yield_now().await;
+    }
+    let started = Instant::now();
+    srv.stop().await;
+    assert_eq!(poll.await.unwrap().unwrap(), 204);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "shutdown took {:?}",
+        started.elapsed()
+    );
+}

@@ -1,0 +1,252 @@
+//! Test harness: the real server on an ephemeral loopback port, over a
+//! fresh SQLite file, with a manual clock; a reqwest client to talk to it.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lobby_server::app::AppState;
+use lobby_server::clock::ManualClock;
+use lobby_server::{Application, Config};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A minimal data-channel offer or answer that passes the SDP check.
+pub const SDP: &str = "v=0\r\no=- 4611 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=sctp-port:5000\r\n";
+
+/// Where the manual clock starts (2026-01-01T00:00:00Z).
+pub const START_MS: i64 = 1_767_225_600_000;
+
+pub struct TestServer {
+    pub base: String,
+    pub state: AppState,
+    pub clock: ManualClock,
+    pub client: reqwest::Client,
+    pub config: Config,
+    pub dir: Arc<tempfile::TempDir>,
+    shutdown: Option<oneshot::Sender<()>>,
+    handle: Option<JoinHandle<anyhow::Result<()>>>,
+}
+
+pub fn sqlite_url(dir: &tempfile::TempDir) -> String {
+    format!("sqlite://{}", dir.path().join("lobby.db").display())
+}
+
+impl TestServer {
+    /// A server with rate limits off (most tests create many sessions from one address).
+    pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> Self {
+        let dir = Arc::new(tempfile::tempdir().expect("temp dir"));
+        let mut config = Config::for_tests(sqlite_url(&dir));
+        config.disable_rate_limits = true;
+        tweak(&mut config);
+        Self::start_in(dir, config, ManualClock::new(START_MS)).await
+    }
+
+    /// Starts a server over an existing directory and configuration.
+    pub async fn start_in(dir: Arc<tempfile::TempDir>, config: Config, clock: ManualClock) -> Self {
+        if std::env::var_os("TEST_LOG").is_some() {
+            lobby_server::telemetry::init(lobby_server::config::LogFormat::Pretty);
+        }
+        let app = Application::build_with_clock(config.clone(), Arc::new(clock.clone()))
+            .await
+            .expect("server builds");
+        let base = format!("http://{}", app.local_addr());
+        let state = app.state();
+        let (tx, rx) = oneshot::channel::<()>();
+        let handle = tokio::spawn(app.run_until_stopped(async move {
+            let _ = rx.await;
+        }));
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("client");
+        TestServer {
+            base,
+            state,
+            clock,
+            client,
+            config,
+            dir,
+            shutdown: Some(tx),
+            handle: Some(handle),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Triggers graceful shutdown and waits for the server to finish.
+    pub async fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(handle) = self.handle.take() {
+            tokio::time::timeout(Duration::from_secs(10), handle)
+                .await
+                .expect("server stops within 10 s")
+                .expect("server task")
+                .expect("server exits cleanly");
+        }
+    }
+
+    pub async fn put(&self, body: &Value, token: Option<&str>) -> reqwest::Response {
+        let mut req = self.client.put(self.url("/session")).json(body);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        req.send().await.expect("PUT /session")
+    }
+
+    /// Creates a public session with an open round; returns (code, token).
+    pub async fn create(&self) -> (String, String) {
+        self.create_with(json!({})).await
+    }
+
+    /// Creates a session from the default body with `extra` fields merged in.
+    pub async fn create_with(&self, extra: Value) -> (String, String) {
+        let mut body = json!({
+            "name": "Friday co-op", "hostName": "Ada", "maxPlayers": 4, "build": "b1",
+            "hostKind": "player", "offer": SDP,
+        });
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            for (k, v) in e {
+                b.insert(k.clone(), v.clone());
+            }
+        }
+        let res = self.put(&body, None).await;
+        assert_eq!(
+            res.status(),
+            201,
+            "create failed: {}",
+            res.text().await.unwrap_or_default()
+        );
+        let v: Value = res.json().await.expect("json");
+        (
+            v["code"].as_str().unwrap().to_owned(),
+            v["hostToken"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    pub async fn get_session(&self, code: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(&format!("/session/{code}")))
+            .send()
+            .await
+            .expect("GET /session")
+    }
+
+    pub async fn answer(&self, code: &str, round: u64, name: &str) -> reqwest::Response {
+        self.client
+            .post(self.url(&format!("/session/{code}/answer")))
+            .json(&json!({"round": round, "answer": SDP, "name": name}))
+            .send()
+            .await
+            .expect("POST answer")
+    }
+
+    pub async fn poll(
+        &self,
+        code: &str,
+        token: &str,
+        round: u64,
+        wait_ms: u64,
+    ) -> reqwest::Response {
+        self.client
+            .get(self.url(&format!(
+                "/session/{code}/answer?round={round}&waitMs={wait_ms}"
+            )))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("GET answer")
+    }
+
+    pub async fn lobby(&self, query: &str) -> Value {
+        let res = self
+            .client
+            .get(self.url(&format!("/lobby{query}")))
+            .send()
+            .await
+            .expect("GET /lobby");
+        assert_eq!(res.status(), 200);
+        res.json().await.expect("json")
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Asserts the API's JSON error shape and code; returns the message.
+pub async fn assert_error(res: reqwest::Response, status: u16, code: &str) -> String {
+    assert_eq!(res.status(), status, "expected {status} {code}");
+    let ct = res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        ct.starts_with("application/json"),
+        "error content-type was {ct:?}"
+    );
+    let body: Value = res.json().await.expect("error body is JSON");
+    assert_eq!(body["error"], code, "body: {body}");
+    let message = body["message"].as_str().expect("message").to_owned();
+    assert!(!message.is_empty());
+    message
+}
+
+/// Reads Server-Sent Events from a streaming response.
+pub struct SseReader {
+    stream:
+        std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+    buffer: String,
+}
+
+impl SseReader {
+    pub fn new(res: reqwest::Response) -> Self {
+        Self {
+            stream: Box::pin(res.bytes_stream()),
+            buffer: String::new(),
+        }
+    }
+
+    /// The next (event, data) pair, skipping comments and keep-alives.
+    pub async fn next_event(&mut self, within: Duration) -> Option<(String, String)> {
+        use futures_util::StreamExt;
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            while let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut event = String::from("message");
+                let mut data = Vec::new();
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        event = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push(v.strip_prefix(' ').unwrap_or(v).to_owned());
+                    }
+                }
+                if !data.is_empty() || event != "message" {
+                    return Some((event, data.join("\n")));
+                }
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.stream.next())
+                .await
+                .ok()??
+                .ok()?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
