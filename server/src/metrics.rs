@@ -131,8 +131,8 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
     let route = request
         .extensions()
         .get::<MatchedPath>()
-        .map(|p| p.as_str().to_owned())
-        .unwrap_or_else(|| "unmatched".to_owned());
+        .map_or("unmatched", |p| p.as_str())
+        .to_owned();
     let method = request.method().as_str().to_owned();
     let start = Instant::now();
     let response = next.run(request).await;

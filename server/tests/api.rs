@@ -439,13 +439,14 @@ async fn unknown_routes_and_methods_answer_in_json() {
 #[tokio::test]
 async fn an_unreachable_database_is_a_503_not_a_panic() {
     let srv = TestServer::start().await;
-    let (code, _) = srv.create().await;
+    let (code, token) = srv.create().await;
     srv.state.store.close().await;
-    assert_error(srv.get_session(&code).await, 503, "unavailable").await;
     let res = srv
         .put(&json!({"name": "n", "hostName": "h", "maxPlayers": 2, "build": "b", "hostKind": "player"}), None)
         .await;
     assert_error(res, 503, "unavailable").await;
+    assert_error(srv.poll(&code, &token, 1, 0).await, 503, "unavailable").await;
+    assert_error(srv.answer(&code, 1, "x").await, 503, "unavailable").await;
     assert_error(
         srv.client.get(srv.url("/readyz")).send().await.unwrap(),
         503,
@@ -461,6 +462,9 @@ async fn an_unreachable_database_is_a_503_not_a_panic() {
             .status(),
         200
     );
+    // Nothing changed: the round is still open (reads are served from memory on SQLite).
+    let view: Value = srv.get_session(&code).await.json().await.unwrap();
+    assert_eq!(view["round"], 1);
 }
 
 #[tokio::test]

@@ -110,3 +110,56 @@ async fn the_binary_serves_stops_on_sigterm_and_keeps_sessions_across_restarts()
     assert_eq!(res.status(), 200);
     assert_eq!(sigterm(&mut server).code(), Some(0));
 }
+
+#[tokio::test]
+async fn an_acknowledged_change_survives_a_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::new();
+    let mut server = start(dir.path());
+    let res = client
+        .put(format!("{}/session", server.base))
+        .json(&json!({"name": "n", "hostName": "h", "maxPlayers": 3, "build": "b", "hostKind": "daemon", "offer": SDP}))
+        .send()
+        .await
+        .unwrap();
+    let created: Value = res.json().await.unwrap();
+    let code = created["code"].as_str().unwrap().to_owned();
+    let res = client
+        .post(format!("{}/session/{code}/answer", server.base))
+        .json(&json!({"round": 1, "answer": SDP, "name": "Bob"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    // No graceful shutdown: whatever was acknowledged must already be on disk.
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+
+    let mut server = start(dir.path());
+    let view: Value = client
+        .get(format!("{}/session/{code}", server.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["code"], code.as_str());
+    assert_eq!(
+        view["round"],
+        Value::Null,
+        "the accepted answer closed the round durably"
+    );
+    let token = created["hostToken"].as_str().unwrap();
+    let answer: Value = client
+        .get(format!("{}/session/{code}/answer?round=1", server.base))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["name"], "Bob");
+    assert_eq!(sigterm(&mut server).code(), Some(0));
+}

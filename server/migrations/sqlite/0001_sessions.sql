@@ -2,8 +2,7 @@
 --
 -- `round` counts the rounds the host has published (0: none yet). The latest
 -- round is open while `offer` is not NULL; the first valid answer closes it by
--- setting `offer` to NULL and filling the answer columns in one UPDATE, which
--- is what makes "first answer wins, exactly once" atomic.
+-- setting `offer` to NULL and filling the answer columns.
 CREATE TABLE sessions (
     code         TEXT PRIMARY KEY NOT NULL,
     token_hash   BLOB NOT NULL,              -- SHA-256 of the host token; the token itself is never stored

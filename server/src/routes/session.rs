@@ -343,8 +343,13 @@ pub async fn get_answer(
     ApiQuery(poll): ApiQuery<AnswerPoll>,
 ) -> Result<Response, AppError> {
     state.limits.check_not_blocked(ip)?;
+    // Register before the first read, so an answer landing at any point
+    // after this line wakes the poll.
+    let guard = state.waiters.register(&code);
+    let mut notified = Box::pin(guard.notified());
+    notified.as_mut().enable();
     let now = state.now();
-    let record = authorize(&state, ip, &code, bearer_token(&headers), now).await?;
+    let mut current = authorize(&state, ip, &code, bearer_token(&headers), now).await?;
     let expires_at = state.expiry_from(now);
     if state.store.refresh(&code, expires_at, now).await? {
         state.lobby.touch(&code, expires_at);
@@ -352,21 +357,7 @@ pub async fn get_answer(
     let wait = Duration::from_millis(poll.wait_ms.unwrap_or(0).min(state.config.max_wait_ms));
     let deadline = tokio::time::Instant::now() + wait;
 
-    let guard = state.waiters.register(&code);
-    let mut record = Some(record);
     let response = loop {
-        let notified = guard.notified();
-        tokio::pin!(notified);
-        // Armed before the store is read, so an answer landing in between still wakes us.
-        notified.as_mut().enable();
-        let current = match record.take() {
-            Some(r) => r,
-            None => state
-                .store
-                .get(&code, state.now())
-                .await?
-                .ok_or_else(AppError::no_such_session)?,
-        };
         if let Some(answer) = current.answered.as_ref().filter(|a| a.round == poll.round) {
             let body = AnswerView {
                 round: answer.round,
@@ -383,11 +374,18 @@ pub async fn get_answer(
             .into_response();
         }
         tokio::select! {
-            () = &mut notified => continue,
+            () = notified.as_mut() => {}
             () = tokio::time::sleep_until(deadline) => break StatusCode::NO_CONTENT.into_response(),
             () = state.shutdown.cancelled() => break StatusCode::NO_CONTENT.into_response(),
         }
+        // Re-arm before re-reading, so a wake-up during the read is not lost.
+        notified.set(guard.notified());
+        notified.as_mut().enable();
+        current = state
+            .store
+            .get(&code, state.now())
+            .await?
+            .ok_or_else(AppError::no_such_session)?;
     };
-    drop(guard);
     Ok(response)
 }

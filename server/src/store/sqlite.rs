@@ -1,15 +1,34 @@
-//! The embedded SQLite backend (WAL mode, one file under a data directory).
+//! The embedded SQLite backend: one file under a data directory.
+//!
+//! An SQLite file belongs to one server process, so this backend keeps every
+//! live session in memory (authoritative while the process runs) and makes
+//! each change durable with **group commit**: a change is applied in memory
+//! under the session's lock (which is what makes "first answer wins" atomic),
+//! marked dirty, and the request waits until a writer task has upserted the
+//! dirty rows in one transaction. Whatever accumulated while one commit ran
+//! goes into the next, so under load one commit carries dozens of changes,
+//! and no request is answered before its change is on disk. At start the
+//! live sessions are loaded back, so sessions survive restarts.
+//!
+//! Why not one statement per request: sqlx runs each SQLite connection on its
+//! own worker thread, and every statement costs two thread hand-offs; at
+//! thousands of requests a second those context switches were most of the
+//! server's CPU (see docs/benchmarks.md).
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use dashmap::DashMap;
 use protocol::api::HostKind;
 use protocol::code::SessionCode;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
-use sqlx::{Row, SqlitePool};
+use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
+use tokio::sync::{Notify, watch};
 
 use super::{ClaimOutcome, LobbyFields, SessionRecord, SessionUpdate, StoreError, StoredAnswer};
 use crate::clock::Millis;
@@ -18,10 +37,50 @@ use crate::config::Config;
 const COLUMNS: &str = "code, token_hash, public, name, host_name, players, max_players, build, \
      difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer, answer_round, answer, answer_name";
 
-/// Sessions in an SQLite database.
-#[derive(Debug, Clone)]
+/// Rows per upsert statement (19 bound values each, well under SQLite's limit).
+const ROWS_PER_STATEMENT: usize = 200;
+
+/// Sessions in memory, made durable in an SQLite file by group commit.
+#[derive(Clone)]
 pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("sessions", &self.inner.sessions.len())
+            .finish()
+    }
+}
+
+struct Inner {
     pool: SqlitePool,
+    sessions: DashMap<SessionCode, SessionRecord>,
+    journal: Mutex<Journal>,
+    /// Wakes the writer when something became dirty (or at close).
+    dirty: Notify,
+    /// What the writer has made durable, or failed to.
+    flushed: watch::Sender<FlushState>,
+    closed: std::sync::atomic::AtomicBool,
+}
+
+/// Changes not yet written.
+#[derive(Default)]
+struct Journal {
+    /// Codes whose row must be upserted (present in memory) or deleted (absent).
+    codes: HashSet<SessionCode>,
+    /// Sequence number of the latest change.
+    seq: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct FlushState {
+    /// Every change up to this sequence number is durable.
+    durable: u64,
+    /// The latest failed commit: changes up to this sequence number were in it.
+    failed_through: u64,
+    error: Option<String>,
 }
 
 fn unavailable(err: sqlx::Error) -> StoreError {
@@ -29,7 +88,8 @@ fn unavailable(err: sqlx::Error) -> StoreError {
 }
 
 impl SqliteStore {
-    /// Opens (creating if needed) the database at `url` and migrates it.
+    /// Opens (creating if needed) the database at `url`, migrates it, loads
+    /// the live sessions and starts the writer.
     pub async fn connect(url: &str, config: &Config) -> anyhow::Result<Self> {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
@@ -46,39 +106,82 @@ impl SqliteStore {
         let pool = SqlitePoolOptions::new()
             .max_connections(config.db_max_connections.max(1))
             .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms))
+            // A local file has no connection to go stale, and a ping before
+            // every acquire would cost another round trip to the worker thread.
+            .test_before_acquire(false)
             .connect_with(options)
             .await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
-        Ok(Self { pool })
+
+        let sessions = DashMap::new();
+        let sql = format!("SELECT {COLUMNS} FROM sessions");
+        for row in sqlx::query(&sql).fetch_all(&pool).await? {
+            let record = decode(&row)?;
+            sessions.insert(record.code.clone(), record);
+        }
+        let (flushed, _) = watch::channel(FlushState::default());
+        let inner = Arc::new(Inner {
+            pool,
+            sessions,
+            journal: Mutex::new(Journal::default()),
+            dirty: Notify::new(),
+            flushed,
+            closed: std::sync::atomic::AtomicBool::new(false),
+        });
+        tokio::spawn(run_writer(inner.clone()));
+        Ok(Self { inner })
     }
 
-    pub(super) async fn create(&self, r: &SessionRecord) -> Result<bool, StoreError> {
-        let f = &r.fields;
-        let result = sqlx::query(
-            "INSERT INTO sessions (code, token_hash, public, name, host_name, players, max_players, build, \
-             difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING",
-        )
-        .bind(r.code.as_str())
-        .bind(&r.token_hash)
-        .bind(f.public)
-        .bind(&f.name)
-        .bind(&f.host_name)
-        .bind(f.players)
-        .bind(f.max_players)
-        .bind(&f.build)
-        .bind(&f.difficulty)
-        .bind(&f.campaign)
-        .bind(f.host_kind.as_str())
-        .bind(&f.meta)
-        .bind(r.created_at)
-        .bind(r.expires_at)
-        .bind(r.round)
-        .bind(&r.offer)
-        .execute(&self.pool)
-        .await
-        .map_err(unavailable)?;
-        Ok(result.rows_affected() == 1)
+    /// Queues rows for the next commit; returns the change's sequence number.
+    fn mark_dirty(&self, codes: impl IntoIterator<Item = SessionCode>) -> Result<u64, StoreError> {
+        let seq = {
+            let mut journal = self.inner.journal.lock().map_err(|_| poisoned())?;
+            journal.codes.extend(codes);
+            journal.seq += 1;
+            journal.seq
+        };
+        self.inner.dirty.notify_one();
+        Ok(seq)
+    }
+
+    /// Queues `code`'s row and waits until that change is durable.
+    async fn persist(&self, code: &SessionCode) -> Result<(), StoreError> {
+        let seq = self.mark_dirty(std::iter::once(code.clone()))?;
+        self.durable(seq).await
+    }
+
+    async fn durable(&self, seq: u64) -> Result<(), StoreError> {
+        let mut rx = self.inner.flushed.subscribe();
+        let state = rx
+            .wait_for(|s| s.durable >= seq || s.failed_through >= seq)
+            .await
+            .map_err(|_| StoreError::Unavailable("the database writer stopped".into()))?;
+        if state.durable >= seq {
+            Ok(())
+        } else {
+            Err(StoreError::Unavailable(
+                state.error.clone().unwrap_or_default(),
+            ))
+        }
+    }
+
+    fn check_open(&self) -> Result<(), StoreError> {
+        if self.inner.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(StoreError::Unavailable("the database is closed".into()));
+        }
+        Ok(())
+    }
+
+    pub(super) async fn create(&self, record: &SessionRecord) -> Result<bool, StoreError> {
+        self.check_open()?;
+        match self.inner.sessions.entry(record.code.clone()) {
+            dashmap::Entry::Occupied(_) => return Ok(false),
+            dashmap::Entry::Vacant(slot) => {
+                slot.insert(record.clone());
+            }
+        }
+        self.persist(&record.code).await?;
+        Ok(true)
     }
 
     pub(super) async fn get(
@@ -86,14 +189,12 @@ impl SqliteStore {
         code: &SessionCode,
         now: Millis,
     ) -> Result<Option<SessionRecord>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM sessions WHERE code = ? AND expires_at > ?");
-        let row = sqlx::query(&sql)
-            .bind(code.as_str())
-            .bind(now)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(unavailable)?;
-        row.map(|r| decode(&r)).transpose()
+        Ok(self
+            .inner
+            .sessions
+            .get(code)
+            .filter(|r| r.expires_at > now)
+            .map(|r| r.clone()))
     }
 
     pub(super) async fn update(
@@ -102,50 +203,48 @@ impl SqliteStore {
         u: &SessionUpdate,
         now: Millis,
     ) -> Result<Option<SessionRecord>, StoreError> {
-        let f = &u.fields;
-        let sql = format!(
-            "UPDATE sessions SET public = ?, name = ?, host_name = ?, players = ?, max_players = ?, build = ?, \
-             difficulty = ?, campaign = ?, host_kind = ?, meta = ?, expires_at = ?, \
-             round = round + ?, offer = COALESCE(?, offer) \
-             WHERE code = ? AND expires_at > ? RETURNING {COLUMNS}"
-        );
-        let row = sqlx::query(&sql)
-            .bind(f.public)
-            .bind(&f.name)
-            .bind(&f.host_name)
-            .bind(f.players)
-            .bind(f.max_players)
-            .bind(&f.build)
-            .bind(&f.difficulty)
-            .bind(&f.campaign)
-            .bind(f.host_kind.as_str())
-            .bind(&f.meta)
-            .bind(u.expires_at)
-            .bind(u32::from(u.offer.is_some()))
-            .bind(&u.offer)
-            .bind(code.as_str())
-            .bind(now)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(unavailable)?;
-        row.map(|r| decode(&r)).transpose()
+        self.check_open()?;
+        let updated = {
+            let Some(mut record) = self.inner.sessions.get_mut(code) else {
+                return Ok(None);
+            };
+            if record.expires_at <= now {
+                return Ok(None);
+            }
+            record.fields = u.fields.clone();
+            record.expires_at = u.expires_at;
+            if let Some(offer) = &u.offer {
+                record.round += 1;
+                record.offer = Some(offer.clone());
+            }
+            record.clone()
+        };
+        self.persist(code).await?;
+        Ok(Some(updated))
     }
 
+    /// Moves the expiry in memory and queues the row for the next commit
+    /// without waiting for it: an expiry is soft state, and losing the last
+    /// refresh in a crash only makes the session expire a little earlier
+    /// after the restart (its host refreshes again on its next call).
     pub(super) async fn refresh(
         &self,
         code: &SessionCode,
         expires_at: Millis,
         now: Millis,
     ) -> Result<bool, StoreError> {
-        let result =
-            sqlx::query("UPDATE sessions SET expires_at = ? WHERE code = ? AND expires_at > ?")
-                .bind(expires_at)
-                .bind(code.as_str())
-                .bind(now)
-                .execute(&self.pool)
-                .await
-                .map_err(unavailable)?;
-        Ok(result.rows_affected() == 1)
+        self.check_open()?;
+        {
+            let Some(mut record) = self.inner.sessions.get_mut(code) else {
+                return Ok(false);
+            };
+            if record.expires_at <= now {
+                return Ok(false);
+            }
+            record.expires_at = record.expires_at.max(expires_at);
+        }
+        self.mark_dirty(std::iter::once(code.clone()))?;
+        Ok(true)
     }
 
     pub(super) async fn claim_round(
@@ -154,91 +253,211 @@ impl SqliteStore {
         a: &StoredAnswer,
         now: Millis,
     ) -> Result<ClaimOutcome, StoreError> {
-        // One UPDATE, guarded by `offer IS NOT NULL`: SQLite runs writers one
-        // at a time, so exactly one racing answer sees the round still open.
-        let result = sqlx::query(
-            "UPDATE sessions SET offer = NULL, answer_round = round, answer = ?, answer_name = ? \
-             WHERE code = ? AND round = ? AND offer IS NOT NULL AND expires_at > ?",
-        )
-        .bind(&a.answer)
-        .bind(&a.name)
-        .bind(code.as_str())
-        .bind(a.round)
-        .bind(now)
-        .execute(&self.pool)
-        .await
-        .map_err(unavailable)?;
-        if result.rows_affected() == 1 {
-            return Ok(ClaimOutcome::Claimed);
+        self.check_open()?;
+        {
+            // The shard lock is held from the check to the write: exactly one
+            // racing answer sees the round open.
+            let Some(mut record) = self.inner.sessions.get_mut(code) else {
+                return Ok(ClaimOutcome::NoSuchSession);
+            };
+            if record.expires_at <= now {
+                return Ok(ClaimOutcome::NoSuchSession);
+            }
+            if record.round != a.round || record.offer.is_none() {
+                return Ok(ClaimOutcome::RoundTaken);
+            }
+            record.offer = None;
+            record.answered = Some(a.clone());
         }
-        Ok(match self.get(code, now).await? {
-            None => ClaimOutcome::NoSuchSession,
-            Some(_) => ClaimOutcome::RoundTaken,
-        })
+        self.persist(code).await?;
+        Ok(ClaimOutcome::Claimed)
     }
 
     pub(super) async fn delete(&self, code: &SessionCode) -> Result<bool, StoreError> {
-        let result = sqlx::query("DELETE FROM sessions WHERE code = ?")
-            .bind(code.as_str())
-            .execute(&self.pool)
-            .await
-            .map_err(unavailable)?;
-        Ok(result.rows_affected() == 1)
+        self.check_open()?;
+        if self.inner.sessions.remove(code).is_none() {
+            return Ok(false);
+        }
+        self.persist(code).await?;
+        Ok(true)
     }
 
     pub(super) async fn delete_expired(&self, now: Millis) -> Result<Vec<SessionCode>, StoreError> {
-        let rows = sqlx::query("DELETE FROM sessions WHERE expires_at <= ? RETURNING code")
-            .bind(now)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(unavailable)?;
-        rows.iter()
-            .map(|r| decode_code(r.try_get("code").map_err(corrupt)?))
-            .collect()
+        self.check_open()?;
+        let mut expired = Vec::new();
+        self.inner.sessions.retain(|code, record| {
+            let keep = record.expires_at > now;
+            if !keep {
+                expired.push(code.clone());
+            }
+            keep
+        });
+        if expired.is_empty() {
+            return Ok(expired);
+        }
+        let seq = self.mark_dirty(expired.iter().cloned())?;
+        self.durable(seq).await?;
+        Ok(expired)
     }
 
     pub(super) async fn list_public(&self, now: Millis) -> Result<Vec<SessionRecord>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM sessions WHERE public = 1 AND expires_at > ?");
-        let rows = sqlx::query(&sql)
-            .bind(now)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(unavailable)?;
-        rows.iter().map(decode).collect()
+        Ok(self
+            .inner
+            .sessions
+            .iter()
+            .filter(|r| r.fields.public && r.expires_at > now)
+            .map(|r| r.clone())
+            .collect())
     }
 
     pub(super) async fn count_live(&self, now: Millis) -> Result<u64, StoreError> {
-        let row = sqlx::query("SELECT COUNT(*) AS n FROM sessions WHERE expires_at > ?")
-            .bind(now)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(unavailable)?;
-        let n: i64 = row.try_get("n").map_err(corrupt)?;
-        Ok(n.max(0) as u64)
+        Ok(self
+            .inner
+            .sessions
+            .iter()
+            .filter(|r| r.expires_at > now)
+            .count() as u64)
     }
 
     pub(super) async fn ping(&self) -> Result<(), StoreError> {
+        self.check_open()?;
         sqlx::query("SELECT 1")
-            .execute(&self.pool)
+            .execute(&self.inner.pool)
             .await
             .map_err(unavailable)?;
         Ok(())
     }
 
+    /// Writes what is pending, then closes the pool; later writes fail with 503.
     pub(super) async fn close(&self) {
-        self.pool.close().await;
+        self.inner
+            .closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        let seq = self.inner.journal.lock().map(|j| j.seq).unwrap_or(0);
+        self.inner.dirty.notify_one();
+        if let Err(err) = tokio::time::timeout(Duration::from_secs(10), self.durable(seq)).await {
+            tracing::warn!(error = %err, "closing with unwritten session changes");
+        }
+        self.inner.pool.close().await;
     }
+}
+
+fn poisoned() -> StoreError {
+    StoreError::Unavailable("the session journal lock was poisoned".into())
+}
+
+/// The writer: whenever something is dirty, commit every dirty row in one
+/// transaction and publish how far the changes are durable.
+async fn run_writer(inner: Arc<Inner>) {
+    loop {
+        let (codes, seq) = loop {
+            let notified = inner.dirty.notified();
+            let taken = match inner.journal.lock() {
+                Ok(mut journal) if !journal.codes.is_empty() => {
+                    Some((std::mem::take(&mut journal.codes), journal.seq))
+                }
+                Ok(journal) => {
+                    if inner.closed.load(std::sync::atomic::Ordering::Acquire) {
+                        let seq = journal.seq;
+                        inner
+                            .flushed
+                            .send_modify(|s| s.durable = s.durable.max(seq));
+                        return;
+                    }
+                    None
+                }
+                Err(_) => return,
+            };
+            match taken {
+                Some(t) => break t,
+                None => notified.await,
+            }
+        };
+        match write_batch(&inner, &codes).await {
+            Ok(()) => inner.flushed.send_modify(|s| s.durable = seq),
+            Err(err) => {
+                tracing::warn!(error = %err, rows = codes.len(), "commit of session changes failed; will retry");
+                if let Ok(mut journal) = inner.journal.lock() {
+                    journal.codes.extend(codes);
+                }
+                inner.flushed.send_modify(|s| {
+                    s.failed_through = seq;
+                    s.error = Some(err.to_string());
+                });
+                if inner.closed.load(std::sync::atomic::Ordering::Acquire) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+}
+
+/// Upserts every dirty code still in memory and deletes the others, in one transaction.
+async fn write_batch(inner: &Inner, codes: &HashSet<SessionCode>) -> Result<(), sqlx::Error> {
+    let mut upserts = Vec::with_capacity(codes.len());
+    let mut deletes = Vec::new();
+    for code in codes {
+        match inner.sessions.get(code) {
+            Some(record) => upserts.push(record.clone()),
+            None => deletes.push(code.clone()),
+        }
+    }
+    let mut tx = inner.pool.begin().await?;
+    for chunk in upserts.chunks(ROWS_PER_STATEMENT) {
+        let mut q = QueryBuilder::<Sqlite>::new(format!("INSERT INTO sessions ({COLUMNS}) "));
+        q.push_values(chunk, |mut b, r| {
+            let f = &r.fields;
+            b.push_bind(r.code.as_str().to_owned())
+                .push_bind(r.token_hash.clone())
+                .push_bind(f.public)
+                .push_bind(f.name.clone())
+                .push_bind(f.host_name.clone())
+                .push_bind(f.players)
+                .push_bind(f.max_players)
+                .push_bind(f.build.clone())
+                .push_bind(f.difficulty.clone())
+                .push_bind(f.campaign.clone())
+                .push_bind(f.host_kind.as_str())
+                .push_bind(f.meta.clone())
+                .push_bind(r.created_at)
+                .push_bind(r.expires_at)
+                .push_bind(r.round)
+                .push_bind(r.offer.clone())
+                .push_bind(r.answered.as_ref().map(|a| a.round))
+                .push_bind(r.answered.as_ref().map(|a| a.answer.clone()))
+                .push_bind(r.answered.as_ref().map(|a| a.name.clone()));
+        });
+        q.push(
+            " ON CONFLICT (code) DO UPDATE SET public = excluded.public, name = excluded.name, \
+             host_name = excluded.host_name, players = excluded.players, max_players = excluded.max_players, \
+             build = excluded.build, difficulty = excluded.difficulty, campaign = excluded.campaign, \
+             host_kind = excluded.host_kind, meta = excluded.meta, expires_at = excluded.expires_at, \
+             round = excluded.round, offer = excluded.offer, answer_round = excluded.answer_round, \
+             answer = excluded.answer, answer_name = excluded.answer_name",
+        );
+        q.build().execute(&mut *tx).await?;
+    }
+    for chunk in deletes.chunks(ROWS_PER_STATEMENT) {
+        let mut q = QueryBuilder::<Sqlite>::new("DELETE FROM sessions WHERE code IN (");
+        let mut list = q.separated(", ");
+        for code in chunk {
+            list.push_bind(code.as_str().to_owned());
+        }
+        q.push(")");
+        q.build().execute(&mut *tx).await?;
+    }
+    tx.commit().await
 }
 
 fn corrupt(err: sqlx::Error) -> StoreError {
     StoreError::Corrupt(err.to_string())
 }
 
-fn decode_code(text: String) -> Result<SessionCode, StoreError> {
-    SessionCode::parse(&text).map_err(|e| StoreError::Corrupt(format!("code {text:?}: {e}")))
-}
-
 fn decode(row: &SqliteRow) -> Result<SessionRecord, StoreError> {
+    let text: String = row.try_get("code").map_err(corrupt)?;
+    let code = SessionCode::parse(&text)
+        .map_err(|e| StoreError::Corrupt(format!("code {text:?}: {e}")))?;
     let host_kind: String = row.try_get("host_kind").map_err(corrupt)?;
     let answer_round: Option<u32> = row.try_get("answer_round").map_err(corrupt)?;
     let answered = match answer_round {
@@ -256,7 +475,7 @@ fn decode(row: &SqliteRow) -> Result<SessionRecord, StoreError> {
         None => None,
     };
     Ok(SessionRecord {
-        code: decode_code(row.try_get("code").map_err(corrupt)?)?,
+        code,
         token_hash: row.try_get("token_hash").map_err(corrupt)?,
         fields: LobbyFields {
             public: row.try_get("public").map_err(corrupt)?,

@@ -1,0 +1,181 @@
+//! `lobby-load`: a load generator for `lobby-server`.
+//!
+//! Runs, in order: complete host/joiner exchanges (create, read offer,
+//! answer, receive answer; then delete), a fill of the lobby to N live
+//! sessions, `GET /lobby` page walks, and `GET /healthz` as the ceiling.
+//! Prints a table per phase and one JSON line with everything at the end.
+//! Every loop is bounded in count and time.
+//!
+//! # Layout
+//!
+//! - `client`: a lean pooled HTTP/1.1 client.
+//! - `exchange`: the host/joiner exchange workload.
+//! - `reads`: lobby fill, lobby page walks, the healthz ceiling.
+//! - `stats`: latency histograms and the report.
+//! - `cpu`: the server's CPU time from /proc.
+
+mod client;
+mod cpu;
+mod exchange;
+mod reads;
+mod stats;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use stats::{Recorder, print_table};
+
+/// Load generator for campfire's lobby-server.
+#[derive(Parser, Debug)]
+#[command(name = "lobby-load", version)]
+struct Args {
+    /// Server base URL; repeat to spread hosts and joiners over replicas.
+    #[arg(long = "server", default_value = "http://127.0.0.1:8080")]
+    servers: Vec<String>,
+    /// Concurrent host/joiner pairs.
+    #[arg(long, default_value_t = 32)]
+    pairs: usize,
+    /// Most exchanges to run.
+    #[arg(long, default_value_t = 50_000)]
+    exchanges: u64,
+    /// Most seconds of the exchange phase.
+    #[arg(long, default_value_t = 20)]
+    exchange_seconds: u64,
+    /// Live sessions to create before the lobby read phase.
+    #[arg(long, default_value_t = 10_000)]
+    lobby_sessions: u64,
+    /// Concurrent connections of the read phases.
+    #[arg(long, default_value_t = 32)]
+    read_concurrency: usize,
+    /// Seconds of each read phase.
+    #[arg(long, default_value_t = 10)]
+    read_seconds: u64,
+    /// Most requests of each read phase.
+    #[arg(long, default_value_t = 2_000_000)]
+    max_reads: u64,
+    /// PIDs of the servers, to report their CPU time per exchange.
+    #[arg(long = "server-pid")]
+    server_pids: Vec<u32>,
+    /// Phases to run, comma-separated: exchange, lobby, healthz.
+    #[arg(long, value_delimiter = ',', default_value = "exchange,lobby,healthz")]
+    phases: Vec<String>,
+}
+
+fn server_cpu(pids: &[u32]) -> Option<Duration> {
+    if pids.is_empty() {
+        return None;
+    }
+    pids.iter().map(|&p| cpu::process_cpu_time(p).ok()).sum()
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let servers: Vec<String> = args
+        .servers
+        .iter()
+        .map(|s| s.trim_end_matches('/').to_owned())
+        .collect();
+    let mut report = serde_json::Map::new();
+    report.insert("servers".into(), json!(servers));
+
+    if args.phases.iter().any(|p| p == "exchange") {
+        let recorder = Arc::new(Recorder::default());
+        let bar = ProgressBar::new(args.exchanges);
+        bar.set_style(
+            ProgressStyle::with_template("exchanges {bar:40} {pos}/{len} {per_sec} eta {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        let cpu_before = server_cpu(&args.server_pids);
+        let started = Instant::now();
+        let done = exchange::run(
+            exchange::ExchangeRun {
+                servers: servers.clone(),
+                pairs: args.pairs,
+                max_exchanges: args.exchanges,
+                max_duration: Duration::from_secs(args.exchange_seconds),
+            },
+            recorder.clone(),
+            bar.clone(),
+        )
+        .await;
+        let elapsed = started.elapsed();
+        bar.finish_and_clear();
+        let mut summary = recorder.summary(elapsed);
+        summary["exchanges"] = json!(done);
+        summary["exchangesPerSecond"] = json!(done as f64 / elapsed.as_secs_f64());
+        if let (Some(before), Some(after)) = (cpu_before, server_cpu(&args.server_pids)) {
+            let cpu = after.saturating_sub(before);
+            summary["serverCpuSeconds"] = json!(cpu.as_secs_f64());
+            summary["serverCpuMicrosPerExchange"] =
+                json!(cpu.as_secs_f64() * 1e6 / done.max(1) as f64);
+        }
+        print_table(
+            &format!(
+                "Exchanges: {done} complete, {:.0}/s",
+                done as f64 / elapsed.as_secs_f64()
+            ),
+            &summary,
+        );
+        if let Some(us) = summary["serverCpuMicrosPerExchange"].as_f64() {
+            println!("  server CPU per exchange: {us:.0} µs");
+        }
+        report.insert("exchange".into(), summary);
+    }
+
+    if args.phases.iter().any(|p| p == "lobby") {
+        let recorder = Arc::new(Recorder::default());
+        let t = Instant::now();
+        let made = reads::populate(
+            &servers,
+            args.lobby_sessions,
+            args.read_concurrency,
+            recorder.clone(),
+        )
+        .await;
+        println!(
+            "\nLobby fill: {made} sessions in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+        let started = Instant::now();
+        let n = reads::read_loop(
+            &servers,
+            reads::Target::LobbyPages,
+            args.read_concurrency,
+            Duration::from_secs(args.read_seconds),
+            args.max_reads,
+            recorder.clone(),
+        )
+        .await;
+        let mut summary = recorder.summary(started.elapsed());
+        summary["liveSessionsCreated"] = json!(made);
+        summary["requests"] = json!(n);
+        print_table("GET /lobby", &summary);
+        report.insert("lobby".into(), summary);
+    }
+
+    if args.phases.iter().any(|p| p == "healthz") {
+        let recorder = Arc::new(Recorder::default());
+        let started = Instant::now();
+        let n = reads::read_loop(
+            &servers,
+            reads::Target::Healthz,
+            args.read_concurrency,
+            Duration::from_secs(args.read_seconds),
+            args.max_reads,
+            recorder.clone(),
+        )
+        .await;
+        let mut summary = recorder.summary(started.elapsed());
+        summary["requests"] = json!(n);
+        print_table("GET /healthz (ceiling)", &summary);
+        report.insert("healthz".into(), summary);
+    }
+
+    println!("\n{}", serde_json::Value::Object(report));
+    Ok(())
+}
