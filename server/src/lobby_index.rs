@@ -7,10 +7,19 @@
 //! current by the same code paths that write the store; every change is
 //! also published as a [`LobbyEvent`] for `GET /lobby/events`. Expiry is
 //! checked at read time, so an expired session disappears at once.
+//!
+//! Rendered pages are kept for up to [`PAGE_CACHE_MS`] in a small cache keyed
+//! by the query, and served again only while nothing listed has changed
+//! visibly since and no entry of the page has expired; the only thing a
+//! cached page can show stale is an `expiresAt` moved by a host's refresh
+//! during that second.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use bytes::Bytes;
 
 use protocol::api::{HostKind, LobbyEntry, LobbyEvent, RemovedEntry};
 use protocol::code::SessionCode;
@@ -34,8 +43,22 @@ struct Index {
     by_code: HashMap<SessionCode, IndexKey>,
 }
 
+/// How long a rendered page may be served again.
+pub const PAGE_CACHE_MS: Millis = 1000;
+
+/// Most pages kept in the cache (it is cleared when full).
+const PAGE_CACHE_ENTRIES: usize = 4096;
+
+struct CachedPage {
+    body: Bytes,
+    generation: u64,
+    rendered_at: Millis,
+    /// The earliest expiry among the page's entries.
+    first_expiry: Millis,
+}
+
 /// Filters and position of one `GET /lobby` page.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct PageQuery {
     /// Only sessions of this build.
     pub build: Option<String>,
@@ -50,7 +73,7 @@ pub struct PageQuery {
 }
 
 /// A position in the lobby order (opaque to clients: `createdMs.CODE`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cursor {
     created_at: Millis,
     code: SessionCode,
@@ -75,6 +98,9 @@ impl Cursor {
 pub struct LobbyIndex {
     index: RwLock<Index>,
     events: broadcast::Sender<Arc<LobbyEvent>>,
+    /// Bumped by every visible change; cached pages of older generations are stale.
+    generation: AtomicU64,
+    pages: Mutex<HashMap<PageQuery, CachedPage>>,
 }
 
 impl Default for LobbyIndex {
@@ -131,6 +157,8 @@ impl LobbyIndex {
         Self {
             index: RwLock::new(Index::default()),
             events,
+            generation: AtomicU64::new(0),
+            pages: Mutex::new(HashMap::new()),
         }
     }
 
@@ -140,6 +168,7 @@ impl LobbyIndex {
     }
 
     fn publish(&self, event: LobbyEvent) {
+        self.generation.fetch_add(1, Ordering::Release);
         // No subscribers is fine: nobody is watching.
         let _ = self.events.send(Arc::new(event));
     }
@@ -212,10 +241,40 @@ impl LobbyIndex {
         self.len() == 0
     }
 
-    /// Renders one page as the JSON body of `GET /lobby`.
-    pub fn page_json(&self, query: &PageQuery, now: Millis) -> String {
+    /// The JSON body of one `GET /lobby` page, from the cache when still valid.
+    pub fn page(&self, query: &PageQuery, now: Millis) -> Bytes {
+        let generation = self.generation.load(Ordering::Acquire);
+        if let Ok(pages) = self.pages.lock() {
+            if let Some(page) = pages.get(query) {
+                if page.generation == generation
+                    && now < page.first_expiry
+                    && now - page.rendered_at < PAGE_CACHE_MS
+                {
+                    return page.body.clone();
+                }
+            }
+        }
+        let (body, first_expiry) = self.render_page(query, now);
+        let body = Bytes::from(body);
+        if let Ok(mut pages) = self.pages.lock() {
+            if pages.len() >= PAGE_CACHE_ENTRIES {
+                pages.clear();
+            }
+            let page = CachedPage {
+                body: body.clone(),
+                generation,
+                rendered_at: now,
+                first_expiry,
+            };
+            pages.insert(query.clone(), page);
+        }
+        body
+    }
+
+    /// Renders one page; also returns the earliest expiry on it.
+    fn render_page(&self, query: &PageQuery, now: Millis) -> (String, Millis) {
         let Ok(index) = self.index.read() else {
-            return r#"{"sessions":[],"nextCursor":null}"#.to_string();
+            return (r#"{"sessions":[],"nextCursor":null}"#.to_string(), now);
         };
         let start = match &query.after {
             Some(c) => std::ops::Bound::Excluded((Reverse(c.created_at), c.code.clone())),
@@ -230,6 +289,7 @@ impl LobbyIndex {
         let mut body = String::with_capacity(64 + query.limit * 320);
         body.push_str(r#"{"sessions":["#);
         let mut taken = 0usize;
+        let mut first_expiry = Millis::MAX;
         let mut last_key: Option<&IndexKey> = None;
         let mut more = false;
         for (key, listed) in index.by_order.range((start, std::ops::Bound::Unbounded)) {
@@ -244,6 +304,7 @@ impl LobbyIndex {
                 body.push(',');
             }
             body.push_str(&listed.json);
+            first_expiry = first_expiry.min(listed.expires_at);
             taken += 1;
             last_key = Some(key);
         }
@@ -257,6 +318,6 @@ impl LobbyIndex {
             _ => body.push_str("null"),
         }
         body.push('}');
-        body
+        (body, first_expiry)
     }
 }

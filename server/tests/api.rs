@@ -135,6 +135,49 @@ async fn long_poll_wakes_within_100ms_of_the_answer() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_long_poll_wakes_when_many_exchanges_race() {
+    // Regression: an answer landing between the poll's first read and its
+    // wake-up registration used to be missed until the wait ran out.
+    let srv = TestServer::start().await;
+    let mut exchanges = Vec::new();
+    for i in 0..200 {
+        let (code, token) = srv.create().await;
+        let client = srv.client.clone();
+        let base = srv.base.clone();
+        exchanges.push(tokio::spawn(async move {
+            let poll = client
+                .get(format!("{base}/session/{code}/answer?round=1&waitMs=5000"))
+                .bearer_auth(&token)
+                .send();
+            let answer = async {
+                // Stagger answers around the moment the poll starts.
+                for _ in 0..(i % 4) {
+                    tokio::task::yield_now().await;
+                }
+                client
+                    .post(format!("{base}/session/{code}/answer"))
+                    .json(&json!({"round": 1, "answer": SDP}))
+                    .send()
+                    .await
+            };
+            let (polled, answered) = tokio::join!(poll, answer);
+            (
+                polled.unwrap().status().as_u16(),
+                answered.unwrap().status().as_u16(),
+            )
+        }));
+    }
+    let started = Instant::now();
+    for e in exchanges {
+        assert_eq!(e.await.unwrap(), (200, 201));
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "some polls waited for their timeout"
+    );
+}
+
 #[tokio::test]
 async fn long_poll_times_out_with_204_and_caps_the_wait() {
     let srv = TestServer::start_with(|c| c.max_wait_ms = 200).await;

@@ -84,7 +84,7 @@ pub async fn get_lobby(
     ApiQuery(query): ApiQuery<LobbyQuery>,
 ) -> Result<Response, AppError> {
     let query = query.parse()?;
-    let body = state.lobby.page_json(&query, state.now());
+    let body = state.lobby.page(&query, state.now());
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
