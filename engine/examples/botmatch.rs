@@ -11,6 +11,8 @@ use engine::{BotController, Difficulty, Engine, LevelSetup, LevelStatus, Raycast
 use protocol::input::PlayerId;
 use serde_json::json;
 
+const USAGE: &str = "usage: botmatch --seed S --players N(1-8) --levels L [--difficulty easy|normal|hard] [--max-ticks T]";
+
 struct Args {
     seed: u32,
     players: u32,
@@ -29,6 +31,9 @@ fn parse_args() -> Result<Args, String> {
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--help" || flag == "-h" {
+            return Err(USAGE.into());
+        }
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let num = |v: &str| v.parse::<u64>().map_err(|e| format!("{flag}: {e}"));
         match flag.as_str() {
@@ -60,6 +65,9 @@ fn main() {
         Ok(a) => a,
         Err(e) => {
             eprintln!("botmatch: {e}");
+            if e != USAGE {
+                eprintln!("{USAGE}");
+            }
             std::process::exit(2);
         }
     };

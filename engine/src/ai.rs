@@ -51,7 +51,7 @@ fn nearest_visible_player(state: &SimState, from: Vec2) -> Option<(usize, Vec2, 
 }
 
 fn step_toward(grid: &Grid, from: Vec2, to: Vec2, speed: f64, dt: f64) -> Vec2 {
-    let delta = to.sub(from);
+    let delta = to.minus(from);
     let len = delta.length();
     if len < 1e-9 {
         return from;

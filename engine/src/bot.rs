@@ -23,6 +23,10 @@ use crate::world::RaycasterEngine;
 const ENGAGE_RANGE: f64 = 9.0;
 /// Bullets below which a bot detours for ammo.
 const LOW_AMMO: u32 = 10;
+/// Health below which a bot detours for health.
+const LOW_HEALTH: f64 = 70.0;
+/// Longest detour (in tiles) a bot takes for an item it does not need.
+const DETOUR_STEPS: usize = 10;
 
 /// A bot driving one player.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,7 +44,7 @@ fn cell_of(p: Vec2) -> Cell {
 
 /// The mouse delta that turns `me` to face `at` this tick.
 fn aim(me: &Player, at: Vec2) -> (f64, f64) {
-    let angle = me.dir.angle_to(at.sub(me.pos));
+    let angle = me.dir.angle_to(at.minus(me.pos));
     (
         (angle / MOUSE_SENSITIVITY).clamp(-MAX_MOUSE_DELTA_X, MAX_MOUSE_DELTA_X),
         angle,
@@ -122,43 +126,49 @@ impl BotController {
                 return walk_along(me, &path);
             }
         }
-        // 2. Keys on the floor.
-        let key_cells: Vec<Cell> = map
+        // 2. Nearby useful items: health when hurt, weapons not owned, ammo.
+        let wanted = wanted_items(engine, me);
+        if let Some(input) = go_to_items(me, grid, here, &wanted, DETOUR_STEPS) {
+            return input;
+        }
+        // 3. Keys on the floor.
+        let keys: Vec<Vec2> = map
             .keys
             .iter()
             .zip(&s.keys_collected)
             .filter(|(_, taken)| !**taken)
-            .map(|(k, _)| cell_of(Vec2::new(k.position.x, k.position.y)))
+            .map(|(k, _)| Vec2::new(k.position.x, k.position.y))
             .chain(
                 s.loot
                     .iter()
                     .filter(|d| d.kind == LootKind::Key)
-                    .map(|d| cell_of(Vec2::new(d.x, d.y))),
+                    .map(|d| Vec2::new(d.x, d.y)),
             )
             .collect();
-        if let Some(path) = path_to(grid, here, walk, |c| key_cells.contains(&c)) {
-            return walk_along(me, &path);
+        if let Some(input) = go_to_items(me, grid, here, &keys, usize::MAX) {
+            return input;
         }
-        // 3. Low on ammo: the nearest bullets.
+        // 4. Low on ammo: the nearest bullets.
         if me.ammo.bullets < LOW_AMMO && me.ammo.smg == 0 {
-            let ammo: Vec<Cell> = map
+            let ammo: Vec<Vec2> = map
                 .ammo_pickups
                 .iter()
                 .zip(&s.pickups_collected)
                 .filter(|(p, taken)| !**taken && p.kind == LootKind::Bullets)
-                .map(|(p, _)| cell_of(Vec2::new(p.position.x, p.position.y)))
+                .map(|(p, _)| Vec2::new(p.position.x, p.position.y))
+                .filter(|at| grid.walkable_at(*at))
                 .chain(
                     s.loot
                         .iter()
                         .filter(|d| matches!(d.kind, LootKind::Bullets | LootKind::Smg))
-                        .map(|d| cell_of(Vec2::new(d.x, d.y))),
+                        .map(|d| Vec2::new(d.x, d.y)),
                 )
                 .collect();
-            if let Some(path) = path_to(grid, here, walk, |c| ammo.contains(&c)) {
-                return walk_along(me, &path);
+            if let Some(input) = go_to_items(me, grid, here, &ammo, usize::MAX) {
+                return input;
             }
         }
-        // 4. The exit; on it, wait for the countdown or hunt the exit room.
+        // 5. The exit; on it, wait for the countdown or hunt the exit room.
         if here == exit {
             if s.countdown.is_some() || !engine.exit_room_has_alive_enemy() {
                 return walk_to(me, centre(exit));
@@ -178,7 +188,7 @@ impl BotController {
         if let Some(path) = path_to(grid, here, walk, |c| c == exit) {
             return walk_along(me, &path);
         }
-        // 5. Nowhere to go: follow the first teammate who is somewhere else.
+        // 6. Nowhere to go: follow the first teammate who is somewhere else.
         let mates: Vec<Cell> = s
             .players
             .iter()
@@ -194,6 +204,59 @@ impl BotController {
             },
         }
     }
+}
+
+/// Cells of items worth a short detour: health when hurt, weapons the
+/// player lacks, ammo for pools that are not full.
+fn wanted_items(engine: &RaycasterEngine, me: &Player) -> Vec<Vec2> {
+    let s = engine.state();
+    let hurt = me.health < LOW_HEALTH;
+    let wants = |kind: LootKind, weapon_index: Option<u8>| match kind {
+        LootKind::Health => hurt,
+        LootKind::Weapon => weapon_index.is_some_and(|w| !weapon::owns(me.owned, w)),
+        LootKind::Key => false,
+        ammo => weapon::AmmoPool::for_loot(ammo).is_some_and(|pool| {
+            let cap = crate::rules::AMMO_CAPS
+                .get(pool.index())
+                .copied()
+                .unwrap_or(0);
+            pool.get(&me.ammo) < cap / 2
+        }),
+    };
+    let pickups = engine
+        .map()
+        .ammo_pickups
+        .iter()
+        .zip(&s.pickups_collected)
+        .filter(|(p, taken)| {
+            !**taken
+                && s.grid.walkable_at(Vec2::new(p.position.x, p.position.y))
+                && wants(p.kind, None)
+        })
+        .map(|(p, _)| Vec2::new(p.position.x, p.position.y));
+    let drops = s
+        .loot
+        .iter()
+        .filter(|d| wants(d.kind, d.weapon_index))
+        .map(|d| Vec2::new(d.x, d.y));
+    pickups.chain(drops).collect()
+}
+
+/// Walks toward the nearest of `items` within `max_steps` tiles of path;
+/// in the item's own cell, walks onto its exact position.
+fn go_to_items(
+    me: &Player,
+    grid: &crate::grid::Grid,
+    here: Cell,
+    items: &[Vec2],
+    max_steps: usize,
+) -> Option<InputSnapshot> {
+    if let Some(at) = items.iter().find(|at| cell_of(**at) == here) {
+        return Some(walk_to(me, *at));
+    }
+    let cells: Vec<Cell> = items.iter().map(|at| cell_of(*at)).collect();
+    let path = path_to(grid, here, Tile::is_walkable, |c| cells.contains(&c))?;
+    (path.len() <= max_steps).then(|| walk_along(me, &path))
 }
 
 /// A locked door next to `c`, if any.

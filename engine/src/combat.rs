@@ -42,8 +42,8 @@ pub fn fire(state: &mut SimState, map: &GameMap, shooter: &PlayerId) {
         let d = if angle == 0.0 { dir } else { dir.rotate(angle) };
         let wall = state.grid.ray_distance(origin, d, w.range);
         let (impact, hit) = match nearest_on_ray(state, origin, d, wall) {
-            Some((index, t)) => (origin.add(d.scale(t)), Some(index)),
-            None => (origin.add(d.scale(wall)), None),
+            Some((index, t)) => (origin.plus(d.scale(t)), Some(index)),
+            None => (origin.plus(d.scale(wall)), None),
         };
         if let Some(index) = hit {
             damage_enemy(state, map, index, w.damage, Some(shooter));
@@ -89,7 +89,7 @@ fn nearest_on_ray(state: &SimState, origin: Vec2, d: Vec2, max: f64) -> Option<(
         let Some(at) = hit_test_position(state, index) else {
             continue;
         };
-        let rel = at.sub(origin);
+        let rel = at.minus(origin);
         let t = rel.dot(d);
         if t < 0.0 || t > max {
             continue;

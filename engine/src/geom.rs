@@ -19,12 +19,12 @@ impl Vec2 {
     }
 
     /// `self + o`.
-    pub fn add(self, o: Vec2) -> Vec2 {
+    pub fn plus(self, o: Vec2) -> Vec2 {
         Vec2::new(self.x + o.x, self.y + o.y)
     }
 
     /// `self - o`.
-    pub fn sub(self, o: Vec2) -> Vec2 {
+    pub fn minus(self, o: Vec2) -> Vec2 {
         Vec2::new(self.x - o.x, self.y - o.y)
     }
 
@@ -56,7 +56,7 @@ impl Vec2 {
 
     /// Distance to `o`.
     pub fn distance(self, o: Vec2) -> f64 {
-        self.sub(o).length()
+        self.minus(o).length()
     }
 
     /// Rotated by `angle` radians (positive turns right on screen).

@@ -139,7 +139,7 @@ impl Grid {
         if dist == 0.0 {
             return true;
         }
-        let d = b.sub(a).scale(1.0 / dist);
+        let d = b.minus(a).scale(1.0 / dist);
         self.ray_distance(a, d, dist) >= dist
     }
 

@@ -7,7 +7,7 @@
 //! corridor, so the chain is a path and a door on a link gates everything
 //! after it. The spawn is in the first room, the exit in the last. Keys for
 //! a door are placed between the previous door and that door. Some rooms get
-//! a 3x3 secret room behind one wall. Every candidate is checked with
+//! a small secret room behind one wall. Every candidate is checked with
 //! [`check_playable`]; a failing one is regenerated from the next sub-seed.
 
 use protocol::map::{
@@ -121,7 +121,7 @@ impl Builder {
     /// outside `a`, where a door can go.
     fn corridor(&mut self, a: RoomRect, ca: (u32, u32), b: RoomRect, cb: (u32, u32)) -> TilePos {
         let centre = |r: RoomRect| (r.x + r.w / 2, r.y + r.h / 2);
-        let ((ax, ay), (bx, by)) = (centre(a), centre(b));
+        let (ax, ay) = centre(a);
         if ca.1 == cb.1 {
             let (l, r, a_is_left) = if ca.0 < cb.0 {
                 (a, b, true)
@@ -152,7 +152,6 @@ impl Builder {
             self.carve_v(tx, t.y + t.h, ym);
             self.carve_h(ym, tx, bmx);
             self.carve_v(bmx, ym, bm.y - 1);
-            let _ = (bx, by);
             if a_is_top {
                 TilePos {
                     x: ax,
@@ -173,44 +172,94 @@ impl Builder {
         }
     }
 
-    /// Tries to hide a 3x3 secret room beside `r` inside cell column `col`;
+    /// Tries to hide a secret room (3 tiles along the wall, 2 deep) behind
+    /// one wall of `r`, inside cell `cell`, with solid rock all around it;
     /// returns the centre of the secret room.
-    fn secret_beside(&mut self, r: RoomRect, col: u32) -> Option<MapPoint> {
-        let cell_x0 = 1 + col * CELL;
-        let cell_x1 = col * CELL + CELL;
-        let right = r.x + r.w; // the wall column on the right
-        let left = r.x.checked_sub(1)?; // the wall column on the left
-        let candidates = [
-            (right, right + 1, right + 4),
-            (left, left.checked_sub(3)?, left.checked_sub(4)?),
+    fn secret_beside(&mut self, r: RoomRect, (col, row): (u32, u32)) -> Option<MapPoint> {
+        let (cx0, cx1) = (1 + col * CELL, col * CELL + CELL);
+        let (cy0, cy1) = (1 + row * CELL, row * CELL + CELL);
+        let (x, y) = (i64::from(r.x), i64::from(r.y));
+        let (right, bottom) = (x + i64::from(r.w), y + i64::from(r.h));
+        // (connecting wall tile, region top-left, region size, rock box min, rock box max)
+        type Cand = ((i64, i64), (i64, i64), (i64, i64), (i64, i64), (i64, i64));
+        let candidates: [Cand; 4] = [
+            (
+                (right, y + 1),
+                (right + 1, y),
+                (2, 3),
+                (right, y - 1),
+                (right + 3, y + 3),
+            ),
+            (
+                (x - 1, y + 1),
+                (x - 3, y),
+                (2, 3),
+                (x - 4, y - 1),
+                (x - 1, y + 3),
+            ),
+            (
+                (x + 1, bottom),
+                (x, bottom + 1),
+                (3, 2),
+                (x - 1, bottom),
+                (x + 3, bottom + 3),
+            ),
+            (
+                (x + 1, y - 1),
+                (x, y - 3),
+                (3, 2),
+                (x - 1, y - 4),
+                (x + 3, y - 1),
+            ),
         ];
-        for (wall, region_x0, outer) in candidates {
-            let (lo, hi) = (wall.min(outer), wall.max(outer));
-            if lo < cell_x0 || hi > cell_x1 {
+        let first = self.rng.below(4);
+        for i in 0..4u32 {
+            let Some(&(door, origin, size, lo, hi)) =
+                candidates.get(usize::try_from((first + i) % 4).ok()?)
+            else {
+                continue;
+            };
+            let inside = lo.0 >= i64::from(cx0)
+                && hi.0 <= i64::from(cx1)
+                && lo.1 >= i64::from(cy0)
+                && hi.1 <= i64::from(cy1);
+            if !inside {
                 continue;
             }
-            let rows = r.y.checked_sub(1)?..=r.y + 3;
-            let all_wall = rows
-                .clone()
-                .all(|y| (lo..=hi).all(|x| self.get(x, y) == Tile::Wall));
-            if !all_wall {
+            let rock =
+                (lo.1..=hi.1).all(|yy| (lo.0..=hi.0).all(|xx| self.get_i(xx, yy) == Tile::Wall));
+            if !rock {
                 continue;
             }
-            self.set(wall, r.y + 1, Tile::Secret);
-            for y in r.y..r.y + 3 {
-                for x in region_x0..region_x0 + 3 {
-                    self.set(x, y, Tile::Secret);
+            self.set_i(door.0, door.1, Tile::Secret);
+            for yy in origin.1..origin.1 + size.1 {
+                for xx in origin.0..origin.0 + size.0 {
+                    self.set_i(xx, yy, Tile::Secret);
                 }
             }
             return Some(MapPoint {
-                x: f64::from(region_x0) + 1.5,
-                y: f64::from(r.y) + 1.5,
+                x: origin.0 as f64 + size.0 as f64 / 2.0,
+                y: origin.1 as f64 + size.1 as f64 / 2.0,
             });
         }
         None
     }
 
-    fn build(mut self) -> GameMap {
+    fn get_i(&self, x: i64, y: i64) -> Tile {
+        match (u32::try_from(x), u32::try_from(y)) {
+            (Ok(x), Ok(y)) => self.get(x, y),
+            _ => Tile::Wall,
+        }
+    }
+
+    fn set_i(&mut self, x: i64, y: i64, t: Tile) {
+        if let (Ok(x), Ok(y)) = (u32::try_from(x), u32::try_from(y)) {
+            self.set(x, y, t);
+        }
+    }
+
+    /// Cells in chain order: left to right, then right to left, ...
+    fn chain_cells(&self) -> Vec<(u32, u32)> {
         let mut cells = Vec::new();
         for row in 0..ROWS {
             let cols: Vec<u32> = if row % 2 == 0 {
@@ -220,66 +269,74 @@ impl Builder {
             };
             cells.extend(cols.into_iter().map(|c| (c, row)));
         }
-        let rooms: Vec<RoomRect> = cells
-            .iter()
-            .map(|&(c, r)| self.room_in_cell(c, r))
-            .collect();
-        let n = rooms.len();
-        let mut links = vec![TilePos { x: 0, y: 0 }];
-        for k in 1..n {
-            let (a, b) = (rooms[k - 1], rooms[k]);
-            links.push(self.corridor(a, cells[k - 1], b, cells[k]));
-        }
+        cells
+    }
+
+    /// Secret rooms beside some middle rooms, each with a pickup inside.
+    fn secrets(&mut self, rooms: &[RoomRect], cells: &[(u32, u32)]) -> Vec<MapPickup> {
         let mut pickups = Vec::new();
-        for k in 1..n.saturating_sub(1) {
-            if self.rng.below(100) < 35
-                && let Some(at) = self.secret_beside(rooms[k], cells[k].0)
+        let middle = rooms.len().saturating_sub(1);
+        for (&room, &cell) in rooms.iter().zip(cells).take(middle).skip(1) {
+            if self.rng.below(100) < 50
+                && let Some(position) = self.secret_beside(room, cell)
             {
-                let kind = if self.rng.below(2) == 0 {
-                    LootKind::Health
+                let (kind, amount) = if self.rng.below(2) == 0 {
+                    (LootKind::Health, 50)
                 } else {
-                    LootKind::Bullets
+                    (LootKind::Bullets, 40)
                 };
                 pickups.push(MapPickup {
-                    position: at,
+                    position,
                     kind,
-                    amount: if kind == LootKind::Health { 50 } else { 40 },
+                    amount,
                 });
             }
         }
-        // Doors on evenly spread links, keys between the previous door and this one.
-        let door_count = (1 + self.level / 2)
-            .min(3)
-            .min(u32::try_from(n.saturating_sub(2)).unwrap_or(0));
-        let mut doors = Vec::new();
-        let mut keys = Vec::new();
+        pickups
+    }
+
+    /// Locked doors on evenly spread links (`links[k]` joins room k-1 to
+    /// room k), each door's key in a room between the previous door and it.
+    fn doors_and_keys(
+        &mut self,
+        rooms: &[RoomRect],
+        links: &[TilePos],
+    ) -> (Vec<TilePos>, Vec<MapKey>) {
+        let n = rooms.len();
+        let n32 = u32::try_from(n).unwrap_or(0);
+        let door_count = (1 + self.level / 2).min(3).min(n32.saturating_sub(2));
+        let (mut doors, mut keys) = (Vec::new(), Vec::new());
         let mut prev_link = 0usize;
         for d in 0..door_count {
             let base =
-                usize::try_from((d + 1) * u32::try_from(n - 1).unwrap_or(1) / (door_count + 1))
-                    .unwrap_or(1);
-            let link = (base + usize::try_from(self.rng.below(2)).unwrap_or(0))
-                .clamp(prev_link + 1, n - 1);
-            if link <= prev_link || link >= n {
+                usize::try_from((d + 1) * n32.saturating_sub(1) / (door_count + 1)).unwrap_or(1);
+            let jitter = usize::try_from(self.rng.below(2)).unwrap_or(0);
+            let link = (base + jitter).clamp(prev_link + 1, n.saturating_sub(1));
+            let (Some(&door), true) = (links.get(link), link > prev_link) else {
                 continue;
-            }
-            let room_pick = prev_link
-                + usize::try_from(self.rng.below(u32::try_from(link - prev_link).unwrap_or(1)))
-                    .unwrap_or(0);
-            let at = self.point_in(rooms[room_pick]);
-            let door = links[link];
+            };
+            let span = u32::try_from(link - prev_link).unwrap_or(1);
+            let key_room = prev_link + usize::try_from(self.rng.below(span)).unwrap_or(0);
+            let Some(&room) = rooms.get(key_room) else {
+                continue;
+            };
+            let position = self.point_in(room);
             self.set(door.x, door.y, Tile::Door);
             keys.push(MapKey {
-                position: at,
+                position,
                 door: u32::try_from(doors.len()).unwrap_or(0),
             });
             doors.push(door);
             prev_link = link;
         }
-        let spawn_room = rooms[0];
+        (doors, keys)
+    }
+
+    /// Up to nine spawn points around the centre of the first room.
+    fn spawns(&self, room: RoomRect) -> Vec<MapPoint> {
         let (cx, cy) = (
-            spawn_room.x + spawn_room.w / 2,
-            spawn_room.y + spawn_room.h / 2,
+            i64::from(room.x + room.w / 2),
+            i64::from(room.y + room.h / 2),
         );
         let offsets: [(i64, i64); 9] = [
             (0, 0),
@@ -292,51 +349,59 @@ impl Builder {
             (1, -1),
             (-1, 1),
         ];
-        let spawns = offsets
+        offsets
             .iter()
             .take(usize::try_from(self.max_players.min(9)).unwrap_or(1))
             .map(|(dx, dy)| MapPoint {
-                x: (i64::from(cx) + dx) as f64 + 0.5,
-                y: (i64::from(cy) + dy) as f64 + 0.5,
+                x: (cx + dx) as f64 + 0.5,
+                y: (cy + dy) as f64 + 0.5,
             })
-            .collect();
-        let exit_room = rooms[n - 1];
-        let exit = TilePos {
-            x: exit_room.x + exit_room.w / 2,
-            y: exit_room.y + exit_room.h / 2,
-        };
-        self.set(exit.x, exit.y, Tile::Exit);
+            .collect()
+    }
+
+    /// Enemies in every room but the first; more on later levels.
+    fn enemies(&mut self, rooms: &[RoomRect]) -> Vec<MapEnemy> {
         let mut enemies = Vec::new();
-        for &room in rooms.iter().skip(1) {
-            let count = 1 + self.rng.below(2 + self.level.min(4) / 2);
+        for &home in rooms.iter().skip(1) {
+            let count = 1 + self.rng.below(2 + self.level.min(6) / 3);
             for _ in 0..count {
-                let roll = self.rng.below(100);
-                let kind = match roll {
+                let kind = match self.rng.below(100) {
                     0..55 => EnemyKind::Grunt,
                     55..80 => EnemyKind::Brute,
                     _ => EnemyKind::Sniper,
                 };
-                let position = self.point_in(room);
+                let position = self.point_in(home);
                 enemies.push(MapEnemy {
                     kind,
                     position,
-                    home: room,
+                    home,
                 });
             }
         }
+        enemies
+    }
+
+    /// `min(level, 3)` mines, never in the first two rooms.
+    fn mines(&mut self, rooms: &[RoomRect]) -> Vec<MapPoint> {
+        let candidates = u32::try_from(rooms.len().saturating_sub(2)).unwrap_or(0);
         let mut mines = Vec::new();
         for _ in 0..self.level.min(3) {
-            let k =
-                2 + usize::try_from(self.rng.below(u32::try_from(n - 2).unwrap_or(1))).unwrap_or(0);
-            let p = self.point_in(rooms[k.min(n - 1)]);
-            mines.push(p);
+            let k = 2 + usize::try_from(self.rng.below(candidates)).unwrap_or(0);
+            if let Some(&room) = rooms.get(k) {
+                mines.push(self.point_in(room));
+            }
         }
-        let extra = self.max_players / 2;
-        for k in 1..n {
+        mines
+    }
+
+    /// Health and bullets in about half the rooms, plus `maxPlayers / 2`
+    /// extra bullet pickups.
+    fn pickups(&mut self, rooms: &[RoomRect]) -> Vec<MapPickup> {
+        let mut pickups = Vec::new();
+        for &room in rooms.iter().skip(1) {
             if self.rng.below(100) < 45 {
-                let position = self.point_in(rooms[k]);
-                let health = self.rng.below(3) == 0;
-                let (kind, amount) = if health {
+                let position = self.point_in(room);
+                let (kind, amount) = if self.rng.below(3) == 0 {
                     (LootKind::Health, 25)
                 } else {
                     (LootKind::Bullets, 20)
@@ -348,16 +413,51 @@ impl Builder {
                 });
             }
         }
-        for _ in 0..extra {
-            let k =
-                1 + usize::try_from(self.rng.below(u32::try_from(n - 1).unwrap_or(1))).unwrap_or(0);
-            let position = self.point_in(rooms[k.min(n - 1)]);
-            pickups.push(MapPickup {
-                position,
-                kind: LootKind::Bullets,
-                amount: 20,
-            });
+        let later_rooms = u32::try_from(rooms.len().saturating_sub(1)).unwrap_or(0);
+        for _ in 0..self.max_players / 2 {
+            let k = 1 + usize::try_from(self.rng.below(later_rooms)).unwrap_or(0);
+            if let Some(&room) = rooms.get(k) {
+                let position = self.point_in(room);
+                pickups.push(MapPickup {
+                    position,
+                    kind: LootKind::Bullets,
+                    amount: 20,
+                });
+            }
         }
+        pickups
+    }
+
+    fn build(mut self) -> GameMap {
+        let cells = self.chain_cells();
+        let rooms: Vec<RoomRect> = cells
+            .iter()
+            .map(|&(c, r)| self.room_in_cell(c, r))
+            .collect();
+        let mut links = vec![TilePos { x: 0, y: 0 }];
+        for (pair, cell_pair) in rooms.windows(2).zip(cells.windows(2)) {
+            if let ([a, b], [ca, cb]) = (pair, cell_pair) {
+                links.push(self.corridor(*a, *ca, *b, *cb));
+            }
+        }
+        let mut pickups = self.secrets(&rooms, &cells);
+        let (doors, keys) = self.doors_and_keys(&rooms, &links);
+        let first = rooms.first().copied().unwrap_or(RoomRect {
+            x: 1,
+            y: 1,
+            w: 1,
+            h: 1,
+        });
+        let last = rooms.last().copied().unwrap_or(first);
+        let spawns = self.spawns(first);
+        let exit = TilePos {
+            x: last.x + last.w / 2,
+            y: last.y + last.h / 2,
+        };
+        self.set(exit.x, exit.y, Tile::Exit);
+        let enemies = self.enemies(&rooms);
+        let mines = self.mines(&rooms);
+        pickups.extend(self.pickups(&rooms));
         GameMap {
             width: self.width,
             height: self.height,

@@ -10,7 +10,7 @@
 //! - [`enemy`]: enemy archetypes and state; [`ai`]: their per-tick behaviour.
 //! - [`combat`]: hitscan fire, lag-compensated hit tests, damage and kills.
 //! - [`loot`]: kill drops, disconnect drops, pickup rules.
-//! - [`mine`]: mines.
+//! - [`mine`]: mines, their fuses and blasts.
 //! - [`weapon`]: the weapon table and ammo pools.
 //! - [`grid`]: the live tile grid, collision, ray casts, doors and secrets.
 //! - [`pathing`]: breadth-first search on the grid.
@@ -32,6 +32,33 @@
 //! builds of this crate agree bit for bit on every platform. A test scans
 //! the sources to keep it that way. There is no clock, no I/O and no global
 //! state in this crate.
+//!
+//! # Example
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use engine::{BotController, Difficulty, Engine, LevelSetup, LevelStatus, RaycasterEngine};
+//! use protocol::input::PlayerId;
+//!
+//! let roster = vec![PlayerId::new("alice"), PlayerId::new("bob")];
+//! let setup = LevelSetup {
+//!     map: engine::level_gen::generate(42, 0, 2),
+//!     roster: roster.clone(),
+//!     seed: 7,
+//!     difficulty: Difficulty::Normal,
+//!     player_count: 2,
+//!     carryovers: BTreeMap::new(),
+//! };
+//! let mut world = RaycasterEngine::new_level(setup)?;
+//! let bots: Vec<_> = roster.into_iter().map(BotController::new).collect();
+//! while world.status() != LevelStatus::Complete && world.tick() < 6_000 {
+//!     let inputs = bots.iter().map(|b| (b.player_id().clone(), b.decide(&world))).collect();
+//!     world.advance(&inputs, &[]);
+//! }
+//! let snapshot = world.snapshot(); // what a host sends every RECONCILE_INTERVAL_TICKS
+//! assert_eq!(snapshot.tick, world.tick());
+//! # Ok::<(), engine::EngineError>(())
+//! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -1,5 +1,5 @@
 //! Loot drops: what a kill drops (health check first, then one weighted
-//! roll), what a removed player drops (spec §5), and what picking a drop up
+//! roll), what a removed player drops (spec §5), the keys a dying player drops, and what picking a drop up
 //! does, including the multiplayer weapon rule (an owner does not collect a
 //! weapon drop; it stays for a teammate who needs it).
 
@@ -118,6 +118,23 @@ pub fn disconnect_drops(id: &PlayerId, p: &Player) -> Vec<LootDrop> {
         push(LootKind::Key, None, None);
     }
     out
+}
+
+/// What a player who dies drops: one key per held key, ids
+/// `death:playerId:dropSeq`, no source tag (an ordinary drop).
+pub fn death_drops(id: &PlayerId, p: &Player) -> Vec<LootDrop> {
+    (0..p.keys_held)
+        .map(|seq| {
+            drop_at(
+                format!("death:{id}:{seq}"),
+                None,
+                p.pos,
+                LootKind::Key,
+                None,
+                None,
+            )
+        })
+        .collect()
 }
 
 /// Adds to an ammo pool up to its cap; false if it was already full.

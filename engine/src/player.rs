@@ -120,7 +120,7 @@ impl Player {
         }
         // Strafing right moves along the camera plane's direction.
         let right = Vec2::new(-self.dir.y, self.dir.x);
-        let mut wish = self.dir.scale(fwd).add(right.scale(side));
+        let mut wish = self.dir.scale(fwd).plus(right.scale(side));
         let len = wish.length();
         if len > 0.0 {
             wish = wish.scale(PLAYER_MOVE_SPEED * dt / len);

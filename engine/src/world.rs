@@ -9,7 +9,7 @@
 //! 3. Pickups, keys and loot drops, players in roster order, items in index order.
 //! 4. Mines, in index order.
 //! 5. Enemies, in index order (roam picks, attack rolls, cooldown jitter).
-//! 6. Deaths.
+//! 6. Deaths (held keys drop where the player fell).
 //! 7. Enemy position history for lag compensation (multiplayer only).
 //! 8. Team elimination, then the exit gate and countdown.
 //! 9. `levelTime += FIXED_DT`, `tick += 1`.
@@ -22,20 +22,20 @@ use protocol::snapshot::{Carryover, ReconciliationSnapshot, TileMutation};
 use protocol::tick::{COUNTDOWN_TICKS, FIXED_DT, INPUT_DELAY_TICKS};
 use serde::{Deserialize, Serialize};
 
+use crate::ai;
 use crate::combat;
 use crate::enemy::Enemy;
 use crate::engine::{Engine, EngineError, LevelSetup, LevelStatus};
 use crate::geom::Vec2;
 use crate::grid::{Grid, cell};
-use crate::hash::hash_json;
-use crate::loot::{self, LootDrop};
+use crate::hash::hash_value;
+use crate::loot::{self, LootDrop, add_ammo, add_health};
 use crate::mine::{self, Mine};
 use crate::player::Player;
 use crate::reconcile;
 use crate::rng::Mulberry32;
 use crate::rules::{Difficulty, PICKUP_RADIUS, USE_REACH};
 use crate::weapon::{self, AmmoPool, SWAP_TIME};
-use crate::{ai, loot::add_ammo, loot::add_health};
 
 /// How a level ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,7 +196,7 @@ impl RaycasterEngine {
             return;
         };
         for reach in USE_REACH {
-            let probe = p.pos.add(p.dir.scale(reach));
+            let probe = p.pos.plus(p.dir.scale(reach));
             let (x, y) = (cell(probe.x), cell(probe.y));
             let changed = match self.state.grid.tile(x, y) {
                 Tile::Door if p.keys_held > 0 => {
@@ -253,13 +253,18 @@ impl RaycasterEngine {
         }
     }
 
+    /// Players at or below zero health die and spectate. Their keys drop
+    /// where they fell: keys are level-scoped and one exists per door, so a
+    /// key vanishing with a dead player could lock the team out.
     fn resolve_deaths(&mut self) {
-        for p in self.state.players.values_mut() {
+        for (id, p) in self.state.players.iter_mut() {
             if p.alive && p.health <= 0.0 {
                 p.alive = false;
                 p.health = 0.0;
                 p.swap = 0.0;
                 p.fire_cooldown = 0.0;
+                self.state.loot.extend(loot::death_drops(id, p));
+                p.keys_held = 0;
             }
         }
     }
@@ -450,7 +455,7 @@ impl Engine for RaycasterEngine {
     }
 
     fn world_hash(&self) -> u64 {
-        hash_json(&self.state)
+        hash_value(&self.state)
     }
 
     fn status(&self) -> LevelStatus {
@@ -490,5 +495,143 @@ impl Engine for RaycasterEngine {
         self.grid_log = saved.grid_log;
         self.snapshot_cursor = saved.snapshot_cursor;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::level_gen::generate;
+    use crate::weapon::PISTOL;
+
+    fn level(players: u32) -> RaycasterEngine {
+        let setup = LevelSetup {
+            map: generate(9, 0, players),
+            roster: (0..players)
+                .map(|i| PlayerId::new(format!("p{i}")))
+                .collect(),
+            seed: 3,
+            difficulty: Difficulty::Normal,
+            player_count: players,
+            carryovers: BTreeMap::new(),
+        };
+        RaycasterEngine::new_level(setup).expect("valid level")
+    }
+
+    fn fire_only(e: &RaycasterEngine) -> BTreeMap<PlayerId, InputSnapshot> {
+        e.roster()
+            .into_iter()
+            .map(|id| {
+                let fire = id.as_str() == "p0";
+                (
+                    id,
+                    InputSnapshot {
+                        fire,
+                        ..InputSnapshot::NEUTRAL
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// Enemy 0 was in p0's sights `INPUT_DELAY_TICKS` ago but has since
+    /// stepped aside: does p0's shot land?
+    fn shot_lands(players: u32) -> bool {
+        let mut e = level(players);
+        let p0 = e.state.players.values().next().expect("p0").clone();
+        assert_eq!(p0.weapon_index, PISTOL);
+        let aimed = p0.pos.plus(p0.dir.scale(1.2));
+        let aside = p0.pos.plus(Vec2::new(0.0, 1.0));
+        let frames = usize::try_from(INPUT_DELAY_TICKS + 1).unwrap_or(4);
+        let n = e.state.enemies.len();
+        e.state.enemy_history = (0..frames)
+            .map(|_| vec![Vec2::new(-50.0, -50.0); n])
+            .collect();
+        for frame in e.state.enemy_history.iter_mut() {
+            frame[0] = aimed;
+        }
+        e.state.enemies[0].pos = aside;
+        let hp = e.state.enemies[0].hp;
+        let inputs = fire_only(&e);
+        e.advance(&inputs, &[]);
+        e.state.enemies[0].hp < hp
+    }
+
+    #[test]
+    fn multiplayer_hit_tests_rewind_the_target() {
+        assert!(shot_lands(2), "multiplayer: the rewound position is hit");
+        assert!(!shot_lands(1), "single player: live positions only");
+    }
+
+    #[test]
+    fn exit_waits_for_a_clear_room_then_counts_down() {
+        let mut e = level(1);
+        let exit = Vec2::new(f64::from(e.map.exit.x) + 0.5, f64::from(e.map.exit.y) + 0.5);
+        let id = PlayerId::new("p0");
+        let neutral = BTreeMap::from([(id.clone(), InputSnapshot::NEUTRAL)]);
+        e.state.players.get_mut(&id).expect("p0").pos = exit;
+        e.state.players.get_mut(&id).expect("p0").health = 1e9;
+        assert!(e.exit_room_has_alive_enemy());
+        e.advance(&neutral, &[]);
+        assert_eq!(
+            e.status(),
+            LevelStatus::Running,
+            "a live enemy in the exit room blocks the exit"
+        );
+        for en in e.state.enemies.iter_mut() {
+            en.alive = false;
+        }
+        e.advance(&neutral, &[]);
+        assert_eq!(
+            e.status(),
+            LevelStatus::Countdown {
+                ticks_left: COUNTDOWN_TICKS
+            }
+        );
+        for _ in 1..COUNTDOWN_TICKS {
+            e.advance(&neutral, &[]);
+        }
+        assert_eq!(e.status(), LevelStatus::Countdown { ticks_left: 1 });
+        e.advance(&neutral, &[]);
+        assert_eq!(e.status(), LevelStatus::Complete);
+    }
+
+    #[test]
+    fn using_a_secret_wall_reveals_it_and_records_deltas() {
+        let mut e = level(1);
+        let grid = &e.state.grid;
+        let steps = [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)];
+        let found = (0..i64::from(grid.height))
+            .flat_map(|y| (0..i64::from(grid.width)).map(move |x| (x, y)))
+            .filter(|&(x, y)| grid.tile(x, y) == Tile::Secret)
+            .find_map(|(x, y)| {
+                steps
+                    .iter()
+                    .find(|(dx, dy)| grid.tile(x - dx, y - dy) == Tile::Floor)
+                    .map(|&d| ((x, y), d))
+            });
+        let ((x, y), (dx, dy)) = found.expect("level 0 of campaign 9 has a secret room");
+        let id = PlayerId::new("p0");
+        let p = e.state.players.get_mut(&id).expect("p0");
+        p.pos = Vec2::new((x - dx) as f64 + 0.5, (y - dy) as f64 + 0.5);
+        p.dir = Vec2::new(dx as f64, dy as f64);
+        let version = e.state.grid.version;
+        let input = BTreeMap::from([(
+            id,
+            InputSnapshot {
+                use_: true,
+                ..InputSnapshot::NEUTRAL
+            },
+        )]);
+        e.advance(&input, &[]);
+        assert_eq!(e.state.grid.version, version + 1);
+        assert_eq!(e.state.grid.tile(x, y), Tile::Floor);
+        let delta = e.snapshot().grid_delta;
+        assert!(
+            delta.len() >= 7,
+            "the whole secret region is revealed: {delta:?}"
+        );
+        assert!(delta.iter().all(|m| m.value == Tile::Floor));
+        assert!(e.snapshot().grid_delta.is_empty(), "a delta is sent once");
     }
 }
