@@ -13,15 +13,19 @@
 //! - [`input`]: per-tick player input (`InputSnapshot`).
 //! - [`snapshot`]: the reconciliation snapshot and its parts.
 //! - [`map`]: the game map as it travels over the wire and on disk.
+//! - [`peer`]: peer protocol messages on the `input` and `reconciliation` channels.
+//! - [`chunk`]: chunking and validated reassembly of large peer messages.
 //! - [`tick`]: the netcode tick constants shared by every peer.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod api;
+pub mod chunk;
 pub mod code;
 pub mod input;
 pub mod map;
 pub mod name;
+pub mod peer;
 pub mod sdp;
 pub mod snapshot;
 pub mod tick;

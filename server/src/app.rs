@@ -97,6 +97,21 @@ impl AppState {
         Ok(records.len())
     }
 
+    /// Rebuilds the lobby index from the store (after missed notifications).
+    pub async fn resync_lobby(&self) -> Result<(), StoreError> {
+        let records = self.store.list_public(self.now()).await?;
+        let live: std::collections::HashSet<_> = records.iter().map(|r| r.code.clone()).collect();
+        for code in self.lobby.codes() {
+            if !live.contains(&code) {
+                self.lobby.remove(&code);
+            }
+        }
+        for record in &records {
+            self.lobby.upsert(record);
+        }
+        Ok(())
+    }
+
     /// Deletes expired sessions, unlists them, ends their long-polls, and
     /// forgets idle rate-limit entries. Returns how many were deleted.
     pub async fn sweep_once(&self) -> Result<usize, StoreError> {

@@ -112,8 +112,7 @@ fn forwarded_for(headers: &HeaderMap) -> Option<IpAddr> {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .last()?;
+        .rfind(|s| !s.is_empty())?;
     last.parse().ok()
 }
 

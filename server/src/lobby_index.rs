@@ -231,6 +231,14 @@ impl LobbyIndex {
         }
     }
 
+    /// Codes of every listed session.
+    pub fn codes(&self) -> Vec<SessionCode> {
+        self.index
+            .read()
+            .map(|i| i.by_code.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// Number of listed sessions (expired-but-unswept ones included).
     pub fn len(&self) -> usize {
         self.index.read().map(|i| i.by_order.len()).unwrap_or(0)

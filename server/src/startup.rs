@@ -13,12 +13,13 @@ use tokio::net::TcpListener;
 use crate::app::{AppState, router};
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
-use crate::store::Store;
+use crate::store::{Store, StoreChange, StoreChanges};
 
 /// A bound, ready-to-run server.
 pub struct Application {
     listener: TcpListener,
     state: AppState,
+    changes: StoreChanges,
 }
 
 impl Application {
@@ -29,9 +30,9 @@ impl Application {
 
     /// Like [`Application::build`] with an injected clock (tests).
     pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
-        let store = Store::connect(&config.database_url, &config)
+        let (store, changes) = Store::connect(&config.database_url, &config)
             .await
-            .with_context(|| format!("opening the database {}", config.database_url))?;
+            .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
         let listen = config.listen;
         let state = AppState::new(config, store, clock);
         state
@@ -41,7 +42,11 @@ impl Application {
         let listener = TcpListener::bind(listen)
             .await
             .with_context(|| format!("binding {listen}"))?;
-        Ok(Self { listener, state })
+        Ok(Self {
+            listener,
+            state,
+            changes,
+        })
     }
 
     /// The address actually bound (the real port when asked for port 0).
@@ -63,9 +68,14 @@ impl Application {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        let Application { listener, state } = self;
+        let Application {
+            listener,
+            state,
+            changes,
+        } = self;
         let addr = listener.local_addr()?;
         let sweeper = tokio::spawn(run_sweeper(state.clone()));
+        let follower = changes.map(|changes| tokio::spawn(follow_changes(state.clone(), changes)));
         let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
         tracing::info!("listening on http://{addr}");
         let cancel = state.shutdown.clone();
@@ -80,6 +90,12 @@ impl Application {
         state.shutdown.cancel();
         if let Err(err) = sweeper.await {
             tracing::warn!(error = %err, "the sweeper task failed");
+        }
+        if let Some(Err(err)) = match follower {
+            Some(task) => Some(task.await),
+            None => None,
+        } {
+            tracing::warn!(error = %err, "the change follower failed");
         }
         state.store.close().await;
         tracing::info!("stopped");
@@ -102,5 +118,50 @@ async fn run_sweeper(state: AppState) {
             Ok(n) => tracing::debug!(deleted = n, "swept expired sessions"),
             Err(err) => tracing::warn!(error = %err, "sweep failed; will retry"),
         }
+    }
+}
+
+/// Applies changes other replicas made: wakes long-polls on answers and
+/// keeps the lobby index current. Local changes echo back too; applying them
+/// again is harmless (the index only publishes events for real differences).
+async fn follow_changes(
+    state: AppState,
+    mut changes: tokio::sync::mpsc::UnboundedReceiver<StoreChange>,
+) {
+    loop {
+        let change = tokio::select! {
+            () = state.shutdown.cancelled() => return,
+            change = changes.recv() => match change {
+                Some(change) => change,
+                None => return,
+            },
+        };
+        match change {
+            StoreChange::Answered(code) => state.waiters.wake(&code),
+            StoreChange::SessionChanged(code) => match state.store.get(&code, state.now()).await {
+                Ok(Some(record)) => state.lobby.upsert(&record),
+                Ok(None) => {
+                    state.lobby.remove(&code);
+                    state.waiters.wake(&code);
+                }
+                Err(err) => tracing::warn!(error = %err, "cannot refresh a changed session"),
+            },
+            StoreChange::Resync => {
+                if let Err(err) = state.resync_lobby().await {
+                    tracing::warn!(error = %err, "lobby resync failed; will retry on the next change");
+                }
+                state.waiters.wake_all();
+            }
+        }
+    }
+}
+
+/// The database URL without its password, for error messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            format!("{}://<credentials>@{}", &url[..scheme_end], &url[at + 1..])
+        }
+        _ => url.to_string(),
     }
 }

@@ -40,6 +40,13 @@ impl AnswerWaiters {
         }
     }
 
+    /// Wakes every long-poll (they re-check the store).
+    pub fn wake_all(&self) {
+        for entry in self.by_code.iter() {
+            entry.value().notify_waiters();
+        }
+    }
+
     /// Long-polls in flight right now.
     pub fn waiting(&self) -> i64 {
         self.waiting.load(Ordering::Relaxed)

@@ -15,14 +15,11 @@ struct Server {
     base: String,
 }
 
-fn start(data_dir: &std::path::Path) -> Server {
+fn start(db: &common::TestDb) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_lobby-server"))
         .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
-        .env(
-            "LOBBY_DATABASE_URL",
-            format!("sqlite://{}/lobby.db", data_dir.display()),
-        )
-        .env("RUST_LOG", "info")
+        .env("LOBBY_DATABASE_URL", db.url())
+        .env_remove("RUST_LOG")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -34,11 +31,19 @@ fn start(data_dir: &std::path::Path) -> Server {
     let message = line["message"].as_str().expect("message field");
     let base = message
         .strip_prefix("listening on ")
-        .expect("first line says where it listens")
+        .unwrap_or_else(|| panic!("the first line says where it listens; got {first}"))
         .to_owned();
     // Keep draining the logs so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
     Server { child, base }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // A failing test must not leave a server running.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn sigterm(server: &mut Server) -> std::process::ExitStatus {
@@ -59,10 +64,10 @@ fn sigterm(server: &mut Server) -> std::process::ExitStatus {
 
 #[tokio::test]
 async fn the_binary_serves_stops_on_sigterm_and_keeps_sessions_across_restarts() {
-    let dir = tempfile::tempdir().unwrap();
+    let db = common::TestDb::new().await;
     let client = reqwest::Client::new();
 
-    let mut server = start(dir.path());
+    let mut server = start(&db);
     let res = client
         .put(format!("{}/session", server.base))
         .json(&json!({"name": "n", "hostName": "h", "maxPlayers": 3, "build": "b", "hostKind": "daemon", "offer": SDP}))
@@ -90,7 +95,7 @@ async fn the_binary_serves_stops_on_sigterm_and_keeps_sessions_across_restarts()
     assert_eq!(status.code(), Some(0), "exit status {status:?}");
     assert_eq!(poll.await.unwrap().unwrap().status(), 204);
 
-    let mut server = start(dir.path());
+    let mut server = start(&db);
     let view: Value = client
         .get(format!("{}/session/{code}", server.base))
         .send()
@@ -113,9 +118,9 @@ async fn the_binary_serves_stops_on_sigterm_and_keeps_sessions_across_restarts()
 
 #[tokio::test]
 async fn an_acknowledged_change_survives_a_kill_9() {
-    let dir = tempfile::tempdir().unwrap();
+    let db = common::TestDb::new().await;
     let client = reqwest::Client::new();
-    let mut server = start(dir.path());
+    let mut server = start(&db);
     let res = client
         .put(format!("{}/session", server.base))
         .json(&json!({"name": "n", "hostName": "h", "maxPlayers": 3, "build": "b", "hostKind": "daemon", "offer": SDP}))
@@ -135,7 +140,7 @@ async fn an_acknowledged_change_survives_a_kill_9() {
     server.child.kill().unwrap();
     server.child.wait().unwrap();
 
-    let mut server = start(dir.path());
+    let mut server = start(&db);
     let view: Value = client
         .get(format!("{}/session/{code}", server.base))
         .send()

@@ -1,17 +1,34 @@
 //! Persistent session storage behind one type, so handlers never see the
 //! database backend.
 //!
-//! [`Store`] is an enum over backends (SQLite now); each method dispatches to
-//! the backend. Every read takes `now` and filters on expiry, so an expired
-//! session is invisible at once even before the sweep deletes it.
+//! [`Store`] is an enum over backends; each method dispatches to the
+//! backend. SQLite (the embedded default) serves one process; PostgreSQL
+//! serves several replicas and reports changes made by other replicas as
+//! [`StoreChange`]s. Every read takes `now` and filters on expiry, so an
+//! expired session is invisible at once even before the sweep deletes it.
 
+mod postgres;
 mod sqlite;
 
 use protocol::api::HostKind;
 use protocol::code::SessionCode;
 
 use crate::clock::Millis;
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
+
+/// A change another replica made, as the shared database reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreChange {
+    /// A round of this session was answered: wake its long-polls.
+    Answered(SessionCode),
+    /// The session was created, changed visibly, or deleted: refresh it in
+    /// the lobby index.
+    SessionChanged(SessionCode),
+    /// Changes may have been missed (the notification connection dropped):
+    /// rebuild the lobby index and re-check every long-poll.
+    Resync,
+}
 
 /// A storage failure, as handlers need to tell them apart.
 #[derive(Debug, thiserror::Error)]
@@ -116,12 +133,18 @@ pub enum ClaimOutcome {
 pub enum Store {
     /// The embedded default.
     Sqlite(SqliteStore),
+    /// Shared by several replicas.
+    Postgres(PostgresStore),
 }
+
+/// Changes other replicas made (empty for SQLite, which has no other replicas).
+pub type StoreChanges = Option<tokio::sync::mpsc::UnboundedReceiver<StoreChange>>;
 
 macro_rules! dispatch {
     ($self:ident, $store:ident => $call:expr) => {
         match $self {
             Store::Sqlite($store) => $call,
+            Store::Postgres($store) => $call,
         }
     };
 }
@@ -129,11 +152,20 @@ macro_rules! dispatch {
 impl Store {
     /// Opens the database named by `url`, creating it and running
     /// migrations as needed.
-    pub async fn connect(url: &str, pool: &crate::config::Config) -> anyhow::Result<Self> {
+    pub async fn connect(
+        url: &str,
+        config: &crate::config::Config,
+    ) -> anyhow::Result<(Self, StoreChanges)> {
         if url.starts_with("sqlite:") {
-            Ok(Store::Sqlite(SqliteStore::connect(url, pool).await?))
+            Ok((
+                Store::Sqlite(SqliteStore::connect(url, config).await?),
+                None,
+            ))
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            let (store, changes) = PostgresStore::connect(url, config).await?;
+            Ok((Store::Postgres(store), Some(changes)))
         } else {
-            anyhow::bail!("unsupported database URL {url:?}: expected sqlite://PATH")
+            anyhow::bail!("unsupported database URL: expected sqlite://PATH or postgres://...")
         }
     }
 

@@ -1,5 +1,10 @@
 //! Test harness: the real server on an ephemeral loopback port, over a
-//! fresh SQLite file, with a manual clock; a reqwest client to talk to it.
+//! fresh database, with a manual clock; a reqwest client to talk to it.
+//!
+//! The backend is SQLite (a fresh file) unless `LOBBY_TEST_DATABASE=postgres`,
+//! in which case every server gets a fresh PostgreSQL database on the server
+//! at `LOBBY_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`),
+//! dropped when the test ends. `scripts/test` runs the suite both ways.
 #![allow(dead_code)]
 
 use std::sync::Arc;
@@ -24,13 +29,122 @@ pub struct TestServer {
     pub clock: ManualClock,
     pub client: reqwest::Client,
     pub config: Config,
-    pub dir: Arc<tempfile::TempDir>,
+    pub db: Arc<TestDb>,
     shutdown: Option<oneshot::Sender<()>>,
     handle: Option<JoinHandle<anyhow::Result<()>>>,
 }
 
-pub fn sqlite_url(dir: &tempfile::TempDir) -> String {
-    format!("sqlite://{}", dir.path().join("lobby.db").display())
+/// A fresh database for one test, of the backend the environment selects.
+pub enum TestDb {
+    Sqlite(tempfile::TempDir),
+    Postgres { admin_url: String, name: String },
+}
+
+/// Whether this run tests the PostgreSQL backend.
+pub fn postgres_selected() -> bool {
+    std::env::var("LOBBY_TEST_DATABASE")
+        .map(|v| v == "postgres")
+        .unwrap_or(false)
+}
+
+impl TestDb {
+    pub async fn new() -> Self {
+        if !postgres_selected() {
+            return TestDb::Sqlite(tempfile::tempdir().expect("temp dir"));
+        }
+        Self::postgres().await
+    }
+
+    /// A fresh PostgreSQL database whatever the selected backend (tests of
+    /// behaviour only PostgreSQL has: several replicas, outages).
+    pub async fn postgres() -> Self {
+        use sqlx::Connection;
+        let admin_url = std::env::var("LOBBY_TEST_POSTGRES_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+        let name = format!("campfire_test_{}_{:08x}", std::process::id(), rand_u32());
+        let mut conn = sqlx::PgConnection::connect(&admin_url)
+            .await
+            .expect("PostgreSQL for tests is reachable (LOBBY_TEST_POSTGRES_URL)");
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut conn)
+            .await
+            .expect("create test database");
+        TestDb::Postgres { admin_url, name }
+    }
+
+    /// Runs one statement as the PostgreSQL administrator (outage tests).
+    pub async fn admin(&self, sql: &str) {
+        use sqlx::Connection;
+        let TestDb::Postgres { admin_url, .. } = self else {
+            panic!("not a PostgreSQL test database")
+        };
+        let mut conn = sqlx::PgConnection::connect(admin_url)
+            .await
+            .expect("admin connection");
+        sqlx::query(sql)
+            .execute(&mut conn)
+            .await
+            .expect("admin statement");
+    }
+
+    /// The database name (PostgreSQL only).
+    pub fn name(&self) -> &str {
+        match self {
+            TestDb::Postgres { name, .. } => name,
+            TestDb::Sqlite(_) => "",
+        }
+    }
+
+    pub fn url(&self) -> String {
+        match self {
+            TestDb::Sqlite(dir) => format!("sqlite://{}", dir.path().join("lobby.db").display()),
+            TestDb::Postgres { admin_url, name } => {
+                let base = admin_url
+                    .rsplit_once('/')
+                    .map_or(admin_url.as_str(), |(b, _)| b);
+                format!("{base}/{name}")
+            }
+        }
+    }
+}
+
+fn rand_u32() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    h.finish() as u32
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let TestDb::Postgres { admin_url, name } = self else {
+            return;
+        };
+        let (admin_url, name) = (admin_url.clone(), name.clone());
+        // Drop runs inside the test's runtime; use a thread with its own.
+        let _ = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async move {
+                use sqlx::Connection;
+                if let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url).await {
+                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .execute(&mut conn)
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
 }
 
 impl TestServer {
@@ -40,15 +154,15 @@ impl TestServer {
     }
 
     pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> Self {
-        let dir = Arc::new(tempfile::tempdir().expect("temp dir"));
-        let mut config = Config::for_tests(sqlite_url(&dir));
+        let db = Arc::new(TestDb::new().await);
+        let mut config = Config::for_tests(db.url());
         config.disable_rate_limits = true;
         tweak(&mut config);
-        Self::start_in(dir, config, ManualClock::new(START_MS)).await
+        Self::start_in(db, config, ManualClock::new(START_MS)).await
     }
 
-    /// Starts a server over an existing directory and configuration.
-    pub async fn start_in(dir: Arc<tempfile::TempDir>, config: Config, clock: ManualClock) -> Self {
+    /// Starts a server over an existing database and configuration.
+    pub async fn start_in(db: Arc<TestDb>, config: Config, clock: ManualClock) -> Self {
         if std::env::var_os("TEST_LOG").is_some() {
             lobby_server::telemetry::init(lobby_server::config::LogFormat::Pretty);
         }
@@ -71,7 +185,7 @@ impl TestServer {
             clock,
             client,
             config,
-            dir,
+            db,
             shutdown: Some(tx),
             handle: Some(handle),
         }

@@ -1,0 +1,31 @@
+//! campfire's netcode host and guest sessions (the netcode spec), a
+//! pluggable transport, an in-process simulated network, and the
+//! `host-daemon simulate` scenario runner.
+//!
+//! # Layout
+//!
+//! - [`transport`]: the seam: [`transport::PeerSender`], [`transport::PeerReceiver`],
+//!   connection-state events.
+//! - [`simnet`]: the simulated network (latency, jitter, stall, disconnect,
+//!   tamper), seeded and on `tokio::time`.
+//! - [`host`]: [`host::HostSession`], the host as a state machine.
+//! - [`guest`]: [`guest::GuestSession`], the guest as a state machine.
+//! - [`pilot`]: [`pilot::DelayAwareBot`], the engine's bot corrected for the input delay.
+//! - [`driver`]: the async drivers that run a session over a transport.
+//! - [`simulate`]: one host, bot players and bot guests over the simulated
+//!   network, summarized as one JSON line.
+//! - [`wire`]: conversions between engine types and their wire forms.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod driver;
+pub mod guest;
+pub mod host;
+pub mod pilot;
+pub mod simnet;
+pub mod simulate;
+pub mod transport;
+pub mod wire;
+
+/// The build identifier exchanged in the version handshake.
+pub const BUILD_VERSION: &str = concat!("campfire-", env!("CARGO_PKG_VERSION"));

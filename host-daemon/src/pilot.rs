@@ -1,0 +1,56 @@
+//! [`DelayAwareBot`]: the engine's bot controller, corrected for the input
+//! delay.
+//!
+//! The engine's `BotController` aims as if its input applied at once: it
+//! turns by the whole angle to its target every tick. Under the netcode's
+//! `INPUT_DELAY_TICKS` the same correction is issued `INPUT_DELAY_TICKS + 1`
+//! times before the first one lands, so the aim overshoots and oscillates
+//! and bots stop finishing levels. This wrapper subtracts the turns still in
+//! flight (a Smith predictor), so the sum of pending turns equals the error
+//! the bot sees.
+
+use std::collections::VecDeque;
+
+use engine::{BotController, RaycasterEngine};
+use protocol::input::{InputSnapshot, MAX_MOUSE_DELTA_X, PlayerId};
+use protocol::tick::INPUT_DELAY_TICKS;
+
+/// A bot whose inputs are applied `INPUT_DELAY_TICKS` after it samples them.
+#[derive(Clone, Debug)]
+pub struct DelayAwareBot {
+    bot: BotController,
+    in_flight: VecDeque<f64>,
+}
+
+impl DelayAwareBot {
+    /// A bot for player `id`.
+    pub fn new(id: PlayerId) -> Self {
+        Self {
+            bot: BotController::new(id),
+            in_flight: VecDeque::new(),
+        }
+    }
+
+    /// The player it drives.
+    pub fn player_id(&self) -> &PlayerId {
+        self.bot.player_id()
+    }
+
+    /// Forgets turns in flight (a new level starts).
+    pub fn reset(&mut self) {
+        self.in_flight.clear();
+    }
+
+    /// The input to tag for `engine.tick() + INPUT_DELAY_TICKS`.
+    pub fn decide(&mut self, engine: &RaycasterEngine) -> InputSnapshot {
+        let mut input = self.bot.decide(engine);
+        let pending: f64 = self.in_flight.iter().sum();
+        input.mouse_delta_x =
+            (input.mouse_delta_x - pending).clamp(-MAX_MOUSE_DELTA_X, MAX_MOUSE_DELTA_X);
+        self.in_flight.push_back(input.mouse_delta_x);
+        while self.in_flight.len() > INPUT_DELAY_TICKS as usize {
+            self.in_flight.pop_front();
+        }
+        input
+    }
+}

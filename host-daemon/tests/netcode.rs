@@ -1,0 +1,832 @@
+//! One test per netcode mechanism, headless over the simulated network on
+//! paused tokio time (no real sleeps).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::Engine;
+use host_daemon::guest::{GuestConfig, GuestEnd, GuestFault};
+use host_daemon::host::HostConfig;
+use host_daemon::simnet::{LinkConfig, Tamper};
+use host_daemon::simulate::{
+    NetAction, NetEvent, Outcome, Scenario, Summary, final_hash_matches, run,
+};
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::peer::{
+    Channel, EndReason, HostMessage, RefusalReason, TickInputBundle, TransitionPayload,
+};
+use protocol::tick::{DISCONNECT_GRACE_MS, RECONCILE_INTERVAL_TICKS};
+
+fn host(levels: u32, guests: usize, max_ticks: Option<u64>) -> HostConfig {
+    HostConfig {
+        seed: 11,
+        levels,
+        bots: 1,
+        expected_guests: guests,
+        max_ticks_per_level: max_ticks,
+        record_hashes: true,
+        ..HostConfig::default()
+    }
+}
+
+fn guest(name: &str) -> GuestConfig {
+    GuestConfig {
+        display_name: name.into(),
+        record_ticks: true,
+        ..GuestConfig::default()
+    }
+}
+
+fn net(latency_ms: u64, jitter_ms: u64, seed: u64) -> LinkConfig {
+    LinkConfig {
+        latency: Duration::from_millis(latency_ms),
+        jitter: Duration::from_millis(jitter_ms),
+        seed,
+        ..LinkConfig::default()
+    }
+}
+
+fn host_hashes(o: &Outcome) -> BTreeMap<(u32, u64), u64> {
+    o.host
+        .hash_log()
+        .iter()
+        .map(|(e, t, h)| ((*e, *t), *h))
+        .collect()
+}
+
+/// Every tick a guest applied has the host's hash for that tick.
+fn assert_lockstep(o: &Outcome, g: usize) -> usize {
+    let hh = host_hashes(o);
+    let applied = o.guests[g].applied();
+    assert!(!applied.is_empty(), "guest {g} applied nothing");
+    for a in applied {
+        assert_eq!(
+            hh.get(&(a.epoch, a.tick + 1)),
+            Some(&a.hash),
+            "guest {g} differs at epoch {} tick {}",
+            a.epoch,
+            a.tick
+        );
+    }
+    applied.len()
+}
+
+fn consecutive(o: &Outcome, g: usize) {
+    let applied = o.guests[g].applied();
+    for w in applied.windows(2) {
+        if w[0].epoch == w[1].epoch {
+            assert_eq!(w[1].tick, w[0].tick + 1, "guest {g} skipped a tick");
+        }
+    }
+}
+
+fn ended(o: &Outcome, g: usize) -> GuestEnd {
+    o.guests[g]
+        .ended()
+        .cloned()
+        .expect("guest session still running")
+}
+
+fn player(o: &Outcome, g: usize) -> PlayerId {
+    o.guests[g]
+        .player_id()
+        .cloned()
+        .expect("guest has no player id")
+}
+
+#[tokio::test(start_paused = true)]
+async fn setup_refuses_a_version_mismatch_with_a_reason() {
+    let old = GuestConfig {
+        build_version: "campfire-0.0.0-stale".into(),
+        ..guest("Old")
+    };
+    let o = run(Scenario {
+        host: host(1, 2, Some(60)),
+        guests: vec![(old, net(0, 0, 1)), (guest("New"), net(0, 0, 2))],
+        events: vec![],
+    })
+    .await;
+    match ended(&o, 0) {
+        GuestEnd::Refused(RefusalReason::VersionMismatch, detail) => {
+            assert!(detail.contains("campfire-0.0.0-stale"), "{detail}");
+        }
+        other => panic!("expected a version refusal, got {other:?}"),
+    }
+    assert_eq!(o.host.stats().refusals.len(), 1);
+    assert_eq!(o.host.roster().len(), 3, "host, bot and the matching guest");
+    assert!(o.guests[0].player_id().is_none());
+    assert!(final_hash_matches(&o.host, &o.guests[1]));
+}
+
+#[tokio::test(start_paused = true)]
+async fn setup_merges_sanitized_names_into_every_init() {
+    let o = run(Scenario {
+        host: host(1, 2, Some(30)),
+        guests: vec![
+            (guest("  Ada\u{7}\n  Lovelace "), net(5, 0, 1)),
+            (guest("\u{202E}Bob"), net(0, 0, 2)),
+        ],
+        events: vec![],
+    })
+    .await;
+    let names = o.host.names().clone();
+    assert_eq!(names.len(), 4);
+    assert_eq!(names[&PlayerId::new("host")], "Host");
+    assert_eq!(names[&PlayerId::new("bot-1")], "");
+    let mut guest_names: Vec<&str> = vec![&names[&player(&o, 0)], &names[&player(&o, 1)]];
+    guest_names.sort();
+    assert_eq!(guest_names, vec!["Ada Lovelace", "Bob"]);
+    assert_eq!(names[&player(&o, 0)], "Ada Lovelace");
+    for g in &o.guests {
+        assert_eq!(g.names(), &names, "every guest gets every name");
+    }
+}
+
+fn map_chunk_tamper(truncate: bool) -> Tamper {
+    Arc::new(move |_c: Channel, text: &str| {
+        let Ok(HostMessage::MapChunk(mut chunk)) = HostMessage::from_json(text) else {
+            return text.to_owned();
+        };
+        if chunk.index == 0 {
+            if truncate {
+                chunk.data.truncate(chunk.data.len() / 2);
+            } else {
+                chunk.data = chunk.data.replacen("\"width\"", "\"widtH\"", 1);
+            }
+        }
+        HostMessage::MapChunk(chunk).to_json().unwrap_or_default()
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn setup_rejects_corrupted_and_truncated_map_chunks_cleanly() {
+    let grace_ticks = DISCONNECT_GRACE_MS * 30 / 1000;
+    for (truncate, expect) in [(false, "checksum"), (true, "announces")] {
+        let bad = LinkConfig {
+            tamper_down: Some(map_chunk_tamper(truncate)),
+            ..net(0, 0, 1)
+        };
+        let o = run(Scenario {
+            host: host(1, 2, Some(grace_ticks + 60)),
+            guests: vec![(guest("Bad"), bad), (guest("Good"), net(0, 0, 2))],
+            events: vec![],
+        })
+        .await;
+        match ended(&o, 0) {
+            GuestEnd::SetupFailed(e) => assert!(e.contains(expect), "{e}"),
+            other => panic!("expected a setup failure, got {other:?}"),
+        }
+        assert!(o.guests[0].engine().is_none());
+        // The host goes on; the failed seat leaves with a synchronized removal.
+        let removed = &o.host.stats().roster_removed;
+        assert_eq!(removed.len(), 1);
+        assert_ne!(removed[0].2, player(&o, 1));
+        assert_lockstep(&o, 1);
+        assert!(final_hash_matches(&o.host, &o.guests[1]));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn lockstep_host_and_two_guests_hash_equal_every_tick() {
+    let o = run(Scenario {
+        host: host(1, 2, Some(300)),
+        guests: vec![(guest("A"), net(0, 0, 1)), (guest("B"), net(0, 0, 2))],
+        events: vec![],
+    })
+    .await;
+    assert_eq!(o.host.ended(), Some(EndReason::HostShutdown));
+    // The host's own and bot players' inputs are delayed like everyone's:
+    // nobody has input before tick INPUT_DELAY_TICKS, then the bots move.
+    let applied = o.guests[0].applied();
+    for a in &applied[..protocol::tick::INPUT_DELAY_TICKS as usize] {
+        assert_eq!(a.neutral.len(), 4, "tick {} had early input", a.tick);
+    }
+    let host_id = PlayerId::new("host");
+    assert!(applied.iter().any(|a| !a.neutral.contains(&host_id)));
+    for g in 0..2 {
+        assert_eq!(assert_lockstep(&o, g), 300);
+        assert!(final_hash_matches(&o.host, &o.guests[g]));
+    }
+    let s = o.host.stats();
+    assert_eq!(s.held_inputs, 0);
+    assert_eq!(s.late_inputs, 0);
+    // Zero latency: an input arrives right after the bundle before it, so
+    // INPUT_DELAY_TICKS + 1 ahead (the first, sampled at setup, 3 ahead).
+    for (count, _, min) in s.input_lead.values() {
+        assert!(*count >= 295 && *min >= 3, "{:?}", s.input_lead);
+    }
+    assert_eq!(s.snapshots, 10);
+    assert!(s.desyncs.is_empty());
+    // Reports every 10 ticks; the one for the final tick lands after the end.
+    assert_eq!(s.hash_matches.values().sum::<u32>(), 2 * 29);
+}
+
+#[tokio::test(start_paused = true)]
+async fn lockstep_jitter_beyond_the_delay_holds_inputs_and_snapshots_agree() {
+    let o = run(Scenario {
+        host: host(1, 2, Some(450)),
+        guests: vec![(guest("A"), net(40, 150, 1)), (guest("B"), net(40, 150, 2))],
+        events: vec![],
+    })
+    .await;
+    let s = o.host.stats();
+    assert!(
+        s.held_inputs > 0,
+        "jitter beyond the delay must hold inputs"
+    );
+    assert!(s.desyncs.is_empty(), "{:?}", s.desyncs);
+    let hh = host_hashes(&o);
+    for g in 0..2 {
+        consecutive(&o, g);
+        assert_lockstep(&o, g);
+        let snaps = o.guests[g].snapshot_hashes();
+        assert_eq!(snaps.len(), 15);
+        for (e, t, h) in snaps {
+            assert_eq!(hh.get(&(*e, *t)), Some(h));
+        }
+        let held_seen: usize = o.guests[g].applied().iter().map(|a| a.held.len()).sum();
+        assert_eq!(
+            held_seen as u64, s.held_inputs,
+            "guests see heldInputFallback"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn reconciliation_repairs_a_corrupted_guest_state_and_prng() {
+    // Corrupt the guest on the tick a snapshot reflects, before it lands:
+    // the world hash covers fields the spec deliberately leaves out of the
+    // snapshot (short timers), so only a divergence the snapshot covers can
+    // be required to vanish at once.
+    let next = 2 * RECONCILE_INTERVAL_TICKS;
+    let corrupt = GuestConfig {
+        fault: Some(GuestFault::CorruptAtTick(next)),
+        ..guest("Victim")
+    };
+    let o = run(Scenario {
+        host: host(1, 2, Some(150)),
+        guests: vec![(corrupt, net(0, 0, 1)), (guest("B"), net(0, 0, 2))],
+        events: vec![],
+    })
+    .await;
+    let hh = host_hashes(&o);
+    let victim = &o.guests[0];
+    let at = |tick: u64| {
+        victim
+            .applied()
+            .iter()
+            .find(|a| a.tick + 1 == tick)
+            .map(|a| a.hash)
+    };
+    assert_eq!(at(next - 1), hh.get(&(1, next - 1)).copied());
+    assert_ne!(
+        at(next),
+        hh.get(&(1, next)).copied(),
+        "corruption took effect"
+    );
+    assert!(
+        o.host
+            .stats()
+            .desyncs
+            .get(&player(&o, 0))
+            .copied()
+            .unwrap_or(0)
+            > 0
+    );
+    let snap = victim
+        .snapshot_hashes()
+        .iter()
+        .find(|s| s.1 == next)
+        .copied()
+        .expect("snapshot applied");
+    assert_eq!(
+        Some(&snap.2),
+        hh.get(&(1, next)),
+        "equal right after the snapshot"
+    );
+    for a in victim.applied().iter().filter(|a| a.tick >= next) {
+        assert_eq!(hh.get(&(1, a.tick + 1)), Some(&a.hash));
+    }
+    assert!(final_hash_matches(&o.host, victim));
+    assert_lockstep(&o, 1);
+    // The 0.2-tile position correction is below the snap threshold: the
+    // simulation snapped, rendering smooths it away over 150 ms.
+    let me = player(&o, 0);
+    let c = victim.correction(&me).expect("a smoothed correction");
+    assert!((c.dx - 0.2).abs() < 1e-9 && c.dy.abs() < 1e-9, "{c:?}");
+    assert_eq!(victim.render_offset(&me, c.at), (c.dx, c.dy));
+    let half = victim.render_offset(&me, c.at + Duration::from_millis(75));
+    assert!((half.0 - 0.1).abs() < 1e-9);
+    assert_eq!(
+        victim.render_offset(&me, c.at + Duration::from_millis(150)),
+        (0.0, 0.0)
+    );
+    assert_eq!(victim.stats().hard_snaps, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn disconnect_grace_then_synchronized_roster_remove() {
+    let grace_ticks = DISCONNECT_GRACE_MS * 30 / 1000;
+    let o = run(Scenario {
+        host: host(1, 2, Some(60 + grace_ticks + 60)),
+        guests: vec![
+            (guest("Stays"), net(10, 5, 1)),
+            (guest("Leaves"), net(10, 5, 2)),
+        ],
+        events: vec![NetEvent {
+            at_tick: 60,
+            action: NetAction::Disconnect(1),
+        }],
+    })
+    .await;
+    let gone = player(&o, 1);
+    let removed = &o.host.stats().roster_removed;
+    assert_eq!(removed.len(), 1);
+    let (epoch, tick, who) = removed[0].clone();
+    assert_eq!((epoch, &who), (1, &gone));
+    assert!(
+        (59 + grace_ticks..=62 + grace_ticks).contains(&tick),
+        "removed at {tick}"
+    );
+    // The staying guest applied the removal at the same tick as the host.
+    let stays = o.guests[0].applied();
+    let at = stays
+        .iter()
+        .find(|a| !a.removed.is_empty())
+        .expect("removal");
+    assert_eq!((at.tick, at.removed.clone()), (tick, vec![gone.clone()]));
+    // Neutral input for the leaver during the grace.
+    for a in stays.iter().filter(|a| a.tick > 62 && a.tick < tick) {
+        assert!(a.neutral.contains(&gone), "tick {} not neutral", a.tick);
+    }
+    let engine = o.host.engine().expect("engine");
+    assert!(!engine.roster().contains(&gone));
+    assert!(engine.state().departed.contains_key(&gone));
+    assert!(
+        o.host
+            .scores()
+            .iter()
+            .any(|r| r.player_id == gone && r.disconnected)
+    );
+    assert_lockstep(&o, 0);
+    assert!(final_hash_matches(&o.host, &o.guests[0]));
+    assert_eq!(ended(&o, 1), GuestEnd::Ended(EndReason::HostDisconnected));
+}
+
+#[tokio::test(start_paused = true)]
+async fn late_join_is_refused_and_never_enters_the_roster() {
+    let o = run(Scenario {
+        host: host(1, 1, Some(120)),
+        guests: vec![(guest("Early"), net(0, 0, 1))],
+        events: vec![NetEvent {
+            at_tick: 30,
+            action: NetAction::LateJoin(guest("Late"), net(0, 0, 9)),
+        }],
+    })
+    .await;
+    match o.late[0].ended() {
+        Some(GuestEnd::Refused(RefusalReason::SessionStarted, _)) => {}
+        other => panic!("expected a late-join refusal, got {other:?}"),
+    }
+    assert_eq!(o.host.roster().len(), 3);
+    assert!(o.host.roster().iter().all(|p| p.as_str() != "guest-2"));
+    assert!(final_hash_matches(&o.host, &o.guests[0]));
+}
+
+#[tokio::test(start_paused = true)]
+async fn host_loss_ends_guest_sessions_after_the_grace() {
+    let start = tokio::time::Instant::now();
+    let o = run(Scenario {
+        host: host(1, 2, None),
+        guests: vec![(guest("A"), net(0, 0, 1)), (guest("B"), net(0, 0, 2))],
+        events: vec![NetEvent {
+            at_tick: 100,
+            action: NetAction::HostLoss,
+        }],
+    })
+    .await;
+    for g in 0..2 {
+        assert_eq!(ended(&o, g), GuestEnd::Ended(EndReason::HostDisconnected));
+        let last = o.guests[g].applied().last().expect("applied").tick;
+        assert!(last <= 101, "guest advanced without a host: {last}");
+    }
+    assert!(start.elapsed() >= Duration::from_millis(100 * 1000 / 30 + DISCONNECT_GRACE_MS));
+}
+
+/// Corrupts the first `times` level-transition chunks this link carries.
+fn transition_tamper(times: usize) -> (Tamper, Arc<std::sync::atomic::AtomicUsize>) {
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c = count.clone();
+    let t: Tamper = Arc::new(move |_ch: Channel, text: &str| {
+        let Ok(HostMessage::LevelTransitionChunk {
+            level_epoch,
+            mut chunk,
+        }) = HostMessage::from_json(text)
+        else {
+            return text.to_owned();
+        };
+        if chunk.index != 0 || c.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= times {
+            return text.to_owned();
+        }
+        chunk.data = chunk.data.replacen('{', "[", 1);
+        HostMessage::LevelTransitionChunk { level_epoch, chunk }
+            .to_json()
+            .unwrap_or_default()
+    });
+    (t, count)
+}
+
+#[tokio::test(start_paused = true)]
+async fn transition_recovers_a_guest_that_failed_reassembly_once() {
+    let (tamper, fired) = transition_tamper(1);
+    let once = LinkConfig {
+        tamper_down: Some(tamper),
+        ..net(5, 5, 1)
+    };
+    let o = run(Scenario {
+        host: host(2, 2, Some(5_000)),
+        guests: vec![(guest("Flaky"), once), (guest("Fine"), net(5, 5, 2))],
+        events: vec![],
+    })
+    .await;
+    assert!(fired.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    let s = o.host.stats();
+    assert_eq!(o.host.ended(), Some(EndReason::Completed));
+    assert_eq!(s.levels_completed, 2);
+    assert!(s.transition_resends >= 1);
+    assert!(s.roster_removed.is_empty());
+    assert_eq!(o.guests[0].stats().transition_failures, 1);
+    assert_eq!(o.guests[0].stats().transitions, 1);
+    for g in 0..2 {
+        assert_eq!(ended(&o, g), GuestEnd::Ended(EndReason::Completed));
+        assert!(final_hash_matches(&o.host, &o.guests[g]));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn transition_drops_a_guest_that_never_acks_and_the_rest_continue() {
+    let (tamper, _) = transition_tamper(usize::MAX);
+    let never = LinkConfig {
+        tamper_down: Some(tamper),
+        ..net(5, 5, 1)
+    };
+    let o = run(Scenario {
+        host: host(2, 2, Some(5_000)),
+        guests: vec![(guest("Stuck"), never), (guest("Fine"), net(5, 5, 2))],
+        events: vec![],
+    })
+    .await;
+    let stuck = player(&o, 0);
+    let s = o.host.stats();
+    assert_eq!(o.host.ended(), Some(EndReason::Completed));
+    assert_eq!(s.roster_removed, vec![(2, 0, stuck.clone())]);
+    assert_eq!(
+        ended(&o, 0),
+        GuestEnd::Ended(EndReason::LevelTransitionFailed)
+    );
+    assert!(o.guests[0].stats().transition_failures >= 1);
+    assert_eq!(ended(&o, 1), GuestEnd::Ended(EndReason::Completed));
+    assert!(final_hash_matches(&o.host, &o.guests[1]));
+    let removal = o.guests[1]
+        .applied()
+        .iter()
+        .find(|a| !a.removed.is_empty())
+        .expect("the other guest applied the removal");
+    assert_eq!((removal.epoch, removal.tick), (2, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn sanitizing_escape_blur_and_cheats_change_nothing() {
+    let forged = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let f = forged.clone();
+    let forge: Tamper = Arc::new(move |_c: Channel, text: &str| {
+        let Ok(mut v) = serde_json::from_str::<serde_json::Value>(text) else {
+            return text.to_owned();
+        };
+        if v["type"] != "tick-input" {
+            return text.to_owned();
+        }
+        f.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        for k in ["escape", "blur", "pointerUnlock", "click"] {
+            v["input"][k] = true.into();
+        }
+        v["input"]["cheat"] = "IDDQD".into();
+        v["cheat"] = "IDKFA".into();
+        v.to_string()
+    });
+    let mut runs = Vec::new();
+    for tamper in [None, Some(forge)] {
+        let link = LinkConfig {
+            tamper_up: tamper,
+            ..net(0, 0, 1)
+        };
+        runs.push(
+            run(Scenario {
+                host: host(1, 1, Some(240)),
+                guests: vec![(guest("Cheater"), link)],
+                events: vec![],
+            })
+            .await,
+        );
+    }
+    assert!(forged.load(std::sync::atomic::Ordering::SeqCst) > 200);
+    assert_eq!(runs[0].host.hash_log(), runs[1].host.hash_log());
+    assert_lockstep(&runs[1], 0);
+    let applied = runs[1].guests[0].applied();
+    assert!(applied.iter().all(|a| a.held.is_empty()));
+    let _ = InputSnapshot::NEUTRAL;
+}
+
+#[tokio::test(start_paused = true)]
+async fn stalled_guest_catches_up_in_order() {
+    let o = run(Scenario {
+        host: host(1, 2, Some(400)),
+        guests: vec![
+            (guest("Stalls"), net(10, 0, 1)),
+            (guest("B"), net(10, 0, 2)),
+        ],
+        events: vec![NetEvent {
+            at_tick: 60,
+            action: NetAction::Stall(0, Duration::from_millis(3_000)),
+        }],
+    })
+    .await;
+    consecutive(&o, 0);
+    assert_eq!(assert_lockstep(&o, 0), 400);
+    assert!(final_hash_matches(&o.host, &o.guests[0]));
+    let s = o.host.stats();
+    assert!(
+        s.held_inputs >= 80,
+        "the stalled guest's inputs were held: {}",
+        s.held_inputs
+    );
+    assert!(s.roster_removed.is_empty());
+    assert!(s.desyncs.is_empty());
+    assert_lockstep(&o, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_host_and_four_guests_across_three_levels() {
+    let guests = (0..4)
+        .map(|i| (guest(&format!("G{i}")), net(20, 10, i)))
+        .collect();
+    let o = run(Scenario {
+        host: HostConfig {
+            bots: 0,
+            ..host(3, 4, Some(8_000))
+        },
+        guests,
+        events: vec![],
+    })
+    .await;
+    let summary = Summary::of(&o);
+    assert_eq!(
+        summary.end_reason,
+        Some(EndReason::Completed),
+        "{summary:?}"
+    );
+    assert_eq!(summary.levels_completed, 3);
+    assert_eq!(summary.desyncs, 0);
+    assert!(summary.hash_matches > 0);
+    assert!(summary.roster_removed.is_empty());
+    for g in 0..4 {
+        assert!(summary.guests[g].final_hash_matches_host);
+        assert_eq!(ended(&o, g), GuestEnd::Ended(EndReason::Completed));
+        assert_eq!(o.guests[g].stats().transitions, 2);
+        assert_eq!(o.guests[g].final_scores().len(), 5);
+        consecutive(&o, g);
+        assert_lockstep(&o, g);
+    }
+}
+
+/// Drives a lone guest session by hand through setup and one transition.
+#[test]
+fn transition_stale_epoch_bundles_are_discarded() {
+    use engine::level_gen::generate;
+    use host_daemon::guest::GuestSession;
+    use host_daemon::transport::TransportEvent;
+    use protocol::chunk::split;
+    use protocol::peer::{PEER_PROTOCOL_VERSION, SessionInit};
+    use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, TICK_RATE_HZ};
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let _guard = rt.enter();
+    let now = tokio::time::Instant::now();
+    let me = PlayerId::new("guest-1");
+    let roster = vec![me.clone(), PlayerId::new("host")];
+    let mut g = GuestSession::new(guest("Solo"));
+    let feed = |g: &mut GuestSession, m: HostMessage| {
+        g.on_event(
+            TransportEvent::Message(m.channel(), m.to_json().unwrap()),
+            now,
+        );
+        g.poll(now);
+    };
+    feed(
+        &mut g,
+        HostMessage::HostHello {
+            build_version: host_daemon::BUILD_VERSION.into(),
+            protocol_version: PEER_PROTOCOL_VERSION,
+        },
+    );
+    feed(
+        &mut g,
+        HostMessage::SessionInit(SessionInit {
+            roster: roster.clone(),
+            your_player_id: me.clone(),
+            tick_rate_hz: TICK_RATE_HZ,
+            fixed_dt: FIXED_DT,
+            input_delay_ticks: INPUT_DELAY_TICKS,
+            reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
+            gameplay_seed: 5,
+            difficulty: protocol::peer::Difficulty::Normal,
+            player_count: 2,
+            player_names: BTreeMap::new(),
+        }),
+    );
+    let (chunks, end) = split(&serde_json::to_string(&generate(3, 0, 2)).unwrap());
+    chunks
+        .into_iter()
+        .for_each(|c| feed(&mut g, HostMessage::MapChunk(c)));
+    feed(&mut g, HostMessage::MapEnd(end));
+    assert_eq!(g.level_epoch(), 1);
+    let bundle = |epoch: u32, tick: u64| {
+        HostMessage::TickInputBundle(TickInputBundle {
+            tick,
+            dt: FIXED_DT,
+            level_epoch: epoch,
+            inputs: roster
+                .iter()
+                .map(|p| (p.clone(), InputSnapshot::NEUTRAL))
+                .collect(),
+            held_input_fallback: vec![],
+            roster_remove: None,
+        })
+    };
+    feed(&mut g, bundle(1, 0));
+    assert_eq!(g.engine().unwrap().tick(), 1);
+    // Level 2 arrives over the reconciliation channel.
+    let payload = TransitionPayload {
+        level_index: 1,
+        gameplay_seed: 77,
+        roster: roster.clone(),
+        player_count: 2,
+        carryovers: g.engine().unwrap().carryovers(),
+        map: generate(3, 1, 2),
+    };
+    let (chunks, end) = split(&serde_json::to_string(&payload).unwrap());
+    feed(
+        &mut g,
+        HostMessage::LevelTransitionInit {
+            level_epoch: 2,
+            level_index: 1,
+        },
+    );
+    for chunk in chunks {
+        feed(
+            &mut g,
+            HostMessage::LevelTransitionChunk {
+                level_epoch: 2,
+                chunk,
+            },
+        );
+    }
+    feed(
+        &mut g,
+        HostMessage::LevelTransitionEnd {
+            level_epoch: 2,
+            end,
+        },
+    );
+    assert_eq!(g.level_epoch(), 2);
+    assert_eq!(g.engine().unwrap().tick(), 0);
+    // A level-1 bundle still in flight on the input channel: discarded.
+    feed(&mut g, bundle(1, 1));
+    feed(&mut g, bundle(1, 0));
+    assert_eq!(g.stats().stale_bundles, 2);
+    assert_eq!(g.engine().unwrap().tick(), 0);
+    feed(&mut g, bundle(2, 0));
+    assert_eq!(g.engine().unwrap().tick(), 1);
+    let sent = g.drain_outbox();
+    assert!(sent.iter().any(|m| matches!(
+        m,
+        protocol::peer::GuestMessage::LevelTransitionAck { level_epoch: 2 }
+    )));
+    assert!(g.ended().is_none());
+}
+
+/// Snapshots can outrun the bundles before them (they ride the other
+/// channel); every one is held until the guest reaches its tick.
+#[test]
+fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
+    use engine::level_gen::generate;
+    use engine::{LevelSetup, RaycasterEngine};
+    use host_daemon::guest::GuestSession;
+    use host_daemon::transport::TransportEvent;
+    use protocol::chunk::split;
+    use protocol::peer::{PEER_PROTOCOL_VERSION, ReconciliationSnapshotMessage, SessionInit};
+    use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, TICK_RATE_HZ};
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let _guard = rt.enter();
+    let now = tokio::time::Instant::now();
+    let me = PlayerId::new("guest-1");
+    let roster = vec![me.clone(), PlayerId::new("host")];
+    let map = generate(8, 0, 2);
+    let mut host_engine = RaycasterEngine::new_level(LevelSetup {
+        map: map.clone(),
+        roster: roster.clone(),
+        seed: 5,
+        difficulty: engine::Difficulty::Normal,
+        player_count: 2,
+        carryovers: BTreeMap::new(),
+    })
+    .unwrap();
+    let mut g = GuestSession::new(GuestConfig {
+        bot: false,
+        ..guest("Solo")
+    });
+    let feed = |g: &mut GuestSession, m: HostMessage| {
+        g.on_event(
+            TransportEvent::Message(m.channel(), m.to_json().unwrap()),
+            now,
+        );
+        g.poll(now);
+    };
+    feed(
+        &mut g,
+        HostMessage::HostHello {
+            build_version: host_daemon::BUILD_VERSION.into(),
+            protocol_version: PEER_PROTOCOL_VERSION,
+        },
+    );
+    feed(
+        &mut g,
+        HostMessage::SessionInit(SessionInit {
+            roster: roster.clone(),
+            your_player_id: me.clone(),
+            tick_rate_hz: TICK_RATE_HZ,
+            fixed_dt: FIXED_DT,
+            input_delay_ticks: INPUT_DELAY_TICKS,
+            reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
+            gameplay_seed: 5,
+            difficulty: protocol::peer::Difficulty::Normal,
+            player_count: 2,
+            player_names: BTreeMap::new(),
+        }),
+    );
+    let (chunks, end) = split(&serde_json::to_string(&map).unwrap());
+    chunks
+        .into_iter()
+        .for_each(|c| feed(&mut g, HostMessage::MapChunk(c)));
+    feed(&mut g, HostMessage::MapEnd(end));
+    // The host runs 60 ticks; the guest gets both snapshots first.
+    let forward = InputSnapshot {
+        move_forward: true,
+        ..InputSnapshot::NEUTRAL
+    };
+    let inputs: BTreeMap<PlayerId, InputSnapshot> = roster
+        .iter()
+        .map(|p| (p.clone(), forward.clone()))
+        .collect();
+    let mut bundles = Vec::new();
+    let mut snaps = Vec::new();
+    for tick in 0..60 {
+        bundles.push(HostMessage::TickInputBundle(TickInputBundle {
+            tick,
+            dt: FIXED_DT,
+            level_epoch: 1,
+            inputs: inputs.clone(),
+            held_input_fallback: vec![],
+            roster_remove: None,
+        }));
+        host_engine.advance(&inputs, &[]);
+        if host_engine.tick() % RECONCILE_INTERVAL_TICKS == 0 {
+            snaps.push((
+                host_engine.world_hash(),
+                HostMessage::ReconciliationSnapshot(ReconciliationSnapshotMessage {
+                    level_epoch: 1,
+                    snapshot: host_engine.snapshot(),
+                }),
+            ));
+        }
+    }
+    let hashes: Vec<u64> = snaps.iter().map(|(h, _)| *h).collect();
+    snaps.into_iter().for_each(|(_, m)| feed(&mut g, m));
+    assert_eq!(g.engine().unwrap().tick(), 0);
+    bundles.into_iter().for_each(|m| feed(&mut g, m));
+    assert_eq!(g.engine().unwrap().tick(), 60);
+    assert_eq!(g.stats().snapshots_applied, 2);
+    let after: Vec<u64> = g.snapshot_hashes().iter().map(|s| s.2).collect();
+    assert_eq!(after, hashes);
+    assert_eq!(g.engine().unwrap().world_hash(), host_engine.world_hash());
+}

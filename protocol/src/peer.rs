@@ -1,0 +1,570 @@
+//! Peer protocol messages on the `input` and `reconciliation` data channels
+//! (the netcode spec, mapped in `design/peer-protocol.md`).
+//!
+//! Messages are named by direction: a [`HostMessage`] travels from the host
+//! to a guest, a [`GuestMessage`] from a guest to the host. Both are JSON
+//! objects with a kebab-case `type` tag and camelCase fields, so a browser
+//! peer needs no custom codec. [`HostMessage::channel`] and
+//! [`GuestMessage::channel`] say which data channel each message rides:
+//! per-tick input on `input`, everything else on `reconciliation`.
+//!
+//! Large payloads (the level-1 map at setup, a level-transition payload)
+//! travel chunked; see [`crate::chunk`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::chunk::{Chunk, ChunkEnd};
+use crate::input::{InputSnapshot, PlayerId, TickInput};
+use crate::map::GameMap;
+use crate::snapshot::{Carryover, ReconciliationSnapshot};
+
+/// Version of this peer protocol; peers with different versions refuse each
+/// other at the handshake.
+pub const PEER_PROTOCOL_VERSION: u32 = 1;
+
+/// The two reliable, ordered data channels of a host-guest connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Channel {
+    /// Per-tick input: guest `TickInput`s up, host `TickInputBundle`s down.
+    Input,
+    /// Setup, map transfer, reconciliation snapshots, level transitions,
+    /// session end, hash reports.
+    Reconciliation,
+}
+
+impl Channel {
+    /// The data channel's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Channel::Input => "input",
+            Channel::Reconciliation => "reconciliation",
+        }
+    }
+}
+
+/// The session's difficulty as it travels at setup (host-authoritative,
+/// frozen for the session).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Difficulty {
+    /// Weaker enemies.
+    Easy,
+    /// The baseline.
+    #[default]
+    Normal,
+    /// Tougher enemies.
+    Hard,
+}
+
+/// Why the host refused a join.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefusalReason {
+    /// The peers run different builds or protocol versions.
+    VersionMismatch,
+    /// The level has started; the roster is frozen (no late join).
+    SessionStarted,
+    /// The reply was not a valid handshake.
+    BadHandshake,
+}
+
+/// Why a session ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndReason {
+    /// The last level was completed.
+    Completed,
+    /// Every player died.
+    TeamEliminated,
+    /// The host's connection was lost for longer than the grace.
+    HostDisconnected,
+    /// This guest could not follow a level transition within the grace.
+    LevelTransitionFailed,
+    /// The host shut the session down.
+    HostShutdown,
+}
+
+/// One row of the end-of-run comparison table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScoreRow {
+    /// The player.
+    pub player_id: PlayerId,
+    /// Display name as chosen ("" when none).
+    pub name: String,
+    /// Kill score over the whole run.
+    pub kill_score: u32,
+    /// Kills over the whole run.
+    pub kills: u32,
+    /// Removed from the session after a disconnect.
+    pub disconnected: bool,
+}
+
+/// Phase B of setup: everything a guest needs before the map (spec
+/// "Session setup", steps 2-6b).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInit {
+    /// Every player id, sorted ascending.
+    pub roster: Vec<PlayerId>,
+    /// The receiving guest's own id.
+    pub your_player_id: PlayerId,
+    /// Simulation ticks per second.
+    pub tick_rate_hz: u32,
+    /// Seconds per tick.
+    pub fixed_dt: f64,
+    /// Input delay in ticks.
+    pub input_delay_ticks: u64,
+    /// Ticks between reconciliation snapshots.
+    pub reconcile_interval_ticks: u64,
+    /// The level-1 gameplay seed.
+    pub gameplay_seed: u32,
+    /// The session's difficulty.
+    pub difficulty: Difficulty,
+    /// Player count for elite scaling.
+    pub player_count: u32,
+    /// Every player's sanitized display name ("" for none).
+    pub player_names: BTreeMap<PlayerId, String>,
+}
+
+/// What every peer advances from for one tick (spec §1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TickInputBundle {
+    /// The tick these inputs drive.
+    pub tick: u64,
+    /// Always `FIXED_DT`.
+    pub dt: f64,
+    /// The level epoch the bundle belongs to.
+    pub level_epoch: u32,
+    /// An input for every roster member.
+    pub inputs: BTreeMap<PlayerId, InputSnapshot>,
+    /// Players whose input is their last one held over.
+    pub held_input_fallback: Vec<PlayerId>,
+    /// Players removed at the start of this tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roster_remove: Option<Vec<PlayerId>>,
+}
+
+/// A reconciliation snapshot on the wire: the engine's payload plus the
+/// level epoch (the `type` tag comes from [`HostMessage`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReconciliationSnapshotMessage {
+    /// The level epoch it reflects.
+    pub level_epoch: u32,
+    /// The snapshot's fields.
+    #[serde(flatten)]
+    pub snapshot: ReconciliationSnapshot,
+}
+
+/// The chunked payload of a level transition (spec §7).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransitionPayload {
+    /// Index of the level starting (0 is the first).
+    pub level_index: u32,
+    /// The fresh gameplay seed.
+    pub gameplay_seed: u32,
+    /// The roster the level starts with, sorted.
+    pub roster: Vec<PlayerId>,
+    /// Player count for elite scaling.
+    pub player_count: u32,
+    /// Per-player carryovers (authoritative; guests discard their own).
+    pub carryovers: BTreeMap<PlayerId, Carryover>,
+    /// The next level's map.
+    pub map: GameMap,
+}
+
+/// A message from the host to a guest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum HostMessage {
+    /// Phase A: the host's build and protocol version.
+    #[serde(rename_all = "camelCase")]
+    HostHello {
+        /// Build identifier (must match exactly).
+        build_version: String,
+        /// [`PEER_PROTOCOL_VERSION`].
+        protocol_version: u32,
+    },
+    /// The join is refused; the host closes the connection after this.
+    #[serde(rename_all = "camelCase")]
+    JoinRefused {
+        /// Why.
+        reason: RefusalReason,
+        /// Human-readable detail.
+        detail: String,
+    },
+    /// Phase B: roster, constants, seed, difficulty, names.
+    SessionInit(SessionInit),
+    /// One chunk of the level-1 map.
+    MapChunk(Chunk),
+    /// The end marker of the level-1 map.
+    MapEnd(ChunkEnd),
+    /// The merged inputs of one tick.
+    TickInputBundle(TickInputBundle),
+    /// The periodic authoritative snapshot.
+    ReconciliationSnapshot(ReconciliationSnapshotMessage),
+    /// A level transition starts (a fresh attempt resets the guest's state).
+    #[serde(rename_all = "camelCase")]
+    LevelTransitionInit {
+        /// The epoch of the level starting.
+        level_epoch: u32,
+        /// Index of the level starting.
+        level_index: u32,
+    },
+    /// One chunk of the [`TransitionPayload`].
+    #[serde(rename_all = "camelCase")]
+    LevelTransitionChunk {
+        /// The epoch of the level starting.
+        level_epoch: u32,
+        /// The chunk.
+        #[serde(flatten)]
+        chunk: Chunk,
+    },
+    /// The end marker of the [`TransitionPayload`].
+    #[serde(rename_all = "camelCase")]
+    LevelTransitionEnd {
+        /// The epoch of the level starting.
+        level_epoch: u32,
+        /// The end marker.
+        #[serde(flatten)]
+        end: ChunkEnd,
+    },
+    /// The session is over. A guest first applies the bundles up to
+    /// `finalTick` of `levelEpoch` (they ride the other channel and may
+    /// still be in flight).
+    #[serde(rename_all = "camelCase")]
+    SessionEnd {
+        /// Why.
+        reason: EndReason,
+        /// The end-of-run table.
+        scores: Vec<ScoreRow>,
+        /// The level epoch of the last tick.
+        level_epoch: u32,
+        /// The engine tick after the last bundle.
+        final_tick: u64,
+    },
+}
+
+/// A message from a guest to the host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum GuestMessage {
+    /// Phase A reply: the guest's version and display name.
+    #[serde(rename_all = "camelCase")]
+    GuestHello {
+        /// Build identifier.
+        build_version: String,
+        /// [`PEER_PROTOCOL_VERSION`].
+        protocol_version: u32,
+        /// The chosen display name, unsanitized ("" for none).
+        display_name: String,
+    },
+    /// The guest holds a validated level-1 map and is ready for tick 0.
+    SetupAck,
+    /// One sampled input, tagged for its tick.
+    TickInput(TickInput),
+    /// The guest has applied a level transition.
+    #[serde(rename_all = "camelCase")]
+    LevelTransitionAck {
+        /// The epoch it now runs.
+        level_epoch: u32,
+    },
+    /// The guest's world hash after advancing to `tick`.
+    #[serde(rename_all = "camelCase")]
+    HashReport {
+        /// The engine tick after the advance.
+        tick: u64,
+        /// Its level epoch.
+        level_epoch: u32,
+        /// The world hash, 16 lowercase hex digits (a u64 does not fit a
+        /// JavaScript number).
+        hash: String,
+    },
+}
+
+/// A message that could not be encoded or decoded.
+#[derive(Debug, Error)]
+#[error("peer message: {0}")]
+pub struct PeerMessageError(#[from] serde_json::Error);
+
+impl HostMessage {
+    /// The data channel this message rides.
+    pub fn channel(&self) -> Channel {
+        match self {
+            HostMessage::TickInputBundle(_) => Channel::Input,
+            _ => Channel::Reconciliation,
+        }
+    }
+
+    /// JSON text.
+    pub fn to_json(&self) -> Result<String, PeerMessageError> {
+        Ok(serde_json::to_string(self)?)
+    }
+
+    /// Parses JSON text. The per-tick bundle, when its `type` comes first
+    /// (as this crate writes it), skips the buffering an internally tagged
+    /// enum needs: it is most of the traffic.
+    pub fn from_json(text: &str) -> Result<Self, PeerMessageError> {
+        if text.starts_with(r#"{"type":"tick-input-bundle","#) {
+            return Ok(HostMessage::TickInputBundle(serde_json::from_str(text)?));
+        }
+        Ok(serde_json::from_str(text)?)
+    }
+}
+
+impl GuestMessage {
+    /// The data channel this message rides.
+    pub fn channel(&self) -> Channel {
+        match self {
+            GuestMessage::TickInput(_) => Channel::Input,
+            _ => Channel::Reconciliation,
+        }
+    }
+
+    /// JSON text.
+    pub fn to_json(&self) -> Result<String, PeerMessageError> {
+        Ok(serde_json::to_string(self)?)
+    }
+
+    /// Parses JSON text, with the same fast path as
+    /// [`HostMessage::from_json`] for `tick-input`.
+    pub fn from_json(text: &str) -> Result<Self, PeerMessageError> {
+        if text.starts_with(r#"{"type":"tick-input","#) {
+            return Ok(GuestMessage::TickInput(serde_json::from_str(text)?));
+        }
+        Ok(serde_json::from_str(text)?)
+    }
+}
+
+/// Formats a world hash for [`GuestMessage::HashReport`].
+pub fn format_hash(hash: u64) -> String {
+    format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{AmmoPools, PlayerSnapshot};
+    use proptest::prelude::*;
+
+    fn ids() -> impl Strategy<Value = Vec<PlayerId>> {
+        proptest::collection::btree_set("[a-z0-9-]{1,8}", 1..5)
+            .prop_map(|s| s.into_iter().map(PlayerId::new).collect())
+    }
+
+    fn snapshot(tick: u64, rng: u32, ids: &[PlayerId]) -> ReconciliationSnapshot {
+        ReconciliationSnapshot {
+            tick,
+            rng_state: rng,
+            players: ids
+                .iter()
+                .map(|id| {
+                    (
+                        id.clone(),
+                        PlayerSnapshot {
+                            pos_x: 1.5,
+                            pos_y: 2.25,
+                            dir_x: 1.0,
+                            dir_y: 0.0,
+                            plane_x: 0.0,
+                            plane_y: 0.66,
+                            health: 100.0,
+                            swap: 0.0,
+                            ammo: AmmoPools::default(),
+                            weapon_index: 1,
+                            keys_held: 0,
+                            owned_weapons: vec![0, 1, 2],
+                            alive: true,
+                            kill_score: 3,
+                            kills: 1,
+                        },
+                    )
+                })
+                .collect(),
+            enemies: vec![],
+            mines: vec![],
+            loot_drops: vec![],
+            pickups_collected: vec![1],
+            keys_collected: vec![],
+            grid_version: 2,
+            grid_delta: vec![],
+        }
+    }
+
+    #[test]
+    fn wire_shapes_match_the_spec() {
+        let b = HostMessage::TickInputBundle(TickInputBundle {
+            tick: 5,
+            dt: crate::tick::FIXED_DT,
+            level_epoch: 1,
+            inputs: BTreeMap::from([(PlayerId::new("a"), InputSnapshot::NEUTRAL)]),
+            held_input_fallback: vec![PlayerId::new("a")],
+            roster_remove: None,
+        });
+        let v = serde_json::to_value(&b).unwrap();
+        assert_eq!(v["type"], "tick-input-bundle");
+        assert_eq!(v["levelEpoch"], 1);
+        assert_eq!(v["heldInputFallback"][0], "a");
+        assert!(v.get("rosterRemove").is_none());
+        assert_eq!(b.channel(), Channel::Input);
+
+        let s = HostMessage::ReconciliationSnapshot(ReconciliationSnapshotMessage {
+            level_epoch: 2,
+            snapshot: snapshot(30, 7, &[PlayerId::new("a")]),
+        });
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["type"], "reconciliation-snapshot");
+        assert_eq!(v["levelEpoch"], 2);
+        assert_eq!(v["rngState"], 7);
+        assert_eq!(v["tick"], 30);
+        assert_eq!(HostMessage::from_json(&s.to_json().unwrap()).unwrap(), s);
+
+        let c = HostMessage::LevelTransitionChunk {
+            level_epoch: 3,
+            chunk: Chunk {
+                index: 0,
+                data: "{".into(),
+            },
+        };
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["type"], "level-transition-chunk");
+        assert_eq!(v["index"], 0);
+        assert_eq!(HostMessage::from_json(&c.to_json().unwrap()).unwrap(), c);
+
+        let h = GuestMessage::GuestHello {
+            build_version: "b".into(),
+            protocol_version: 1,
+            display_name: "".into(),
+        };
+        let v = serde_json::to_value(&h).unwrap();
+        assert_eq!(v["type"], "guest-hello");
+        assert_eq!(v["displayName"], "");
+        let e = HostMessage::SessionEnd {
+            reason: EndReason::LevelTransitionFailed,
+            scores: vec![],
+            level_epoch: 1,
+            final_tick: 9,
+        };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap()["reason"],
+            "level-transition-failed"
+        );
+        let t = GuestMessage::TickInput(TickInput {
+            tick: 9,
+            player_id: PlayerId::new("g"),
+            input: InputSnapshot::NEUTRAL,
+        });
+        let v = serde_json::to_value(&t).unwrap();
+        assert_eq!(v["type"], "tick-input");
+        assert_eq!(v["playerId"], "g");
+        assert_eq!(t.channel(), Channel::Input);
+    }
+
+    #[test]
+    fn fast_path_and_tag_anywhere_agree() {
+        let b = HostMessage::TickInputBundle(TickInputBundle {
+            tick: 7,
+            dt: crate::tick::FIXED_DT,
+            level_epoch: 2,
+            inputs: BTreeMap::from([(PlayerId::new("a"), InputSnapshot::NEUTRAL)]),
+            held_input_fallback: vec![],
+            roster_remove: Some(vec![PlayerId::new("b")]),
+        });
+        let text = b.to_json().unwrap();
+        assert!(text.starts_with(r#"{"type":"tick-input-bundle","#));
+        assert_eq!(HostMessage::from_json(&text).unwrap(), b);
+        let moved = format!(
+            r#"{{"tick":7,"dt":{},"levelEpoch":2,"inputs":{{"a":{{}}}},"heldInputFallback":[],"rosterRemove":["b"],"type":"tick-input-bundle"}}"#,
+            crate::tick::FIXED_DT
+        );
+        assert_eq!(HostMessage::from_json(&moved).unwrap(), b);
+        let bad = r#"{"type":"tick-input-bundle","tick":"x"}"#;
+        assert!(HostMessage::from_json(bad).is_err());
+        let t = r#"{"type":"tick-input","tick":3,"playerId":"g","input":{"fire":true}}"#;
+        let GuestMessage::TickInput(t) = GuestMessage::from_json(t).unwrap() else {
+            panic!("not a tick input");
+        };
+        assert!(t.input.fire);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        assert!(HostMessage::from_json("{\"type\":\"nope\"}").is_err());
+        assert!(GuestMessage::from_json("[]").is_err());
+        assert!(GuestMessage::from_json("{\"type\":\"hash-report\",\"tick\":-1}").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn host_messages_round_trip(
+            ids in ids(),
+            tick in any::<u32>(),
+            epoch in any::<u16>(),
+            seed in any::<u32>(),
+            name in ".{0,20}",
+            held in any::<bool>(),
+        ) {
+            let inputs = ids.iter().map(|i| (i.clone(), InputSnapshot { fire: held, ..InputSnapshot::NEUTRAL })).collect();
+            let msgs = vec![
+                HostMessage::TickInputBundle(TickInputBundle {
+                    tick: u64::from(tick),
+                    dt: crate::tick::FIXED_DT,
+                    level_epoch: u32::from(epoch),
+                    inputs,
+                    held_input_fallback: if held { ids.clone() } else { vec![] },
+                    roster_remove: held.then(|| ids[..1].to_vec()),
+                }),
+                HostMessage::SessionInit(SessionInit {
+                    roster: ids.clone(),
+                    your_player_id: ids[0].clone(),
+                    tick_rate_hz: crate::tick::TICK_RATE_HZ,
+                    fixed_dt: crate::tick::FIXED_DT,
+                    input_delay_ticks: crate::tick::INPUT_DELAY_TICKS,
+                    reconcile_interval_ticks: crate::tick::RECONCILE_INTERVAL_TICKS,
+                    gameplay_seed: seed,
+                    difficulty: Difficulty::Hard,
+                    player_count: ids.len() as u32,
+                    player_names: ids.iter().map(|i| (i.clone(), name.clone())).collect(),
+                }),
+                HostMessage::ReconciliationSnapshot(ReconciliationSnapshotMessage {
+                    level_epoch: u32::from(epoch),
+                    snapshot: snapshot(u64::from(tick), seed, &ids),
+                }),
+                HostMessage::JoinRefused { reason: RefusalReason::VersionMismatch, detail: name.clone() },
+                HostMessage::SessionEnd {
+                    reason: EndReason::Completed,
+                    scores: ids.iter().map(|i| ScoreRow { player_id: i.clone(), name: name.clone(), kill_score: tick, kills: seed, disconnected: held }).collect(),
+                    level_epoch: u32::from(epoch),
+                    final_tick: u64::from(tick),
+                },
+                HostMessage::LevelTransitionEnd { level_epoch: u32::from(epoch), end: ChunkEnd { total_bytes: u64::from(tick), chunk_count: seed, checksum: "00".into() } },
+            ];
+            for m in msgs {
+                let back = HostMessage::from_json(&m.to_json().unwrap()).unwrap();
+                prop_assert_eq!(back, m);
+            }
+        }
+
+        #[test]
+        fn guest_messages_round_trip(tick in any::<u32>(), epoch in any::<u32>(), hash in any::<u64>(), name in ".{0,20}") {
+            let msgs = vec![
+                GuestMessage::GuestHello { build_version: name.clone(), protocol_version: epoch, display_name: name.clone() },
+                GuestMessage::SetupAck,
+                GuestMessage::LevelTransitionAck { level_epoch: epoch },
+                GuestMessage::HashReport { tick: u64::from(tick), level_epoch: epoch, hash: format_hash(hash) },
+                GuestMessage::TickInput(TickInput { tick: u64::from(tick), player_id: PlayerId::new(name.clone()), input: InputSnapshot { mouse_delta_x: f64::from(tick) / 8.0, ..InputSnapshot::NEUTRAL } }),
+            ];
+            for m in msgs {
+                let back = GuestMessage::from_json(&m.to_json().unwrap()).unwrap();
+                prop_assert_eq!(back, m);
+            }
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! The PostgreSQL backend, for several replicas behind a load balancer.
+//!
+//! Every operation is one SQL statement against the shared table; nothing is
+//! authoritative in memory. A trigger announces answers and lobby-visible
+//! changes with `NOTIFY campfire_sessions`, and each replica's listener turns
+//! them into [`StoreChange`]s so long-polls and the lobby index on every
+//! replica learn of changes made on any other.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use protocol::api::HostKind;
+use protocol::code::SessionCode;
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions, PgRow};
+use sqlx::{PgPool, Row};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    ClaimOutcome, LobbyFields, SessionRecord, SessionUpdate, StoreChange, StoreError, StoredAnswer,
+};
+use crate::clock::Millis;
+use crate::config::Config;
+
+const COLUMNS: &str = "code, token_hash, public, name, host_name, players, max_players, build, \
+     difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer, answer_round, answer, answer_name";
+
+/// The notification channel the trigger in the migration writes to.
+const CHANNEL: &str = "campfire_sessions";
+
+/// Sessions in a PostgreSQL database shared by every replica.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+    stop: CancellationToken,
+}
+
+fn unavailable(err: sqlx::Error) -> StoreError {
+    StoreError::Unavailable(err.to_string())
+}
+
+fn corrupt(err: sqlx::Error) -> StoreError {
+    StoreError::Corrupt(err.to_string())
+}
+
+impl PostgresStore {
+    /// Connects, migrates, and starts the change listener; changes arrive on
+    /// the returned receiver.
+    pub async fn connect(
+        url: &str,
+        config: &Config,
+    ) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<StoreChange>)> {
+        let options = PgConnectOptions::from_str(url)?;
+        let pool = PgPoolOptions::new()
+            .max_connections(config.db_max_connections.max(2))
+            .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms))
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("migrations/postgres").run(&pool).await?;
+        let stop = CancellationToken::new();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut listener = PgListener::connect_with(&pool).await?;
+        listener.listen(CHANNEL).await?;
+        tokio::spawn(listen(listener, tx, stop.clone()));
+        Ok((Self { pool, stop }, rx))
+    }
+
+    pub(super) async fn create(&self, r: &SessionRecord) -> Result<bool, StoreError> {
+        let f = &r.fields;
+        let result = sqlx::query(
+            "INSERT INTO sessions (code, token_hash, public, name, host_name, players, max_players, build, \
+             difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+             ON CONFLICT (code) DO NOTHING",
+        )
+        .bind(r.code.as_str())
+        .bind(&r.token_hash)
+        .bind(f.public)
+        .bind(&f.name)
+        .bind(&f.host_name)
+        .bind(i64::from(f.players))
+        .bind(i64::from(f.max_players))
+        .bind(&f.build)
+        .bind(&f.difficulty)
+        .bind(&f.campaign)
+        .bind(f.host_kind.as_str())
+        .bind(&f.meta)
+        .bind(r.created_at)
+        .bind(r.expires_at)
+        .bind(i64::from(r.round))
+        .bind(&r.offer)
+        .execute(&self.pool)
+        .await
+        .map_err(unavailable)?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    pub(super) async fn get(
+        &self,
+        code: &SessionCode,
+        now: Millis,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM sessions WHERE code = $1 AND expires_at > $2");
+        let row = sqlx::query(&sql)
+            .bind(code.as_str())
+            .bind(now)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(unavailable)?;
+        row.map(|r| decode(&r)).transpose()
+    }
+
+    pub(super) async fn update(
+        &self,
+        code: &SessionCode,
+        u: &SessionUpdate,
+        now: Millis,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        let f = &u.fields;
+        let sql = format!(
+            "UPDATE sessions SET public = $1, name = $2, host_name = $3, players = $4, max_players = $5, \
+             build = $6, difficulty = $7, campaign = $8, host_kind = $9, meta = $10, expires_at = $11, \
+             round = round + $12, offer = COALESCE($13, offer) \
+             WHERE code = $14 AND expires_at > $15 RETURNING {COLUMNS}"
+        );
+        let row = sqlx::query(&sql)
+            .bind(f.public)
+            .bind(&f.name)
+            .bind(&f.host_name)
+            .bind(i64::from(f.players))
+            .bind(i64::from(f.max_players))
+            .bind(&f.build)
+            .bind(&f.difficulty)
+            .bind(&f.campaign)
+            .bind(f.host_kind.as_str())
+            .bind(&f.meta)
+            .bind(u.expires_at)
+            .bind(i64::from(u.offer.is_some()))
+            .bind(&u.offer)
+            .bind(code.as_str())
+            .bind(now)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(unavailable)?;
+        row.map(|r| decode(&r)).transpose()
+    }
+
+    pub(super) async fn refresh(
+        &self,
+        code: &SessionCode,
+        expires_at: Millis,
+        now: Millis,
+    ) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE sessions SET expires_at = GREATEST(expires_at, $1) WHERE code = $2 AND expires_at > $3",
+        )
+        .bind(expires_at)
+        .bind(code.as_str())
+        .bind(now)
+        .execute(&self.pool)
+        .await
+        .map_err(unavailable)?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    pub(super) async fn claim_round(
+        &self,
+        code: &SessionCode,
+        a: &StoredAnswer,
+        now: Millis,
+    ) -> Result<ClaimOutcome, StoreError> {
+        // Racing UPDATEs of one row queue on its lock; each re-checks
+        // `offer IS NOT NULL` on the row as the previous one left it.
+        let result = sqlx::query(
+            "UPDATE sessions SET offer = NULL, answer_round = round, answer = $1, answer_name = $2 \
+             WHERE code = $3 AND round = $4 AND offer IS NOT NULL AND expires_at > $5",
+        )
+        .bind(&a.answer)
+        .bind(&a.name)
+        .bind(code.as_str())
+        .bind(i64::from(a.round))
+        .bind(now)
+        .execute(&self.pool)
+        .await
+        .map_err(unavailable)?;
+        if result.rows_affected() == 1 {
+            return Ok(ClaimOutcome::Claimed);
+        }
+        Ok(match self.get(code, now).await? {
+            None => ClaimOutcome::NoSuchSession,
+            Some(_) => ClaimOutcome::RoundTaken,
+        })
+    }
+
+    pub(super) async fn delete(&self, code: &SessionCode) -> Result<bool, StoreError> {
+        let result = sqlx::query("DELETE FROM sessions WHERE code = $1")
+            .bind(code.as_str())
+            .execute(&self.pool)
+            .await
+            .map_err(unavailable)?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    pub(super) async fn delete_expired(&self, now: Millis) -> Result<Vec<SessionCode>, StoreError> {
+        // Safe with many replicas sweeping at once: each row is deleted (and
+        // returned) by exactly one of them.
+        let rows = sqlx::query("DELETE FROM sessions WHERE expires_at <= $1 RETURNING code")
+            .bind(now)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(unavailable)?;
+        rows.iter()
+            .map(|r| decode_code(r.try_get("code").map_err(corrupt)?))
+            .collect()
+    }
+
+    pub(super) async fn list_public(&self, now: Millis) -> Result<Vec<SessionRecord>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM sessions WHERE public AND expires_at > $1");
+        let rows = sqlx::query(&sql)
+            .bind(now)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(unavailable)?;
+        rows.iter().map(decode).collect()
+    }
+
+    pub(super) async fn count_live(&self, now: Millis) -> Result<u64, StoreError> {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM sessions WHERE expires_at > $1")
+            .bind(now)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(unavailable)?;
+        let n: i64 = row.try_get("n").map_err(corrupt)?;
+        Ok(n.max(0) as u64)
+    }
+
+    pub(super) async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    pub(super) async fn close(&self) {
+        self.stop.cancel();
+        self.pool.close().await;
+    }
+}
+
+/// Forwards notifications as [`StoreChange`]s until stopped. When the
+/// listener's connection drops, notifications may have been missed, so a
+/// `Resync` goes out; the listener reconnects on the next receive.
+async fn listen(
+    mut listener: PgListener,
+    tx: mpsc::UnboundedSender<StoreChange>,
+    stop: CancellationToken,
+) {
+    loop {
+        let next = tokio::select! {
+            () = stop.cancelled() => return,
+            next = listener.try_recv() => next,
+        };
+        let change = match next {
+            Ok(Some(notification)) => match parse_payload(notification.payload()) {
+                Some(change) => change,
+                None => {
+                    tracing::warn!(
+                        payload = notification.payload(),
+                        "unexpected session notification"
+                    );
+                    continue;
+                }
+            },
+            Ok(None) => {
+                tracing::warn!("lost the PostgreSQL notification connection; reconnecting");
+                StoreChange::Resync
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "PostgreSQL notifications unavailable; retrying");
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(Duration::from_millis(500)) => {}
+                }
+                StoreChange::Resync
+            }
+        };
+        if tx.send(change).is_err() {
+            return;
+        }
+    }
+}
+
+fn parse_payload(payload: &str) -> Option<StoreChange> {
+    let (kind, code) = payload.split_once(':')?;
+    let code = SessionCode::parse(code).ok()?;
+    match kind {
+        "a" => Some(StoreChange::Answered(code)),
+        "s" => Some(StoreChange::SessionChanged(code)),
+        _ => None,
+    }
+}
+
+fn decode_code(text: String) -> Result<SessionCode, StoreError> {
+    SessionCode::parse(&text).map_err(|e| StoreError::Corrupt(format!("code {text:?}: {e}")))
+}
+
+fn get_u32(row: &PgRow, column: &str) -> Result<u32, StoreError> {
+    let value: i64 = row.try_get(column).map_err(corrupt)?;
+    u32::try_from(value).map_err(|_| StoreError::Corrupt(format!("{column} = {value}")))
+}
+
+fn decode(row: &PgRow) -> Result<SessionRecord, StoreError> {
+    let host_kind: String = row.try_get("host_kind").map_err(corrupt)?;
+    let answer_round: Option<i64> = row.try_get("answer_round").map_err(corrupt)?;
+    let answered = match answer_round {
+        Some(round) => Some(StoredAnswer {
+            round: u32::try_from(round)
+                .map_err(|_| StoreError::Corrupt(format!("answer_round = {round}")))?,
+            answer: row
+                .try_get::<Option<String>, _>("answer")
+                .map_err(corrupt)?
+                .unwrap_or_default(),
+            name: row
+                .try_get::<Option<String>, _>("answer_name")
+                .map_err(corrupt)?
+                .unwrap_or_default(),
+        }),
+        None => None,
+    };
+    Ok(SessionRecord {
+        code: decode_code(row.try_get("code").map_err(corrupt)?)?,
+        token_hash: row.try_get("token_hash").map_err(corrupt)?,
+        fields: LobbyFields {
+            public: row.try_get("public").map_err(corrupt)?,
+            name: row.try_get("name").map_err(corrupt)?,
+            host_name: row.try_get("host_name").map_err(corrupt)?,
+            players: get_u32(row, "players")?,
+            max_players: get_u32(row, "max_players")?,
+            build: row.try_get("build").map_err(corrupt)?,
+            difficulty: row.try_get("difficulty").map_err(corrupt)?,
+            campaign: row.try_get("campaign").map_err(corrupt)?,
+            host_kind: HostKind::parse(&host_kind)
+                .ok_or_else(|| StoreError::Corrupt(format!("host_kind {host_kind:?}")))?,
+            meta: row.try_get("meta").map_err(corrupt)?,
+        },
+        created_at: row.try_get("created_at").map_err(corrupt)?,
+        expires_at: row.try_get("expires_at").map_err(corrupt)?,
+        round: get_u32(row, "round")?,
+        offer: row.try_get("offer").map_err(corrupt)?,
+        answered,
+    })
+}

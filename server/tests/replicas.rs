@@ -1,0 +1,225 @@
+//! Several `lobby-server` replicas on one PostgreSQL database (always run
+//! against PostgreSQL): cross-replica long-poll wake-ups, lobby events from
+//! other replicas, and riding out a database outage.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{SDP, START_MS, SseReader, TestDb, TestServer, assert_error};
+use lobby_server::Config;
+use lobby_server::clock::ManualClock;
+use serde_json::{Value, json};
+
+async fn two_replicas(tweak: impl Fn(&mut Config)) -> (TestServer, TestServer, Arc<TestDb>) {
+    let db = Arc::new(TestDb::postgres().await);
+    let mut config = Config::for_tests(db.url());
+    config.disable_rate_limits = true;
+    tweak(&mut config);
+    let clock = ManualClock::new(START_MS);
+    let a = TestServer::start_in(db.clone(), config.clone(), clock.clone()).await;
+    let b = TestServer::start_in(db.clone(), config, clock).await;
+    (a, b, db)
+}
+
+async fn wait_until_polling(srv: &TestServer) {
+    let started = Instant::now();
+    while srv.state.waiters.waiting() == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "long-poll never registered"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// Host on A long-polls; the joiner reads and answers on B; returns the lag
+/// between B accepting the answer and A's poll returning it.
+async fn exchange_across(a: &TestServer, b: &TestServer) -> Duration {
+    let (code, token) = a.create().await;
+    let poll = {
+        let client = a.client.clone();
+        let url = a.url(&format!("/session/{code}/answer?round=1&waitMs=20000"));
+        tokio::spawn(async move {
+            let res = client.get(url).bearer_auth(token).send().await.unwrap();
+            let at = Instant::now();
+            (
+                res.status().as_u16(),
+                res.json::<Value>().await.unwrap(),
+                at,
+            )
+        })
+    };
+    wait_until_polling(a).await;
+    let view: Value = b.get_session(&code).await.json().await.unwrap();
+    assert_eq!(view["round"], 1, "replica B reads the offer published on A");
+    let res = b.answer(&code, 1, "Bob").await;
+    let answered_at = Instant::now();
+    assert_eq!(res.status(), 201);
+    let (status, body, returned_at) = poll.await.unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(body["name"], "Bob");
+    returned_at.saturating_duration_since(answered_at)
+}
+
+#[tokio::test]
+async fn an_answer_on_replica_b_wakes_the_long_poll_on_replica_a() {
+    let (a, b, _db) = two_replicas(|_| {}).await;
+    let lag = exchange_across(&a, &b).await;
+    assert!(
+        lag < Duration::from_millis(100),
+        "the poll on A returned {lag:?} after B accepted"
+    );
+}
+
+#[tokio::test]
+async fn racing_answers_on_two_replicas_have_one_winner() {
+    let (a, b, _db) = two_replicas(|_| {}).await;
+    let (code, _) = a.create().await;
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let srv = if i % 2 == 0 { &a } else { &b };
+        let (client, url) = (
+            srv.client.clone(),
+            srv.url(&format!("/session/{code}/answer")),
+        );
+        tasks.push(tokio::spawn(async move {
+            client
+                .post(url)
+                .json(&json!({"round": 1, "answer": SDP}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }));
+    }
+    let mut statuses = Vec::new();
+    for t in tasks {
+        statuses.push(t.await.unwrap());
+    }
+    assert_eq!(statuses.iter().filter(|&&s| s == 201).count(), 1);
+    assert_eq!(statuses.iter().filter(|&&s| s == 409).count(), 19);
+}
+
+#[tokio::test]
+async fn lobby_events_on_a_report_sessions_created_and_removed_on_b() {
+    let (a, b, _db) = two_replicas(|_| {}).await;
+    let mut events = SseReader::new(a.client.get(a.url("/lobby/events")).send().await.unwrap());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (code, token) = b.create().await;
+    let (event, data) = events
+        .next_event(Duration::from_secs(5))
+        .await
+        .expect("added on A");
+    assert_eq!(event, "added");
+    assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["code"], code);
+    assert_eq!(
+        a.lobby("").await["sessions"][0]["code"],
+        code,
+        "A's lobby lists B's session"
+    );
+
+    b.put(&json!({"code": code, "public": false}), Some(&token))
+        .await;
+    let (event, _) = events
+        .next_event(Duration::from_secs(5))
+        .await
+        .expect("removed on A");
+    assert_eq!(event, "removed");
+    assert_eq!(a.lobby("").await["sessions"], json!([]));
+}
+
+#[tokio::test]
+async fn the_sweep_is_safe_with_every_replica_running_it() {
+    let (a, b, _db) = two_replicas(|_| {}).await;
+    for _ in 0..10 {
+        a.create().await;
+    }
+    a.clock.advance_ms(3_600_000);
+    let (da, db_) = tokio::join!(a.state.sweep_once(), b.state.sweep_once());
+    assert_eq!(
+        da.unwrap() + db_.unwrap(),
+        10,
+        "each expired session deleted exactly once"
+    );
+    assert_eq!(a.state.store.count_live(0).await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn replicas_ride_out_a_database_outage() {
+    let (a, b, db) = two_replicas(|c| c.db_acquire_timeout_ms = 500).await;
+    let (code, token) = a.create().await;
+    let name = db.name().to_owned();
+
+    // The database goes away: new connections refused, existing ones killed.
+    db.admin(&format!(
+        "ALTER DATABASE {name} WITH ALLOW_CONNECTIONS false"
+    ))
+    .await;
+    db.admin(&format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+    ))
+    .await;
+    for srv in [&a, &b] {
+        assert_error(
+            srv.client.get(srv.url("/readyz")).send().await.unwrap(),
+            503,
+            "unavailable",
+        )
+        .await;
+        assert_error(srv.get_session(&code).await, 503, "unavailable").await;
+        assert_error(srv.answer(&code, 1, "x").await, 503, "unavailable").await;
+        assert_eq!(
+            srv.client
+                .get(srv.url("/healthz"))
+                .send()
+                .await
+                .unwrap()
+                .status(),
+            200
+        );
+    }
+
+    // It comes back: everything works again without a restart, nothing was lost.
+    db.admin(&format!(
+        "ALTER DATABASE {name} WITH ALLOW_CONNECTIONS true"
+    ))
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while a
+        .client
+        .get(a.url("/readyz"))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        != 200
+        || b.client
+            .get(b.url("/readyz"))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            != 200
+    {
+        assert!(Instant::now() < deadline, "replicas did not recover");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let view: Value = b.get_session(&code).await.json().await.unwrap();
+    assert_eq!(view["round"], 1, "the session survived the outage");
+    assert_eq!(a.poll(&code, &token, 1, 0).await.status(), 204);
+    // Cross-replica wake-ups work again once the listeners have reconnected.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let lag = exchange_across(&a, &b).await;
+        if lag < Duration::from_millis(100) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "wake-ups across replicas did not recover (lag {lag:?})"
+        );
+    }
+}
