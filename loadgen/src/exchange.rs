@@ -43,6 +43,9 @@ pub struct ExchangeRun {
     pub max_exchanges: u64,
     /// ...or after this long, whichever comes first.
     pub max_duration: Duration,
+    /// Whether the host deletes its session after the exchange (otherwise
+    /// sessions live on until their TTL).
+    pub delete_after: bool,
 }
 
 /// Runs the workload; returns exchanges completed.
@@ -69,6 +72,7 @@ pub async fn run(
             progress.clone(),
         );
         let max = run.max_exchanges;
+        let delete_after = run.delete_after;
         workers.push(tokio::spawn(async move {
             loop {
                 let n = started.fetch_add(1, Ordering::Relaxed);
@@ -77,7 +81,7 @@ pub async fn run(
                 }
                 let host = &servers[n as usize % servers.len()];
                 let joiner = &servers[(n as usize + 1) % servers.len()];
-                match one_exchange(&client, host, joiner, &sdp, &recorder).await {
+                match one_exchange(&client, host, joiner, &sdp, &recorder, delete_after).await {
                     Ok(()) => {
                         completed.fetch_add(1, Ordering::Relaxed);
                         progress.inc(1);
@@ -106,6 +110,7 @@ async fn one_exchange(
     joiner: &str,
     sdp: &str,
     rec: &Recorder,
+    delete_after: bool,
 ) -> anyhow::Result<()> {
     let start = Instant::now();
     let body = json!({
@@ -166,6 +171,9 @@ async fn one_exchange(
         received.status
     );
     rec.record(Op::Exchange, start.elapsed());
+    if !delete_after {
+        return Ok(());
+    }
 
     let deleted = timed(
         rec,

@@ -45,6 +45,10 @@ struct Args {
     /// Most seconds of the exchange phase.
     #[arg(long, default_value_t = 20)]
     exchange_seconds: u64,
+    /// Leave sessions to expire instead of deleting each after its exchange
+    /// (the exchange as the issue defines it: create, read, answer, receive).
+    #[arg(long)]
+    no_delete: bool,
     /// Live sessions to create before the lobby read phase.
     #[arg(long, default_value_t = 10_000)]
     lobby_sessions: u64,
@@ -98,6 +102,7 @@ async fn main() -> anyhow::Result<()> {
                 pairs: args.pairs,
                 max_exchanges: args.exchanges,
                 max_duration: Duration::from_secs(args.exchange_seconds),
+                delete_after: !args.no_delete,
             },
             recorder.clone(),
             bar.clone(),

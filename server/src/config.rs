@@ -113,8 +113,8 @@ pub struct Config {
     #[arg(long, env = "LOBBY_TURN_CREDENTIAL_TTL", default_value_t = 3600)]
     pub turn_credential_ttl: u64,
 
-    /// Most database connections in the pool.
-    #[arg(long, env = "LOBBY_DB_MAX_CONNECTIONS", default_value_t = 4)]
+    /// Most database connections in the pool (SQLite writes through one).
+    #[arg(long, env = "LOBBY_DB_MAX_CONNECTIONS", default_value_t = 16)]
     pub db_max_connections: u32,
 
     /// Milliseconds to wait for a database connection before answering 503.
