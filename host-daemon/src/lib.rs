@@ -15,6 +15,10 @@
 //! - [`simulate`]: one host, bot players and bot guests over the simulated
 //!   network, summarized as one JSON line.
 //! - [`wire`]: conversions between engine types and their wire forms.
+//! - [`webrtc`]: the real transport: WebRTC data channels (`webrtc` 0.21.1),
+//!   host offers and guest answers, non-trickle.
+//! - [`signaling`]: [`signaling::LobbyClient`], the lobby server's HTTP API
+//!   for hosts (sessions, offer rounds, answers) and joiners.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -22,9 +26,11 @@ pub mod driver;
 pub mod guest;
 pub mod host;
 pub mod pilot;
+pub mod signaling;
 pub mod simnet;
 pub mod simulate;
 pub mod transport;
+pub mod webrtc;
 pub mod wire;
 
 /// The build identifier exchanged in the version handshake.

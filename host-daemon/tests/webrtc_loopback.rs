@@ -1,0 +1,675 @@
+//! Real WebRTC over loopback, signaled through the real lobby server.
+//!
+//! Network safety: every socket here is bound to 127.0.0.1 (the lobby on
+//! 127.0.0.1:0, every peer connection's single UDP socket on 127.0.0.1:0,
+//! multicast DNS off, no STUN/TURN), and every wait is bounded.
+
+use std::time::Duration;
+
+use host_daemon::signaling::{LobbyClient, SignalingError};
+use host_daemon::transport::{
+    ConnectionState, PeerReceiver, PeerSender, TransportError, TransportEvent,
+};
+use host_daemon::webrtc::{
+    GuestAnswer, HostOffer, WebRtcLink, WebRtcOptions, WebRtcReceiver, WebRtcSender,
+};
+use lobby_server::{Application, Config};
+use protocol::api::{HostKind, PutSessionRequest};
+use protocol::peer::Channel;
+use tokio::sync::oneshot;
+use tokio::time::timeout;
+
+/// The two tests share the process's fd table; run them one at a time.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const MESSAGES: usize = 100;
+const CHUNK: usize = 16 * 1024;
+const BIG: usize = 200 * 1024;
+const STEP: Duration = Duration::from_secs(20);
+
+struct Lobby {
+    base: String,
+    stop: Option<oneshot::Sender<()>>,
+    handle: tokio::task::JoinHandle<anyhow::Result<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Lobby {
+    async fn start() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("lobby.db").display());
+        let mut config = Config::for_tests(url);
+        config.disable_rate_limits = true;
+        assert!(config.listen.ip().is_loopback());
+        let app = Application::build(config).await.expect("lobby builds");
+        let base = format!("http://{}", app.local_addr());
+        let (tx, rx) = oneshot::channel::<()>();
+        let handle = tokio::spawn(app.run_until_stopped(async move {
+            let _ = rx.await;
+        }));
+        Lobby {
+            base,
+            stop: Some(tx),
+            handle,
+            _dir: dir,
+        }
+    }
+
+    async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        let _ = timeout(Duration::from_secs(10), &mut self.handle).await;
+    }
+}
+
+fn loopback() -> WebRtcOptions {
+    WebRtcOptions {
+        connect_timeout: Duration::from_secs(15),
+        gather_timeout: Duration::from_secs(5),
+        ..WebRtcOptions::default()
+    }
+}
+
+fn assert_loopback_only(sdp: &str) {
+    let candidates: Vec<&str> = sdp
+        .lines()
+        .filter(|l| l.starts_with("a=candidate:"))
+        .collect();
+    assert!(!candidates.is_empty(), "no candidates in\n{sdp}");
+    for c in candidates {
+        assert_eq!(
+            c.split(' ').nth(4),
+            Some("127.0.0.1"),
+            "non-loopback candidate {c}"
+        );
+    }
+}
+
+/// The next event, bounded.
+async fn next_event(receiver: &mut WebRtcReceiver) -> Option<TransportEvent> {
+    timeout(STEP, receiver.recv())
+        .await
+        .expect("an event within the bound")
+}
+
+fn payload(tag: &str) -> String {
+    (0..BIG)
+        .map(|i| char::from(b'a' + ((i + tag.len()) % 26) as u8))
+        .collect()
+}
+
+/// Sends 100 messages on each channel, then a 200 KiB payload as 16 KiB
+/// chunks on `reconciliation`.
+async fn send_all(sender: &WebRtcSender, tag: &str) {
+    for i in 0..MESSAGES {
+        sender
+            .send(Channel::Input, format!("{tag}-input-{i}"))
+            .await
+            .expect("send input");
+        sender
+            .send(Channel::Reconciliation, format!("{tag}-recon-{i}"))
+            .await
+            .expect("send reconciliation");
+    }
+    let big = payload(tag);
+    for chunk in big.as_bytes().chunks(CHUNK) {
+        let chunk = std::str::from_utf8(chunk).expect("ascii").to_owned();
+        sender
+            .send(Channel::Reconciliation, chunk)
+            .await
+            .expect("send chunk");
+    }
+}
+
+/// Receives what [`send_all`] sent, checking order per channel.
+async fn receive_all(receiver: &mut WebRtcReceiver, tag: &str) {
+    let mut inputs = 0;
+    let mut recons = 0;
+    let mut big = String::new();
+    let chunks = BIG.div_ceil(CHUNK);
+    let mut chunks_seen = 0;
+    while inputs < MESSAGES || recons < MESSAGES || chunks_seen < chunks {
+        match next_event(receiver).await {
+            Some(TransportEvent::Message(Channel::Input, text)) => {
+                assert_eq!(text, format!("{tag}-input-{inputs}"));
+                inputs += 1;
+            }
+            Some(TransportEvent::Message(Channel::Reconciliation, text)) => {
+                if recons < MESSAGES {
+                    assert_eq!(text, format!("{tag}-recon-{recons}"));
+                    recons += 1;
+                } else {
+                    assert!(text.len() <= CHUNK);
+                    big.push_str(&text);
+                    chunks_seen += 1;
+                }
+            }
+            Some(TransportEvent::State(ConnectionState::Connected)) => {}
+            other => panic!("unexpected {other:?} ({inputs} inputs, {recons} recons)"),
+        }
+    }
+    assert_eq!(big, payload(tag), "the chunked payload arrived intact");
+}
+
+/// After the other side closed: the link reports the loss, then ends.
+async fn expect_closed_by_peer(receiver: &mut WebRtcReceiver) {
+    loop {
+        match next_event(receiver).await {
+            Some(TransportEvent::State(
+                ConnectionState::Closed | ConnectionState::Disconnected | ConnectionState::Failed,
+            )) => break,
+            Some(TransportEvent::State(ConnectionState::Connected)) => {}
+            other => panic!("expected the close, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_and_guest_connect_through_the_lobby_and_exchange_in_order() {
+    let _serial = SERIAL.lock().await;
+    let lobby = Lobby::start().await;
+    let opts = loopback();
+
+    // Host: a complete offer, published as round 1 of a new session.
+    let offer = HostOffer::new(&opts).await.expect("host offer");
+    assert_loopback_only(offer.offer_sdp());
+    let host_lobby = LobbyClient::new(&lobby.base).expect("client");
+    let session = host_lobby
+        .create_session(&PutSessionRequest {
+            offer: Some(offer.offer_sdp().to_owned()),
+            name: Some("loopback".into()),
+            host_name: Some("daemon".into()),
+            max_players: Some(4),
+            build: Some(host_daemon::BUILD_VERSION.into()),
+            host_kind: Some(HostKind::Daemon),
+            ..Default::default()
+        })
+        .await
+        .expect("session created");
+    let round = session.round.expect("round 1 open");
+
+    // Guest: reads the offer through the lobby, answers, connects.
+    let guest_task = {
+        let base = lobby.base.clone();
+        let code = session.code.clone();
+        let opts = opts.clone();
+        tokio::spawn(async move {
+            let lobby = LobbyClient::new(&base).expect("client");
+            let open = lobby.join_offer(&code).await.expect("open round");
+            let answer = GuestAnswer::new(&opts, &open.offer)
+                .await
+                .expect("guest answer");
+            assert_loopback_only(answer.answer_sdp());
+            lobby
+                .post_answer(
+                    &code,
+                    open.round,
+                    answer.answer_sdp().to_owned(),
+                    Some("bot".into()),
+                )
+                .await
+                .expect("answer accepted");
+            answer.connect().await.expect("guest connected")
+        })
+    };
+
+    let answer = host_lobby
+        .await_answer(
+            &session,
+            round,
+            Duration::from_secs(20),
+            Duration::from_secs(5),
+        )
+        .await
+        .expect("answer poll")
+        .expect("answered in time");
+    assert_eq!(answer.name, "bot");
+    let host = timeout(STEP, offer.accept(&answer.answer))
+        .await
+        .expect("bounded")
+        .expect("host connected");
+    let guest = timeout(STEP, guest_task)
+        .await
+        .expect("bounded")
+        .expect("guest task");
+
+    // The round is taken: a second joiner is told the session is full.
+    let late = LobbyClient::new(&lobby.base).expect("client");
+    assert!(matches!(
+        late.join_offer(&session.code).await,
+        Err(SignalingError::FullOrStarted(_))
+    ));
+
+    let WebRtcLink {
+        sender: host_tx,
+        receiver: mut host_rx,
+    } = host;
+    let WebRtcLink {
+        sender: guest_tx,
+        receiver: mut guest_rx,
+    } = guest;
+
+    // Both ends start connected.
+    assert_eq!(
+        next_event(&mut host_rx).await,
+        Some(TransportEvent::State(ConnectionState::Connected))
+    );
+    assert_eq!(
+        next_event(&mut guest_rx).await,
+        Some(TransportEvent::State(ConnectionState::Connected))
+    );
+
+    // Too large a message is refused, not sent.
+    assert_eq!(
+        host_tx
+            .send(Channel::Reconciliation, "x".repeat(70 * 1024))
+            .await,
+        Err(TransportError::NotOpen("reconciliation"))
+    );
+
+    // Both directions at once, both channels, in order.
+    timeout(Duration::from_secs(60), async {
+        tokio::join!(
+            send_all(&host_tx, "down"),
+            receive_all(&mut host_rx, "up"),
+            send_all(&guest_tx, "up"),
+            receive_all(&mut guest_rx, "down"),
+        )
+    })
+    .await
+    .expect("the exchange completes in time");
+
+    // The host closes: the guest sees the loss, the host's receiver ends.
+    timeout(STEP, host_tx.close_and_wait())
+        .await
+        .expect("close is bounded");
+    expect_closed_by_peer(&mut guest_rx).await;
+    assert_eq!(next_event(&mut guest_rx).await, None);
+    assert_eq!(next_event(&mut host_rx).await, None);
+    assert!(matches!(
+        host_tx.send(Channel::Input, "late".into()).await,
+        Err(TransportError::NotOpen("input"))
+    ));
+    timeout(STEP, guest_tx.close_and_wait())
+        .await
+        .expect("close is bounded");
+
+    // The host stops publishing and ends the session.
+    host_lobby
+        .set_public(&session, false)
+        .await
+        .expect("unlisted");
+    host_lobby.delete(&session).await.expect("deleted");
+    assert!(matches!(
+        late.get_session(&session.code).await,
+        Err(SignalingError::NoSuchSession(_))
+    ));
+    lobby.stop().await;
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// Host and guest ends of one connection, signaled in-process (no lobby).
+async fn connect_pair(opts: &WebRtcOptions) -> (WebRtcLink, WebRtcLink) {
+    let offer = HostOffer::new(opts).await.expect("offer");
+    let answer = GuestAnswer::new(opts, offer.offer_sdp())
+        .await
+        .expect("answer");
+    let answer_sdp = answer.answer_sdp().to_owned();
+    let (host, guest) = timeout(STEP, async {
+        tokio::join!(offer.accept(&answer_sdp), answer.connect())
+    })
+    .await
+    .expect("bounded");
+    (host.expect("host link"), guest.expect("guest link"))
+}
+
+/// One connection, signaled in-process (no lobby): connect, exchange a
+/// message each way, the host closes, the guest sees it and closes too.
+async fn connect_exchange_close(opts: &WebRtcOptions) {
+    let (mut host, mut guest) = connect_pair(opts).await;
+    host.sender
+        .send(Channel::Input, "ping".into())
+        .await
+        .expect("ping");
+    guest
+        .sender
+        .send(Channel::Reconciliation, "pong".into())
+        .await
+        .expect("pong");
+    for (rx, want) in [(&mut guest.receiver, "ping"), (&mut host.receiver, "pong")] {
+        loop {
+            match next_event(rx).await {
+                Some(TransportEvent::Message(_, text)) => {
+                    assert_eq!(text, want);
+                    break;
+                }
+                Some(TransportEvent::State(ConnectionState::Connected)) => {}
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+    timeout(STEP, host.sender.close_and_wait())
+        .await
+        .expect("close is bounded");
+    expect_closed_by_peer(&mut guest.receiver).await;
+    timeout(STEP, guest.sender.close_and_wait())
+        .await
+        .expect("close is bounded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_connections_leave_no_sockets_or_tasks_behind() {
+    let _serial = SERIAL.lock().await;
+    let opts = loopback();
+    // Warm up (lazily created runtime resources), then measure.
+    connect_exchange_close(&opts).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let fds_before = open_fds();
+    let tasks_before = metrics.num_alive_tasks();
+
+    // 20 connections, 4 at a time.
+    for _ in 0..5 {
+        let batch: Vec<_> = (0..4)
+            .map(|_| {
+                let opts = opts.clone();
+                tokio::spawn(async move { connect_exchange_close(&opts).await })
+            })
+            .collect();
+        for task in batch {
+            timeout(Duration::from_secs(60), task)
+                .await
+                .expect("bounded")
+                .expect("cycle succeeded");
+        }
+    }
+
+    // Everything is released within a bound.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (fds, tasks) = (open_fds(), metrics.num_alive_tasks());
+        if fds <= fds_before && tasks <= tasks_before {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "leak: {fds} fds (before {fds_before}), {tasks} tasks (before {tasks_before})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A minimal data-channel SDP that passes the lobby's check.
+const FAKE_SDP: &str = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=sctp-port:5000\r\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lobby_refusals_are_typed_errors() {
+    let _serial = SERIAL.lock().await;
+    let lobby = Lobby::start().await;
+    let client = LobbyClient::new(&lobby.base).expect("client");
+    let session = client
+        .create_session(&PutSessionRequest {
+            name: Some("errors".into()),
+            host_name: Some("daemon".into()),
+            max_players: Some(4),
+            build: Some(host_daemon::BUILD_VERSION.into()),
+            host_kind: Some(HostKind::Daemon),
+            ..Default::default()
+        })
+        .await
+        .expect("created");
+    // No round yet: full or started, as far as a joiner can tell.
+    assert!(matches!(
+        client.join_offer(&session.code).await,
+        Err(SignalingError::FullOrStarted(_))
+    ));
+    let round = client
+        .publish_round(&session, FAKE_SDP.into())
+        .await
+        .expect("round");
+    assert_eq!(
+        client.refresh(&session).await.expect("refresh").round,
+        Some(round)
+    );
+    assert_eq!(
+        client
+            .wait_answer(&session, round, Duration::from_millis(50))
+            .await
+            .expect("poll"),
+        None
+    );
+    client
+        .post_answer(&session.code, round, FAKE_SDP.into(), None)
+        .await
+        .expect("first answer wins");
+    assert!(matches!(
+        client
+            .post_answer(&session.code, round, FAKE_SDP.into(), None)
+            .await,
+        Err(SignalingError::RoundTaken { .. })
+    ));
+    assert!(matches!(
+        client
+            .wait_answer(&session, round + 5, Duration::ZERO)
+            .await,
+        Err(SignalingError::NoSuchRound { .. })
+    ));
+    // Another session's token is rejected.
+    let other = client
+        .create_session(&PutSessionRequest {
+            name: Some("other".into()),
+            host_name: Some("daemon".into()),
+            max_players: Some(2),
+            build: Some(host_daemon::BUILD_VERSION.into()),
+            host_kind: Some(HostKind::Daemon),
+            ..Default::default()
+        })
+        .await
+        .expect("created");
+    let mut forged = other.clone();
+    forged.code = session.code.clone();
+    assert!(matches!(
+        client.refresh(&forged).await,
+        Err(SignalingError::Rejected(_))
+    ));
+    client.delete(&session).await.expect("deleted");
+    assert!(matches!(
+        client.refresh(&session).await,
+        Err(SignalingError::NoSuchSession(_))
+    ));
+    assert!(matches!(
+        client.get_session("ZZZZZZZZ").await,
+        Err(SignalingError::NoSuchSession(_)) | Err(SignalingError::Refused { status: 400, .. })
+    ));
+    client.delete(&other).await.expect("deleted");
+    lobby.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_netcode_session_runs_in_lockstep_over_webrtc() {
+    use host_daemon::driver::{run_guest, run_host};
+    use host_daemon::guest::{GuestConfig, GuestSession};
+    use host_daemon::host::{HostConfig, HostSession};
+    use host_daemon::simulate::final_hash_matches;
+    use protocol::peer::EndReason;
+
+    let _serial = SERIAL.lock().await;
+    let (host_link, guest_link) = connect_pair(&loopback()).await;
+    let (incoming_tx, incoming) = tokio::sync::mpsc::channel(1);
+    incoming_tx.send(host_link).await.expect("queued");
+    drop(incoming_tx);
+    let host = tokio::spawn(run_host(
+        HostSession::new(HostConfig {
+            seed: 11,
+            levels: 1,
+            bots: 1,
+            expected_guests: 1,
+            max_ticks_per_level: Some(120),
+            record_hashes: true,
+            ..HostConfig::default()
+        }),
+        incoming,
+        std::future::pending::<()>(),
+        None,
+    ));
+    let guest = tokio::spawn(run_guest(
+        GuestSession::new(GuestConfig {
+            display_name: "webrtc".into(),
+            record_ticks: true,
+            ..GuestConfig::default()
+        }),
+        guest_link,
+    ));
+    let host = timeout(Duration::from_secs(60), host)
+        .await
+        .expect("the session ends in time")
+        .expect("host task");
+    let guest = timeout(Duration::from_secs(30), guest)
+        .await
+        .expect("the guest ends in time")
+        .expect("guest task");
+    assert_eq!(host.ended(), Some(EndReason::HostShutdown));
+    assert!(host.stats().ticks >= 120, "{} ticks", host.stats().ticks);
+    assert!(
+        host.stats().desyncs.is_empty(),
+        "{:?}",
+        host.stats().desyncs
+    );
+    assert!(final_hash_matches(&host, &guest));
+    assert!(guest.ended().is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn port_range_and_public_address_shape_the_offer() {
+    use host_daemon::webrtc::WebRtcError;
+
+    let _serial = SERIAL.lock().await;
+    // A port that was free a moment ago, as a one-port range.
+    let held = std::net::UdpSocket::bind("127.0.0.1:0").expect("probe socket");
+    let port = held.local_addr().expect("addr").port();
+    let opts = WebRtcOptions {
+        udp_ports: Some(port..=port),
+        ..loopback()
+    };
+    // Taken: no port left in the range.
+    assert!(matches!(
+        HostOffer::new(&opts).await,
+        Err(WebRtcError::NoFreePort { .. })
+    ));
+    drop(held);
+    let offer = HostOffer::new(&opts)
+        .await
+        .expect("offer on the freed port");
+    let candidate = offer
+        .offer_sdp()
+        .lines()
+        .find(|l| l.starts_with("a=candidate:"))
+        .expect("a candidate")
+        .to_owned();
+    assert_eq!(candidate.split(' ').nth(5), Some(port.to_string().as_str()));
+    offer.close().await;
+
+    // Behind a 1:1 NAT the advertised address is the public one (a
+    // documentation address: nothing is ever sent to it, nobody answers).
+    let offer = HostOffer::new(&WebRtcOptions {
+        public_ip: Some("203.0.113.7".parse().expect("ip")),
+        ..loopback()
+    })
+    .await
+    .expect("offer");
+    let sdp = offer.offer_sdp().to_owned();
+    offer.close().await;
+    assert!(!sdp.contains("127.0.0.1"), "{sdp}");
+    assert!(
+        sdp.lines()
+            .filter(|l| l.starts_with("a=candidate:"))
+            .all(|l| l.split(' ').nth(4) == Some("203.0.113.7")),
+        "{sdp}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_vanishes_is_reported_disconnected_then_failed() {
+    let _serial = SERIAL.lock().await;
+    let fast = WebRtcOptions {
+        ice_disconnected_timeout: Duration::from_millis(800),
+        ice_failed_timeout: Duration::from_secs(3),
+        ice_keepalive_interval: Duration::from_millis(200),
+        ..loopback()
+    };
+    // The host lives on its own runtime, which is then torn down without
+    // closing anything: to the guest it looks like a crashed process.
+    let (offer_tx, offer_rx) = oneshot::channel::<String>();
+    let (answer_tx, answer_rx) = oneshot::channel::<String>();
+    let (kill_tx, kill_rx) = oneshot::channel::<()>();
+    let host_opts = fast.clone();
+    let host_thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("host runtime");
+        let link = rt.block_on(async move {
+            let offer = HostOffer::new(&host_opts).await.expect("offer");
+            offer_tx.send(offer.offer_sdp().to_owned()).expect("sent");
+            let answer = answer_rx.await.expect("answer");
+            let link = offer.accept(&answer).await.expect("host link");
+            link.sender
+                .send(Channel::Input, "hello".into())
+                .await
+                .expect("hello");
+            let _ = kill_rx.await;
+            link
+        });
+        // Kill the driver task (and its socket) first, then drop the
+        // handles outside any runtime, so no close is ever sent.
+        rt.shutdown_background();
+        drop(link);
+    });
+    let offer = timeout(STEP, offer_rx)
+        .await
+        .expect("bounded")
+        .expect("offer");
+    let answer = GuestAnswer::new(&fast, &offer).await.expect("answer");
+    answer_tx
+        .send(answer.answer_sdp().to_owned())
+        .expect("answer sent");
+    let mut guest = timeout(STEP, answer.connect())
+        .await
+        .expect("bounded")
+        .expect("guest link");
+    loop {
+        match next_event(&mut guest.receiver).await {
+            Some(TransportEvent::Message(Channel::Input, text)) => {
+                assert_eq!(text, "hello");
+                break;
+            }
+            Some(TransportEvent::State(ConnectionState::Connected)) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    kill_tx.send(()).expect("kill");
+    host_thread.join().expect("host thread");
+    let mut states = Vec::new();
+    while let Some(ev) = next_event(&mut guest.receiver).await {
+        match ev {
+            TransportEvent::State(s) => states.push(s),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(
+        states,
+        vec![ConnectionState::Disconnected, ConnectionState::Failed],
+        "the loss is reported, then the receiver ends"
+    );
+    assert!(guest.sender.send(Channel::Input, "x".into()).await.is_err());
+    timeout(STEP, guest.sender.close_and_wait())
+        .await
+        .expect("close is bounded");
+}
