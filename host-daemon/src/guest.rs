@@ -122,6 +122,9 @@ pub struct GuestStats {
     pub snapshots_discarded: u64,
     /// Corrections at or above the snap threshold.
     pub hard_snaps: u64,
+    /// Snapshots that changed this guest's world hash at their tick: the
+    /// guest had drifted from the host (its own desync count).
+    pub snapshot_mismatches: u64,
     /// Level transitions applied.
     pub transitions: u32,
     /// Transition payloads that failed reassembly or validation.
@@ -592,6 +595,7 @@ impl GuestSession {
             .iter()
             .map(|(id, p)| (id.clone(), (p.pos.x, p.pos.y)))
             .collect();
+        let hash_before = engine.world_hash();
         if let Err(e) = engine.apply_snapshot(&msg.snapshot) {
             tracing::warn!(error = %e, "snapshot rejected");
             self.stats.snapshots_discarded += 1;
@@ -616,6 +620,9 @@ impl GuestSession {
             }
         }
         let hash = engine.world_hash();
+        if hash != hash_before {
+            self.stats.snapshot_mismatches += 1;
+        }
         self.snapshot_hashes.push((self.level_epoch, t, hash));
     }
 

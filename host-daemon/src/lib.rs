@@ -19,12 +19,17 @@
 //!   host offers and guest answers, non-trickle.
 //! - [`signaling`]: [`signaling::LobbyClient`], the lobby server's HTTP API
 //!   for hosts (sessions, offer rounds, answers) and joiners.
+//! - [`hosting`]: `host-daemon host`: always-on bot-hosted sessions
+//!   published through the lobby and played over WebRTC.
+//! - [`joining`]: `host-daemon join`: a (bot) guest joining through the lobby.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod driver;
 pub mod guest;
 pub mod host;
+pub mod hosting;
+pub mod joining;
 pub mod pilot;
 pub mod signaling;
 pub mod simnet;

@@ -1,0 +1,271 @@
+//! `host-daemon join CODE`: a guest (a bot by default) that joins a session
+//! through the lobby over real WebRTC and plays it to the end.
+//!
+//! It reads the session's open round, answers it with a complete answer,
+//! connects, runs the guest session, and reports one [`JoinReport`]. Every
+//! way of not getting in is a [`JoinError`] with a clear message.
+
+use std::time::Duration;
+
+use protocol::peer::{EndReason, RefusalReason};
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::driver::run_guest;
+use crate::guest::{GuestConfig, GuestEnd, GuestSession};
+use crate::signaling::{LobbyClient, SignalingError};
+use crate::webrtc::{GuestAnswer, WebRtcOptions};
+
+/// How long a joiner keeps trying for a round (lost races, the gap
+/// between rounds).
+const ROUND_WAIT: Duration = Duration::from_secs(30);
+/// Most rounds a joiner tries for.
+const MAX_ATTEMPTS: u32 = 60;
+/// Pause between tries.
+const RETRY_PAUSE: Duration = Duration::from_millis(250);
+
+/// Why a join failed.
+#[derive(Debug, Error)]
+pub enum JoinError {
+    /// No such session (unknown or expired).
+    #[error("cannot join {0}: no such session (unknown or expired)")]
+    NoSuchSession(String),
+    /// No open round: the session is full or has started.
+    #[error("cannot join {0}: the session is full or has already started")]
+    FullOrStarted(String),
+    /// Another joiner took the round we answered.
+    #[error("cannot join {0}: another player took the seat first; try again")]
+    RoundTaken(String),
+    /// The host runs another build.
+    #[error("cannot join {code}: version mismatch: {detail}")]
+    VersionMismatch {
+        /// The session.
+        code: String,
+        /// Both sides' builds.
+        detail: String,
+    },
+    /// The host refused the join: the session started.
+    #[error("cannot join {code}: the session has already started ({detail})")]
+    Started {
+        /// The session.
+        code: String,
+        /// The host's detail.
+        detail: String,
+    },
+    /// Refused for another reason.
+    #[error("cannot join {code}: refused by the host ({reason:?}): {detail}")]
+    Refused {
+        /// The session.
+        code: String,
+        /// Why.
+        reason: RefusalReason,
+        /// The host's detail.
+        detail: String,
+    },
+    /// The WebRTC connection did not come up in time.
+    #[error(
+        "cannot join {code}: the connection to the host failed (ICE/DTLS, timeout {timeout:?}): {detail}"
+    )]
+    Connect {
+        /// The session.
+        code: String,
+        /// The connect timeout in force.
+        timeout: Duration,
+        /// What failed.
+        detail: String,
+    },
+    /// The session could not be set up on this side.
+    #[error("cannot join {code}: setup failed: {detail}")]
+    SetupFailed {
+        /// The session.
+        code: String,
+        /// What failed.
+        detail: String,
+    },
+    /// Any other lobby error.
+    #[error("cannot join {code}: {source}")]
+    Lobby {
+        /// The session.
+        code: String,
+        /// The lobby error.
+        #[source]
+        source: SignalingError,
+    },
+}
+
+/// The one-line JSON report printed at the end.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JoinReport {
+    /// The session joined.
+    pub code: String,
+    /// This guest's player id.
+    pub player_id: Option<String>,
+    /// Why the session ended.
+    pub end_reason: EndReason,
+    /// Levels completed (transitions followed, plus the last one on `completed`).
+    pub levels_completed: u32,
+    /// Ticks applied (bundles), all levels.
+    pub ticks: u64,
+    /// This guest's own desync count: reconciliation snapshots that changed
+    /// its world hash (the host's per-guest count is not carried to guests).
+    pub desyncs: u64,
+    /// Snapshots applied.
+    pub snapshots_applied: u64,
+    /// This guest's kill score over the run, from the host's end table.
+    pub kill_score: Option<u32>,
+}
+
+/// What `join` needs.
+#[derive(Clone, Debug)]
+pub struct JoinConfig {
+    /// Lobby base URL.
+    pub server: String,
+    /// Session code.
+    pub code: String,
+    /// Display name.
+    pub name: String,
+    /// Drive the player with the bot.
+    pub bot: bool,
+    /// ICE options.
+    pub webrtc: WebRtcOptions,
+}
+
+fn lobby_err(code: &str, e: SignalingError) -> JoinError {
+    match e {
+        SignalingError::NoSuchSession(_) => JoinError::NoSuchSession(code.to_owned()),
+        SignalingError::FullOrStarted(_) => JoinError::FullOrStarted(code.to_owned()),
+        SignalingError::RoundTaken { .. } => JoinError::RoundTaken(code.to_owned()),
+        source => JoinError::Lobby {
+            code: code.to_owned(),
+            source,
+        },
+    }
+}
+
+/// Joins and plays a session to its end.
+pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
+    let code = config.code.trim().to_owned();
+    let client = LobbyClient::new(&config.server).map_err(|e| lobby_err(&code, e))?;
+    // Racing joiners: the loser of a round retries on the next one; between
+    // rounds (the host is connecting the previous joiner) a listed session
+    // with room shows no round for a moment. Bounded in count and time.
+    let deadline = tokio::time::Instant::now() + ROUND_WAIT;
+    let mut attempts = 0u32;
+    let link = loop {
+        attempts += 1;
+        let retry_ok = attempts < MAX_ATTEMPTS && tokio::time::Instant::now() < deadline;
+        let open = match client.join_offer(&code).await {
+            Ok(open) => open,
+            Err(SignalingError::FullOrStarted(_)) if retry_ok => {
+                let view = client
+                    .get_session(&code)
+                    .await
+                    .map_err(|e| lobby_err(&code, e))?;
+                if view.public && view.entry.players < view.entry.max_players {
+                    tokio::time::sleep(RETRY_PAUSE).await;
+                    continue;
+                }
+                return Err(JoinError::FullOrStarted(code));
+            }
+            Err(e) => return Err(lobby_err(&code, e)),
+        };
+        if open.view.entry.build != crate::BUILD_VERSION {
+            return Err(JoinError::VersionMismatch {
+                code,
+                detail: format!(
+                    "host runs {}, this guest runs {}",
+                    open.view.entry.build,
+                    crate::BUILD_VERSION
+                ),
+            });
+        }
+        let connect_err = |detail: String| JoinError::Connect {
+            code: code.clone(),
+            timeout: config.webrtc.connect_timeout,
+            detail,
+        };
+        let answer = GuestAnswer::new(&config.webrtc, &open.offer)
+            .await
+            .map_err(|e| connect_err(e.to_string()))?;
+        match client
+            .post_answer(
+                &code,
+                open.round,
+                answer.answer_sdp().to_owned(),
+                Some(config.name.clone()),
+            )
+            .await
+        {
+            Ok(_) => {}
+            Err(SignalingError::RoundTaken { .. }) if retry_ok => {
+                answer.close().await;
+                tokio::time::sleep(RETRY_PAUSE).await;
+                continue;
+            }
+            Err(e) => {
+                answer.close().await;
+                return Err(lobby_err(&code, e));
+            }
+        }
+        break answer
+            .connect()
+            .await
+            .map_err(|e| connect_err(e.to_string()))?;
+    };
+    let session = run_guest(
+        GuestSession::new(GuestConfig {
+            display_name: config.name.clone(),
+            bot: config.bot,
+            ..GuestConfig::default()
+        }),
+        link,
+    )
+    .await;
+    let end_reason = match session.ended() {
+        Some(GuestEnd::Ended(r)) => *r,
+        Some(GuestEnd::Refused(RefusalReason::SessionStarted, detail)) => {
+            return Err(JoinError::Started {
+                code,
+                detail: detail.clone(),
+            });
+        }
+        Some(GuestEnd::Refused(RefusalReason::VersionMismatch, detail)) => {
+            return Err(JoinError::VersionMismatch {
+                code,
+                detail: detail.clone(),
+            });
+        }
+        Some(GuestEnd::Refused(reason, detail)) => {
+            return Err(JoinError::Refused {
+                code,
+                reason: *reason,
+                detail: detail.clone(),
+            });
+        }
+        Some(GuestEnd::SetupFailed(detail)) => {
+            return Err(JoinError::SetupFailed {
+                code,
+                detail: detail.clone(),
+            });
+        }
+        None => EndReason::HostDisconnected,
+    };
+    let stats = session.stats();
+    let player_id = session.player_id().map(|p| p.to_string());
+    let kill_score = session
+        .final_scores()
+        .iter()
+        .find(|r| Some(r.player_id.to_string()) == player_id)
+        .map(|r| r.kill_score);
+    Ok(JoinReport {
+        code,
+        player_id,
+        end_reason,
+        levels_completed: stats.transitions + u32::from(end_reason == EndReason::Completed),
+        ticks: stats.bundles_applied,
+        desyncs: stats.snapshot_mismatches,
+        snapshots_applied: stats.snapshots_applied,
+        kill_score,
+    })
+}
