@@ -2,16 +2,22 @@
 //! `lobby-server` binary, `host-daemon host` and two `host-daemon join --bot`
 //! guests play a 2-level session; the lobby lists the session before the
 //! start and not after; a third join after the start fails with "started";
-//! SIGTERM shuts the daemon down cleanly and empties the lobby.
+//! SIGTERM shuts the daemon down cleanly and empties the lobby. A guest
+//! SIGKILLed mid-level is dropped after the grace while the other plays on;
+//! a daemon SIGKILLed mid-level leaves its guests to end with
+//! `host-disconnected` after the grace.
 //!
 //! Everything binds 127.0.0.1; every wait is bounded.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
+
+use protocol::tick::DISCONNECT_GRACE_MS;
 
 const HOST_BIN: &str = env!("CARGO_BIN_EXE_host-daemon");
 
@@ -116,51 +122,90 @@ fn join_cmd(url: &str, code: &str, name: &str) -> Command {
     cmd
 }
 
-fn output_of(mut child: Child, within: Duration, what: &str) -> Output {
-    // Drain both pipes on threads so a chatty child never blocks.
-    let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
-    let t_out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let deadline = Instant::now() + within;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("try_wait") {
-            break s;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what} still running after {within:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    Output {
-        status,
-        stdout: t_out.join().unwrap_or_default(),
-        stderr: t_err.join().unwrap_or_default(),
-    }
+/// What a child printed, its status and when it was seen to exit.
+struct Exited {
+    out: Output,
+    at: Instant,
 }
 
-#[test]
-fn two_bot_guests_play_two_levels_through_the_real_lobby() {
-    let started = Instant::now();
-    let lobby_bin = lobby_server_bin();
-    let db = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
+/// Waits for the children at `idx` (still owned by the guard, so they are
+/// killed if this panics) to exit, draining their pipes; at most `within`.
+/// Each exit time is recorded as it is observed (polled every 50 ms).
+fn outputs_of(children: &mut Children, idx: &[usize], within: Duration, what: &str) -> Vec<Exited> {
+    let drains: Vec<_> = idx
+        .iter()
+        .map(|&i| {
+            let c = &mut children.0[i];
+            let mut out = c.stdout.take().expect("stdout");
+            let mut err = c.stderr.take().expect("stderr");
+            let t_out = std::thread::spawn(move || {
+                let mut v = Vec::new();
+                let _ = out.read_to_end(&mut v);
+                v
+            });
+            let t_err = std::thread::spawn(move || {
+                let mut v = Vec::new();
+                let _ = err.read_to_end(&mut v);
+                v
+            });
+            (t_out, t_err)
+        })
+        .collect();
+    let deadline = Instant::now() + within;
+    let mut done: Vec<Option<(std::process::ExitStatus, Instant)>> = vec![None; idx.len()];
+    while done.iter().any(Option::is_none) {
+        for (k, &i) in idx.iter().enumerate() {
+            if done[k].is_none()
+                && let Some(s) = children.0[i].try_wait().expect("try_wait")
+            {
+                done[k] = Some((s, Instant::now()));
+            }
+        }
+        assert!(
+            Instant::now() < deadline || done.iter().all(Option::is_some),
+            "{what} still running after {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drains
+        .into_iter()
+        .zip(done)
+        .map(|((t_out, t_err), d)| {
+            let (status, at) = d.expect("exited");
+            Exited {
+                out: Output {
+                    status,
+                    stdout: t_out.join().unwrap_or_default(),
+                    stderr: t_err.join().unwrap_or_default(),
+                },
+                at,
+            }
+        })
+        .collect()
+}
 
-    // The lobby server on an ephemeral loopback port.
-    let mut lobby = Command::new(&lobby_bin)
+/// The one JSON report line a finished `join` printed.
+fn report_of(e: &Exited, what: &str) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&e.out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{what}: one JSON line: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&e.out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(lines[0]).expect("JSON report");
+    eprintln!("{what}: {report} ({})", e.out.status);
+    report
+}
+
+/// Starts the lobby server on an ephemeral loopback port: its base URL and
+/// `host:port`.
+fn start_lobby(children: &mut Children, db: &Path) -> (String, String) {
+    let mut lobby = Command::new(lobby_server_bin())
         .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
         .arg("--database-url")
-        .arg(format!("sqlite://{}", db.path().join("lobby.db").display()))
+        .arg(format!("sqlite://{}", db.join("lobby.db").display()))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -177,72 +222,165 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
         .to_owned();
     let addr = url.trim_start_matches("http://").to_owned();
     assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    (url, addr)
+}
 
-    // The daemon: one host bot, one extra bot, starts with two guests.
-    let mut host = Command::new(HOST_BIN)
-        .args(["host", "--server", &url, "--name", "e2e", "--bots", "1"])
-        .args(["--start-when", "2", "--levels", "2", "--sessions", "1"])
+/// `host-daemon host` against the lobby at `url` with `args`.
+fn host_cmd(url: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(HOST_BIN);
+    cmd.args(["host", "--server", url, "--name", "e2e"])
+        .args(args)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    children.0.push(host);
-    let line = next_line(&host_lines, Duration::from_secs(30), "session");
-    let code = line
-        .strip_prefix("session ")
+        .stdout(Stdio::piped());
+    cmd
+}
+
+/// The code of the next `session CODE` line the daemon prints.
+fn session_code(host_lines: &mpsc::Receiver<String>) -> String {
+    let line = next_line(host_lines, Duration::from_secs(30), "session");
+    line.strip_prefix("session ")
         .unwrap_or_else(|| panic!("unexpected host line: {line}"))
         .trim()
-        .to_owned();
-    assert!(
-        listed(&addr, &code),
-        "the lobby lists {code} before the start"
-    );
+        .to_owned()
+}
 
-    // Two bot guests, racing for the rounds.
-    let g1 = join_cmd(&url, &code, "g1").spawn().expect("spawn join 1");
-    let g2 = join_cmd(&url, &code, "g2").spawn().expect("spawn join 2");
-
-    // Once started, the session leaves the lobby.
+/// Waits until the lobby no longer lists `code` (the session started).
+fn wait_unlisted(addr: &str, code: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    while listed(&addr, &code) {
+    while listed(addr, code) {
         assert!(
             Instant::now() < deadline,
             "{code} still listed 60 s after the joins"
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// A child's stderr lines, ANSI colours stripped, each with the instant it
+/// was read; echoed to the test's stderr.
+type LogLines = Arc<Mutex<Vec<(Instant, String)>>>;
+
+fn capture_stderr(child: &mut Child, tag: &'static str) -> LogLines {
+    let err = child.stderr.take().expect("piped stderr");
+    let log = LogLines::default();
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines() {
+            let Ok(line) = line else { break };
+            let line = strip_ansi(&line);
+            eprintln!("[{tag}] {line}");
+            sink.lock().unwrap().push((Instant::now(), line));
+        }
+    });
+    log
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ params final-byte
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The first logged line satisfying `pred`, waiting at most `within`.
+fn wait_log(
+    log: &LogLines,
+    within: Duration,
+    what: &str,
+    pred: impl Fn(&str) -> bool,
+) -> (Instant, String) {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(hit) = log.lock().unwrap().iter().find(|(_, l)| pred(l)) {
+            return hit.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {what} log line within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The daemon's log filter for tests that read its info lines.
+const HOST_LOG: &str = "warn,host_daemon=info,rtc=error,rtc_ice=error,rtc_dtls=error,webrtc=error";
+
+#[test]
+fn two_bot_guests_play_two_levels_through_the_real_lobby() {
+    let started = Instant::now();
+    let db = tempfile::tempdir().expect("tempdir");
+    let mut children = Children::default();
+    let (url, addr) = start_lobby(&mut children, db.path());
+
+    // The daemon: one host bot, one extra bot, starts with two guests.
+    let mut host = host_cmd(&url, &["--bots", "1"])
+        .args(["--start-when", "2", "--levels", "2", "--sessions", "1"])
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let host_lines = lines_of(&mut host);
+    children.0.push(host);
+    let host_idx = children.0.len() - 1;
+    let code = session_code(&host_lines);
+    assert!(
+        listed(&addr, &code),
+        "the lobby lists {code} before the start"
+    );
+
+    // Two bot guests, racing for the rounds.
+    children
+        .0
+        .push(join_cmd(&url, &code, "g1").spawn().expect("spawn join 1"));
+    children
+        .0
+        .push(join_cmd(&url, &code, "g2").spawn().expect("spawn join 2"));
+    let guests = [children.0.len() - 2, children.0.len() - 1];
+
+    // Once started, the session leaves the lobby.
+    wait_unlisted(&addr, &code);
 
     // A third joiner after the start is turned away.
-    let late = output_of(
-        join_cmd(&url, &code, "late").spawn().expect("spawn join 3"),
+    children
+        .0
+        .push(join_cmd(&url, &code, "late").spawn().expect("spawn join 3"));
+    let late_idx = children.0.len() - 1;
+    let late = outputs_of(
+        &mut children,
+        &[late_idx],
         Duration::from_secs(60),
         "the late join",
     );
+    let late = &late[0].out;
     let late_err = String::from_utf8_lossy(&late.stderr);
     assert!(!late.status.success(), "the late join must fail");
     assert!(late_err.contains("started"), "late join stderr: {late_err}");
 
-    let timeout = Duration::from_secs(300);
-    for (i, out) in [
-        output_of(g1, timeout, "guest 1"),
-        output_of(g2, timeout, "guest 2"),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let stdout = String::from_utf8_lossy(&out.stdout);
+    let outs = outputs_of(
+        &mut children,
+        &guests,
+        Duration::from_secs(300),
+        "the guests",
+    );
+    for (i, e) in outs.iter().enumerate() {
+        let what = format!("guest {}", i + 1);
         assert!(
-            out.status.success(),
-            "guest {} failed: {}\n{stdout}",
-            i + 1,
-            String::from_utf8_lossy(&out.stderr)
+            e.out.status.success(),
+            "{what} failed: {}\n{}",
+            String::from_utf8_lossy(&e.out.stderr),
+            String::from_utf8_lossy(&e.out.stdout)
         );
-        let lines: Vec<&str> = stdout.lines().collect();
-        assert_eq!(lines.len(), 1, "one JSON line: {stdout}");
-        let report: serde_json::Value = serde_json::from_str(lines[0]).expect("JSON report");
-        eprintln!("guest {}: {report}", i + 1);
+        let report = report_of(e, &what);
         assert_eq!(report["endReason"], "completed", "{report}");
         assert_eq!(report["desyncs"], 0, "{report}");
         assert!(
@@ -256,14 +394,14 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
     // gracefully on SIGTERM: exit 0 and nothing left in the lobby.
     let next = next_line(&host_lines, Duration::from_secs(30), "next session");
     assert!(next.starts_with("session "), "{next}");
-    let pid = children.0[1].id().to_string();
+    let pid = children.0[host_idx].id().to_string();
     let status = Command::new("kill")
         .args(["-TERM", &pid])
         .status()
         .expect("kill -TERM");
     assert!(status.success());
     let status = wait_exit(
-        &mut children.0[1],
+        &mut children.0[host_idx],
         Duration::from_secs(30),
         "the daemon after SIGTERM",
     );
@@ -274,4 +412,211 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
         "lobby after shutdown: {page}"
     );
     eprintln!("e2e took {:?}", started.elapsed());
+}
+
+/// Guest A is SIGKILLed a few seconds into the level. The daemon sees its
+/// transport go, keeps the session running, and removes A after the grace;
+/// guest B plays on to the normal end with no desync (a roster removal that
+/// B applied differently from the host would show up as snapshot
+/// mismatches), well past the grace.
+#[test]
+fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
+    let started = Instant::now();
+    let grace = Duration::from_millis(DISCONNECT_GRACE_MS);
+    let db = tempfile::tempdir().expect("tempdir");
+    let mut children = Children::default();
+    let (url, addr) = start_lobby(&mut children, db.path());
+
+    let mut host = host_cmd(&url, &["--bots", "1"])
+        .args(["--start-when", "2", "--levels", "1", "--sessions", "1"])
+        .env("RUST_LOG", HOST_LOG)
+        .env("NO_COLOR", "1")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let host_lines = lines_of(&mut host);
+    let host_log = capture_stderr(&mut host, "host");
+    children.0.push(host);
+    let code = session_code(&host_lines);
+
+    children
+        .0
+        .push(join_cmd(&url, &code, "ga").spawn().expect("spawn join A"));
+    let a = children.0.len() - 1;
+    children
+        .0
+        .push(join_cmd(&url, &code, "gb").spawn().expect("spawn join B"));
+    let b = children.0.len() - 1;
+
+    // The level is running (the session left the lobby), for a few seconds.
+    wait_unlisted(&addr, &code);
+    std::thread::sleep(Duration::from_secs(3));
+    // A's seat: guests are seated in connection order, slot = guests - 1.
+    let (_, a_connected) = wait_log(&host_log, Duration::from_secs(5), "A connected", |l| {
+        l.contains("guest connected") && l.contains("name=ga")
+    });
+    let a_guests: usize = a_connected
+        .split("guests=")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no guest count in: {a_connected}"));
+    let a_slot = a_guests - 1;
+    assert!(
+        children.0[a].try_wait().expect("try_wait").is_none(),
+        "guest A ended before it was killed"
+    );
+    let killed_at = Instant::now();
+    children.0[a].kill().expect("SIGKILL guest A");
+    let status = wait_exit(&mut children.0[a], Duration::from_secs(10), "guest A");
+    assert_eq!(status.signal(), Some(9), "guest A: {status}");
+
+    // The daemon notices A's transport is gone (ICE consent: ~5 s).
+    let (lost_at, lost) = wait_log(&host_log, Duration::from_secs(40), "A lost", |l| {
+        l.contains("guest transport lost") && l.contains(&format!("slot={a_slot} "))
+    });
+    eprintln!(
+        "A killed; the daemon saw it lost {:?} later: {lost}",
+        lost_at - killed_at
+    );
+
+    // B plays on to the end of the level.
+    let outs = outputs_of(&mut children, &[b], Duration::from_secs(180), "guest B");
+    let e = &outs[0];
+    assert!(
+        e.out.status.success(),
+        "guest B failed: {}\n{}",
+        String::from_utf8_lossy(&e.out.stderr),
+        String::from_utf8_lossy(&e.out.stdout)
+    );
+    let report = report_of(e, "guest B");
+    // A normal end of a 1-level run: the level completed, or (a legitimate
+    // bot outcome) every remaining player died. host-shutdown would mean
+    // the 20 000-tick safety stop or a SIGTERM, neither of which happens.
+    let reason = report["endReason"].as_str().unwrap_or_default().to_owned();
+    match reason.as_str() {
+        "completed" => assert_eq!(report["levelsCompleted"], 1, "{report}"),
+        "team-eliminated" => assert_eq!(report["levelsCompleted"], 0, "{report}"),
+        other => panic!("guest B ended with {other}: {report}"),
+    }
+    assert_eq!(report["desyncs"], 0, "{report}");
+    assert!(report["ticks"].as_u64().unwrap_or(0) > 0, "{report}");
+    assert_ne!(report["playerId"], serde_json::Value::Null, "{report}");
+    let b_err = String::from_utf8_lossy(&e.out.stderr);
+    assert!(
+        !b_err.contains("bundle lacks a roster member's input")
+            && !b_err.contains("out of sequence"),
+        "guest B's roster diverged from the host's: {b_err}"
+    );
+    // The session outlived A's grace: the daemon's removal tick (the first
+    // tick after lost + grace) came before the end B saw.
+    assert!(
+        e.at >= lost_at + grace,
+        "B ended {:?} after A was seen lost, within the {grace:?} grace",
+        e.at - lost_at
+    );
+
+    // The daemon's own account: both guests had joined, the same end.
+    let want = if reason == "completed" {
+        "Completed"
+    } else {
+        "TeamEliminated"
+    };
+    let (_, over) = wait_log(&host_log, Duration::from_secs(30), "session over", |l| {
+        l.contains("session over") && l.contains(&code)
+    });
+    assert!(over.contains(&format!("Some({want})")), "{over}");
+    assert!(over.contains("joined=2"), "{over}");
+    // Only A's seat was lost while A's grace ran (B stayed connected).
+    let lost_lines: Vec<String> = host_log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(t, l)| *t <= lost_at + grace && l.contains("guest transport lost"))
+        .map(|(_, l)| l.clone())
+        .collect();
+    assert_eq!(lost_lines.len(), 1, "{lost_lines:?}");
+    eprintln!(
+        "guest-killed e2e took {:?}; B ended {:?} after the kill",
+        started.elapsed(),
+        e.at - killed_at
+    );
+}
+
+/// The daemon is SIGKILLed a few seconds into the level: both guests end
+/// with `host-disconnected` (exit 3, the report still printed) once the
+/// grace has run out, and within a bounded margin.
+#[test]
+fn when_the_host_is_killed_guests_end_with_host_disconnected() {
+    let started = Instant::now();
+    let grace = Duration::from_millis(DISCONNECT_GRACE_MS);
+    let db = tempfile::tempdir().expect("tempdir");
+    let mut children = Children::default();
+    let (url, addr) = start_lobby(&mut children, db.path());
+
+    let mut host = host_cmd(&url, &["--start-when", "2", "--levels", "1"])
+        .env("NO_COLOR", "1")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let host_lines = lines_of(&mut host);
+    let _host_log = capture_stderr(&mut host, "host");
+    children.0.push(host);
+    let host_idx = children.0.len() - 1;
+    let code = session_code(&host_lines);
+
+    children
+        .0
+        .push(join_cmd(&url, &code, "g1").spawn().expect("spawn join 1"));
+    children
+        .0
+        .push(join_cmd(&url, &code, "g2").spawn().expect("spawn join 2"));
+    let guests = [children.0.len() - 2, children.0.len() - 1];
+
+    wait_unlisted(&addr, &code);
+    std::thread::sleep(Duration::from_secs(3));
+    for &g in &guests {
+        assert!(
+            children.0[g].try_wait().expect("try_wait").is_none(),
+            "a guest ended before the host was killed"
+        );
+    }
+    let killed_at = Instant::now();
+    children.0[host_idx].kill().expect("SIGKILL the daemon");
+    let status = wait_exit(
+        &mut children.0[host_idx],
+        Duration::from_secs(10),
+        "the daemon",
+    );
+    assert_eq!(status.signal(), Some(9), "daemon: {status}");
+
+    let bound = Duration::from_secs(60);
+    let outs = outputs_of(&mut children, &guests, bound, "the guests");
+    for (i, e) in outs.iter().enumerate() {
+        let what = format!("guest {}", i + 1);
+        let took = e.at - killed_at;
+        assert_eq!(
+            e.out.status.code(),
+            Some(3),
+            "{what}: {} after {took:?}: {}",
+            e.out.status,
+            String::from_utf8_lossy(&e.out.stderr)
+        );
+        let report = report_of(e, &what);
+        assert_eq!(report["endReason"], "host-disconnected", "{report}");
+        assert_eq!(report["levelsCompleted"], 0, "{report}");
+        assert_eq!(report["desyncs"], 0, "{report}");
+        assert!(report["ticks"].as_u64().unwrap_or(0) > 0, "{report}");
+        let err = String::from_utf8_lossy(&e.out.stderr);
+        assert!(
+            err.contains("ended abnormally") && err.contains("HostDisconnected"),
+            "{what} stderr: {err}"
+        );
+        // Not before the grace ran out (the loss is noticed at the kill at
+        // the earliest), and within the bound.
+        assert!(took >= grace, "{what} ended {took:?} after the kill");
+        assert!(took <= bound, "{what} ended {took:?} after the kill");
+        eprintln!("{what} ended {took:?} after the daemon was killed");
+    }
+    eprintln!("host-killed e2e took {:?}", started.elapsed());
 }
