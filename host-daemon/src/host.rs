@@ -720,6 +720,7 @@ impl HostSession {
             *self.stats.held_per_player.entry(p.clone()).or_default() += 1;
         }
         for p in &remove {
+            tracing::info!(level_epoch = self.level_epoch, tick, player = %p, "player removed from the roster");
             self.stats
                 .roster_removed
                 .push((self.level_epoch, tick, p.clone()));

@@ -527,6 +527,28 @@ fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
     });
     assert!(over.contains(&format!("Some({want})")), "{over}");
     assert!(over.contains("joined=2"), "{over}");
+    // The synchronized removal itself: exactly one player left the roster,
+    // not B, no earlier than the grace after A's transport was seen lost.
+    let removals: Vec<(Instant, String)> = host_log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, l)| l.contains("player removed from the roster"))
+        .cloned()
+        .collect();
+    assert_eq!(removals.len(), 1, "{removals:?}");
+    let (removed_at, removed) = &removals[0];
+    let b_id = report["playerId"].as_str().unwrap_or_default();
+    assert!(removed.contains("player=guest-"), "{removed}");
+    assert!(
+        !removed.contains(&format!("player={b_id}")),
+        "B was removed: {removed}"
+    );
+    assert!(
+        *removed_at + Duration::from_secs(1) >= lost_at + grace,
+        "removed {:?} after the loss, before the {grace:?} grace ran out",
+        *removed_at - lost_at
+    );
     // Only A's seat was lost while A's grace ran (B stayed connected).
     let lost_lines: Vec<String> = host_log
         .lock()
