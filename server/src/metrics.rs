@@ -68,53 +68,59 @@ impl Default for Metrics {
 impl Metrics {
     /// A fresh registry with every series registered.
     pub fn new() -> Self {
+        let sessions_live = Gauge::default();
+        let rounds_published = Counter::default();
+        let answers_accepted = Counter::default();
+        let answers_rejected = Family::default();
+        let long_poll_waiters = Gauge::default();
+        let requests = Family::default();
+        let request_seconds = Family::new_with_constructor(latency_histogram as fn() -> Histogram);
         let mut registry = Registry::with_prefix("lobby");
-        let m = Metrics {
-            sessions_live: Gauge::default(),
-            rounds_published: Counter::default(),
-            answers_accepted: Counter::default(),
-            answers_rejected: Family::default(),
-            long_poll_waiters: Gauge::default(),
-            requests: Family::default(),
-            request_seconds: Family::new_with_constructor(latency_histogram),
-            registry: Registry::default(),
-        };
         registry.register(
             "sessions_live",
             "Live (unexpired) sessions",
-            m.sessions_live.clone(),
+            sessions_live.clone(),
         );
         registry.register(
             "rounds_published",
             "Offer rounds published",
-            m.rounds_published.clone(),
+            rounds_published.clone(),
         );
         registry.register(
             "answers_accepted",
             "Answers that won their round",
-            m.answers_accepted.clone(),
+            answers_accepted.clone(),
         );
         registry.register(
             "answers_rejected",
             "Answers refused, by reason",
-            m.answers_rejected.clone(),
+            answers_rejected.clone(),
         );
         registry.register(
             "long_poll_waiters",
             "Answer long-polls in flight",
-            m.long_poll_waiters.clone(),
+            long_poll_waiters.clone(),
         );
         registry.register(
             "http_requests",
             "HTTP requests by route, method and status",
-            m.requests.clone(),
+            requests.clone(),
         );
         registry.register(
             "http_request_duration_seconds",
             "HTTP request latency by route, method and status",
-            m.request_seconds.clone(),
+            request_seconds.clone(),
         );
-        Metrics { registry, ..m }
+        Metrics {
+            registry,
+            sessions_live,
+            rounds_published,
+            answers_accepted,
+            answers_rejected,
+            long_poll_waiters,
+            requests,
+            request_seconds,
+        }
     }
 
     /// The OpenMetrics text exposition.
