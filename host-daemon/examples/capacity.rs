@@ -16,12 +16,10 @@ use std::time::Duration;
 
 use host_daemon::guest::GuestConfig;
 use host_daemon::host::HostConfig;
+use host_daemon::host::LatenessHistogram;
 use host_daemon::simnet::LinkConfig;
-use host_daemon::simulate::{Scenario, percentile, run};
+use host_daemon::simulate::{Scenario, run};
 use protocol::tick::TICK_RATE_HZ;
-
-/// Ticks per session left out of the lateness figures.
-const WARM_UP_TICKS: usize = 60;
 
 fn cpu_seconds() -> f64 {
     // utime + stime (fields 14 and 15 of /proc/self/stat), in clock ticks.
@@ -71,14 +69,13 @@ async fn step(sessions: usize, seconds: u64) -> serde_json::Value {
         tokio::time::sleep(period / sessions as u32).await;
         tasks.push(tokio::spawn(run(scenario(i, ticks))));
     }
-    let mut lateness = Vec::new();
+    let mut lateness = LatenessHistogram::default();
     let mut host_ticks = 0;
     for t in tasks {
         if let Ok(o) = t.await {
-            // Steady state: skip each session's first 2 s (setup of the
-            // others, map generation and transfer, happens then).
-            let l = &o.host.stats().tick_lateness_us;
-            lateness.extend_from_slice(l.get(WARM_UP_TICKS..).unwrap_or_default());
+            // Steady state: each session's first 2 s are left out (setup
+            // of the others, map generation and transfer, happen then).
+            lateness.merge(&o.host.stats().tick_lateness_steady_us);
             host_ticks += o.host.stats().ticks;
         }
     }
@@ -88,9 +85,9 @@ async fn step(sessions: usize, seconds: u64) -> serde_json::Value {
         "sessions": sessions,
         "players": sessions * 5,
         "hostTicks": host_ticks,
-        "p50LatenessUs": percentile(&lateness, 50.0),
-        "p99LatenessUs": percentile(&lateness, 99.0),
-        "maxLatenessUs": lateness.iter().max().copied().unwrap_or(0),
+        "p50LatenessUs": lateness.percentile(50.0),
+        "p99LatenessUs": lateness.percentile(99.0),
+        "maxLatenessUs": lateness.percentile(100.0),
         "cpuCores": cpu / wall,
         "wallSeconds": wall,
     })

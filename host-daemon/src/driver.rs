@@ -15,6 +15,7 @@ use tokio::time::{Instant, sleep_until};
 
 use crate::guest::GuestSession;
 use crate::host::{GuestSlot, HostOutput, HostSession};
+use crate::metrics::SessionMetrics;
 use crate::transport::{PeerLink, PeerReceiver, PeerSender, TransportEvent};
 
 #[derive(Clone)]
@@ -25,14 +26,21 @@ enum WriterCommand {
 
 fn spawn_writer<S: PeerSender>(
     sender: S,
+    metrics: Option<SessionMetrics>,
 ) -> (mpsc::UnboundedSender<WriterCommand>, JoinHandle<()>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let handle = tokio::spawn(async move {
         while let Some(cmd) = rx.recv().await {
             match cmd {
                 WriterCommand::Send(channel, text) => {
-                    if let Err(e) = sender.send(channel, text).await {
-                        tracing::debug!(error = %e, "send failed");
+                    let len = text.len();
+                    match sender.send(channel, text).await {
+                        Ok(()) => {
+                            if let Some(m) = &metrics {
+                                m.bytes_sent(len);
+                            }
+                        }
+                        Err(e) => tracing::debug!(error = %e, "send failed"),
                     }
                 }
                 WriterCommand::Close => {
@@ -69,15 +77,41 @@ fn encode_host(msg: &HostMessage) -> Option<WriterCommand> {
     }
 }
 
+/// Where a running host session stands, for whoever publishes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostProgress {
+    /// Ticks run, all levels.
+    pub ticks: u64,
+    /// Whether the session left its lobby (no more guests are admitted).
+    pub started: bool,
+    /// Seats taken: guests admitted and connected, plus connections still
+    /// in their version handshake.
+    pub seats_taken: usize,
+    /// Guest connections handed to the session so far.
+    pub connections: usize,
+}
+
+impl HostProgress {
+    fn of(session: &HostSession) -> Self {
+        Self {
+            ticks: session.stats().ticks,
+            started: session.started(),
+            seats_taken: session.seats_taken(),
+            connections: session.connections(),
+        }
+    }
+}
+
 /// Runs a host until its session ends or `shutdown` resolves. New guest
 /// connections arrive on `incoming` at any time (late ones are refused by
-/// the session). `progress`, if given, follows the host's tick count.
-/// Returns the finished session, after every writer drained.
+/// the session). `progress`, if given, follows the session's
+/// [`HostProgress`]. Returns the finished session, after every writer
+/// drained.
 pub async fn run_host<S: PeerSender, R: PeerReceiver>(
     mut session: HostSession,
     mut incoming: mpsc::Receiver<PeerLink<S, R>>,
     shutdown: impl Future<Output = ()>,
-    progress: Option<watch::Sender<u64>>,
+    progress: Option<watch::Sender<HostProgress>>,
 ) -> HostSession {
     let (ev_tx, mut ev_rx) = mpsc::unbounded_channel::<(GuestSlot, TransportEvent)>();
     let mut writers: Vec<Option<mpsc::UnboundedSender<WriterCommand>>> = Vec::new();
@@ -103,7 +137,7 @@ pub async fn run_host<S: PeerSender, R: PeerReceiver>(
         }
         if let Some(p) = &progress {
             p.send_if_modified(|t| {
-                let now = session.stats().ticks;
+                let now = HostProgress::of(&session);
                 let changed = *t != now;
                 *t = now;
                 changed
@@ -117,7 +151,7 @@ pub async fn run_host<S: PeerSender, R: PeerReceiver>(
             link = incoming.recv(), if incoming_open => match link {
                 Some(PeerLink { sender, receiver }) => {
                     let slot = session.add_guest();
-                    let (w, h) = spawn_writer(sender);
+                    let (w, h) = spawn_writer(sender, session.metrics().cloned());
                     writers.push(Some(w));
                     handles.push(h);
                     spawn_reader(receiver, slot, ev_tx.clone());
@@ -139,11 +173,23 @@ pub async fn run_host<S: PeerSender, R: PeerReceiver>(
 /// Runs a guest over one link until its session ends. Returns the finished
 /// session after its writer drained.
 pub async fn run_guest<S: PeerSender, R: PeerReceiver>(
-    mut session: GuestSession,
+    session: GuestSession,
     link: PeerLink<S, R>,
 ) -> GuestSession {
+    run_guest_until(session, link, std::future::pending()).await
+}
+
+/// Runs a guest over one link until its session ends or `leave` resolves
+/// (the guest then closes its link, as a player closing the tab). Returns
+/// the session after its writer drained.
+pub async fn run_guest_until<S: PeerSender, R: PeerReceiver>(
+    mut session: GuestSession,
+    link: PeerLink<S, R>,
+    leave: impl Future<Output = ()>,
+) -> GuestSession {
+    tokio::pin!(leave);
     let PeerLink { sender, receiver } = link;
-    let (w, handle) = spawn_writer(sender);
+    let (w, handle) = spawn_writer(sender, None);
     let (ev_tx, mut ev_rx) = mpsc::unbounded_channel::<((), TransportEvent)>();
     spawn_reader(receiver, (), ev_tx);
     loop {
@@ -181,6 +227,7 @@ pub async fn run_guest<S: PeerSender, R: PeerReceiver>(
                 }
             },
             _ = sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {},
+            () = &mut leave => break,
         }
     }
     let _ = w.send(WriterCommand::Close);

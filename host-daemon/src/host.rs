@@ -8,6 +8,7 @@
 //! transition (waiting for acks with bounded resends), ended.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use engine::level_gen::generate;
@@ -15,10 +16,12 @@ use engine::rng::Mulberry32;
 use engine::{Difficulty, Engine, LevelSetup, LevelStatus, RaycasterEngine};
 use protocol::chunk::split;
 use protocol::input::{InputSnapshot, PlayerId, TickInput};
+use protocol::map::GameMap;
 use protocol::name::sanitize_display_name;
 use protocol::peer::{
-    EndReason, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, ReconciliationSnapshotMessage,
-    RefusalReason, ScoreRow, SessionInit, TickInputBundle, TransitionPayload, format_hash,
+    EndReason, GuestMessage, HostMessage, LinkHealth, PEER_PROTOCOL_VERSION,
+    ReconciliationSnapshotMessage, RefusalReason, ScoreRow, SessionInit, TickInputBundle,
+    TransitionPayload, format_hash,
 };
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ,
@@ -27,6 +30,7 @@ use protocol::tick::{
 use tokio::time::Instant;
 
 use crate::guest::HASH_REPORT_INTERVAL_TICKS;
+use crate::metrics::SessionMetrics;
 use crate::pilot::DelayAwareBot;
 use crate::transport::{ConnectionState, TransportEvent};
 use crate::wire::to_wire_difficulty;
@@ -36,6 +40,8 @@ pub type GuestSlot = usize;
 
 /// How far ahead of the current tick a guest input may be tagged.
 const INPUT_WINDOW_TICKS: u64 = INPUT_DELAY_TICKS + 90;
+/// Ticks after which [`HostStats::tick_lateness_steady_us`] records (2 s).
+pub const STEADY_AFTER_TICKS: u64 = 60;
 /// Host hashes kept for comparing guests' reports, ticks.
 const HASH_HISTORY_TICKS: u64 = 900;
 const NANOS_PER_SECOND: u128 = 1_000_000_000;
@@ -47,8 +53,10 @@ pub struct HostConfig {
     pub build_version: String,
     /// Campaign seed: level maps and per-level gameplay seeds derive from it.
     pub seed: u32,
-    /// Levels in the campaign.
+    /// Levels in the campaign (ignored when `campaign` is set).
     pub levels: u32,
+    /// Fixed level maps, played in order, instead of generated ones.
+    pub campaign: Option<Arc<Vec<GameMap>>>,
     /// Session difficulty.
     pub difficulty: Difficulty,
     /// The host's own player (bot-driven in the daemon), if it plays.
@@ -57,7 +65,10 @@ pub struct HostConfig {
     pub bots: u32,
     /// Guests to wait for before setup phase B starts.
     pub expected_guests: usize,
-    /// How long phase A and phase B each wait before going on without stragglers.
+    /// How long the lobby waits for `expected_guests` after the first guest
+    /// is in before it starts with whoever is there (`None`: wait).
+    pub lobby_wait: Option<Duration>,
+    /// How long phase B waits for setup acks before going on without stragglers.
     pub setup_timeout: Duration,
     /// Safety stop: end the session if a level runs longer than this.
     pub max_ticks_per_level: Option<u64>,
@@ -73,8 +84,10 @@ impl Default for HostConfig {
             levels: 1,
             difficulty: Difficulty::Normal,
             host_player: Some((PlayerId::new("host"), "Host".to_owned())),
+            campaign: None,
             bots: 0,
             expected_guests: 0,
+            lobby_wait: Some(Duration::from_secs(10)),
             setup_timeout: Duration::from_secs(10),
             max_ticks_per_level: None,
             record_hashes: false,
@@ -110,6 +123,9 @@ pub struct HostStats {
     pub roster_removed: Vec<(u32, u64, PlayerId)>,
     /// Hash reports that disagreed with the host, per player.
     pub desyncs: BTreeMap<PlayerId, u32>,
+    /// Mismatches that a reconciliation snapshot sent between two reports
+    /// did not clear, per player (should stay zero).
+    pub persistent_desyncs: BTreeMap<PlayerId, u32>,
     /// Hash reports that agreed, per player.
     pub hash_matches: BTreeMap<PlayerId, u32>,
     /// Guest inputs that arrived after their tick was finalized.
@@ -120,10 +136,59 @@ pub struct HostStats {
     pub input_lead: BTreeMap<PlayerId, (u64, i64, i64)>,
     /// Transition resends.
     pub transition_resends: u32,
-    /// How late each tick ran after its due time, microseconds.
-    pub tick_lateness_us: Vec<u32>,
+    /// How late each tick ran after its due time, microseconds (bounded
+    /// memory: a histogram, not a list).
+    pub tick_lateness_us: LatenessHistogram,
+    /// The same, from the session's tick [`STEADY_AFTER_TICKS`] on (after
+    /// setup, map generation and transfer, which load the first seconds).
+    pub tick_lateness_steady_us: LatenessHistogram,
     /// Joins refused, with the reason.
     pub refusals: Vec<(GuestSlot, RefusalReason)>,
+}
+
+/// A bounded-memory histogram of tick lateness in microseconds.
+#[derive(Clone, Debug)]
+pub struct LatenessHistogram(hdrhistogram::Histogram<u64>);
+
+impl Default for LatenessHistogram {
+    fn default() -> Self {
+        // 1 µs to 60 s at 3 significant digits: a few tens of KB.
+        Self(
+            hdrhistogram::Histogram::new_with_bounds(1, 60_000_000, 3)
+                .expect("constant histogram bounds are valid"),
+        )
+    }
+}
+
+impl LatenessHistogram {
+    /// Records one tick's lateness (saturating at the top bound).
+    pub fn record(&mut self, us: u64) {
+        self.0.saturating_record(us.max(1));
+    }
+
+    /// Ticks recorded.
+    pub fn len(&self) -> u64 {
+        self.0.len()
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The value at percentile `p` (0-100), 0 when empty.
+    pub fn percentile(&self, p: f64) -> u64 {
+        if self.0.is_empty() {
+            0
+        } else {
+            self.0.value_at_percentile(p)
+        }
+    }
+
+    /// Adds another histogram's counts.
+    pub fn merge(&mut self, other: &LatenessHistogram) {
+        let _ = self.0.add(&other.0);
+    }
 }
 
 #[derive(Debug)]
@@ -135,6 +200,10 @@ struct GuestSeat {
     connected: bool,
     disconnected_at: Option<Instant>,
     removed: bool,
+    /// Refused, or left before the start: its connection is being closed.
+    closed: bool,
+    /// The tick of this guest's last hash report, and whether it mismatched.
+    last_report: Option<(u32, u64, bool)>,
 }
 
 #[derive(Debug)]
@@ -174,6 +243,8 @@ pub struct HostSession {
     outbox: Vec<HostOutput>,
     stats: HostStats,
     hash_log: Vec<(u32, u64, u64)>,
+    guests_admitted_ever: usize,
+    metrics: Option<SessionMetrics>,
 }
 
 impl std::fmt::Debug for HostSession {
@@ -219,7 +290,62 @@ impl HostSession {
             outbox: Vec::new(),
             stats: HostStats::default(),
             hash_log: Vec::new(),
+            guests_admitted_ever: 0,
+            metrics: None,
         }
+    }
+
+    /// Reports ticks, lateness, held inputs, desyncs and guests to `metrics`.
+    pub fn with_metrics(mut self, metrics: SessionMetrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// The metrics handle given by [`HostSession::with_metrics`].
+    pub fn metrics(&self) -> Option<&SessionMetrics> {
+        self.metrics.as_ref()
+    }
+
+    /// Levels in the campaign.
+    pub fn level_count(&self) -> u32 {
+        match &self.config.campaign {
+            Some(maps) => u32::try_from(maps.len()).unwrap_or(u32::MAX),
+            None => self.config.levels,
+        }
+    }
+
+    fn level_map(&self, level: u32) -> GameMap {
+        match &self.config.campaign {
+            Some(maps) => maps[level as usize % maps.len().max(1)].clone(),
+            None => generate(self.config.seed, level, self.player_count),
+        }
+    }
+
+    /// Whether the session has left its lobby phase (setup or later).
+    pub fn started(&self) -> bool {
+        !matches!(self.phase, Phase::Lobby { .. })
+    }
+
+    /// Guests admitted and still connected.
+    pub fn guests_present(&self) -> usize {
+        self.seats
+            .iter()
+            .filter(|s| s.admitted && s.connected && !s.removed)
+            .count()
+    }
+
+    /// Seats taken: guests admitted and connected, plus connections still
+    /// in their version handshake.
+    pub fn seats_taken(&self) -> usize {
+        self.seats
+            .iter()
+            .filter(|s| s.connected && !s.removed && !s.closed)
+            .count()
+    }
+
+    /// Guest connections handed to the session so far.
+    pub fn connections(&self) -> usize {
+        self.seats.len()
     }
 
     /// Counters.
@@ -281,6 +407,16 @@ impl HostSession {
             .map(|(id, (kill_score, kills))| ScoreRow {
                 name: self.names.get(&id).cloned().unwrap_or_default(),
                 disconnected: removed.contains(&id),
+                link: LinkHealth {
+                    desyncs: self.stats.desyncs.get(&id).copied().unwrap_or(0),
+                    persistent_desyncs: self
+                        .stats
+                        .persistent_desyncs
+                        .get(&id)
+                        .copied()
+                        .unwrap_or(0),
+                    held_inputs: self.stats.held_per_player.get(&id).copied().unwrap_or(0),
+                },
                 player_id: id,
                 kill_score,
                 kills,
@@ -309,7 +445,10 @@ impl HostSession {
             connected: true,
             disconnected_at: None,
             removed: false,
+            closed: false,
+            last_report: None,
         });
+        self.update_guest_gauge();
         self.send(
             slot,
             HostMessage::HostHello {
@@ -349,12 +488,32 @@ impl HostSession {
                 if seat.disconnected_at.is_none() {
                     seat.disconnected_at = Some(now);
                 }
+                // Before the start nothing was shared yet: the seat is free
+                // again, and the connection is closed.
+                let in_lobby = matches!(self.phase, Phase::Lobby { .. });
+                if in_lobby && !seat.closed {
+                    seat.admitted = false;
+                    seat.player = None;
+                    seat.closed = true;
+                    self.outbox.push(HostOutput::Close(slot));
+                    if self.seats.iter().all(|s| !s.admitted) {
+                        self.phase = Phase::Lobby { deadline: None };
+                    }
+                }
             }
+        }
+        self.update_guest_gauge();
+    }
+
+    fn update_guest_gauge(&self) {
+        if let Some(m) = &self.metrics {
+            m.set_guests(self.guests_present());
         }
     }
 
     fn refuse(&mut self, slot: GuestSlot, reason: RefusalReason, detail: String) {
         self.stats.refusals.push((slot, reason));
+        self.seats[slot].closed = true;
         self.send(slot, HostMessage::JoinRefused { reason, detail });
         self.outbox.push(HostOutput::Close(slot));
     }
@@ -414,16 +573,18 @@ impl HostSession {
             self.refuse(slot, RefusalReason::VersionMismatch, detail);
             return;
         }
-        let admitted = self.seats.iter().filter(|s| s.admitted).count();
+        self.guests_admitted_ever += 1;
+        let number = self.guests_admitted_ever;
         let seat = &mut self.seats[slot];
         seat.admitted = true;
-        seat.player = Some(PlayerId::new(format!("guest-{}", admitted + 1)));
+        seat.player = Some(PlayerId::new(format!("guest-{number}")));
         seat.name = sanitize_display_name(name);
         if let Phase::Lobby { deadline } = &mut self.phase
             && deadline.is_none()
         {
-            *deadline = Some(now + self.config.setup_timeout);
+            *deadline = self.config.lobby_wait.map(|w| now + w);
         }
+        self.update_guest_gauge();
     }
 
     fn on_input(&mut self, slot: GuestSlot, input: TickInput) {
@@ -473,11 +634,28 @@ impl HostSession {
         let Some(ours) = self.hashes.get(&(epoch, tick)) else {
             return;
         };
-        if format_hash(*ours) == hash {
+        let matched = format_hash(*ours) == hash;
+        let previous = self.seats[slot]
+            .last_report
+            .replace((epoch, tick, !matched));
+        if matched {
             *self.stats.hash_matches.entry(player).or_default() += 1;
-        } else {
-            tracing::warn!(%player, tick, epoch, "desync: guest hash differs from host");
-            *self.stats.desyncs.entry(player).or_default() += 1;
+            return;
+        }
+        tracing::warn!(%player, tick, epoch, "desync: guest hash differs from host");
+        *self.stats.desyncs.entry(player.clone()).or_default() += 1;
+        if let Some(m) = &self.metrics {
+            m.desync();
+        }
+        // Persistent: the previous report mismatched too, and a snapshot
+        // taken strictly between the two reports should have cleared it.
+        if let Some((e, t, true)) = previous
+            && e == epoch
+            && t < tick
+            && snapshot_between(t, tick)
+        {
+            tracing::warn!(%player, tick, epoch, "desync persisted across a snapshot");
+            *self.stats.persistent_desyncs.entry(player).or_default() += 1;
         }
     }
 
@@ -508,7 +686,7 @@ impl HostSession {
             Phase::Lobby { deadline } => {
                 let admitted = self.seats.iter().filter(|s| s.admitted).count();
                 let due = deadline.is_some_and(|d| now >= d);
-                if admitted >= self.config.expected_guests || due {
+                if admitted >= self.config.expected_guests || (due && admitted > 0) {
                     self.begin_setup(now);
                 }
             }
@@ -564,7 +742,7 @@ impl HostSession {
             return;
         }
         let seed = seed_for_level(self.config.seed, 0);
-        let map = generate(self.config.seed, 0, self.player_count);
+        let map = self.level_map(0);
         let setup = LevelSetup {
             map: map.clone(),
             roster: roster.clone(),
@@ -640,10 +818,14 @@ impl HostSession {
         while acc >= NANOS_PER_SECOND {
             acc -= NANOS_PER_SECOND;
             self.clock = Some((now, acc));
-            let late_us = acc / u128::from(TICK_RATE_HZ) / 1000;
-            self.stats
-                .tick_lateness_us
-                .push(u32::try_from(late_us).unwrap_or(u32::MAX));
+            let late_us = u64::try_from(acc / u128::from(TICK_RATE_HZ) / 1000).unwrap_or(u64::MAX);
+            self.stats.tick_lateness_us.record(late_us);
+            if self.stats.ticks >= STEADY_AFTER_TICKS {
+                self.stats.tick_lateness_steady_us.record(late_us);
+            }
+            if let Some(m) = &self.metrics {
+                m.tick(late_us);
+            }
             self.run_tick(now);
             if !matches!(self.phase, Phase::Running) {
                 return;
@@ -716,6 +898,9 @@ impl HostSession {
             inputs.insert(id.clone(), input);
         }
         self.stats.held_inputs += held.len() as u64;
+        if let Some(m) = &self.metrics {
+            m.held_inputs(held.len() as u64);
+        }
         for p in &held {
             *self.stats.held_per_player.entry(p.clone()).or_default() += 1;
         }
@@ -806,7 +991,7 @@ impl HostSession {
 
     fn level_complete(&mut self, now: Instant) {
         self.stats.levels_completed += 1;
-        if self.level_index + 1 >= self.config.levels {
+        if self.level_index + 1 >= self.level_count() {
             self.end(EndReason::Completed);
             return;
         }
@@ -823,7 +1008,7 @@ impl HostSession {
             player_count: u32::try_from(roster.len()).unwrap_or(u32::MAX),
             roster: roster.clone(),
             carryovers: carryovers.clone(),
-            map: generate(self.config.seed, self.level_index, self.player_count),
+            map: self.level_map(self.level_index),
         };
         let setup = LevelSetup {
             map: payload.map.clone(),
@@ -936,5 +1121,52 @@ impl HostSession {
             self.outbox.push(HostOutput::Close(slot));
         }
         self.phase = Phase::Ended(reason);
+        if let Some(m) = &self.metrics {
+            m.set_guests(0);
+        }
+    }
+}
+
+/// Whether a reconciliation snapshot tick lies strictly between two ticks.
+fn snapshot_between(earlier: u64, later: u64) -> bool {
+    let next_snapshot = (earlier / RECONCILE_INTERVAL_TICKS + 1) * RECONCILE_INTERVAL_TICKS;
+    next_snapshot < later
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_lies_between_reports_only_when_strictly_inside() {
+        let n = RECONCILE_INTERVAL_TICKS;
+        assert!(snapshot_between(n - 1, n + 1));
+        assert!(snapshot_between(0, 2 * n));
+        assert!(
+            !snapshot_between(n, n + 1),
+            "the snapshot at the first report"
+        );
+        assert!(
+            !snapshot_between(n - 2, n),
+            "the snapshot at the second report"
+        );
+        assert!(!snapshot_between(n + 1, 2 * n - 1));
+    }
+
+    #[test]
+    fn lateness_histogram_is_bounded_and_reports_percentiles() {
+        let mut h = LatenessHistogram::default();
+        assert_eq!(h.percentile(99.0), 0);
+        for us in 1..=1000 {
+            h.record(us);
+        }
+        h.record(u64::MAX);
+        assert_eq!(h.len(), 1001);
+        let p50 = h.percentile(50.0);
+        assert!((495..=505).contains(&p50), "{p50}");
+        assert!(
+            h.percentile(100.0) >= 59_000_000,
+            "saturates at the top bound"
+        );
     }
 }

@@ -1,21 +1,22 @@
 //! `host-daemon host`: bot-hosted sessions published through the lobby and
 //! played over real WebRTC.
 //!
-//! Each session: a complete offer is gathered, the session is created in the
-//! lobby with it as round 1 (`hostKind: daemon`), and its code is printed on
-//! stdout as one line `session CODE`. A round loop long-polls the open
-//! round's answer (each poll refreshes the TTL), accepts it over WebRTC,
-//! hands the link to the host session's admission, updates `players`, and
-//! publishes the next round while the session is still in its lobby and has
-//! room. Once the session has started (its first tick) no further round is
-//! published and the session is PUT `public: false`; a round still open then
-//! is still served, and the host session refuses its joiner with
+//! Each session is created in the lobby (`hostKind: daemon`) and its code
+//! printed on stdout as one line `session CODE`. A round loop then keeps
+//! exactly one offer round open while the session waits in its lobby and
+//! has a free seat: it gathers a complete offer (with the daemon's own ICE
+//! servers, or else those the lobby hands out), publishes it, long-polls
+//! its answer (each poll refreshes the TTL), accepts it over WebRTC and
+//! hands the link to the host session's admission, keeping `players`
+//! current. A guest that leaves before the start frees its seat, and a
+//! round opens again. Once the session has started no further round is
+//! published and the session is PUT `public: false`; a round still open
+//! then is still served, and the host session refuses its joiner with
 //! `session-started`. The lobby entry is deleted when the session ends.
 //! With `sessions` K, K sessions run at once and a fresh one is opened
 //! whenever one ends, until shutdown.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -25,8 +26,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use crate::driver::run_host;
+use crate::driver::{HostProgress, run_host};
 use crate::host::{HostConfig, HostSession};
+use crate::metrics::DaemonMetrics;
 use crate::signaling::{HostedSession, LobbyClient, SignalingError};
 use crate::webrtc::{HostOffer, WebRtcLink, WebRtcOptions};
 
@@ -61,8 +63,13 @@ pub struct HostingConfig {
     pub host: HostConfig,
     /// Sessions kept open at once.
     pub sessions: usize,
-    /// ICE options of every connection.
+    /// ICE options of every connection (with no ICE servers of its own,
+    /// the daemon uses those the lobby hands out).
     pub webrtc: WebRtcOptions,
+    /// The campaign's name in the lobby.
+    pub campaign_name: String,
+    /// Where sessions report their metrics, if anywhere.
+    pub metrics: Option<DaemonMetrics>,
 }
 
 impl HostingConfig {
@@ -137,9 +144,8 @@ pub async fn run(config: HostingConfig, shutdown: watch::Receiver<bool>) -> anyh
     }
 }
 
-fn create_request(config: &HostingConfig, offer: &str) -> PutSessionRequest {
+fn create_request(config: &HostingConfig) -> PutSessionRequest {
     PutSessionRequest {
-        offer: Some(offer.to_owned()),
         public: Some(config.public),
         name: Some(config.name.clone()),
         host_name: config.host.host_player.as_ref().map(|(_, n)| n.clone()),
@@ -149,7 +155,7 @@ fn create_request(config: &HostingConfig, offer: &str) -> PutSessionRequest {
         difficulty: serde_json::to_value(config.host.difficulty)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned)),
-        campaign: Some("generated".into()),
+        campaign: Some(config.campaign_name.clone()),
         host_kind: Some(HostKind::Daemon),
         ..Default::default()
     }
@@ -161,26 +167,29 @@ pub async fn run_session(
     client: LobbyClient,
     shutdown: watch::Receiver<bool>,
 ) -> anyhow::Result<SessionReport> {
-    let offer = HostOffer::new(&config.webrtc)
-        .await
-        .context("gathering the first offer")?;
     let session = client
-        .create_session(&create_request(&config, offer.offer_sdp()))
+        .create_session(&create_request(&config))
         .await
         .context("creating the session in the lobby")?;
-    let round = session
-        .round
-        .context("the lobby opened no round for the offer")?;
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "session {}", session.code);
         let _ = out.flush();
     }
+    let mut webrtc = config.webrtc.clone();
+    if webrtc.ice_servers.is_empty() {
+        webrtc.ice_servers = session.ice_servers.clone();
+    }
     let mut host_config = config.host.clone();
     host_config.expected_guests = config.start_when;
+    host_config.lobby_wait = config.lobby_timeout;
+    let mut host = HostSession::new(host_config);
+    if let Some(m) = &config.metrics {
+        host = host.with_metrics(m.session());
+    }
     let (link_tx, link_rx) = mpsc::channel::<WebRtcLink>(8);
-    let (progress_tx, progress_rx) = watch::channel(0u64);
+    let (progress_tx, progress_rx) = watch::channel(HostProgress::default());
     let (stop_tx, stop_rx) = watch::channel(false);
     let host_shutdown = {
         let mut a = shutdown.clone();
@@ -192,25 +201,17 @@ pub async fn run_session(
             }
         }
     };
-    let mut host_task = tokio::spawn(run_host(
-        HostSession::new(host_config),
-        link_rx,
-        host_shutdown,
-        Some(progress_tx),
-    ));
+    let mut host_task = tokio::spawn(run_host(host, link_rx, host_shutdown, Some(progress_tx)));
     let opened = Instant::now();
-    let counter = Arc::new(AtomicUsize::new(0));
     let mut rounds = std::pin::pin!(round_loop(
         &config,
+        &webrtc,
         &client,
         &session,
-        (offer, round),
         link_tx,
         progress_rx.clone(),
-        counter.clone(),
     ));
     let mut rounds_done = false;
-    let mut joined = 0usize;
     let mut unlisted = false;
     let mut progress = progress_rx;
     let lobby_deadline = config.lobby_timeout.map(|t| opened + t);
@@ -220,10 +221,7 @@ pub async fn run_session(
     let host = loop {
         tokio::select! {
             h = &mut host_task => break h.context("the host session task failed")?,
-            n = &mut rounds, if !rounds_done => {
-                rounds_done = true;
-                joined = n;
-            }
+            () = &mut rounds, if !rounds_done => rounds_done = true,
             _ = refresh.tick() => {
                 // Answer polls refresh the TTL too; this covers the rest
                 // (no round open, the session running).
@@ -234,7 +232,7 @@ pub async fn run_session(
             changed = progress.changed(), if !unlisted => {
                 if changed.is_err() {
                     unlisted = true;
-                } else if *progress.borrow() > 0 {
+                } else if progress.borrow().started {
                     unlisted = true;
                     if let Err(e) = client.set_public(&session, false).await {
                         tracing::warn!(error = %e, "could not unlist the started session");
@@ -248,16 +246,16 @@ pub async fn run_session(
                 }
             }, if !unlisted && !lobby_timed_out && lobby_deadline.is_some() => {
                 lobby_timed_out = true;
-                // Nobody came: close. (With at least one guest in, the
-                // session's own deadline starts it without the others.)
-                if *progress.borrow() == 0 && counter.load(Ordering::SeqCst) == 0 {
+                // Nobody came: close. (With a guest in, the session's own
+                // lobby wait starts it without the others.)
+                let p = *progress.borrow();
+                if !p.started && p.seats_taken == 0 {
                     tracing::info!(code = %session.code, "lobby timeout with no guest: closing");
                     let _ = stop_tx.send(true);
                 }
             }
         }
     };
-    let joined = joined.max(counter.load(Ordering::SeqCst));
     if let Err(e) = client.delete(&session).await
         && !matches!(e, SignalingError::NoSuchSession(_))
     {
@@ -266,101 +264,136 @@ pub async fn run_session(
     Ok(SessionReport {
         code: session.code.clone(),
         end: host.ended(),
-        joined,
+        joined: host.connections(),
         levels_completed: host.stats().levels_completed,
     })
 }
 
-/// Serves offer rounds: waits for each answer, connects, hands the link to
-/// the session, publishes the next round while the session is waiting and
-/// has room. Returns the number of links handed over when it stops (the
-/// session is gone, or rounds cannot be published any more).
+/// Serves offer rounds while the session waits in its lobby: keeps one
+/// round open whenever a seat is free, connects each answer and hands the
+/// link to the session. Returns once the session has started or is gone.
 async fn round_loop(
     config: &HostingConfig,
+    webrtc: &WebRtcOptions,
     client: &LobbyClient,
     session: &HostedSession,
-    first: (HostOffer, u32),
     links: mpsc::Sender<WebRtcLink>,
-    progress: watch::Receiver<u64>,
-    counter: Arc<AtomicUsize>,
-) -> usize {
-    let (first_offer, first_round) = first;
-    let mut offer = Some(first_offer);
-    let mut round = Some(first_round);
-    let mut joined = 0usize;
-    let seats = config.guest_seats();
+    mut progress: watch::Receiver<HostProgress>,
+) {
+    let wanted = config.guest_seats().min(config.start_when);
+    let mut open: Option<(HostOffer, u32)> = None;
+    let mut handed = 0usize;
+    let mut published_players = None;
     loop {
-        let (Some(current), Some(r)) = (offer.take(), round) else {
-            // No round open (full or started): nothing left to serve.
-            return joined;
-        };
-        let answer = match client.wait_answer(session, r, ANSWER_POLL).await {
-            Ok(Some(a)) => a,
-            Ok(None) => {
-                offer = Some(current);
+        let p = *progress.borrow_and_update();
+        if p.started {
+            return;
+        }
+        let players = config.local_players() + u32::try_from(p.seats_taken).unwrap_or(u32::MAX);
+        let Some((offer, round)) = open.take() else {
+            if p.seats_taken < wanted {
+                // A seat is free: open a round.
+                let offer = match HostOffer::new(webrtc).await {
+                    Ok(o) => o,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "gathering an offer failed; retrying");
+                        tokio::time::sleep(RETRY_PAUSE).await;
+                        continue;
+                    }
+                };
+                let update = PutSessionRequest {
+                    offer: Some(offer.offer_sdp().to_owned()),
+                    players: Some(players),
+                    ..Default::default()
+                };
+                match client.update(session, &update).await {
+                    Ok(resp) => match resp.round {
+                        Some(r) => {
+                            published_players = Some(players);
+                            open = Some((offer, r));
+                        }
+                        None => {
+                            tracing::warn!("the lobby opened no round for the offer");
+                            offer.close().await;
+                            tokio::time::sleep(RETRY_PAUSE).await;
+                        }
+                    },
+                    Err(SignalingError::NoSuchSession(_) | SignalingError::Rejected(_)) => {
+                        offer.close().await;
+                        return;
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "publishing a round failed; retrying");
+                        offer.close().await;
+                        tokio::time::sleep(RETRY_PAUSE).await;
+                    }
+                }
                 continue;
             }
-            Err(SignalingError::NoSuchSession(_) | SignalingError::Rejected(_)) => return joined,
+            // Full for now: keep `players` current, wait for a seat to free
+            // up or for the start.
+            if published_players != Some(players) {
+                let update = PutSessionRequest {
+                    players: Some(players),
+                    ..Default::default()
+                };
+                if client.update(session, &update).await.is_ok() {
+                    published_players = Some(players);
+                }
+            }
+            if progress.changed().await.is_err() {
+                return;
+            }
+            continue;
+        };
+        let answer = tokio::select! {
+            a = client.wait_answer(session, round, ANSWER_POLL) => a,
+            changed = progress.changed() => {
+                // Seat or start change: re-check with the round still open.
+                if changed.is_err() {
+                    offer.close().await;
+                    return;
+                }
+                open = Some((offer, round));
+                continue;
+            }
+        };
+        let answer = match answer {
+            Ok(Some(a)) => a,
+            Ok(None) => {
+                open = Some((offer, round));
+                continue;
+            }
+            Err(SignalingError::NoSuchSession(_) | SignalingError::Rejected(_)) => {
+                offer.close().await;
+                return;
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "answer poll failed; retrying");
-                offer = Some(current);
+                open = Some((offer, round));
                 tokio::time::sleep(RETRY_PAUSE).await;
                 continue;
             }
         };
-        match current.accept(&answer.answer).await {
+        match offer.accept(&answer.answer).await {
             Ok(link) => {
                 if links.send(link).await.is_err() {
-                    return joined;
+                    return;
                 }
-                joined += 1;
-                counter.store(joined, Ordering::SeqCst);
-                tracing::info!(code = %session.code, name = %answer.name, guests = joined, "guest connected");
-            }
-            Err(e) => tracing::warn!(error = %e, "a joiner's connection failed"),
-        }
-        let started = *progress.borrow() > 0;
-        let players = config.local_players() + joined as u32;
-        // Publish the next round only while the session still waits for
-        // guests; after the start nobody more is admitted.
-        if started || joined >= seats || joined >= config.start_when {
-            let _ = client
-                .update(
-                    session,
-                    &PutSessionRequest {
-                        players: Some(players),
-                        ..Default::default()
-                    },
+                handed += 1;
+                tracing::info!(code = %session.code, name = %answer.name, guests = handed, "guest connected");
+                // Wait until the session holds the link, so the seat count
+                // below includes it (bounded: the session may be gone).
+                let seen = tokio::time::timeout(
+                    Duration::from_secs(5),
+                    progress.wait_for(|p| p.connections >= handed || p.started),
                 )
                 .await;
-            return joined;
-        }
-        let next = match HostOffer::new(&config.webrtc).await {
-            Ok(o) => o,
-            Err(e) => {
-                tracing::warn!(error = %e, "gathering the next offer failed");
-                return joined;
+                if !matches!(seen, Ok(Ok(_))) {
+                    return;
+                }
             }
-        };
-        match client
-            .update(
-                session,
-                &PutSessionRequest {
-                    offer: Some(next.offer_sdp().to_owned()),
-                    players: Some(players),
-                    ..Default::default()
-                },
-            )
-            .await
-        {
-            Ok(resp) => {
-                round = resp.round;
-                offer = Some(next);
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "publishing the next round failed");
-                return joined;
-            }
+            Err(e) => tracing::warn!(error = %e, "a joiner's connection failed"),
         }
     }
 }

@@ -8,10 +8,10 @@
 use std::time::Duration;
 
 use protocol::peer::{EndReason, RefusalReason};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use thiserror::Error;
 
-use crate::driver::run_guest;
+use crate::driver::run_guest_until;
 use crate::guest::{GuestConfig, GuestEnd, GuestSession};
 use crate::signaling::{LobbyClient, SignalingError};
 use crate::webrtc::{GuestAnswer, WebRtcOptions};
@@ -93,6 +93,25 @@ pub enum JoinError {
     },
 }
 
+/// How the guest's run ended: the session's end reason, or `left` when
+/// the guest left on its own (`--leave-after`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinEnd {
+    /// The session ended (the host said why, or the host was lost).
+    Session(EndReason),
+    /// This guest left before the end.
+    Left,
+}
+
+impl Serialize for JoinEnd {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Session(r) => r.serialize(s),
+            Self::Left => s.serialize_str("left"),
+        }
+    }
+}
+
 /// The one-line JSON report printed at the end.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -101,15 +120,24 @@ pub struct JoinReport {
     pub code: String,
     /// This guest's player id.
     pub player_id: Option<String>,
-    /// Why the session ended.
-    pub end_reason: EndReason,
+    /// Why the run ended.
+    pub end_reason: JoinEnd,
     /// Levels completed (transitions followed, plus the last one on `completed`).
     pub levels_completed: u32,
     /// Ticks applied (bundles), all levels.
     pub ticks: u64,
-    /// This guest's own desync count: reconciliation snapshots that changed
-    /// its world hash (the host's per-guest count is not carried to guests).
-    pub desyncs: u64,
+    /// Hash reports of this guest that disagreed with the host, as counted
+    /// by the host (its end-of-run table); `None` when the host sent no
+    /// table (lost host, or this guest left).
+    pub desyncs: Option<u32>,
+    /// Of those, mismatches a reconciliation snapshot did not clear.
+    pub persistent_desyncs: Option<u32>,
+    /// Ticks on which the host used this guest's held input (its real
+    /// input arrived too late), as counted by the host.
+    pub held_inputs: Option<u64>,
+    /// Reconciliation snapshots that changed this guest's world hash (its
+    /// own count: what the snapshots corrected).
+    pub snapshot_corrections: u64,
     /// Snapshots applied.
     pub snapshots_applied: u64,
     /// This guest's kill score over the run, from the host's end table.
@@ -127,8 +155,11 @@ pub struct JoinConfig {
     pub name: String,
     /// Drive the player with the bot.
     pub bot: bool,
-    /// ICE options.
+    /// ICE options (with no ICE servers of its own, the guest uses those
+    /// the lobby hands out).
     pub webrtc: WebRtcOptions,
+    /// Leave this long after connecting (soak tests).
+    pub leave_after: Option<Duration>,
 }
 
 fn lobby_err(code: &str, e: SignalingError) -> JoinError {
@@ -180,12 +211,16 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
                 ),
             });
         }
+        let mut webrtc = config.webrtc.clone();
+        if webrtc.ice_servers.is_empty() {
+            webrtc.ice_servers = open.view.ice_servers.clone();
+        }
         let connect_err = |detail: String| JoinError::Connect {
             code: code.clone(),
             timeout: config.webrtc.connect_timeout,
             detail,
         };
-        let answer = GuestAnswer::new(&config.webrtc, &open.offer)
+        let answer = GuestAnswer::new(&webrtc, &open.offer)
             .await
             .map_err(|e| connect_err(e.to_string()))?;
         match client
@@ -213,17 +248,34 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
             .await
             .map_err(|e| connect_err(e.to_string()))?;
     };
-    let session = run_guest(
+    let closer = link.sender.clone();
+    let leave_after = config.leave_after;
+    let left = std::sync::atomic::AtomicBool::new(false);
+    let leave = async {
+        match leave_after {
+            Some(d) => {
+                tokio::time::sleep(d).await;
+                left.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            None => std::future::pending().await,
+        }
+    };
+    let session = run_guest_until(
         GuestSession::new(GuestConfig {
             display_name: config.name.clone(),
             bot: config.bot,
             ..GuestConfig::default()
         }),
         link,
+        leave,
     )
     .await;
+    // Close before the process exits, so the host sees the guest go at
+    // once rather than after an ICE timeout.
+    closer.close_and_wait().await;
     let end_reason = match session.ended() {
-        Some(GuestEnd::Ended(r)) => *r,
+        _ if left.load(std::sync::atomic::Ordering::SeqCst) => JoinEnd::Left,
+        Some(GuestEnd::Ended(r)) => JoinEnd::Session(*r),
         Some(GuestEnd::Refused(RefusalReason::SessionStarted, detail)) => {
             return Err(JoinError::Started {
                 code,
@@ -249,22 +301,27 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
                 detail: detail.clone(),
             });
         }
-        None => EndReason::HostDisconnected,
+        None => JoinEnd::Session(EndReason::HostDisconnected),
     };
     let stats = session.stats();
     let player_id = session.player_id().map(|p| p.to_string());
-    let kill_score = session
+    let own_row = session
         .final_scores()
         .iter()
-        .find(|r| Some(r.player_id.to_string()) == player_id)
-        .map(|r| r.kill_score);
+        .find(|r| Some(r.player_id.to_string()) == player_id);
+    let kill_score = own_row.map(|r| r.kill_score);
+    let link = own_row.map(|r| r.link);
     Ok(JoinReport {
         code,
         player_id,
         end_reason,
-        levels_completed: stats.transitions + u32::from(end_reason == EndReason::Completed),
+        levels_completed: stats.transitions
+            + u32::from(end_reason == JoinEnd::Session(EndReason::Completed)),
         ticks: stats.bundles_applied,
-        desyncs: stats.snapshot_mismatches,
+        desyncs: link.map(|l| l.desyncs),
+        persistent_desyncs: link.map(|l| l.persistent_desyncs),
+        held_inputs: link.map(|l| l.held_inputs),
+        snapshot_corrections: stats.snapshot_mismatches,
         snapshots_applied: stats.snapshots_applied,
         kill_score,
     })

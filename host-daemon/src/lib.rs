@@ -22,14 +22,18 @@
 //! - [`hosting`]: `host-daemon host`: always-on bot-hosted sessions
 //!   published through the lobby and played over WebRTC.
 //! - [`joining`]: `host-daemon join`: a (bot) guest joining through the lobby.
+//! - [`campaign`]: `--campaign DIR`, a folder of level maps.
+//! - [`metrics`]: the daemon's Prometheus series and `--metrics-listen`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod campaign;
 pub mod driver;
 pub mod guest;
 pub mod host;
 pub mod hosting;
 pub mod joining;
+pub mod metrics;
 pub mod pilot;
 pub mod signaling;
 pub mod simnet;

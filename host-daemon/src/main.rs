@@ -8,15 +8,18 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use engine::Difficulty;
+use host_daemon::campaign::Campaign;
 use host_daemon::guest::GuestConfig;
 use host_daemon::host::HostConfig;
 use host_daemon::hosting::{self, HostingConfig};
-use host_daemon::joining::{self, JoinConfig};
+use host_daemon::joining::{self, JoinConfig, JoinEnd};
+use host_daemon::metrics::{DaemonMetrics, serve as serve_metrics};
 use host_daemon::simnet::LinkConfig;
 use host_daemon::simulate::{NetAction, NetEvent, Scenario, Summary, run};
 use host_daemon::webrtc::WebRtcOptions;
 use protocol::api::IceServer;
 use protocol::peer::EndReason;
+use std::sync::Arc;
 
 #[derive(Parser, Debug)]
 #[command(name = "host-daemon", about = "campfire netcode host daemon")]
@@ -81,10 +84,11 @@ struct HostArgs {
     /// Start once this many guests are in.
     #[arg(long, default_value_t = 1)]
     start_when: usize,
-    /// Seconds to wait for --start-when guests; then close the session if
-    /// nobody joined (a fresh one is opened). With at least one guest in,
-    /// a session starts without the others 10 s after its first guest.
-    #[arg(long)]
+    /// Seconds to wait: a session nobody joined within SECS of opening is
+    /// closed (and a fresh one opened); one with guests in but fewer than
+    /// --start-when starts SECS after its first guest arrived. Without it,
+    /// sessions wait for --start-when guests as long as it takes.
+    #[arg(long, value_name = "SECS")]
     lobby_timeout: Option<u64>,
     /// easy, normal or hard.
     #[arg(long, default_value = "normal")]
@@ -92,9 +96,16 @@ struct HostArgs {
     /// Campaign seed.
     #[arg(long, default_value_t = 1)]
     seed: u32,
-    /// Levels in the campaign.
-    #[arg(long, default_value_t = 1)]
+    /// Levels in the generated campaign.
+    #[arg(long, default_value_t = 1, conflicts_with = "campaign")]
     levels: u32,
+    /// Play the level maps in this folder (`*.json`, in file-name order)
+    /// instead of generated levels.
+    #[arg(long, value_name = "DIR")]
+    campaign: Option<std::path::PathBuf>,
+    /// Serve Prometheus metrics at http://ADDR/metrics.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<std::net::SocketAddr>,
     /// Sessions kept open at once (a fresh one replaces each that ends).
     #[arg(long, default_value_t = 1)]
     sessions: usize,
@@ -118,6 +129,10 @@ struct JoinArgs {
     /// Play with the engine's bot (else idle input).
     #[arg(long)]
     bot: bool,
+    /// Leave this many seconds after connecting (soak tests: join, then
+    /// leave). The report's endReason is then "left".
+    #[arg(long, value_name = "SECS")]
+    leave_after: Option<f64>,
     #[command(flatten)]
     ice: IceArgs,
 }
@@ -165,6 +180,10 @@ fn webrtc_options(a: &IceArgs) -> anyhow::Result<WebRtcOptions> {
 
 fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
     let difficulty = Difficulty::parse(&a.difficulty).context("unknown --difficulty")?;
+    let campaign = match &a.campaign {
+        Some(dir) => Some(Campaign::load(dir)?),
+        None => None,
+    };
     let config = HostingConfig {
         server: a.server.clone(),
         name: a.name.clone(),
@@ -176,6 +195,7 @@ fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
         host: HostConfig {
             seed: a.seed,
             levels: a.levels,
+            campaign: campaign.as_ref().map(|c| Arc::new(c.maps.clone())),
             difficulty,
             bots: a.bots,
             max_ticks_per_level: Some(a.max_ticks),
@@ -183,6 +203,8 @@ fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
         },
         sessions: a.sessions.max(1),
         webrtc: webrtc_options(&a.ice)?,
+        campaign_name: campaign.map_or_else(|| "generated".to_owned(), |c| c.name),
+        metrics: None,
     };
     if config.guest_seats() < config.start_when {
         bail!(
@@ -345,8 +367,22 @@ fn main() -> anyhow::Result<()> {
             );
         }
         Command::Host(args) => {
-            let config = hosting_config(&args)?;
+            let mut config = hosting_config(&args)?;
             runtime()?.block_on(async move {
+                if let Some(addr) = args.metrics_listen {
+                    let listener = tokio::net::TcpListener::bind(addr)
+                        .await
+                        .with_context(|| format!("--metrics-listen {addr}"))?;
+                    let bound = listener.local_addr().context("--metrics-listen")?;
+                    eprintln!("host-daemon: metrics on http://{bound}/metrics");
+                    let metrics = DaemonMetrics::new();
+                    config.metrics = Some(metrics.clone());
+                    tokio::spawn(async move {
+                        if let Err(e) = serve_metrics(listener, metrics).await {
+                            eprintln!("host-daemon: metrics server stopped: {e}");
+                        }
+                    });
+                }
                 let (tx, rx) = tokio::sync::watch::channel(false);
                 tokio::spawn(async move {
                     shutdown_signal().await;
@@ -362,6 +398,12 @@ fn main() -> anyhow::Result<()> {
                 name: args.name.clone(),
                 bot: args.bot,
                 webrtc: webrtc_options(&args.ice)?,
+                leave_after: args
+                    .leave_after
+                    .map(|s| {
+                        Duration::try_from_secs_f64(s).context("--leave-after takes seconds >= 0")
+                    })
+                    .transpose()?,
             };
             match runtime()?.block_on(joining::join(config)) {
                 Ok(report) => {
@@ -373,7 +415,9 @@ fn main() -> anyhow::Result<()> {
                     // is printed, but the run did not end normally.
                     if matches!(
                         report.end_reason,
-                        EndReason::HostDisconnected | EndReason::LevelTransitionFailed
+                        JoinEnd::Session(
+                            EndReason::HostDisconnected | EndReason::LevelTransitionFailed
+                        )
                     ) {
                         eprintln!(
                             "host-daemon join: session {} ended abnormally: {:?}",

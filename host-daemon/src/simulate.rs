@@ -14,7 +14,7 @@ use protocol::peer::EndReason;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::driver::{run_guest, run_host};
+use crate::driver::{HostProgress, run_guest, run_host};
 use crate::guest::{GuestConfig, GuestEnd, GuestSession};
 use crate::host::{HostConfig, HostSession};
 use crate::simnet::{LinkConfig, LinkControl, SimReceiver, SimSender, link};
@@ -69,7 +69,7 @@ type SimLink = PeerLink<SimSender, SimReceiver>;
 /// Plays a scenario on the current runtime (paused time works).
 pub async fn run(scenario: Scenario) -> Outcome {
     let (link_tx, link_rx) = mpsc::channel::<SimLink>(64);
-    let (progress_tx, mut progress_rx) = watch::channel(0u64);
+    let (progress_tx, mut progress_rx) = watch::channel(HostProgress::default());
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let mut controls: Vec<LinkControl> = Vec::new();
     let mut guest_tasks = Vec::new();
@@ -98,7 +98,11 @@ pub async fn run(scenario: Scenario) -> Outcome {
     let mut late_tasks = Vec::new();
     let mut stop_tx = Some(stop_tx);
     for ev in events {
-        if progress_rx.wait_for(|t| *t >= ev.at_tick).await.is_err() {
+        if progress_rx
+            .wait_for(|p| p.ticks >= ev.at_tick)
+            .await
+            .is_err()
+        {
             break;
         }
         match ev.action {
@@ -204,17 +208,6 @@ pub struct Summary {
     pub guests: Vec<GuestSummary>,
 }
 
-/// The p-th percentile (0-100) of `values`.
-pub fn percentile(values: &[u32], p: f64) -> u32 {
-    if values.is_empty() {
-        return 0;
-    }
-    let mut v = values.to_vec();
-    v.sort_unstable();
-    let rank = ((p / 100.0) * (v.len() - 1) as f64).round() as usize;
-    v[rank.min(v.len() - 1)]
-}
-
 /// Whether a guest ended on the host's final state.
 pub fn final_hash_matches(host: &HostSession, guest: &GuestSession) -> bool {
     use engine::Engine;
@@ -242,7 +235,8 @@ impl Summary {
                 .map(|(_, _, p)| p.to_string())
                 .collect(),
             transition_resends: s.transition_resends,
-            tick_lateness_p99_us: percentile(&s.tick_lateness_us, 99.0),
+            tick_lateness_p99_us: u32::try_from(s.tick_lateness_us.percentile(99.0))
+                .unwrap_or(u32::MAX),
             guests: outcome
                 .guests
                 .iter()

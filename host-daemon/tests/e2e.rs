@@ -627,7 +627,9 @@ fn when_the_host_is_killed_guests_end_with_host_disconnected() {
         let report = report_of(e, &what);
         assert_eq!(report["endReason"], "host-disconnected", "{report}");
         assert_eq!(report["levelsCompleted"], 0, "{report}");
-        assert_eq!(report["desyncs"], 0, "{report}");
+        // The host's counts come with its end table, which never came.
+        assert!(report["desyncs"].is_null(), "{report}");
+        assert_eq!(report["snapshotCorrections"], 0, "{report}");
         assert!(report["ticks"].as_u64().unwrap_or(0) > 0, "{report}");
         let err = String::from_utf8_lossy(&e.out.stderr);
         assert!(

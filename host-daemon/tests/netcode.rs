@@ -7,14 +7,16 @@ use std::time::Duration;
 
 use engine::Engine;
 use host_daemon::guest::{GuestConfig, GuestEnd, GuestFault};
-use host_daemon::host::HostConfig;
+use host_daemon::host::{HostConfig, HostOutput, HostSession};
 use host_daemon::simnet::{LinkConfig, Tamper};
 use host_daemon::simulate::{
     NetAction, NetEvent, Outcome, Scenario, Summary, final_hash_matches, run,
 };
+use host_daemon::transport::{ConnectionState, TransportEvent};
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
-    Channel, EndReason, HostMessage, RefusalReason, TickInputBundle, TransitionPayload,
+    Channel, EndReason, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
+    TickInputBundle, TransitionPayload,
 };
 use protocol::tick::{DISCONNECT_GRACE_MS, RECONCILE_INTERVAL_TICKS};
 
@@ -310,6 +312,17 @@ async fn reconciliation_repairs_a_corrupted_guest_state_and_prng() {
     }
     assert!(final_hash_matches(&o.host, victim));
     assert_lockstep(&o, 1);
+    // The host saw the mismatch, and saw it cleared by the snapshot.
+    let stats = o.host.stats();
+    assert_eq!(stats.persistent_desyncs.get(&player(&o, 0)), None);
+    let row = o
+        .host
+        .scores()
+        .into_iter()
+        .find(|r| r.player_id == player(&o, 0))
+        .expect("victim in the end table");
+    assert!(row.link.desyncs > 0, "{row:?}");
+    assert_eq!(row.link.persistent_desyncs, 0, "{row:?}");
     // The 0.2-tile position correction is below the snap threshold: the
     // simulation snapped, rendering smooths it away over 150 ms.
     let me = player(&o, 0);
@@ -829,4 +842,91 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
     let after: Vec<u64> = g.snapshot_hashes().iter().map(|s| s.2).collect();
     assert_eq!(after, hashes);
     assert_eq!(g.engine().unwrap().world_hash(), host_engine.world_hash());
+}
+
+fn hello(name: &str) -> TransportEvent {
+    let text = GuestMessage::GuestHello {
+        build_version: host_daemon::BUILD_VERSION.into(),
+        protocol_version: PEER_PROTOCOL_VERSION,
+        display_name: name.into(),
+    }
+    .to_json()
+    .expect("encode hello");
+    TransportEvent::Message(Channel::Reconciliation, text)
+}
+
+fn inits(out: &[HostOutput]) -> Vec<(usize, Vec<PlayerId>)> {
+    out.iter()
+        .filter_map(|o| match o {
+            HostOutput::Send(slot, HostMessage::SessionInit(init)) => {
+                Some((*slot, init.roster.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_guest_who_leaves_the_lobby_frees_its_seat() {
+    let t0 = tokio::time::Instant::now();
+    let mut h = HostSession::new(HostConfig {
+        lobby_wait: None,
+        ..host(1, 2, Some(60))
+    });
+    let first = h.add_guest();
+    h.on_event(first, hello("Leaver"), t0);
+    assert_eq!(h.seats_taken(), 1);
+    h.on_event(
+        first,
+        TransportEvent::State(ConnectionState::Closed),
+        t0 + Duration::from_secs(1),
+    );
+    h.poll(t0 + Duration::from_secs(1));
+    assert!(!h.started(), "one of two seats was taken, then freed");
+    assert_eq!(h.seats_taken(), 0);
+    assert!(h.drain_outbox().contains(&HostOutput::Close(first)));
+    let b = h.add_guest();
+    let c = h.add_guest();
+    h.on_event(b, hello("B"), t0 + Duration::from_secs(2));
+    h.poll(t0 + Duration::from_secs(2));
+    assert!(
+        !h.started(),
+        "the leaver does not count toward --start-when"
+    );
+    h.on_event(c, hello("C"), t0 + Duration::from_secs(3));
+    h.poll(t0 + Duration::from_secs(3));
+    assert!(h.started());
+    let sent = inits(&h.drain_outbox());
+    assert_eq!(
+        sent.iter().map(|(slot, _)| *slot).collect::<Vec<_>>(),
+        vec![b, c],
+        "only the guests present get the session init"
+    );
+    let roster = &sent[0].1;
+    assert!(roster.contains(&PlayerId::new("guest-2")), "{roster:?}");
+    assert!(roster.contains(&PlayerId::new("guest-3")), "{roster:?}");
+    assert!(!roster.contains(&PlayerId::new("guest-1")), "{roster:?}");
+}
+
+#[test]
+fn the_lobby_wait_starts_with_whoever_is_in_or_waits_without_one() {
+    let t0 = tokio::time::Instant::now();
+    let mut waits = HostSession::new(HostConfig {
+        lobby_wait: Some(Duration::from_secs(5)),
+        ..host(1, 3, Some(60))
+    });
+    let mut patient = HostSession::new(HostConfig {
+        lobby_wait: None,
+        ..host(1, 3, Some(60))
+    });
+    for h in [&mut waits, &mut patient] {
+        let slot = h.add_guest();
+        h.on_event(slot, hello("Only"), t0);
+    }
+    waits.poll(t0 + Duration::from_millis(4_999));
+    assert!(!waits.started());
+    waits.poll(t0 + Duration::from_secs(5));
+    assert!(waits.started(), "started with one guest of three");
+    patient.poll(t0 + Duration::from_secs(3_600));
+    assert!(!patient.started(), "no lobby wait: waits for three guests");
 }

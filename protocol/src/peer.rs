@@ -102,6 +102,25 @@ pub struct ScoreRow {
     pub kills: u32,
     /// Removed from the session after a disconnect.
     pub disconnected: bool,
+    /// Link health as the host saw it for this player. Not in the netcode
+    /// spec's table: a campfire extension, absent from older hosts.
+    #[serde(default)]
+    pub link: LinkHealth,
+}
+
+/// How a guest's link looked from the host over the whole run (the host
+/// counts these; a guest cannot see them on its own).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LinkHealth {
+    /// Hash reports from this guest that disagreed with the host.
+    pub desyncs: u32,
+    /// Mismatches still there at the next report although a
+    /// reconciliation snapshot was applied in between.
+    pub persistent_desyncs: u32,
+    /// Ticks on which the host used this player's held (last known) input
+    /// because the real one had not arrived in time.
+    pub held_inputs: u64,
 }
 
 /// Phase B of setup: everything a guest needs before the map (spec
@@ -540,7 +559,7 @@ mod tests {
                 HostMessage::JoinRefused { reason: RefusalReason::VersionMismatch, detail: name.clone() },
                 HostMessage::SessionEnd {
                     reason: EndReason::Completed,
-                    scores: ids.iter().map(|i| ScoreRow { player_id: i.clone(), name: name.clone(), kill_score: tick, kills: seed, disconnected: held }).collect(),
+                    scores: ids.iter().map(|i| ScoreRow { player_id: i.clone(), name: name.clone(), kill_score: tick, kills: seed, disconnected: held, link: LinkHealth { desyncs: seed, persistent_desyncs: tick, held_inputs: u64::from(seed) } }).collect(),
                     level_epoch: u32::from(epoch),
                     final_tick: u64::from(tick),
                 },
