@@ -9,322 +9,29 @@
 //!
 //! Everything binds 127.0.0.1; every wait is bounded.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+mod common;
+
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{
+    Children, HOST_LOG, Lobby, Site, capture_stderr, host_cmd, http_get, join_cmd, lines_of,
+    listed, next_line, outputs_of, report_of, session_code, start_lobby, wait_exit, wait_log,
+    wait_unlisted,
+};
 use protocol::tick::DISCONNECT_GRACE_MS;
-
-const HOST_BIN: &str = env!("CARGO_BIN_EXE_host-daemon");
-
-/// Kills every child still running when the test ends (or fails).
-#[derive(Default)]
-struct Children(Vec<Child>);
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// The `lobby-server` binary in the same target directory as this test's
-/// `host-daemon` binary. `cargo test --workspace` (the suite's command) has
-/// already built it; when only this package is tested, build it here.
-fn lobby_server_bin() -> PathBuf {
-    let bin_dir = Path::new(HOST_BIN).parent().expect("bin dir");
-    let bin = bin_dir.join(format!("lobby-server{}", std::env::consts::EXE_SUFFIX));
-    if bin.exists() && std::env::var_os("E2E_REBUILD_LOBBY_SERVER").is_none() {
-        return bin;
-    }
-    let target_dir = bin_dir.parent().expect("target dir");
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.args(["build", "-q", "-p", "lobby-server", "--target-dir"])
-        .arg(target_dir);
-    if bin_dir.file_name().is_some_and(|n| n == "release") {
-        cmd.arg("--release");
-    }
-    let status = cmd.status().expect("running cargo build -p lobby-server");
-    assert!(status.success(), "cargo build -p lobby-server failed");
-    assert!(bin.exists(), "{} not found", bin.display());
-    bin
-}
-
-/// Forwards a child's stdout lines to a channel (a thread per child).
-fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
-    let out = child.stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-fn next_line(rx: &mpsc::Receiver<String>, within: Duration, what: &str) -> String {
-    rx.recv_timeout(within)
-        .unwrap_or_else(|e| panic!("no {what} line within {within:?}: {e}"))
-}
-
-/// A minimal HTTP/1.0 GET on loopback: the body.
-fn http_get(addr: &str, path: &str) -> String {
-    let mut s = TcpStream::connect(addr).expect("connect to the lobby");
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).expect("read the response");
-    let (head, body) = resp.split_once("\r\n\r\n").expect("an HTTP response");
-    assert!(head.contains(" 200 "), "GET {path}: {head}");
-    body.to_owned()
-}
-
-fn listed(addr: &str, code: &str) -> bool {
-    let page: serde_json::Value =
-        serde_json::from_str(&http_get(addr, "/lobby")).expect("lobby JSON");
-    page["sessions"]
-        .as_array()
-        .expect("sessions")
-        .iter()
-        .any(|s| s["code"] == code)
-}
-
-/// Waits for a child to exit, at most `within`.
-fn wait_exit(child: &mut Child, within: Duration, what: &str) -> std::process::ExitStatus {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} still running after {within:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn join_cmd(url: &str, code: &str, name: &str) -> Command {
-    let mut cmd = Command::new(HOST_BIN);
-    cmd.args(["join", code, "--server", url, "--bot", "--name", name])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd
-}
-
-/// What a child printed, its status and when it was seen to exit.
-struct Exited {
-    out: Output,
-    at: Instant,
-}
-
-/// Waits for the children at `idx` (still owned by the guard, so they are
-/// killed if this panics) to exit, draining their pipes; at most `within`.
-/// Each exit time is recorded as it is observed (polled every 50 ms).
-fn outputs_of(children: &mut Children, idx: &[usize], within: Duration, what: &str) -> Vec<Exited> {
-    let drains: Vec<_> = idx
-        .iter()
-        .map(|&i| {
-            let c = &mut children.0[i];
-            let mut out = c.stdout.take().expect("stdout");
-            let mut err = c.stderr.take().expect("stderr");
-            let t_out = std::thread::spawn(move || {
-                let mut v = Vec::new();
-                let _ = out.read_to_end(&mut v);
-                v
-            });
-            let t_err = std::thread::spawn(move || {
-                let mut v = Vec::new();
-                let _ = err.read_to_end(&mut v);
-                v
-            });
-            (t_out, t_err)
-        })
-        .collect();
-    let deadline = Instant::now() + within;
-    let mut done: Vec<Option<(std::process::ExitStatus, Instant)>> = vec![None; idx.len()];
-    while done.iter().any(Option::is_none) {
-        for (k, &i) in idx.iter().enumerate() {
-            if done[k].is_none()
-                && let Some(s) = children.0[i].try_wait().expect("try_wait")
-            {
-                done[k] = Some((s, Instant::now()));
-            }
-        }
-        assert!(
-            Instant::now() < deadline || done.iter().all(Option::is_some),
-            "{what} still running after {within:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    drains
-        .into_iter()
-        .zip(done)
-        .map(|((t_out, t_err), d)| {
-            let (status, at) = d.expect("exited");
-            Exited {
-                out: Output {
-                    status,
-                    stdout: t_out.join().unwrap_or_default(),
-                    stderr: t_err.join().unwrap_or_default(),
-                },
-                at,
-            }
-        })
-        .collect()
-}
-
-/// The one JSON report line a finished `join` printed.
-fn report_of(e: &Exited, what: &str) -> serde_json::Value {
-    let stdout = String::from_utf8_lossy(&e.out.stdout);
-    let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "{what}: one JSON line: {stdout}\nstderr: {}",
-        String::from_utf8_lossy(&e.out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_str(lines[0]).expect("JSON report");
-    eprintln!("{what}: {report} ({})", e.out.status);
-    report
-}
-
-/// Starts the lobby server on an ephemeral loopback port: its base URL and
-/// `host:port`.
-fn start_lobby(children: &mut Children, db: &Path) -> (String, String) {
-    let mut lobby = Command::new(lobby_server_bin())
-        .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
-        .arg("--database-url")
-        .arg(format!("sqlite://{}", db.join("lobby.db").display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn lobby-server");
-    let lobby_lines = lines_of(&mut lobby);
-    children.0.push(lobby);
-    let first = next_line(&lobby_lines, Duration::from_secs(30), "lobby listening");
-    let url = first
-        .split("listening on ")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .unwrap_or_else(|| panic!("unexpected first lobby line: {first}"))
-        .to_owned();
-    let addr = url.trim_start_matches("http://").to_owned();
-    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
-    (url, addr)
-}
-
-/// `host-daemon host` against the lobby at `url` with `args`.
-fn host_cmd(url: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::new(HOST_BIN);
-    cmd.args(["host", "--server", url, "--name", "e2e"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped());
-    cmd
-}
-
-/// The code of the next `session CODE` line the daemon prints.
-fn session_code(host_lines: &mpsc::Receiver<String>) -> String {
-    let line = next_line(host_lines, Duration::from_secs(30), "session");
-    line.strip_prefix("session ")
-        .unwrap_or_else(|| panic!("unexpected host line: {line}"))
-        .trim()
-        .to_owned()
-}
-
-/// Waits until the lobby no longer lists `code` (the session started).
-fn wait_unlisted(addr: &str, code: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while listed(addr, code) {
-        assert!(
-            Instant::now() < deadline,
-            "{code} still listed 60 s after the joins"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// A child's stderr lines, ANSI colours stripped, each with the instant it
-/// was read; echoed to the test's stderr.
-type LogLines = Arc<Mutex<Vec<(Instant, String)>>>;
-
-fn capture_stderr(child: &mut Child, tag: &'static str) -> LogLines {
-    let err = child.stderr.take().expect("piped stderr");
-    let log = LogLines::default();
-    let sink = log.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines() {
-            let Ok(line) = line else { break };
-            let line = strip_ansi(&line);
-            eprintln!("[{tag}] {line}");
-            sink.lock().unwrap().push((Instant::now(), line));
-        }
-    });
-    log
-}
-
-fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // CSI: ESC [ params final-byte
-            for d in chars.by_ref() {
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// The first logged line satisfying `pred`, waiting at most `within`.
-fn wait_log(
-    log: &LogLines,
-    within: Duration,
-    what: &str,
-    pred: impl Fn(&str) -> bool,
-) -> (Instant, String) {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(hit) = log.lock().unwrap().iter().find(|(_, l)| pred(l)) {
-            return hit.clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no {what} log line within {within:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// The daemon's log filter for tests that read its info lines.
-const HOST_LOG: &str = "warn,host_daemon=info,rtc=error,rtc_ice=error,rtc_dtls=error,webrtc=error";
 
 #[test]
 fn two_bot_guests_play_two_levels_through_the_real_lobby() {
     let started = Instant::now();
     let db = tempfile::tempdir().expect("tempdir");
     let mut children = Children::default();
-    let (url, addr) = start_lobby(&mut children, db.path());
+    let here = Site::loopback();
+    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
 
     // The daemon: one host bot, one extra bot, starts with two guests.
-    let mut host = host_cmd(&url, &["--bots", "1"])
+    let mut host = host_cmd(&here, &url, &["--bots", "1"])
         .args(["--start-when", "2", "--levels", "2", "--sessions", "1"])
         .stderr(Stdio::inherit())
         .spawn()
@@ -339,21 +46,27 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
     );
 
     // Two bot guests, racing for the rounds.
-    children
-        .0
-        .push(join_cmd(&url, &code, "g1").spawn().expect("spawn join 1"));
-    children
-        .0
-        .push(join_cmd(&url, &code, "g2").spawn().expect("spawn join 2"));
+    children.0.push(
+        join_cmd(&here, &url, &code, "g1")
+            .spawn()
+            .expect("spawn join 1"),
+    );
+    children.0.push(
+        join_cmd(&here, &url, &code, "g2")
+            .spawn()
+            .expect("spawn join 2"),
+    );
     let guests = [children.0.len() - 2, children.0.len() - 1];
 
     // Once started, the session leaves the lobby.
     wait_unlisted(&addr, &code);
 
     // A third joiner after the start is turned away.
-    children
-        .0
-        .push(join_cmd(&url, &code, "late").spawn().expect("spawn join 3"));
+    children.0.push(
+        join_cmd(&here, &url, &code, "late")
+            .spawn()
+            .expect("spawn join 3"),
+    );
     let late_idx = children.0.len() - 1;
     let late = outputs_of(
         &mut children,
@@ -425,9 +138,10 @@ fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
     let grace = Duration::from_millis(DISCONNECT_GRACE_MS);
     let db = tempfile::tempdir().expect("tempdir");
     let mut children = Children::default();
-    let (url, addr) = start_lobby(&mut children, db.path());
+    let here = Site::loopback();
+    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
 
-    let mut host = host_cmd(&url, &["--bots", "1"])
+    let mut host = host_cmd(&here, &url, &["--bots", "1"])
         .args(["--start-when", "2", "--levels", "1", "--sessions", "1"])
         .env("RUST_LOG", HOST_LOG)
         .env("NO_COLOR", "1")
@@ -439,13 +153,17 @@ fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
     children.0.push(host);
     let code = session_code(&host_lines);
 
-    children
-        .0
-        .push(join_cmd(&url, &code, "ga").spawn().expect("spawn join A"));
+    children.0.push(
+        join_cmd(&here, &url, &code, "ga")
+            .spawn()
+            .expect("spawn join A"),
+    );
     let a = children.0.len() - 1;
-    children
-        .0
-        .push(join_cmd(&url, &code, "gb").spawn().expect("spawn join B"));
+    children.0.push(
+        join_cmd(&here, &url, &code, "gb")
+            .spawn()
+            .expect("spawn join B"),
+    );
     let b = children.0.len() - 1;
 
     // The level is running (the session left the lobby), for a few seconds.
@@ -574,9 +292,10 @@ fn when_the_host_is_killed_guests_end_with_host_disconnected() {
     let grace = Duration::from_millis(DISCONNECT_GRACE_MS);
     let db = tempfile::tempdir().expect("tempdir");
     let mut children = Children::default();
-    let (url, addr) = start_lobby(&mut children, db.path());
+    let here = Site::loopback();
+    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
 
-    let mut host = host_cmd(&url, &["--start-when", "2", "--levels", "1"])
+    let mut host = host_cmd(&here, &url, &["--start-when", "2", "--levels", "1"])
         .env("NO_COLOR", "1")
         .stderr(Stdio::piped())
         .spawn()
@@ -587,12 +306,16 @@ fn when_the_host_is_killed_guests_end_with_host_disconnected() {
     let host_idx = children.0.len() - 1;
     let code = session_code(&host_lines);
 
-    children
-        .0
-        .push(join_cmd(&url, &code, "g1").spawn().expect("spawn join 1"));
-    children
-        .0
-        .push(join_cmd(&url, &code, "g2").spawn().expect("spawn join 2"));
+    children.0.push(
+        join_cmd(&here, &url, &code, "g1")
+            .spawn()
+            .expect("spawn join 1"),
+    );
+    children.0.push(
+        join_cmd(&here, &url, &code, "g2")
+            .spawn()
+            .expect("spawn join 2"),
+    );
     let guests = [children.0.len() - 2, children.0.len() - 1];
 
     wait_unlisted(&addr, &code);

@@ -1,0 +1,382 @@
+//! The end-to-end harness: the real `lobby-server` and `host-daemon`
+//! binaries as child processes, at a [`Site`] (loopback, or a network
+//! namespace the test created), with every wait bounded and every child
+//! killed when the test ends, also on failure.
+//!
+//! # Layout
+//! - [`binaries`]: where the binaries under test come from (cargo, once).
+//! - [`netns`]: two network namespaces joined by a degraded link.
+//! - this module: children, their output, the lobby, `host` and `join`.
+#![allow(dead_code)] // each test binary uses part of the harness
+
+pub mod binaries;
+pub mod netns;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+pub use binaries::binaries;
+
+/// The daemon's log filter for tests that read its info lines.
+pub const HOST_LOG: &str =
+    "warn,host_daemon=info,rtc=error,rtc_ice=error,rtc_dtls=error,webrtc=error";
+
+/// Kills every child still running when the test ends (or fails).
+#[derive(Default)]
+pub struct Children(pub Vec<Child>);
+
+impl Children {
+    /// Adopts `child`; its index.
+    pub fn push(&mut self, child: Child) -> usize {
+        self.0.push(child);
+        self.0.len() - 1
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Where a process runs: the test's own network namespace, or one the test
+/// created; and the one address its sockets bind there.
+#[derive(Clone, Debug)]
+pub struct Site {
+    netns: Option<String>,
+    /// The address every socket of a process at this site binds.
+    pub ip: IpAddr,
+}
+
+impl Site {
+    /// 127.0.0.1 in the test's own namespace.
+    pub fn loopback() -> Self {
+        Site {
+            netns: None,
+            ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
+        }
+    }
+
+    /// `ip` inside the namespace `netns`.
+    pub fn in_netns(netns: &str, ip: IpAddr) -> Self {
+        Site {
+            netns: Some(netns.to_owned()),
+            ip,
+        }
+    }
+
+    /// A command running `program` at this site. In a namespace that is
+    /// `ip netns exec NS program`, which execs `program` in place: the
+    /// child's pid is the program's, so killing the child kills it.
+    pub fn command(&self, program: &Path) -> Command {
+        match &self.netns {
+            None => Command::new(program),
+            Some(ns) => {
+                let mut cmd = Command::new("ip");
+                cmd.args(["netns", "exec", ns]).arg(program);
+                cmd
+            }
+        }
+    }
+}
+
+/// Forwards a child's stdout lines to a channel (a thread per child).
+pub fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
+    let out = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The next line from `rx`, waiting at most `within`.
+pub fn next_line(rx: &mpsc::Receiver<String>, within: Duration, what: &str) -> String {
+    rx.recv_timeout(within)
+        .unwrap_or_else(|e| panic!("no {what} line within {within:?}: {e}"))
+}
+
+/// A minimal HTTP/1.0 GET (from the test's own namespace): the body.
+pub fn http_get(addr: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).expect("connect to the lobby");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).expect("read the response");
+    let (head, body) = resp.split_once("\r\n\r\n").expect("an HTTP response");
+    assert!(head.contains(" 200 "), "GET {path}: {head}");
+    body.to_owned()
+}
+
+/// Whether the public lobby at `addr` lists the session `code`.
+pub fn listed(addr: &str, code: &str) -> bool {
+    let page: serde_json::Value =
+        serde_json::from_str(&http_get(addr, "/lobby")).expect("lobby JSON");
+    page["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .any(|s| s["code"] == code)
+}
+
+/// Waits until the lobby no longer lists `code` (the session started).
+pub fn wait_unlisted(addr: &str, code: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while listed(addr, code) {
+        assert!(
+            Instant::now() < deadline,
+            "{code} still listed 60 s after the joins"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Waits for a child to exit, at most `within`.
+pub fn wait_exit(child: &mut Child, within: Duration, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} still running after {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// What a child printed, its status and when it was seen to exit.
+pub struct Exited {
+    /// Status, stdout and stderr.
+    pub out: Output,
+    /// When the exit was observed (polled every 50 ms).
+    pub at: Instant,
+}
+
+/// Waits for the children at `idx` (still owned by the guard, so they are
+/// killed if this panics) to exit, draining their pipes; at most `within`.
+pub fn outputs_of(
+    children: &mut Children,
+    idx: &[usize],
+    within: Duration,
+    what: &str,
+) -> Vec<Exited> {
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut v);
+            }
+            v
+        })
+    };
+    let drains: Vec<_> = idx
+        .iter()
+        .map(|&i| {
+            let c = &mut children.0[i];
+            let out = c.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>);
+            let err = c.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>);
+            (drain(out), drain(err))
+        })
+        .collect();
+    let deadline = Instant::now() + within;
+    let mut done: Vec<Option<(ExitStatus, Instant)>> = vec![None; idx.len()];
+    while done.iter().any(Option::is_none) {
+        for (k, &i) in idx.iter().enumerate() {
+            if done[k].is_none()
+                && let Some(s) = children.0[i].try_wait().expect("try_wait")
+            {
+                done[k] = Some((s, Instant::now()));
+            }
+        }
+        assert!(
+            Instant::now() < deadline || done.iter().all(Option::is_some),
+            "{what} still running after {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drains
+        .into_iter()
+        .zip(done)
+        .map(|((t_out, t_err), d)| {
+            let (status, at) = d.expect("exited");
+            Exited {
+                out: Output {
+                    status,
+                    stdout: t_out.join().unwrap_or_default(),
+                    stderr: t_err.join().unwrap_or_default(),
+                },
+                at,
+            }
+        })
+        .collect()
+}
+
+/// The one JSON report line a finished `join` printed.
+pub fn report_of(e: &Exited, what: &str) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&e.out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{what}: one JSON line: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&e.out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(lines[0]).expect("JSON report");
+    eprintln!("{what}: {report} ({})", e.out.status);
+    report
+}
+
+/// A running lobby server.
+pub struct Lobby {
+    /// Base URL, `http://IP:PORT`.
+    pub url: String,
+    /// `IP:PORT`.
+    pub addr: String,
+}
+
+/// Starts the lobby server at `site` on an ephemeral port of its address.
+pub fn start_lobby(children: &mut Children, db: &Path, site: &Site) -> Lobby {
+    let mut lobby = site
+        .command(&binaries().lobby_server)
+        .arg("--listen")
+        .arg(format!("{}:0", site.ip))
+        .args(["--log-format", "json"])
+        .arg("--database-url")
+        .arg(format!("sqlite://{}", db.join("lobby.db").display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn lobby-server");
+    let lobby_lines = lines_of(&mut lobby);
+    children.push(lobby);
+    // The first line logs the bound address: "listening on http://IP:PORT".
+    let first = next_line(&lobby_lines, Duration::from_secs(30), "lobby listening");
+    let url = first
+        .split("listening on ")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or_else(|| panic!("unexpected first lobby line: {first}"))
+        .to_owned();
+    let addr = url.trim_start_matches("http://").to_owned();
+    assert!(addr.starts_with(&format!("{}:", site.ip)), "{addr}");
+    Lobby { url, addr }
+}
+
+/// `host-daemon host` at `site` against the lobby at `url`, with `args`;
+/// stdout piped (the `session CODE` lines).
+pub fn host_cmd(site: &Site, url: &str, args: &[&str]) -> Command {
+    let mut cmd = site.command(&binaries().host_daemon);
+    cmd.args(["host", "--server", url, "--name", "e2e", "--bind-ip"])
+        .arg(site.ip.to_string())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    cmd
+}
+
+/// `host-daemon join CODE --bot` at `site`; stdout and stderr piped.
+pub fn join_cmd(site: &Site, url: &str, code: &str, name: &str) -> Command {
+    let mut cmd = site.command(&binaries().host_daemon);
+    cmd.args([
+        "join",
+        code,
+        "--server",
+        url,
+        "--bot",
+        "--name",
+        name,
+        "--bind-ip",
+    ])
+    .arg(site.ip.to_string())
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    cmd
+}
+
+/// The code of the next `session CODE` line the daemon prints.
+pub fn session_code(host_lines: &mpsc::Receiver<String>) -> String {
+    let line = next_line(host_lines, Duration::from_secs(30), "session");
+    line.strip_prefix("session ")
+        .unwrap_or_else(|| panic!("unexpected host line: {line}"))
+        .trim()
+        .to_owned()
+}
+
+/// A child's stderr lines, ANSI colours stripped, each with the instant it
+/// was read; echoed to the test's stderr.
+pub type LogLines = Arc<Mutex<Vec<(Instant, String)>>>;
+
+/// Captures `child`'s piped stderr into [`LogLines`], echoing with `tag`.
+pub fn capture_stderr(child: &mut Child, tag: &'static str) -> LogLines {
+    let err = child.stderr.take().expect("piped stderr");
+    let log = LogLines::default();
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines() {
+            let Ok(line) = line else { break };
+            let line = strip_ansi(&line);
+            eprintln!("[{tag}] {line}");
+            sink.lock().unwrap().push((Instant::now(), line));
+        }
+    });
+    log
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ params final-byte
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The first logged line satisfying `pred`, waiting at most `within`.
+pub fn wait_log(
+    log: &LogLines,
+    within: Duration,
+    what: &str,
+    pred: impl Fn(&str) -> bool,
+) -> (Instant, String) {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(hit) = log.lock().unwrap().iter().find(|(_, l)| pred(l)) {
+            return hit.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {what} log line within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// How many logged lines satisfy `pred` so far.
+pub fn count_log(log: &LogLines, pred: impl Fn(&str) -> bool) -> usize {
+    log.lock().unwrap().iter().filter(|(_, l)| pred(l)).count()
+}

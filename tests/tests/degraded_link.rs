@@ -1,0 +1,156 @@
+//! A degraded link, end to end: the lobby and `host-daemon host` in one
+//! network namespace, two `host-daemon join --bot` guests in another, and
+//! the link between them delaying every packet 75 ms each way and losing 2%
+//! (`tc netem`, or its user-space stand-in where the kernel lacks netem; see
+//! `common::netns`). The session completes; no guest ends with a persistent
+//! desync (a mismatch, if any, is cleared by the next snapshot); the
+//! held-input fallbacks the host used are reported.
+//!
+//! Needs root for the namespaces: without it the test fails, it does not
+//! skip. All traffic stays inside the two namespaces; every wait is bounded.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::netns::{DegradedLink, Impairment, LinkKind};
+use common::{
+    Children, HOST_LOG, Lobby, capture_stderr, count_log, host_cmd, join_cmd, lines_of, outputs_of,
+    report_of, session_code, start_lobby, wait_log,
+};
+
+/// The issue's degraded link: 75 ms each way, 2% loss.
+const IMPAIRMENT: Impairment = Impairment {
+    delay_ms: 75,
+    loss_percent: 2.0,
+};
+
+/// TODO(issue 5, lead): `heldInputs` and `persistentDesyncs` are being added
+/// to `join`'s report on main. Until they are in this tree their absence is
+/// tolerated and logged; delete this constant (and the branch that reads it)
+/// once they are, so that a missing field fails the test.
+const REPORT_FIELDS_PENDING: bool = true;
+
+/// `report[field]` as a count; `None` only while the field is pending.
+fn count(report: &serde_json::Value, field: &str) -> Option<u64> {
+    match report.get(field) {
+        Some(v) => Some(
+            v.as_u64()
+                .unwrap_or_else(|| panic!("{field} is not a count: {report}")),
+        ),
+        None if REPORT_FIELDS_PENDING => {
+            eprintln!("TODO: the report has no {field} yet: {report}");
+            None
+        }
+        None => panic!("the report has no {field}: {report}"),
+    }
+}
+
+#[test]
+fn a_session_over_a_slow_lossy_link_completes_without_persistent_desyncs() {
+    let started = Instant::now();
+    let mut link = DegradedLink::up(IMPAIRMENT);
+    let (host_site, guest_site) = (link.site_a(), link.site_b());
+    let db = tempfile::tempdir().expect("tempdir");
+    // Dropped before `link`: every process ends before the namespaces go.
+    let mut children = Children::default();
+    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &host_site);
+
+    // The link really is slow: a TCP handshake takes a round trip, 2 x 75 ms.
+    let port: u16 = addr
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("a port");
+    let handshake = link.tcp_handshake_from_b(port, 3);
+    eprintln!("TCP handshake B -> A: {handshake:?}");
+    let round_trip = Duration::from_millis(2 * u64::from(IMPAIRMENT.delay_ms));
+    assert!(
+        handshake >= round_trip && handshake < round_trip + Duration::from_secs(1),
+        "TCP handshake across the link took {handshake:?}, expected about {round_trip:?}"
+    );
+
+    let mut host = host_cmd(&host_site, &url, &["--bots", "1", "--start-when", "2"])
+        .args(["--levels", "1", "--sessions", "1"])
+        .env("RUST_LOG", HOST_LOG)
+        .env("NO_COLOR", "1")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let host_lines = lines_of(&mut host);
+    let host_log = capture_stderr(&mut host, "host");
+    children.push(host);
+    let code = session_code(&host_lines);
+
+    // The guests reach the lobby, and then the daemon, across the link.
+    let guests = [
+        children.push(
+            join_cmd(&guest_site, &url, &code, "g1")
+                .spawn()
+                .expect("join 1"),
+        ),
+        children.push(
+            join_cmd(&guest_site, &url, &code, "g2")
+                .spawn()
+                .expect("join 2"),
+        ),
+    ];
+    let outs = outputs_of(
+        &mut children,
+        &guests,
+        Duration::from_secs(240),
+        "the guests",
+    );
+    for (i, e) in outs.iter().enumerate() {
+        let what = format!("guest {}", i + 1);
+        assert!(
+            e.out.status.success(),
+            "{what} failed: {}\n{}",
+            String::from_utf8_lossy(&e.out.stderr),
+            String::from_utf8_lossy(&e.out.stdout)
+        );
+        let report = report_of(e, &what);
+        assert_eq!(report["endReason"], "completed", "{report}");
+        assert_eq!(report["levelsCompleted"], 1, "{report}");
+        assert!(report["ticks"].as_u64().unwrap_or(0) > 0, "{report}");
+        // Snapshots arrived, so a mismatch had a chance to be cleared.
+        assert!(
+            report["snapshotsApplied"].as_u64().unwrap_or(0) > 0,
+            "{report}"
+        );
+        if let Some(persistent) = count(&report, "persistentDesyncs") {
+            assert_eq!(persistent, 0, "{what}: persistent desyncs: {report}");
+        }
+        let held = count(&report, "heldInputs");
+        eprintln!(
+            "{what}: held inputs {held:?}, desyncs {} (cleared by snapshots unless persistent), \
+             snapshots applied {}",
+            report["desyncs"], report["snapshotsApplied"]
+        );
+    }
+
+    // The daemon's own account of the session.
+    let (_, over) = wait_log(&host_log, Duration::from_secs(30), "session over", |l| {
+        l.contains("session over") && l.contains(&code)
+    });
+    assert!(over.contains("Some(Completed)"), "{over}");
+    assert!(over.contains("joined=2"), "{over}");
+    let host_desyncs = count_log(&host_log, |l| l.contains("desync: guest hash differs"));
+    eprintln!("the daemon logged {host_desyncs} hash mismatches: {over}");
+
+    // The link really was degraded.
+    drop(children);
+    match link.kind {
+        LinkKind::Netem => eprintln!("{}", link.qdisc_stats()),
+        LinkKind::Emulated => {
+            let counts = link.stop_emulator().expect("the emulator's counts");
+            eprintln!("link emulator: {}", serde_json::Value::from(counts.clone()));
+            let lost: u64 = counts.iter().filter_map(|c| c["lost"].as_u64()).sum();
+            let sent: u64 = counts.iter().filter_map(|c| c["sent"].as_u64()).sum();
+            assert_eq!(counts.len(), 2, "{counts:?}");
+            assert!(sent > 1000 && lost > 0, "{counts:?}");
+        }
+    }
+    eprintln!("degraded-link e2e took {:?}", started.elapsed());
+}
