@@ -250,8 +250,14 @@ pub struct Lobby {
 
 /// Starts the lobby server at `site` on an ephemeral port of its address.
 pub fn start_lobby(children: &mut Children, db: &Path, site: &Site) -> Lobby {
+    start_lobby_with(children, db, site, &[])
+}
+
+/// [`start_lobby`] with extra command-line arguments.
+pub fn start_lobby_with(children: &mut Children, db: &Path, site: &Site, extra: &[&str]) -> Lobby {
     let mut lobby = site
         .command(&binaries().lobby_server)
+        .args(extra)
         .arg("--listen")
         .arg(format!("{}:0", site.ip))
         .args(["--log-format", "json"])

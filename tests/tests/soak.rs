@@ -12,75 +12,20 @@
 //!
 //! Everything binds 127.0.0.1; every wait is bounded.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-const HOST_BIN: &str = env!("CARGO_BIN_EXE_host-daemon");
+use common::{Children, Site, binaries, http_get, lines_of, start_lobby_with};
+
 /// Guests in the soak.
 const GUESTS: usize = 200;
 /// Sessions the daemon keeps open; one joiner lane per session.
 const LANES: usize = 4;
 /// Guests joined before the baseline is taken (allocator and pools warm).
 const WARM_UP: usize = 20;
-
-/// Kills every child still running when the test ends (or fails).
-#[derive(Default)]
-struct Children(Vec<Child>);
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn lobby_server_bin() -> PathBuf {
-    let bin_dir = Path::new(HOST_BIN).parent().expect("bin dir");
-    let bin = bin_dir.join(format!("lobby-server{}", std::env::consts::EXE_SUFFIX));
-    if bin.exists() {
-        return bin;
-    }
-    let target_dir = bin_dir.parent().expect("target dir");
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.args(["build", "-q", "-p", "lobby-server", "--target-dir"])
-        .arg(target_dir);
-    if bin_dir.file_name().is_some_and(|n| n == "release") {
-        cmd.arg("--release");
-    }
-    assert!(cmd.status().expect("cargo build").success());
-    bin
-}
-
-fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
-    let out = child.stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-fn http_get(addr: &str, path: &str) -> String {
-    let mut s = TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).expect("read the response");
-    let (head, body) = resp.split_once("\r\n\r\n").expect("an HTTP response");
-    assert!(head.contains(" 200 "), "GET {path}: {head}");
-    body.to_owned()
-}
 
 /// One unlabelled series' value from the daemon's metrics.
 fn metric(addr: &str, name: &str) -> f64 {
@@ -119,8 +64,10 @@ fn wait_until(within: Duration, what: &str, mut f: impl FnMut() -> bool) {
 fn lane(url: String, code: String, count: usize) -> usize {
     let mut left = 0;
     for i in 0..count {
-        let out = Command::new(HOST_BIN)
+        let out = Site::loopback()
+            .command(&binaries().host_daemon)
             .args(["join", &code, "--server", &url, "--leave-after", "0.3"])
+            .args(["--bind-ip", "127.0.0.1"])
             .args(["--name", &format!("soak-{i}"), "--connect-timeout", "10"])
             .stdin(Stdio::null())
             .stderr(Stdio::piped())
@@ -159,34 +106,21 @@ fn two_hundred_guests_join_and_leave_and_the_daemon_stays_flat() {
     let started = Instant::now();
     let db = tempfile::tempdir().expect("tempdir");
     let mut children = Children::default();
-    let mut lobby = Command::new(lobby_server_bin())
-        .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
-        .arg("--database-url")
-        .arg(format!("sqlite://{}", db.path().join("lobby.db").display()))
-        // The soak makes far more joins from one address than a player would.
-        .arg("--disable-rate-limits")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn lobby-server");
-    let lobby_lines = lines_of(&mut lobby);
-    children.0.push(lobby);
-    let first = lobby_lines
-        .recv_timeout(Duration::from_secs(30))
-        .expect("lobby listening line");
-    let url = first
-        .split("listening on ")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .expect("listening URL")
-        .to_owned();
+    // The soak makes far more joins from one address than a player would.
+    let url = start_lobby_with(
+        &mut children,
+        db.path(),
+        &Site::loopback(),
+        &["--disable-rate-limits"],
+    )
+    .url;
 
-    let mut host = Command::new(HOST_BIN)
+    let mut host = Site::loopback()
+        .command(&binaries().host_daemon)
         .args(["host", "--server", &url, "--name", "soak", "--bots", "0"])
         .args(["--max-players", "8", "--start-when", "7", "--sessions"])
         .arg(LANES.to_string())
-        .args(["--metrics-listen", "127.0.0.1:0"])
+        .args(["--metrics-listen", "127.0.0.1:0", "--bind-ip", "127.0.0.1"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -195,7 +129,7 @@ fn two_hundred_guests_join_and_leave_and_the_daemon_stays_flat() {
     let pid = host.id();
     let host_lines = lines_of(&mut host);
     let stderr = host.stderr.take().expect("piped stderr");
-    children.0.push(host);
+    children.push(host);
     let mut err_lines = BufReader::new(stderr).lines();
     let metrics_line = err_lines
         .next()
