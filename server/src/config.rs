@@ -120,6 +120,26 @@ pub struct Config {
     /// Milliseconds to wait for a database connection before answering 503.
     #[arg(long, env = "LOBBY_DB_ACQUIRE_TIMEOUT_MS", default_value_t = 3000)]
     pub db_acquire_timeout_ms: u64,
+
+    /// What the lobby page's Join buttons open: a URL template in which
+    /// `{code}` becomes the session's code (default: the built-in browser
+    /// guest of this server).
+    #[arg(
+        long,
+        env = "LOBBY_GAME_URL",
+        default_value = "/play?code={code}",
+        value_parser = parse_game_url
+    )]
+    pub game_url: String,
+}
+
+/// Accepts a game URL template only if it has a `{code}` to fill in.
+fn parse_game_url(s: &str) -> Result<String, String> {
+    if s.contains("{code}") {
+        Ok(s.to_owned())
+    } else {
+        Err("the game URL template must contain {code}".into())
+    }
 }
 
 impl Config {

@@ -12,6 +12,8 @@
 //! - [`app`]: shared state, the router and the generated OpenAPI document.
 //! - [`routes`]: handlers: `session` (create/update, offers, answers,
 //!   long-poll), `lobby` (listing and SSE feed), `ops` (health, readiness, metrics).
+//! - [`web`]: the lobby page (`/`), the browser guest (`/play`) and their
+//!   JavaScript modules, embedded from `web/`.
 //! - [`store`]: session persistence behind one type (SQLite now).
 //! - [`lobby_index`]: the in-memory lobby read model and its change feed.
 //! - [`waiters`]: in-process wake-ups for answer long-polls.
@@ -42,6 +44,7 @@ pub mod store;
 pub mod telemetry;
 pub mod token;
 pub mod waiters;
+pub mod web;
 
 pub use config::Config;
 pub use startup::Application;

@@ -1,0 +1,201 @@
+//! The browser side, served from the binary: the public lobby page at `/`,
+//! the built-in browser guest at `/play`, and the JavaScript modules and
+//! stylesheet under `/web/`. Every asset is embedded at compile time from
+//! the repository's `web/` folder (no CDN, nothing fetched at run time).
+//!
+//! The two pages carry the server's configuration in `<meta>` tags: the
+//! game URL template (`--game-url`) the lobby's Join buttons open, and the
+//! build identifier the "compatible with my build" filter and the browser
+//! guest's handshake use.
+
+use axum::Router;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::app::AppState;
+
+/// The build identifier of this workspace, the same string `host-daemon`
+/// sends in its version handshake.
+pub const BUILD_VERSION: &str = concat!("campfire-", env!("CARGO_PKG_VERSION"));
+
+/// One embedded file: its URL path, content type and bytes.
+struct Asset {
+    path: &'static str,
+    content_type: &'static str,
+    body: &'static str,
+}
+
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// Everything under `/web/`.
+const ASSETS: &[Asset] = &[
+    Asset {
+        path: "/web/style.css",
+        content_type: "text/css; charset=utf-8",
+        body: include_str!("../../web/style.css"),
+    },
+    Asset {
+        path: "/web/lobby.js",
+        content_type: JS,
+        body: include_str!("../../web/lobby.js"),
+    },
+    Asset {
+        path: "/web/play.js",
+        content_type: JS,
+        body: include_str!("../../web/play.js"),
+    },
+    Asset {
+        path: "/web/lib/constants.js",
+        content_type: JS,
+        body: include_str!("../../web/lib/constants.js"),
+    },
+    Asset {
+        path: "/web/lib/chunk.js",
+        content_type: JS,
+        body: include_str!("../../web/lib/chunk.js"),
+    },
+    Asset {
+        path: "/web/lib/input.js",
+        content_type: JS,
+        body: include_str!("../../web/lib/input.js"),
+    },
+    Asset {
+        path: "/web/lib/name.js",
+        content_type: JS,
+        body: include_str!("../../web/lib/name.js"),
+    },
+    Asset {
+        path: "/web/lib/lobby-client.js",
+        content_type: JS,
+        body: include_str!("../../web/lib/lobby-client.js"),
+    },
+    Asset {
+        path: "/web/lib/guest-session.js",
+        content_type: JS,
+        body: include_str!("../../web/lib/guest-session.js"),
+    },
+    Asset {
+        path: "/web/lib/snapshot-view.js",
+        content_type: JS,
+        body: include_str!("../../web/lib/snapshot-view.js"),
+    },
+    Asset {
+        path: "/web/lib/index.js",
+        content_type: JS,
+        body: include_str!("../../web/lib/index.js"),
+    },
+];
+
+const LOBBY_HTML: &str = include_str!("../../web/lobby.html");
+const PLAY_HTML: &str = include_str!("../../web/play.html");
+
+/// The placeholder in both pages that [`page`] replaces with the meta tags.
+const CONFIG_PLACEHOLDER: &str = "<!--campfire-config-->";
+
+/// Escapes text for a double-quoted HTML attribute.
+fn attr_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A page with the server's configuration filled in.
+fn page(template: &str, game_url: &str) -> String {
+    let meta = format!(
+        "<meta name=\"campfire-build\" content=\"{}\">\n    <meta name=\"campfire-game-url\" content=\"{}\">",
+        attr_escape(BUILD_VERSION),
+        attr_escape(game_url)
+    );
+    template.replacen(CONFIG_PLACEHOLDER, &meta, 1)
+}
+
+/// Headers every embedded file carries: its type, no sniffing, a strict
+/// content security policy (everything from this origin; the pages hold no
+/// inline script), and revalidation so a new binary's assets are picked up.
+fn respond(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(
+                    "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+                ),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body.into(),
+    )
+        .into_response()
+}
+
+/// The routes of the pages and their assets, for `game_url` (a template
+/// containing `{code}`).
+pub fn router(game_url: &str) -> Router<AppState> {
+    const HTML: &str = "text/html; charset=utf-8";
+    let lobby = page(LOBBY_HTML, game_url);
+    let play = page(PLAY_HTML, game_url);
+    let mut router = Router::new()
+        .route("/", get(move || async move { respond(HTML, lobby) }))
+        .route("/play", get(move || async move { respond(HTML, play) }));
+    for asset in ASSETS {
+        let (content_type, body) = (asset.content_type, asset.body);
+        router = router.route(
+            asset.path,
+            get(move || async move { respond(content_type, body) }),
+        );
+    }
+    router
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_carry_the_configuration_escaped() {
+        let html = page(LOBBY_HTML, "https://g.example/p?a=1&code={code}\"");
+        assert!(html.contains("content=\"https://g.example/p?a=1&amp;code={code}&quot;\""));
+        assert!(html.contains(&format!("content=\"{BUILD_VERSION}\"")));
+        assert!(!html.contains(CONFIG_PLACEHOLDER));
+        assert!(PLAY_HTML.contains(CONFIG_PLACEHOLDER));
+    }
+
+    #[test]
+    fn every_module_a_page_imports_is_served() {
+        let served: Vec<&str> = ASSETS.iter().map(|a| a.path).collect();
+        for asset in ASSETS.iter().filter(|a| a.content_type == JS) {
+            for line in asset.body.lines() {
+                let Some(rest) = line.split(" from '").nth(1) else {
+                    continue;
+                };
+                let Some(spec) = rest.split('\'').next() else {
+                    continue;
+                };
+                let dir = asset.path.rsplit_once('/').map_or("", |(d, _)| d);
+                let target = spec
+                    .strip_prefix("./")
+                    .map(|s| format!("{dir}/{s}"))
+                    .unwrap_or_else(|| spec.to_owned());
+                assert!(
+                    served.contains(&target.as_str()),
+                    "{} imports {spec}, which is not served",
+                    asset.path
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+// What the browser tests share: the real binaries started inside the
+// server namespace, Chromium started inside the browser namespace (both
+// created by scripts/test-browser), and bounded waits.
+
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const env = (/** @type {string} */ name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run the browser tests through scripts/test-browser`);
+  return v;
+};
+
+export const NS_SERVER = env('CAMPFIRE_NS_SERVER');
+export const SERVER_IP = env('CAMPFIRE_SERVER_IP');
+export const BIN_DIR = env('CAMPFIRE_BIN_DIR');
+export const OUTPUT = env('CAMPFIRE_TEST_OUTPUT');
+const CHROMIUM = env('CAMPFIRE_CHROMIUM');
+const WORK = env('CAMPFIRE_WORK');
+
+/** A process started inside the server namespace, with its stdout lines. */
+export class Proc {
+  /**
+   * @param {string} name for logs
+   * @param {string} bin
+   * @param {string[]} args
+   */
+  constructor(name, bin, args) {
+    this.name = name;
+    this.child = spawn('ip', ['netns', 'exec', NS_SERVER, bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    /** @type {string[]} */
+    this.lines = [];
+    /** @type {((line: string) => void)[]} */
+    this.waiters = [];
+    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
+    createInterface({ input: this.child.stdout }).on('line', (line) => {
+      this.lines.push(line);
+      for (const w of this.waiters) w(line);
+    });
+    createInterface({ input: this.child.stderr }).on('line', (line) => {
+      if (process.env.CAMPFIRE_TEST_LOG) console.error(`[${name}] ${line}`);
+    });
+  }
+
+  /**
+   * The first stdout line (seen so far or coming) that matches, within `ms`.
+   * @param {RegExp} re
+   * @param {number} ms
+   * @param {number} [from] index of the first line to consider
+   * @returns {Promise<RegExpMatchArray>}
+   */
+  waitLine(re, ms, from = 0) {
+    for (const line of this.lines.slice(from)) {
+      const m = line.match(re);
+      if (m) return Promise.resolve(m);
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== check);
+        reject(new Error(`${this.name}: no line matching ${re} within ${ms} ms`));
+      }, ms);
+      const check = (/** @type {string} */ line) => {
+        const m = line.match(re);
+        if (m) {
+          clearTimeout(timer);
+          this.waiters = this.waiters.filter((w) => w !== check);
+          resolve(m);
+        }
+      };
+      this.waiters.push(check);
+    });
+  }
+
+  kill() {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+/** Everything one test started; `close()` ends it all. */
+export class Rig {
+  constructor() {
+    /** @type {Proc[]} */
+    this.procs = [];
+    /** @type {import('playwright-core').Browser[]} */
+    this.browsers = [];
+    this.url = '';
+  }
+
+  /** Starts lobby-server in the server namespace on an ephemeral port. */
+  async lobby() {
+    const dir = mkdtempSync(join(WORK, 'lobby-'));
+    const p = new Proc('lobby', join(BIN_DIR, 'lobby-server'), [
+      '--listen', `${SERVER_IP}:0`, '--log-format', 'json',
+      '--database-url', `sqlite://${join(dir, 'lobby.db')}`,
+    ]);
+    this.procs.push(p);
+    const m = await p.waitLine(/listening on (http:\/\/[0-9.]+:\d+)/, 30_000);
+    this.url = m[1];
+    return this.url;
+  }
+
+  /**
+   * Starts `host-daemon host` against this rig's lobby, binding ICE to the
+   * server namespace's address.
+   * @param {string[]} args
+   */
+  daemon(args) {
+    const p = new Proc('daemon', join(BIN_DIR, 'host-daemon'), [
+      'host', '--server', this.url, '--bind-ip', SERVER_IP, ...args,
+    ]);
+    this.procs.push(p);
+    return p;
+  }
+
+  /**
+   * A Rust bot guest joining `code`.
+   * @param {string} code
+   * @param {string} name
+   */
+  botGuest(code, name) {
+    const p = new Proc(`guest ${name}`, join(BIN_DIR, 'host-daemon'), [
+      'join', code, '--server', this.url, '--bot', '--name', name, '--bind-ip', SERVER_IP,
+    ]);
+    this.procs.push(p);
+    return p;
+  }
+
+  /** Debian's Chromium, inside the browser namespace. */
+  async browser() {
+    const b = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+        '--disable-features=WebRtcHideLocalIpsWithMdns',
+      ],
+      timeout: 60_000,
+    });
+    this.browsers.push(b);
+    return b;
+  }
+
+  async close() {
+    for (const b of this.browsers) await b.close().catch(() => {});
+    for (const p of this.procs) p.kill();
+    await Promise.all(this.procs.map((p) => p.exited));
+  }
+}
+
+/**
+ * Polls `probe` until it returns a truthy value, at most `ms`.
+ * @template T
+ * @param {() => Promise<T> | T} probe
+ * @param {number} ms
+ * @param {string} what
+ * @returns {Promise<T>}
+ */
+export async function until(probe, ms, what) {
+  const deadline = Date.now() + ms;
+  let last;
+  while (Date.now() < deadline) {
+    last = await probe();
+    if (last) return last;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
+}
+
+/**
+ * The guest page's test view (window.campfire.state()).
+ * @param {import('playwright-core').Page} page
+ */
+export function guestState(page) {
+  return page.evaluate(() => /** @type {any} */ (window).campfire.state());
+}

@@ -1,0 +1,92 @@
+// The lobby page lists a new public daemon session live (within 2 s, no
+// reload) and removes it when the session starts.
+
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { OUTPUT, Rig, until } from './harness.mjs';
+
+const SDP = 'v=0\r\no=- 4611 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=sctp-port:5000\r\n';
+
+const rig = new Rig();
+after(() => rig.close());
+
+test('the lobby page shows a new daemon session within 2 s and removes it at the start', { timeout: 120_000 }, async () => {
+  const url = await rig.lobby();
+  const browser = await rig.browser();
+  const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
+  let navigations = 0;
+  page.on('framenavigated', (f) => { if (f === page.mainFrame()) navigations += 1; });
+  await page.goto(url + '/');
+  await page.locator('body[data-live="true"]').waitFor({ timeout: 10_000 });
+  assert.equal(await page.locator('#empty').isVisible(), true, 'the empty state shows first');
+
+  const daemon = rig.daemon(['--name', 'Lobby test', '--bots', '1', '--start-when', '1', '--max-players', '4']);
+  const [, code] = await daemon.waitLine(/^session (\S+)/, 60_000);
+  const printedAt = Date.now();
+  const row = page.locator(`tr[data-code="${code}"]`);
+  await row.waitFor({ timeout: 2_000 });
+  const shownAfter = Date.now() - printedAt;
+  assert.ok(shownAfter <= 2_000, `listed after ${shownAfter} ms`);
+
+  // The entry's columns.
+  const cells = await row.locator('th, td').allTextContents();
+  assert.equal(cells[0], 'Lobby test');
+  assert.equal(cells[2], '2/4');
+  assert.equal(cells[3], 'normal');
+  assert.equal(cells[4], 'generated');
+  assert.match(cells[5], /daemon/);
+  assert.equal(cells[6], 'just now');
+  const href = await row.getByRole('link', { name: 'Join Lobby test' }).getAttribute('href');
+  assert.equal(href, `/play?code=${code}`);
+
+  // Filters: a full session of another build (published by this page's
+  // own fetch) shows only with both filters off.
+  const created = await page.evaluate(async (sdp) => {
+    const res = await fetch('/session', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Old and full', hostName: 'Eve', players: 2, maxPlayers: 2, build: 'campfire-0.0.1', hostKind: 'player', offer: sdp }),
+    });
+    return res.status;
+  }, SDP);
+  assert.equal(created, 201);
+  const other = page.locator('tr', { hasText: 'Old and full' });
+  const byBuild = page.getByLabel(/compatible with my build/);
+  const bySpace = page.getByLabel('not full');
+  await bySpace.check();
+  assert.equal(await other.count(), 0);
+  await byBuild.uncheck();
+  assert.equal(await other.count(), 0, 'full: hidden by "not full"');
+  await bySpace.uncheck();
+  await other.waitFor({ timeout: 2_000 });
+  assert.match((await other.locator('td').allTextContents()).join('|'), /Eve\|2\/2\|.*player/);
+  await byBuild.check();
+  assert.equal(await other.count(), 0, 'another build: hidden by the build filter');
+  assert.equal(await row.count(), 1);
+  await page.screenshot({ path: join(OUTPUT, 'lobby-page.png'), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: join(OUTPUT, 'lobby-page-phone.png'), fullPage: true });
+  assert.equal(await row.getByRole('link', { name: 'Join Lobby test' }).isVisible(), true);
+
+  // A bot guest joins; the session starts and leaves the lobby.
+  rig.botGuest(code, 'lobby-bot');
+  await row.waitFor({ state: 'detached', timeout: 30_000 });
+  assert.equal(navigations, 1, 'the page never reloaded');
+  await until(() => page.locator('#empty').isVisible(), 2_000, 'the empty state again');
+});
+
+test('join by code validates what was typed', { timeout: 60_000 }, async () => {
+  const browser = rig.browsers[0];
+  const page = await browser.newPage();
+  await page.goto(rig.url + '/');
+  await page.getByLabel('Session code').fill('not a code');
+  await page.getByRole('button', { name: 'Join by code' }).click();
+  const alert = page.getByRole('alert');
+  await alert.filter({ hasText: 'is not a session code' }).waitFor({ timeout: 2_000 });
+  assert.equal(await page.getByLabel('Session code').getAttribute('aria-invalid'), 'true');
+  // A well-formed code opens the game URL with it, upper-cased.
+  await page.getByLabel('Session code').fill('abcd-efgh');
+  await page.getByLabel('Session code').press('Enter');
+  await page.waitForURL(/\/play\?code=ABCDEFGH$/, { timeout: 5_000 });
+});

@@ -1,0 +1,118 @@
+// The lobby client against the real lobby-server binary on 127.0.0.1:0.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { LobbyClient, LobbyError, normalizeCode } from '../lib/lobby-client.js';
+import { startLobbyServer } from '../test-support/lobby-server.mjs';
+
+const SDP = 'v=0\r\no=- 4611 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=sctp-port:5000\r\n';
+
+/** @type {{url: string, stop: () => Promise<void>}} */
+let server;
+before(async () => { server = await startLobbyServer(); });
+after(() => server.stop());
+
+/** Collects events and lets a test wait for one. */
+function recorder() {
+  /** @type {any[]} */
+  const events = [];
+  /** @type {((e: any) => void)[]} */
+  let waiters = [];
+  return {
+    events,
+    push(/** @type {any} */ e) { events.push(e); for (const w of waiters) w(e); },
+    /** @param {(e: any) => boolean} pred */
+    wait(pred, ms = 5_000) {
+      const seen = events.find(pred);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no matching event within ${ms} ms: ${JSON.stringify(events)}`)), ms);
+        const w = (/** @type {any} */ e) => { if (pred(e)) { clearTimeout(timer); waiters = waiters.filter((x) => x !== w); resolve(e); } };
+        waiters.push(w);
+      });
+    },
+  };
+}
+
+/** A stand-in for RTCPeerConnection that answers with a fixed SDP at once. */
+class FakePeerConnection {
+  constructor() {
+    this.iceGatheringState = 'new';
+    this.localDescription = null;
+    /** @type {any} */
+    this.remote = null;
+    this.closed = false;
+  }
+  addEventListener() {}
+  removeEventListener() {}
+  async setRemoteDescription(/** @type {any} */ d) { this.remote = d; }
+  async createAnswer() { return { type: 'answer', sdp: SDP.replace('4611', '7777') }; }
+  async setLocalDescription(/** @type {any} */ d) { this.localDescription = d; this.iceGatheringState = 'complete'; }
+  close() { this.closed = true; }
+}
+
+const lobbyFields = { name: 'Node test', hostName: 'Ada', maxPlayers: 4, build: 'web-test', hostKind: 'player', difficulty: 'hard', campaign: 'demos' };
+
+test('list, live events, create, rounds, answers and removal', async () => {
+  const client = new LobbyClient(server.url);
+  const rec = recorder();
+  let opened;
+  const isOpen = new Promise((r) => { opened = r; });
+  const sub = client.subscribe((e) => rec.push(e), { onOpen: () => opened() });
+  try {
+    await isOpen;
+    const hosted = await client.createSession({ ...lobbyFields, offer: SDP });
+    assert.equal(hosted.round, 1);
+    assert.ok(hosted.hostToken.length >= 16);
+    const added = await rec.wait((e) => e.type === 'added' && e.entry.code === hosted.code);
+    assert.equal(added.entry.name, 'Node test');
+    assert.equal(added.entry.hostKind, 'player');
+
+    const listed = await client.list({ build: 'web-test', hasSpace: true, hostKind: 'player' });
+    assert.deepEqual(listed.sessions.map((s) => s.code), [hosted.code]);
+    assert.equal((await client.list({ build: 'other' })).sessions.length, 0);
+    assert.equal((await client.listAll({ hostKind: 'daemon' })).length, 0);
+
+    // A joiner answers round 1; the host's long-poll gets it.
+    const fake = /** @type {any} */ (FakePeerConnection);
+    const joining = await client.join(hosted.code.toLowerCase(), { name: 'Bob', RTCPeerConnection: fake });
+    assert.equal(joining.view.round, 1);
+    assert.equal(/** @type {any} */ (joining.pc).remote.sdp, SDP);
+    const answer = await client.waitAnswer(hosted, 1, 2_000);
+    assert.deepEqual(answer, { round: 1, answer: SDP.replace('4611', '7777'), name: 'Bob' });
+
+    // No round open now: a join says the session is full or started.
+    await assert.rejects(client.join(hosted.code, { RTCPeerConnection: fake, roundWaitMs: 300 }),
+      (e) => e instanceof LobbyError && e.code === 'no_open_round');
+
+    assert.equal(await client.publishRound(hosted, SDP, { players: 2 }), 2);
+    await rec.wait((e) => e.type === 'updated' && e.entry.code === hosted.code && e.entry.players === 2);
+    assert.equal(await client.waitAnswer(hosted, 2, 100), null);
+
+    await client.updateSession(hosted, { public: false });
+    await rec.wait((e) => e.type === 'removed' && e.code === hosted.code);
+    await client.deleteSession(hosted);
+    await assert.rejects(client.getSession(hosted.code),
+      (e) => e instanceof LobbyError && e.status === 404 && e.code === 'no_such_session');
+  } finally {
+    sub.close();
+  }
+});
+
+test('errors are LobbyErrors with the API code', async () => {
+  const client = new LobbyClient(server.url);
+  await assert.rejects(client.join('nope'), (e) => e instanceof LobbyError && e.code === 'invalid_code');
+  await assert.rejects(client.getSession('ABCDEFGH'), (e) => e instanceof LobbyError && e.code === 'no_such_session');
+  await assert.rejects(client.createSession({ name: 'x' }), (e) => e instanceof LobbyError && e.status === 400);
+  const hosted = await client.createSession({ ...lobbyFields, offer: SDP });
+  await assert.rejects(client.updateSession({ ...hosted, hostToken: 'wrong' }, { players: 2 }),
+    (e) => e instanceof LobbyError && e.status === 403);
+  await assert.rejects(new LobbyClient('http://127.0.0.1:1').list(), (e) => e instanceof LobbyError && e.code === 'unreachable');
+});
+
+test('codes are normalized like the server does', () => {
+  assert.equal(normalizeCode('abcd-efgh'), 'ABCDEFGH');
+  assert.equal(normalizeCode(' ab cd ef gh '), 'ABCDEFGH');
+  assert.equal(normalizeCode('ABCDEFG0'), null);
+  assert.equal(normalizeCode('ABC'), null);
+});
