@@ -1,6 +1,5 @@
 # campfire host-daemon image (build context: the repository root).
-# The `host` subcommand it is run with in docker-compose.yml and k8s/
-# arrives with issue 5; until then the binary only has `simulate`.
+# Run with `host ...` (docker-compose.yml, k8s/); `join` and `simulate` work too.
 
 FROM rust:1.95-slim-bookworm AS build
 WORKDIR /src
