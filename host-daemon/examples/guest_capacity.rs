@@ -4,7 +4,8 @@
 //! daemon's metrics and `/proc` are sampled across a window: p99 tick
 //! lateness (from the histogram's bucket deltas), daemon CPU, guests' CPU,
 //! RSS per guest and bytes sent per guest per second. One JSON line per
-//! guest count.
+//! guest count. Guests run under `nice -n 19`, so the daemon is served
+//! first, as it would be with its guests on other machines.
 //!
 //! Usage (release binaries, built by `scripts/bench-daemon`):
 //! `guest_capacity BIN_DIR GUESTS...` (multiples of 4), e.g. `target/release 100 200 300`.
@@ -198,7 +199,11 @@ fn run(bin: &Path, guests: usize) -> serde_json::Value {
     let mut guest_pids = Vec::new();
     for code in &codes {
         for g in 0..PER_SESSION {
-            let child = Command::new(bin.join("host-daemon"))
+            // Guests run niced: on a real deployment they are on other
+            // machines, so the daemon gets the CPU first here too.
+            let child = Command::new("nice")
+                .args(["-n", "19"])
+                .arg(bin.join("host-daemon"))
                 .args(["join", code, "--server", &url, "--bot", "--name"])
                 .arg(format!("g{g}"))
                 .stdin(Stdio::null())

@@ -70,6 +70,10 @@ pub struct HostingConfig {
     pub campaign_name: String,
     /// Where sessions report their metrics, if anywhere.
     pub metrics: Option<DaemonMetrics>,
+    /// The runtime the sessions' tick loops run on (a dedicated thread, so
+    /// WebRTC I/O on the main runtime does not delay ticks); `None`: the
+    /// current runtime.
+    pub tick_runtime: Option<tokio::runtime::Handle>,
 }
 
 impl HostingConfig {
@@ -201,7 +205,11 @@ pub async fn run_session(
             }
         }
     };
-    let mut host_task = tokio::spawn(run_host(host, link_rx, host_shutdown, Some(progress_tx)));
+    let host_run = run_host(host, link_rx, host_shutdown, Some(progress_tx));
+    let mut host_task = match &config.tick_runtime {
+        Some(ticks) => ticks.spawn(host_run),
+        None => tokio::spawn(host_run),
+    };
     let opened = Instant::now();
     let mut rounds = std::pin::pin!(round_loop(
         &config,
