@@ -21,6 +21,8 @@ use crate::webrtc::{GuestAnswer, WebRtcOptions};
 const ROUND_WAIT: Duration = Duration::from_secs(30);
 /// Most rounds a joiner tries for.
 const MAX_ATTEMPTS: u32 = 60;
+/// Extra whole tries after a connection that failed to open.
+const CONNECT_RETRIES: u32 = 2;
 /// Pause between tries.
 const RETRY_PAUSE: Duration = Duration::from_millis(250);
 
@@ -181,8 +183,9 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
     // Racing joiners: the loser of a round retries on the next one; between
     // rounds (the host is connecting the previous joiner) a listed session
     // with room shows no round for a moment. Bounded in count and time.
-    let deadline = tokio::time::Instant::now() + ROUND_WAIT;
+    let mut deadline = tokio::time::Instant::now() + ROUND_WAIT;
     let mut attempts = 0u32;
+    let mut connect_retries = 0u32;
     let link = loop {
         attempts += 1;
         let retry_ok = attempts < MAX_ATTEMPTS && tokio::time::Instant::now() < deadline;
@@ -243,10 +246,20 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
                 return Err(lobby_err(&code, e));
             }
         }
-        break answer
-            .connect()
-            .await
-            .map_err(|e| connect_err(e.to_string()))?;
+        match answer.connect().await {
+            Ok(link) => break link,
+            // A handshake can fail on a lossy path (the host then drops that
+            // round and opens a fresh one): try again, a bounded number of
+            // times, before reporting the failure.
+            Err(e) if connect_retries < CONNECT_RETRIES => {
+                connect_retries += 1;
+                tracing::warn!(error = %e, try = connect_retries, "connection failed; joining again");
+                tokio::time::sleep(RETRY_PAUSE).await;
+                // The round wait starts again for the new try.
+                deadline = tokio::time::Instant::now() + ROUND_WAIT;
+            }
+            Err(e) => return Err(connect_err(e.to_string())),
+        }
     };
     let closer = link.sender.clone();
     let leave_after = config.leave_after;
