@@ -615,7 +615,12 @@ impl HostSession {
         entry.1 = entry.1.saturating_add(lead);
         entry.2 = entry.2.min(lead);
         if input.tick < now_tick {
+            // Too late for its tick, but still this player's last-received
+            // input: the one held for them from now on (spec: hold the
+            // last-received snapshot). Without this, a link whose round trip
+            // exceeds the input delay would hold a stale input forever.
             self.stats.late_inputs += 1;
+            self.last_input.insert(player, input.input.sanitized());
             return;
         }
         if input.tick > now_tick + INPUT_WINDOW_TICKS {

@@ -930,3 +930,36 @@ fn the_lobby_wait_starts_with_whoever_is_in_or_waits_without_one() {
     patient.poll(t0 + Duration::from_secs(3_600));
     assert!(!patient.started(), "no lobby wait: waits for three guests");
 }
+
+#[tokio::test(start_paused = true)]
+async fn over_a_round_trip_longer_than_the_delay_the_late_inputs_are_held_and_applied() {
+    // 90 ms each way: every input lands after its tick (round trip 180 ms
+    // against a 100 ms input delay), so each tick holds the guest's
+    // last-received input, which must be its real (late) one, not neutral.
+    let bot = GuestConfig {
+        bot: true,
+        ..guest("Far")
+    };
+    let o = run(Scenario {
+        host: host(1, 1, Some(300)),
+        guests: vec![(bot, net(90, 0, 1))],
+        events: vec![],
+    })
+    .await;
+    let me = player(&o, 0);
+    let s = o.host.stats();
+    assert!(s.late_inputs > 200, "late inputs: {}", s.late_inputs);
+    assert!(s.held_per_player.get(&me).copied().unwrap_or(0) > 200);
+    let mut engine = o.host.engine().expect("a level ran").clone();
+    let start = engine::level_gen::generate(11, 0, 3).spawns;
+    let now = &engine.snapshot().players[&me];
+    let moved = start
+        .iter()
+        .all(|p| (p.x - now.pos_x).hypot(p.y - now.pos_y) > 0.5);
+    assert!(
+        moved,
+        "the far guest's bot never moved: at ({}, {})",
+        now.pos_x, now.pos_y
+    );
+    assert_lockstep(&o, 0);
+}
