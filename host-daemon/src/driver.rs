@@ -127,10 +127,13 @@ pub async fn run_host<S: PeerSender, R: PeerReceiver>(
                 HostOutput::Close(slot) => (vec![slot], Some(WriterCommand::Close)),
             };
             let Some(cmd) = cmd else { continue };
+            let closing = matches!(cmd, WriterCommand::Close);
             for slot in slots {
                 if let Some(Some(w)) = writers.get(slot)
-                    && w.send(cmd.clone()).is_err()
+                    && (w.send(cmd.clone()).is_err() || closing)
                 {
+                    // Gone, or closing: the writer drains what was queued
+                    // and ends; nothing more goes to this slot.
                     writers[slot] = None;
                 }
             }
@@ -151,6 +154,9 @@ pub async fn run_host<S: PeerSender, R: PeerReceiver>(
             link = incoming.recv(), if incoming_open => match link {
                 Some(PeerLink { sender, receiver }) => {
                     let slot = session.add_guest();
+                    // An always-on lobby session sees many connections come
+                    // and go: keep only the writers still running.
+                    handles.retain(|h: &JoinHandle<()>| !h.is_finished());
                     let (w, h) = spawn_writer(sender, session.metrics().cloned());
                     writers.push(Some(w));
                     handles.push(h);
