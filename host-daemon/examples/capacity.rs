@@ -12,27 +12,17 @@
 //! process CPU use (including set-up). It stops after
 //! the first count whose p99 exceeds 5 ms.
 
+#[path = "support/proc_stat.rs"]
+mod proc_stat;
+
 use std::time::Duration;
 
 use host_daemon::guest::GuestConfig;
-use host_daemon::host::HostConfig;
-use host_daemon::host::LatenessHistogram;
+use host_daemon::host::{HostConfig, LatenessHistogram};
 use host_daemon::simnet::LinkConfig;
 use host_daemon::simulate::{Scenario, run};
+use proc_stat::cpu_seconds;
 use protocol::tick::TICK_RATE_HZ;
-
-fn cpu_seconds() -> f64 {
-    // utime + stime (fields 14 and 15 of /proc/self/stat), in clock ticks.
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    let Some(after) = stat.rsplit_once(')').map(|(_, a)| a) else {
-        return 0.0;
-    };
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
-}
 
 fn scenario(i: usize, ticks: u64) -> Scenario {
     Scenario {
@@ -62,7 +52,7 @@ fn scenario(i: usize, ticks: u64) -> Scenario {
 async fn step(sessions: usize, seconds: u64) -> serde_json::Value {
     let ticks = seconds * u64::from(TICK_RATE_HZ);
     let period = Duration::from_secs(1) / TICK_RATE_HZ;
-    let cpu0 = cpu_seconds();
+    let cpu0 = cpu_seconds("self");
     let wall0 = std::time::Instant::now();
     let mut tasks = Vec::new();
     for i in 0..sessions {
@@ -80,7 +70,7 @@ async fn step(sessions: usize, seconds: u64) -> serde_json::Value {
         }
     }
     let wall = wall0.elapsed().as_secs_f64();
-    let cpu = cpu_seconds() - cpu0;
+    let cpu = cpu_seconds("self") - cpu0;
     serde_json::json!({
         "sessions": sessions,
         "players": sessions * 5,

@@ -11,12 +11,17 @@
 //! `guest_capacity BIN_DIR GUESTS...` (multiples of 4), e.g. `target/release 100 200 300`.
 //! Everything binds 127.0.0.1; every wait is bounded; every child is killed.
 
+#[path = "support/proc_stat.rs"]
+mod proc_stat;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use proc_stat::{cpu_seconds, rss_kib};
 
 /// Guests per session.
 const PER_SESSION: usize = 4;
@@ -108,29 +113,6 @@ fn lateness_quantile(before: &[(String, f64)], after: &[(String, f64)], q: f64) 
         .unwrap_or(f64::NAN)
 }
 
-/// utime + stime of a process, seconds.
-fn cpu_seconds(pid: u32) -> f64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return 0.0;
-    };
-    let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks: f64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
-        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
-    ticks / 100.0
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 fn start_lobby(bin: &Path, children: &mut Children, db: &Path) -> String {
     let mut lobby = Command::new(bin.join("lobby-server"))
         .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
@@ -194,7 +176,7 @@ fn run(bin: &Path, guests: usize) -> serde_json::Value {
         })
         .collect();
     std::thread::sleep(Duration::from_secs(1));
-    let idle_rss = rss_kib(pid);
+    let idle_rss = rss_kib(&pid.to_string());
     let t_join = Instant::now();
     let mut guest_pids = Vec::new();
     for code in &codes {
@@ -228,18 +210,24 @@ fn run(bin: &Path, guests: usize) -> serde_json::Value {
     std::thread::sleep(WARM_UP);
     let m0 = scrape(&metrics);
     let (d0, g0, t0) = (
-        cpu_seconds(pid),
-        guest_pids.iter().map(|p| cpu_seconds(*p)).sum::<f64>(),
+        cpu_seconds(&pid.to_string()),
+        guest_pids
+            .iter()
+            .map(|p| cpu_seconds(&p.to_string()))
+            .sum::<f64>(),
         Instant::now(),
     );
     std::thread::sleep(WINDOW);
     let m1 = scrape(&metrics);
     let (d1, g1, wall) = (
-        cpu_seconds(pid),
-        guest_pids.iter().map(|p| cpu_seconds(*p)).sum::<f64>(),
+        cpu_seconds(&pid.to_string()),
+        guest_pids
+            .iter()
+            .map(|p| cpu_seconds(&p.to_string()))
+            .sum::<f64>(),
         t0.elapsed().as_secs_f64(),
     );
-    let rss = rss_kib(pid);
+    let rss = rss_kib(&pid.to_string());
     let guests_after = value(&m1, "campfire_daemon_guests");
     let d = |k: &str| value(&m1, k) - value(&m0, k);
     serde_json::json!({

@@ -315,8 +315,14 @@ impl HostSession {
     }
 
     fn level_map(&self, level: u32) -> GameMap {
-        match &self.config.campaign {
-            Some(maps) => maps[level as usize % maps.len().max(1)].clone(),
+        // `level_count` keeps `level` inside the campaign.
+        match self
+            .config
+            .campaign
+            .as_ref()
+            .and_then(|m| m.get(level as usize))
+        {
+            Some(map) => map.clone(),
             None => generate(self.config.seed, level, self.player_count),
         }
     }

@@ -262,14 +262,9 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
         }
     };
     let closer = link.sender.clone();
-    let leave_after = config.leave_after;
-    let left = std::sync::atomic::AtomicBool::new(false);
     let leave = async {
-        match leave_after {
-            Some(d) => {
-                tokio::time::sleep(d).await;
-                left.store(true, std::sync::atomic::Ordering::SeqCst);
-            }
+        match config.leave_after {
+            Some(d) => tokio::time::sleep(d).await,
             None => std::future::pending().await,
         }
     };
@@ -287,7 +282,6 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
     // once rather than after an ICE timeout.
     closer.close_and_wait().await;
     let end_reason = match session.ended() {
-        _ if left.load(std::sync::atomic::Ordering::SeqCst) => JoinEnd::Left,
         Some(GuestEnd::Ended(r)) => JoinEnd::Session(*r),
         Some(GuestEnd::Refused(RefusalReason::SessionStarted, detail)) => {
             return Err(JoinError::Started {
@@ -314,7 +308,8 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
                 detail: detail.clone(),
             });
         }
-        None => JoinEnd::Session(EndReason::HostDisconnected),
+        // The driver returns before the session ended only when we left.
+        None => JoinEnd::Left,
     };
     let stats = session.stats();
     let player_id = session.player_id().map(|p| p.to_string());
