@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use common::{
     Children, HOST_LOG, Lobby, Site, capture_stderr, host_cmd, http_get, join_cmd, lines_of,
-    listed, next_line, outputs_of, report_of, session_code, start_lobby, wait_exit, wait_log,
-    wait_unlisted,
+    listed, next_line, outputs_of, report_of, session_code, start_lobby, successful_report,
+    wait_exit, wait_log, wait_unlisted,
 };
 use protocol::tick::DISCONNECT_GRACE_MS;
 
@@ -87,13 +87,7 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
     );
     for (i, e) in outs.iter().enumerate() {
         let what = format!("guest {}", i + 1);
-        assert!(
-            e.out.status.success(),
-            "{what} failed: {}\n{}",
-            String::from_utf8_lossy(&e.out.stderr),
-            String::from_utf8_lossy(&e.out.stdout)
-        );
-        let report = report_of(e, &what);
+        let report = successful_report(e, &what);
         assert_eq!(report["endReason"], "completed", "{report}");
         assert_eq!(report["desyncs"], 0, "{report}");
         assert!(
@@ -201,13 +195,7 @@ fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
     // B plays on to the end of the level.
     let outs = outputs_of(&mut children, &[b], Duration::from_secs(180), "guest B");
     let e = &outs[0];
-    assert!(
-        e.out.status.success(),
-        "guest B failed: {}\n{}",
-        String::from_utf8_lossy(&e.out.stderr),
-        String::from_utf8_lossy(&e.out.stdout)
-    );
-    let report = report_of(e, "guest B");
+    let report = successful_report(e, "guest B");
     // A normal end of a 1-level run: the level completed, or (a legitimate
     // bot outcome) every remaining player died. host-shutdown would mean
     // the 20 000-tick safety stop or a SIGTERM, neither of which happens.

@@ -240,6 +240,17 @@ pub fn report_of(e: &Exited, what: &str) -> serde_json::Value {
     report
 }
 
+/// Asserts that a guest exited 0 and returns its [`report_of`].
+pub fn successful_report(e: &Exited, what: &str) -> serde_json::Value {
+    assert!(
+        e.out.status.success(),
+        "{what} failed: {}\n{}",
+        String::from_utf8_lossy(&e.out.stderr),
+        String::from_utf8_lossy(&e.out.stdout)
+    );
+    report_of(e, what)
+}
+
 /// A running lobby server.
 pub struct Lobby {
     /// Base URL, `http://IP:PORT`.
