@@ -67,8 +67,11 @@ pub const SCTP_MAX_MESSAGE_SIZE: u32 = 262_144;
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 65_536;
 
 /// How long `close()` waits for unacknowledged data to drain before it
-/// closes anyway.
-const CLOSE_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
+/// closes anyway. SCTP's retransmission timer is at least 1 s (`rtc-sctp`
+/// RTO_MIN) and doubles per loss, so a lost last packet (the session's end,
+/// say) needs 1 s, a lost retransmission 3 s: 10 s rides out three losses
+/// in a row. A failed connection stops waiting at once.
+const CLOSE_FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long a link whose one channel was closed by the other side waits
 /// for the other channel before it reports [`ConnectionState::Closed`].
