@@ -9,7 +9,9 @@ use protocol::map::GameMap;
 use crate::enemy::{EnemyStats, stats};
 use crate::geom::Vec2;
 use crate::grid::Grid;
-use crate::rules::{Difficulty, ENEMY_RADIUS, ENEMY_SIGHT, PLAYER_HIT_RADIUS, ROAM_SPEED_FACTOR};
+use crate::rules::{
+    Difficulty, DifficultyScaling, ENEMY_RADIUS, ENEMY_SIGHT, PLAYER_HIT_RADIUS, ROAM_SPEED_FACTOR,
+};
 use crate::world::SimState;
 
 /// Runs every living enemy for one tick.

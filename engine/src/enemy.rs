@@ -6,7 +6,7 @@ use protocol::snapshot::EnemySnapshot;
 use serde::{Deserialize, Serialize};
 
 use crate::geom::Vec2;
-use crate::rules::{Difficulty, ELITE_HP_PER_EXTRA_PLAYER};
+use crate::rules::{Difficulty, DifficultyScaling, ELITE_HP_PER_EXTRA_PLAYER};
 
 /// An archetype's rules.
 #[derive(Clone, Copy, Debug, PartialEq)]

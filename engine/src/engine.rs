@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::map::{GameMap, MapError};
-use protocol::snapshot::{Carryover, ReconciliationSnapshot};
+use protocol::snapshot::{Carryover, PlayerScore, ReconciliationSnapshot};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -80,8 +80,43 @@ pub enum EngineError {
     BadState(String),
 }
 
-/// A deterministic game simulation the netcode layer can drive.
+/// A computer player for engine `E`: decides one player's input from the
+/// world as it stands.
+pub trait Bot<E: ?Sized> {
+    /// A bot driving `player`.
+    fn new(player: PlayerId) -> Self;
+
+    /// The player it drives.
+    fn player_id(&self) -> &PlayerId;
+
+    /// The input it would give now.
+    fn decide(&mut self, world: &E) -> InputSnapshot;
+}
+
+/// A bot that never touches the controls (stub engines, idle players).
+#[derive(Clone, Debug)]
+pub struct IdleBot(PlayerId);
+
+impl<E: ?Sized> Bot<E> for IdleBot {
+    fn new(player: PlayerId) -> Self {
+        Self(player)
+    }
+
+    fn player_id(&self) -> &PlayerId {
+        &self.0
+    }
+
+    fn decide(&mut self, _: &E) -> InputSnapshot {
+        InputSnapshot::NEUTRAL
+    }
+}
+
+/// A deterministic game simulation the netcode layer can drive. The host and
+/// guest sessions (crate `netcode`) know only this surface.
 pub trait Engine {
+    /// The engine's computer player.
+    type Bot: Bot<Self>;
+
     /// Builds a level. Fails on an invalid map or roster.
     fn new_level(setup: LevelSetup) -> Result<Self, EngineError>
     where
@@ -106,7 +141,9 @@ pub trait Engine {
     /// Resumes the stream at a raw state.
     fn set_rng_state(&mut self, state: u32);
 
-    /// A hash of all simulation state in canonical order.
+    /// A hash of all simulation state in canonical order: exactly what a
+    /// snapshot restores, so after [`Engine::apply_snapshot`] two peers at
+    /// the same tick hash equal.
     fn world_hash(&self) -> u64;
 
     /// The level's status.
@@ -120,6 +157,16 @@ pub trait Engine {
 
     /// What every roster member carries into the next level.
     fn carryovers(&self) -> BTreeMap<PlayerId, Carryover>;
+
+    /// Every player's score this level, players removed mid-level included.
+    fn scores(&self) -> BTreeMap<PlayerId, PlayerScore>;
+
+    /// The session difficulty the level was built with.
+    fn difficulty(&self) -> Difficulty;
+
+    /// Every roster member's position, tiles (renderers smooth corrections
+    /// with it).
+    fn player_positions(&self) -> BTreeMap<PlayerId, (f64, f64)>;
 
     /// The complete world state (for rollback and sync tests).
     fn save_state(&self) -> Result<String, EngineError>;

@@ -3,7 +3,7 @@
 //!
 //! # Layout
 //!
-//! - [`engine`]: the [`Engine`] trait the netcode layer drives, [`LevelSetup`], [`LevelStatus`], [`EngineError`].
+//! - [`engine`]: the [`Engine`] trait the netcode layer drives, its [`Bot`], [`LevelSetup`], [`LevelStatus`], [`EngineError`].
 //! - [`world`]: the reference engine [`RaycasterEngine`], its state and the per-tick system order.
 //! - [`reconcile`]: building and applying `ReconciliationSnapshot`s.
 //! - [`player`]: per-player state, camera vectors, movement.
@@ -14,7 +14,7 @@
 //! - [`weapon`]: the weapon table and ammo pools.
 //! - [`grid`]: the live tile grid, collision, ray casts, doors and secrets.
 //! - [`pathing`]: breadth-first search on the grid.
-//! - [`rules`]: balance constants and [`Difficulty`].
+//! - [`rules`]: balance constants and [`DifficultyScaling`] (how [`Difficulty`] scales enemies).
 //! - [`rng`]: the mulberry32 stream; [`hash`]: the FNV-1a world hash; [`geom`]: vectors.
 //! - [`level_gen`]: the deterministic level generator; [`level_check`]: playability checks;
 //!   [`map_io`]: maps to and from JSON.
@@ -85,6 +85,6 @@ pub mod weapon;
 pub mod world;
 
 pub use bot::BotController;
-pub use engine::{Engine, EngineError, LevelSetup, LevelStatus};
-pub use rules::Difficulty;
+pub use engine::{Bot, Engine, EngineError, IdleBot, LevelSetup, LevelStatus};
+pub use rules::{Difficulty, DifficultyScaling};
 pub use world::RaycasterEngine;

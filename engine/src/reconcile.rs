@@ -1,20 +1,31 @@
 //! Building a [`ReconciliationSnapshot`] from the world and snapping the
 //! world to one. Validation runs first and rejects the whole snapshot, so a
 //! bad snapshot never leaves the world half-applied.
+//!
+//! A snapshot carries the spec's fields plus the [`ResidualState`] (every
+//! other field of [`SimState`]), so applying one restores everything the
+//! world hash covers: a peer that drifted anywhere, in an AI timer or the
+//! lag-compensation history as much as in a position, hashes equal to the
+//! host right after it. A snapshot without the residual (from a peer that
+//! does not send it) restores the spec's fields only.
 
 use std::collections::BTreeSet;
 
 use protocol::input::WEAPON_SLOT_COUNT;
+use protocol::map::GameMap;
 use protocol::map::LootKind;
-use protocol::snapshot::{ReconciliationSnapshot, TileMutation};
+use protocol::snapshot::{
+    EnemyResidual, PlayerResidual, ReconciliationSnapshot, ResidualState, TileMutation,
+};
+use protocol::tick::INPUT_DELAY_TICKS;
 
 use crate::engine::EngineError;
 use crate::geom::Vec2;
 use crate::weapon;
 use crate::world::{RaycasterEngine, SimState};
 
-/// The snapshot of a state, with the given grid delta.
-pub fn build(s: &SimState, grid_delta: Vec<TileMutation>) -> ReconciliationSnapshot {
+/// The snapshot of a state on `map`, with the given grid delta.
+pub fn build(s: &SimState, map: &GameMap, grid_delta: Vec<TileMutation>) -> ReconciliationSnapshot {
     let indices = |flags: &[bool]| {
         (0u32..)
             .zip(flags)
@@ -43,7 +54,66 @@ pub fn build(s: &SimState, grid_delta: Vec<TileMutation>) -> ReconciliationSnaps
         keys_collected: indices(&s.keys_collected),
         grid_version: s.grid.version,
         grid_delta,
+        residual: Some(Box::new(residual(s, map))),
     }
+}
+
+fn xy(v: Vec2) -> [f64; 2] {
+    [v.x, v.y]
+}
+
+fn residual(s: &SimState, map: &GameMap) -> ResidualState {
+    ResidualState {
+        level_time: s.level_time,
+        countdown: s.countdown,
+        outcome: s.outcome,
+        difficulty: s.difficulty,
+        player_count: s.player_count,
+        multiplayer: s.multiplayer,
+        departed: s.departed.clone(),
+        players: s
+            .players
+            .iter()
+            .map(|(id, p)| {
+                let r = PlayerResidual {
+                    fire_cooldown: p.fire_cooldown,
+                    distance: p.distance,
+                };
+                (id.clone(), r)
+            })
+            .collect(),
+        enemies: s
+            .enemies
+            .iter()
+            .map(|e| EnemyResidual {
+                attack_cooldown: e.attack_cooldown,
+                roam: e.roam.map(xy),
+                last_seen: e.last_seen.map(xy),
+                drop_seq: e.drop_seq,
+            })
+            .collect(),
+        mine_fuses: s.mines.iter().map(|m| m.fuse).collect(),
+        enemy_history: s
+            .enemy_history
+            .iter()
+            .map(|frame| frame.iter().copied().map(xy).collect())
+            .collect(),
+        changed_tiles: changed_tiles(s, map),
+    }
+}
+
+/// Every tile of the live grid that differs from the map as loaded.
+fn changed_tiles(s: &SimState, map: &GameMap) -> Vec<TileMutation> {
+    let width = s.grid.width.max(1);
+    (0u32..)
+        .zip(s.grid.tiles.iter().zip(&map.tiles))
+        .filter(|(_, (live, loaded))| live != loaded)
+        .map(|(i, (live, _))| TileMutation {
+            x: i % width,
+            y: i / width,
+            value: *live,
+        })
+        .collect()
 }
 
 fn bad(field: impl Into<String>, detail: impl Into<String>) -> EngineError {
@@ -130,6 +200,57 @@ pub fn validate(
             ));
         }
     }
+    if let Some(r) = &snap.residual {
+        validate_residual(s, r)?;
+    }
+    Ok(())
+}
+
+fn validate_residual(s: &SimState, r: &ResidualState) -> Result<(), EngineError> {
+    finite("residual.levelTime", &[r.level_time])?;
+    if r.player_count == 0 {
+        return Err(bad("residual.playerCount", "must be at least 1"));
+    }
+    if !r.players.keys().eq(s.players.keys()) {
+        return Err(bad("residual.players", "players differ from the roster"));
+    }
+    for p in r.players.values() {
+        finite("residual.players", &[p.fire_cooldown, p.distance])?;
+    }
+    if r.enemies.len() != s.enemies.len() {
+        return Err(bad("residual.enemies", "length differs from the map's"));
+    }
+    for e in &r.enemies {
+        let points = e.roam.iter().chain(&e.last_seen).flatten().copied();
+        let values: Vec<f64> = points.chain([e.attack_cooldown]).collect();
+        finite("residual.enemies", &values)?;
+    }
+    if r.mine_fuses.len() != s.mines.len() {
+        return Err(bad("residual.mineFuses", "length differs from the map's"));
+    }
+    finite(
+        "residual.mineFuses",
+        &r.mine_fuses.iter().flatten().copied().collect::<Vec<_>>(),
+    )?;
+    let frames = usize::try_from(INPUT_DELAY_TICKS + 1).unwrap_or(usize::MAX);
+    if r.enemy_history.len() > frames || r.enemy_history.iter().any(|f| f.len() != s.enemies.len())
+    {
+        return Err(bad("residual.enemyHistory", "wrong shape"));
+    }
+    let points: Vec<f64> = r
+        .enemy_history
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .collect();
+    finite("residual.enemyHistory", &points)?;
+    if r.changed_tiles
+        .iter()
+        .any(|m| m.x >= s.grid.width || m.y >= s.grid.height)
+    {
+        return Err(bad("residual.changedTiles", "tile outside the grid"));
+    }
     Ok(())
 }
 
@@ -188,6 +309,50 @@ pub fn apply(engine: &mut RaycasterEngine, snap: &ReconciliationSnapshot) {
         }
     }
     s.grid.version = snap.grid_version;
+    if let Some(r) = &snap.residual {
+        apply_residual(engine, r);
+    }
+}
+
+fn point(p: [f64; 2]) -> Vec2 {
+    Vec2::new(p[0], p[1])
+}
+
+/// Restores the rest of the state. Validated by [`validate_residual`].
+fn apply_residual(engine: &mut RaycasterEngine, r: &ResidualState) {
+    let tiles = engine.map().tiles.clone();
+    let s = &mut engine.state;
+    s.level_time = r.level_time;
+    s.countdown = r.countdown;
+    s.outcome = r.outcome;
+    s.difficulty = r.difficulty;
+    s.player_count = r.player_count;
+    s.multiplayer = r.multiplayer;
+    s.departed = r.departed.clone();
+    for (id, pr) in &r.players {
+        if let Some(p) = s.players.get_mut(id) {
+            p.fire_cooldown = pr.fire_cooldown;
+            p.distance = pr.distance;
+        }
+    }
+    for (e, er) in s.enemies.iter_mut().zip(&r.enemies) {
+        e.attack_cooldown = er.attack_cooldown;
+        e.roam = er.roam.map(point);
+        e.last_seen = er.last_seen.map(point);
+        e.drop_seq = er.drop_seq;
+    }
+    for (m, fuse) in s.mines.iter_mut().zip(&r.mine_fuses) {
+        m.fuse = *fuse;
+    }
+    s.enemy_history = r
+        .enemy_history
+        .iter()
+        .map(|frame| frame.iter().copied().map(point).collect())
+        .collect();
+    s.grid.tiles = tiles;
+    for m in &r.changed_tiles {
+        s.grid.apply_mutation(m);
+    }
 }
 
 fn set_flags(flags: &mut [bool], on: &[u32]) {

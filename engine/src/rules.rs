@@ -1,8 +1,6 @@
 //! Game-balance constants and the difficulty model. Changing any value here
 //! changes the simulation, so every peer must run the same build.
 
-use serde::{Deserialize, Serialize};
-
 /// Player collision radius, tiles.
 pub const PLAYER_RADIUS: f64 = 0.2;
 /// Radius within which an enemy's hitscan shot can hit a player, tiles.
@@ -58,23 +56,21 @@ pub const LOOT_HEALTH_AMOUNT: u32 = 25;
 /// Ammo pool caps: bullets, rockets, smg, gas.
 pub const AMMO_CAPS: [u32; 4] = [200, 50, 300, 200];
 
-/// Session difficulty: host-authoritative and frozen for the session. It
-/// scales enemy hit points, enemy damage and enemy aim spread.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Difficulty {
-    /// Weaker, clumsier enemies.
-    Easy,
-    /// The baseline.
-    #[default]
-    Normal,
-    /// Tougher, deadlier, more accurate enemies.
-    Hard,
+pub use protocol::peer::Difficulty;
+
+/// How a [`Difficulty`] scales the enemies (the engine's half of the
+/// difficulty model; the wire type lives in `protocol`).
+pub trait DifficultyScaling {
+    /// Enemy hit point multiplier.
+    fn enemy_hp(self) -> f64;
+    /// Multiplier on damage enemies deal.
+    fn enemy_damage(self) -> f64;
+    /// Enemy aim spread, degrees either side.
+    fn enemy_aim_spread_deg(self) -> f64;
 }
 
-impl Difficulty {
-    /// Enemy hit point multiplier.
-    pub fn enemy_hp(self) -> f64 {
+impl DifficultyScaling for Difficulty {
+    fn enemy_hp(self) -> f64 {
         match self {
             Difficulty::Easy => 0.75,
             Difficulty::Normal => 1.0,
@@ -82,8 +78,7 @@ impl Difficulty {
         }
     }
 
-    /// Multiplier on damage enemies deal.
-    pub fn enemy_damage(self) -> f64 {
+    fn enemy_damage(self) -> f64 {
         match self {
             Difficulty::Easy => 0.6,
             Difficulty::Normal => 1.0,
@@ -91,22 +86,11 @@ impl Difficulty {
         }
     }
 
-    /// Enemy aim spread, degrees either side.
-    pub fn enemy_aim_spread_deg(self) -> f64 {
+    fn enemy_aim_spread_deg(self) -> f64 {
         match self {
             Difficulty::Easy => 9.0,
             Difficulty::Normal => 6.0,
             Difficulty::Hard => 3.5,
-        }
-    }
-
-    /// Parses `easy`, `normal` or `hard`.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "easy" => Some(Difficulty::Easy),
-            "normal" => Some(Difficulty::Normal),
-            "hard" => Some(Difficulty::Hard),
-            _ => None,
         }
     }
 }

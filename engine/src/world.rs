@@ -18,11 +18,14 @@ use std::collections::{BTreeMap, VecDeque};
 
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::map::{GameMap, Tile};
-use protocol::snapshot::{Carryover, ReconciliationSnapshot, TileMutation};
+use protocol::snapshot::{
+    Carryover, LevelOutcome, PlayerScore, ReconciliationSnapshot, TileMutation,
+};
 use protocol::tick::{COUNTDOWN_TICKS, FIXED_DT, INPUT_DELAY_TICKS};
 use serde::{Deserialize, Serialize};
 
 use crate::ai;
+use crate::bot::BotController;
 use crate::combat;
 use crate::enemy::Enemy;
 use crate::engine::{Engine, EngineError, LevelSetup, LevelStatus};
@@ -36,26 +39,6 @@ use crate::reconcile;
 use crate::rng::Mulberry32;
 use crate::rules::{Difficulty, PICKUP_RADIUS, USE_REACH};
 use crate::weapon::{self, AmmoPool, SWAP_TIME};
-
-/// How a level ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Outcome {
-    /// The countdown ran out.
-    Complete,
-    /// Everyone died.
-    TeamEliminated,
-}
-
-/// The score of a player removed mid-level, kept for the results table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DepartedScore {
-    /// Kill score at removal.
-    pub kill_score: u32,
-    /// Kills at removal.
-    pub kills: u32,
-}
 
 /// All simulation state: exactly what the world hash covers. Every
 /// collection is a `Vec` or a `BTreeMap`, so iteration order is canonical.
@@ -80,7 +63,7 @@ pub struct SimState {
     /// Roster members, dead or alive.
     pub players: BTreeMap<PlayerId, Player>,
     /// Players removed this level, with their score.
-    pub departed: BTreeMap<PlayerId, DepartedScore>,
+    pub departed: BTreeMap<PlayerId, PlayerScore>,
     /// Index-aligned with the map's enemies.
     pub enemies: Vec<Enemy>,
     /// Enemy positions at the end of recent ticks, oldest first.
@@ -96,7 +79,7 @@ pub struct SimState {
     /// Exit countdown ticks left, once started.
     pub countdown: Option<u32>,
     /// Set when the level is over.
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<LevelOutcome>,
 }
 
 /// The state plus bookkeeping that is not simulation (the grid mutation log
@@ -129,13 +112,12 @@ impl RaycasterEngine {
         &self.state
     }
 
-    /// Every player's score, removed players included.
-    pub fn scores(&self) -> BTreeMap<PlayerId, DepartedScore> {
+    fn all_scores(&self) -> BTreeMap<PlayerId, PlayerScore> {
         let mut out = self.state.departed.clone();
         for (id, p) in &self.state.players {
             out.insert(
                 id.clone(),
-                DepartedScore {
+                PlayerScore {
                     kill_score: p.kill_score,
                     kills: p.kills,
                 },
@@ -151,7 +133,7 @@ impl RaycasterEngine {
         self.state.loot.extend(loot::disconnect_drops(id, &p));
         self.state.departed.insert(
             id.clone(),
-            DepartedScore {
+            PlayerScore {
                 kill_score: p.kill_score,
                 kills: p.kills,
             },
@@ -296,13 +278,13 @@ impl RaycasterEngine {
 
     fn check_level_end(&mut self) {
         if !self.state.players.values().any(|p| p.alive) {
-            self.state.outcome = Some(Outcome::TeamEliminated);
+            self.state.outcome = Some(LevelOutcome::TeamEliminated);
             return;
         }
         if let Some(left) = self.state.countdown.as_mut() {
             *left = left.saturating_sub(1);
             if *left == 0 {
-                self.state.outcome = Some(Outcome::Complete);
+                self.state.outcome = Some(LevelOutcome::Complete);
             }
             return;
         }
@@ -350,6 +332,8 @@ impl RaycasterEngine {
 }
 
 impl Engine for RaycasterEngine {
+    type Bot = BotController;
+
     fn new_level(setup: LevelSetup) -> Result<Self, EngineError> {
         let LevelSetup {
             map,
@@ -437,7 +421,7 @@ impl Engine for RaycasterEngine {
             .unwrap_or_default()
             .to_vec();
         self.snapshot_cursor = self.grid_log.len();
-        reconcile::build(&self.state, delta)
+        reconcile::build(&self.state, &self.map, delta)
     }
 
     fn apply_snapshot(&mut self, snapshot: &ReconciliationSnapshot) -> Result<(), EngineError> {
@@ -460,8 +444,8 @@ impl Engine for RaycasterEngine {
 
     fn status(&self) -> LevelStatus {
         match (self.state.outcome, self.state.countdown) {
-            (Some(Outcome::Complete), _) => LevelStatus::Complete,
-            (Some(Outcome::TeamEliminated), _) => LevelStatus::TeamEliminated,
+            (Some(LevelOutcome::Complete), _) => LevelStatus::Complete,
+            (Some(LevelOutcome::TeamEliminated), _) => LevelStatus::TeamEliminated,
             (None, Some(ticks_left)) => LevelStatus::Countdown { ticks_left },
             (None, None) => LevelStatus::Running,
         }
@@ -480,6 +464,22 @@ impl Engine for RaycasterEngine {
             .players
             .iter()
             .map(|(id, p)| (id.clone(), p.carryover()))
+            .collect()
+    }
+
+    fn scores(&self) -> BTreeMap<PlayerId, PlayerScore> {
+        self.all_scores()
+    }
+
+    fn difficulty(&self) -> Difficulty {
+        self.state.difficulty
+    }
+
+    fn player_positions(&self) -> BTreeMap<PlayerId, (f64, f64)> {
+        self.state
+            .players
+            .iter()
+            .map(|(id, p)| (id.clone(), (p.pos.x, p.pos.y)))
             .collect()
     }
 

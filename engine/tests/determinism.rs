@@ -149,6 +149,7 @@ struct LeakyEngine {
 }
 
 impl Engine for LeakyEngine {
+    type Bot = engine::IdleBot;
     fn new_level(_: LevelSetup) -> Result<Self, EngineError> {
         Ok(Self {
             tick: 0,
@@ -171,6 +172,7 @@ impl Engine for LeakyEngine {
             keys_collected: vec![],
             grid_version: 0,
             grid_delta: vec![],
+            residual: None,
         }
     }
     fn apply_snapshot(&mut self, _: &ReconciliationSnapshot) -> Result<(), EngineError> {
@@ -193,6 +195,15 @@ impl Engine for LeakyEngine {
         Vec::new()
     }
     fn carryovers(&self) -> BTreeMap<PlayerId, Carryover> {
+        BTreeMap::new()
+    }
+    fn scores(&self) -> BTreeMap<PlayerId, protocol::snapshot::PlayerScore> {
+        BTreeMap::new()
+    }
+    fn difficulty(&self) -> engine::Difficulty {
+        engine::Difficulty::Normal
+    }
+    fn player_positions(&self) -> BTreeMap<PlayerId, (f64, f64)> {
         BTreeMap::new()
     }
     fn save_state(&self) -> Result<String, EngineError> {

@@ -17,18 +17,24 @@ mod proc_stat;
 
 use std::time::Duration;
 
-use host_daemon::guest::GuestConfig;
-use host_daemon::host::{HostConfig, LatenessHistogram};
-use host_daemon::simnet::LinkConfig;
-use host_daemon::simulate::{Scenario, run};
+use std::sync::Arc;
+
+use host_daemon::realtime::run;
+use netcode::guest::GuestConfig;
+use netcode::host::HostConfig;
+use netcode::plan::GeneratedCampaign;
+use netcode::sim::{LinkConfig, Scenario};
+use netcode::stats::LatenessHistogram;
 use proc_stat::cpu_seconds;
 use protocol::tick::TICK_RATE_HZ;
 
 fn scenario(i: usize, ticks: u64) -> Scenario {
     Scenario {
         host: HostConfig {
-            seed: 1000 + i as u32,
-            levels: 50,
+            plan: Arc::new(GeneratedCampaign {
+                seed: 1000 + i as u32,
+                levels: 50,
+            }),
             bots: 0,
             expected_guests: 4,
             max_ticks_per_level: Some(ticks),
@@ -57,7 +63,7 @@ async fn step(sessions: usize, seconds: u64) -> serde_json::Value {
     let mut tasks = Vec::new();
     for i in 0..sessions {
         tokio::time::sleep(period / sessions as u32).await;
-        tasks.push(tokio::spawn(run(scenario(i, ticks))));
+        tasks.push(tokio::spawn(run(scenario(i, ticks), None)));
     }
     let mut lateness = LatenessHistogram::default();
     let mut host_ticks = 0;

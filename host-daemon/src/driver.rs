@@ -1,38 +1,73 @@
-//! The small async drivers that run a session over transports.
+//! The small async drivers that run a `netcode` session over transports.
 //!
 //! Each driver owns one session state machine. It forwards transport events
-//! into it, sleeps until the session's next wake-up, polls it, and hands its
-//! outbox to one writer task per peer. The writer awaits the transport's
-//! backpressure, so a slow guest delays only its own queue, never the tick
-//! loop. All timing comes from `tokio::time`, so paused-time tests drive it.
+//! into it with the time since the driver started, sleeps until the
+//! session's next wake-up, polls it, logs and counts its events, and hands
+//! its outbox to one writer task per peer. The writer awaits the
+//! transport's backpressure, so a slow guest delays only its own queue,
+//! never the tick loop. Every queue is bounded: a guest whose writer queue
+//! fills is closed, and a flooding peer's reader waits (backpressure to its
+//! transport). Repeated warnings are rate-limited. All timing comes from
+//! `tokio::time`, so paused-time tests drive it.
 
 use std::future::Future;
+use std::num::NonZeroU32;
 
-use protocol::peer::{GuestMessage, HostMessage};
-use tokio::sync::{mpsc, watch};
+use engine::RaycasterEngine;
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use netcode::guest::{GuestEvent, GuestSession};
+use netcode::host::{HostEvent, HostOutput, HostSession};
+use netcode::link::ConnectionState;
+use netcode::stats::GuestSlot;
+use protocol::peer::{Channel, GuestMessage, HostMessage};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep_until};
 
-use crate::guest::GuestSession;
-use crate::host::{GuestSlot, HostOutput, HostSession};
 use crate::metrics::SessionMetrics;
-use crate::transport::{PeerLink, PeerReceiver, PeerSender, TransportEvent};
+use crate::transport::{PeerEvent, PeerLink, PeerReceiver, PeerSender};
 
-#[derive(Clone)]
+/// Messages queued for one peer before it counts as not keeping up.
+pub const WRITER_QUEUE_MESSAGES: usize = 4096;
+/// Events queued from all of a session's peers before readers wait.
+pub const READER_QUEUE_EVENTS: usize = 1024;
+/// Warnings logged per second per session; the rest are counted.
+const WARNINGS_PER_SECOND: u32 = 5;
+
+/// The daemon's sessions, over its one engine.
+pub type Host = HostSession<RaycasterEngine>;
+/// A guest session over the daemon's engine.
+pub type Guest = GuestSession<RaycasterEngine>;
+
 enum WriterCommand {
-    Send(protocol::peer::Channel, String),
+    Send(Channel, String),
     Close,
+}
+
+struct Writer {
+    queue: mpsc::Sender<WriterCommand>,
+    /// Closes the connection at once, dropping what is queued.
+    abort: Option<oneshot::Sender<()>>,
 }
 
 fn spawn_writer<S: PeerSender>(
     sender: S,
     metrics: Option<SessionMetrics>,
-) -> (mpsc::UnboundedSender<WriterCommand>, JoinHandle<()>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
+) -> (Writer, JoinHandle<()>) {
+    let (tx, mut rx) = mpsc::channel(WRITER_QUEUE_MESSAGES);
+    let (abort_tx, mut abort_rx) = oneshot::channel::<()>();
     let handle = tokio::spawn(async move {
-        while let Some(cmd) = rx.recv().await {
+        loop {
+            let cmd = tokio::select! {
+                biased;
+                _ = &mut abort_rx => {
+                    sender.close();
+                    return;
+                }
+                cmd = rx.recv() => cmd,
+            };
             match cmd {
-                WriterCommand::Send(channel, text) => {
+                Some(WriterCommand::Send(channel, text)) => {
                     let len = text.len();
                     match sender.send(channel, text).await {
                         Ok(()) => {
@@ -43,33 +78,114 @@ fn spawn_writer<S: PeerSender>(
                         Err(e) => tracing::debug!(error = %e, "send failed"),
                     }
                 }
-                WriterCommand::Close => {
+                Some(WriterCommand::Close) => {
                     sender.close();
-                    break;
+                    return;
                 }
+                None => return,
             }
         }
     });
-    (tx, handle)
+    let writer = Writer {
+        queue: tx,
+        abort: Some(abort_tx),
+    };
+    (writer, handle)
 }
 
 fn spawn_reader<R: PeerReceiver, T: Send + Copy + 'static>(
     mut receiver: R,
     tag: T,
-    out: mpsc::UnboundedSender<(T, TransportEvent)>,
+    out: mpsc::Sender<(T, PeerEvent)>,
 ) {
     tokio::spawn(async move {
         while let Some(ev) = receiver.recv().await {
-            if out.send((tag, ev)).is_err() {
+            if out.send((tag, ev)).await.is_err() {
                 return;
             }
         }
     });
 }
 
-fn encode_host(msg: &HostMessage) -> Option<WriterCommand> {
+/// Logs warnings at a bounded rate, counting what it suppressed.
+struct Warnings {
+    limiter: DefaultDirectRateLimiter,
+    suppressed: u64,
+}
+
+impl Warnings {
+    fn new() -> Self {
+        let per_second = NonZeroU32::new(WARNINGS_PER_SECOND).unwrap_or(NonZeroU32::MIN);
+        Self {
+            limiter: RateLimiter::direct(Quota::per_second(per_second)),
+            suppressed: 0,
+        }
+    }
+
+    /// Whether to log now; when it says yes after a quiet spell, the
+    /// caller's line carries how many were suppressed.
+    fn allow(&mut self) -> Option<u64> {
+        if self.limiter.check().is_ok() {
+            Some(std::mem::take(&mut self.suppressed))
+        } else {
+            self.suppressed += 1;
+            None
+        }
+    }
+}
+
+fn log_host_event(event: &HostEvent, warnings: &mut Warnings, metrics: Option<&SessionMetrics>) {
+    if let Some(m) = metrics {
+        m.record(event);
+    }
+    match event {
+        HostEvent::Ticked { .. } | HostEvent::GuestsPresent(_) => {}
+        HostEvent::GuestLost(slot, state) => tracing::info!(slot, ?state, "guest transport lost"),
+        HostEvent::Refused(slot, reason) => tracing::info!(slot, ?reason, "join refused"),
+        HostEvent::PlayerRemoved(epoch, tick, player) => {
+            tracing::info!(level_epoch = epoch, tick, %player, "player removed from the roster");
+        }
+        HostEvent::TransitionDropped(player) => {
+            tracing::warn!(%player, "guest never acked the transition; dropping it");
+        }
+        HostEvent::LevelFailed(why) => tracing::error!(%why, "level failed; ending the session"),
+        HostEvent::Ended(reason) => tracing::info!(?reason, "host session ended"),
+        HostEvent::BadMessage(slot, error) => {
+            if let Some(suppressed) = warnings.allow() {
+                tracing::warn!(slot, %error, suppressed, "unparsable guest message");
+            }
+        }
+        HostEvent::Desync {
+            player,
+            level_epoch,
+            tick,
+            persistent,
+        } => {
+            if let Some(suppressed) = warnings.allow() {
+                tracing::warn!(%player, level_epoch, tick, persistent, suppressed, "desync: guest hash differs from host");
+            }
+        }
+    }
+}
+
+fn log_guest_event(event: &GuestEvent, warnings: &mut Warnings) {
+    match event {
+        GuestEvent::Ended(end) => tracing::info!(?end, "guest session ended"),
+        GuestEvent::HostBuildDiffers(build) => tracing::warn!(%build, "host runs another build"),
+        GuestEvent::TransitionRejected(why) => {
+            tracing::warn!(%why, "level transition payload rejected; waiting for a resend");
+        }
+        other => {
+            if let Some(suppressed) = warnings.allow() {
+                tracing::warn!(event = ?other, suppressed, "guest session");
+            }
+        }
+    }
+}
+
+fn encode_host(msg: &HostMessage) -> Option<(Channel, String)> {
     match msg.to_json() {
-        Ok(text) => Some(WriterCommand::Send(msg.channel(), text)),
+        Ok(text) => Some((msg.channel(), text)),
         Err(e) => {
             tracing::error!(error = %e, "could not encode a host message");
             None
@@ -92,7 +208,7 @@ pub struct HostProgress {
 }
 
 impl HostProgress {
-    fn of(session: &HostSession) -> Self {
+    fn of(session: &Host) -> Self {
         Self {
             ticks: session.stats().ticks,
             started: session.started(),
@@ -102,40 +218,82 @@ impl HostProgress {
     }
 }
 
+/// The host's writers, one per guest slot.
+struct Writers {
+    by_slot: Vec<Option<Writer>>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Writers {
+    /// Queues `cmd` for `slot`; a guest whose queue is full is not keeping
+    /// up and is closed (the session then sees its connection go).
+    fn queue(
+        &mut self,
+        slot: GuestSlot,
+        send: Option<&(Channel, String)>,
+        warnings: &mut Warnings,
+    ) {
+        let Some(Some(w)) = self.by_slot.get_mut(slot) else {
+            return;
+        };
+        let cmd = match send {
+            Some((channel, text)) => WriterCommand::Send(*channel, text.clone()),
+            None => WriterCommand::Close,
+        };
+        let closing = matches!(cmd, WriterCommand::Close);
+        match w.queue.try_send(cmd) {
+            Ok(()) if !closing => return,
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                if let Some(suppressed) = warnings.allow() {
+                    tracing::warn!(slot, suppressed, "guest is not keeping up; closing it");
+                }
+                if let Some(abort) = w.abort.take() {
+                    let _ = abort.send(());
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+        // Gone, or closing: the writer drains what was queued and ends;
+        // nothing more goes to this slot.
+        self.by_slot[slot] = None;
+    }
+}
+
 /// Runs a host until its session ends or `shutdown` resolves. New guest
 /// connections arrive on `incoming` at any time (late ones are refused by
 /// the session). `progress`, if given, follows the session's
-/// [`HostProgress`]. Returns the finished session, after every writer
-/// drained.
+/// [`HostProgress`]; `metrics`, if given, counts its events. Returns the
+/// finished session, after every writer drained.
 pub async fn run_host<S: PeerSender, R: PeerReceiver>(
-    mut session: HostSession,
+    mut session: Host,
     mut incoming: mpsc::Receiver<PeerLink<S, R>>,
     shutdown: impl Future<Output = ()>,
     progress: Option<watch::Sender<HostProgress>>,
-) -> HostSession {
-    let (ev_tx, mut ev_rx) = mpsc::unbounded_channel::<(GuestSlot, TransportEvent)>();
-    let mut writers: Vec<Option<mpsc::UnboundedSender<WriterCommand>>> = Vec::new();
-    let mut handles = Vec::new();
+    metrics: Option<SessionMetrics>,
+) -> Host {
+    let origin = Instant::now();
+    let (ev_tx, mut ev_rx) = mpsc::channel::<(GuestSlot, PeerEvent)>(READER_QUEUE_EVENTS);
+    let mut writers = Writers {
+        by_slot: Vec::new(),
+        handles: Vec::new(),
+    };
+    let mut warnings = Warnings::new();
     let mut incoming_open = true;
     tokio::pin!(shutdown);
     loop {
-        session.poll(Instant::now());
+        session.poll(origin.elapsed());
+        for event in session.drain_events() {
+            log_host_event(&event, &mut warnings, metrics.as_ref());
+        }
         for out in session.drain_outbox() {
-            let (slots, cmd) = match out {
+            let (slots, send) = match out {
                 HostOutput::Send(slot, msg) => (vec![slot], encode_host(&msg)),
                 HostOutput::Broadcast(slots, msg) => (slots, encode_host(&msg)),
-                HostOutput::Close(slot) => (vec![slot], Some(WriterCommand::Close)),
+                HostOutput::Close(slot) => (vec![slot], None),
             };
-            let Some(cmd) = cmd else { continue };
-            let closing = matches!(cmd, WriterCommand::Close);
             for slot in slots {
-                if let Some(Some(w)) = writers.get(slot)
-                    && (w.send(cmd.clone()).is_err() || closing)
-                {
-                    // Gone, or closing: the writer drains what was queued
-                    // and ends; nothing more goes to this slot.
-                    writers[slot] = None;
-                }
+                writers.queue(slot, send.as_ref(), &mut warnings);
             }
         }
         if let Some(p) = &progress {
@@ -149,26 +307,27 @@ pub async fn run_host<S: PeerSender, R: PeerReceiver>(
         if session.ended().is_some() {
             break;
         }
-        let wake = session.next_wakeup();
+        let wake = session.next_wakeup().map(|d| origin + d);
         tokio::select! {
             link = incoming.recv(), if incoming_open => match link {
                 Some(PeerLink { sender, receiver }) => {
-                    let slot = session.add_guest();
+                    let slot = session.add_guest(origin.elapsed());
                     // An always-on lobby session sees many connections come
                     // and go: keep only the writers still running.
-                    handles.retain(|h: &JoinHandle<()>| !h.is_finished());
-                    let (w, h) = spawn_writer(sender, session.metrics().cloned());
-                    writers.push(Some(w));
-                    handles.push(h);
+                    writers.handles.retain(|h| !h.is_finished());
+                    let (w, h) = spawn_writer(sender, metrics.clone());
+                    writers.by_slot.push(Some(w));
+                    writers.handles.push(h);
                     spawn_reader(receiver, slot, ev_tx.clone());
                 }
                 None => incoming_open = false,
             },
-            Some((slot, ev)) = ev_rx.recv() => session.on_event(slot, ev, Instant::now()),
+            Some((slot, ev)) = ev_rx.recv() => session.on_event(slot, ev, origin.elapsed()),
             _ = sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {},
             _ = &mut shutdown => session.shutdown(),
         }
     }
+    let handles = std::mem::take(&mut writers.handles);
     drop(writers);
     for h in handles {
         let _ = h.await;
@@ -179,9 +338,9 @@ pub async fn run_host<S: PeerSender, R: PeerReceiver>(
 /// Runs a guest over one link until its session ends. Returns the finished
 /// session after its writer drained.
 pub async fn run_guest<S: PeerSender, R: PeerReceiver>(
-    session: GuestSession,
+    session: Guest,
     link: PeerLink<S, R>,
-) -> GuestSession {
+) -> Guest {
     run_guest_until(session, link, std::future::pending()).await
 }
 
@@ -189,17 +348,22 @@ pub async fn run_guest<S: PeerSender, R: PeerReceiver>(
 /// (the guest then closes its link, as a player closing the tab). Returns
 /// the session after its writer drained.
 pub async fn run_guest_until<S: PeerSender, R: PeerReceiver>(
-    mut session: GuestSession,
+    mut session: Guest,
     link: PeerLink<S, R>,
     leave: impl Future<Output = ()>,
-) -> GuestSession {
+) -> Guest {
+    let origin = Instant::now();
     tokio::pin!(leave);
     let PeerLink { sender, receiver } = link;
-    let (w, handle) = spawn_writer(sender, None);
-    let (ev_tx, mut ev_rx) = mpsc::unbounded_channel::<((), TransportEvent)>();
+    let (mut w, handle) = spawn_writer(sender, None);
+    let (ev_tx, mut ev_rx) = mpsc::channel::<((), PeerEvent)>(READER_QUEUE_EVENTS);
     spawn_reader(receiver, (), ev_tx);
+    let mut warnings = Warnings::new();
     loop {
-        session.poll(Instant::now());
+        session.poll(origin.elapsed());
+        for event in session.drain_events() {
+            log_guest_event(&event, &mut warnings);
+        }
         for msg in session.drain_outbox() {
             let cmd = match GuestMessage::to_json(&msg) {
                 Ok(text) => WriterCommand::Send(msg.channel(), text),
@@ -208,7 +372,14 @@ pub async fn run_guest_until<S: PeerSender, R: PeerReceiver>(
                     continue;
                 }
             };
-            let _ = w.send(cmd);
+            // A guest sends a few messages a tick; a full queue means the
+            // link is hopeless: close it, and the session hears so.
+            if let Err(mpsc::error::TrySendError::Full(_)) = w.queue.try_send(cmd)
+                && let Some(abort) = w.abort.take()
+            {
+                tracing::warn!("the host is not reading; closing the link");
+                let _ = abort.send(());
+            }
         }
         if session.ended().is_some() {
             break;
@@ -217,18 +388,15 @@ pub async fn run_guest_until<S: PeerSender, R: PeerReceiver>(
             tokio::task::yield_now().await;
             continue;
         }
-        let wake = session.next_wakeup();
+        let wake = session.next_wakeup().map(|d| origin + d);
         tokio::select! {
             ev = ev_rx.recv() => match ev {
-                Some(((), ev)) => session.on_event(ev, Instant::now()),
+                Some(((), ev)) => session.on_event(ev, origin.elapsed()),
                 None => {
                     // Transport gone without a state event: same as a loss.
-                    session.on_event(
-                        TransportEvent::State(crate::transport::ConnectionState::Failed),
-                        Instant::now(),
-                    );
+                    session.on_event(PeerEvent::State(ConnectionState::Failed), origin.elapsed());
                     if let Some(at) = session.next_wakeup() {
-                        sleep_until(at).await;
+                        sleep_until(origin + at).await;
                     }
                 }
             },
@@ -236,7 +404,7 @@ pub async fn run_guest_until<S: PeerSender, R: PeerReceiver>(
             () = &mut leave => break,
         }
     }
-    let _ = w.send(WriterCommand::Close);
+    let _ = w.queue.send(WriterCommand::Close).await;
     drop(w);
     let _ = handle.await;
     session

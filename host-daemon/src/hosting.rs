@@ -26,11 +26,12 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use crate::driver::{HostProgress, run_host};
-use crate::host::{HostConfig, HostSession};
+use netcode::host::HostConfig;
+
+use crate::driver::{Host, HostProgress, run_host};
+use crate::lobby_client::{HostedSession, LobbyClient, SignalingError};
 use crate::metrics::DaemonMetrics;
-use crate::signaling::{HostedSession, LobbyClient, SignalingError};
-use crate::webrtc::{HostOffer, WebRtcLink, WebRtcOptions};
+use crate::transport::webrtc::{HostOffer, WebRtcLink, WebRtcOptions};
 
 /// How long one answer long-poll waits (the server caps it).
 const ANSWER_POLL: Duration = Duration::from_secs(20);
@@ -188,10 +189,8 @@ pub async fn run_session(
     let mut host_config = config.host.clone();
     host_config.expected_guests = config.start_when;
     host_config.lobby_wait = config.lobby_timeout;
-    let mut host = HostSession::new(host_config);
-    if let Some(m) = &config.metrics {
-        host = host.with_metrics(m.session());
-    }
+    let host = Host::new(host_config);
+    let metrics = config.metrics.as_ref().map(DaemonMetrics::session);
     let (link_tx, link_rx) = mpsc::channel::<WebRtcLink>(8);
     let (progress_tx, progress_rx) = watch::channel(HostProgress::default());
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -205,7 +204,7 @@ pub async fn run_session(
             }
         }
     };
-    let host_run = run_host(host, link_rx, host_shutdown, Some(progress_tx));
+    let host_run = run_host(host, link_rx, host_shutdown, Some(progress_tx), metrics);
     let mut host_task = match &config.tick_runtime {
         Some(ticks) => ticks.spawn(host_run),
         None => tokio::spawn(host_run),

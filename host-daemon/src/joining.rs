@@ -11,10 +11,12 @@ use protocol::peer::{EndReason, RefusalReason};
 use serde::{Serialize, Serializer};
 use thiserror::Error;
 
-use crate::driver::run_guest_until;
-use crate::guest::{GuestConfig, GuestEnd, GuestSession};
-use crate::signaling::{LobbyClient, SignalingError};
-use crate::webrtc::{GuestAnswer, WebRtcOptions};
+use netcode::guest::{GuestConfig, GuestEnd};
+use protocol::BUILD_VERSION;
+
+use crate::driver::{Guest, run_guest_until};
+use crate::lobby_client::{LobbyClient, SignalingError};
+use crate::transport::webrtc::{GuestAnswer, WebRtcOptions};
 
 /// How long a joiner keeps trying for a round (lost races, the gap
 /// between rounds).
@@ -204,13 +206,12 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
             }
             Err(e) => return Err(lobby_err(&code, e)),
         };
-        if open.view.entry.build != crate::BUILD_VERSION {
+        if open.view.entry.build != BUILD_VERSION {
             return Err(JoinError::VersionMismatch {
                 code,
                 detail: format!(
                     "host runs {}, this guest runs {}",
-                    open.view.entry.build,
-                    crate::BUILD_VERSION
+                    open.view.entry.build, BUILD_VERSION
                 ),
             });
         }
@@ -269,7 +270,7 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
         }
     };
     let session = run_guest_until(
-        GuestSession::new(GuestConfig {
+        Guest::new(GuestConfig {
             display_name: config.name.clone(),
             bot: config.bot,
             ..GuestConfig::default()

@@ -1,46 +1,34 @@
-//! campfire's netcode host and guest sessions (the netcode spec), a
-//! pluggable transport, an in-process simulated network, and the
-//! `host-daemon simulate` scenario runner.
+//! campfire's host daemon: `netcode`'s host and guest sessions driven over
+//! real transports, always-on bot hosts published through the lobby, bot
+//! guests, and the `simulate` command.
 //!
 //! # Layout
 //!
-//! - [`transport`]: the seam: [`transport::PeerSender`], [`transport::PeerReceiver`],
-//!   connection-state events.
-//! - [`simnet`]: the simulated network (latency, jitter, stall, disconnect,
-//!   tamper), seeded and on `tokio::time`.
-//! - [`host`]: [`host::HostSession`], the host as a state machine.
-//! - [`guest`]: [`guest::GuestSession`], the guest as a state machine.
-//! - [`pilot`]: [`pilot::DelayAwareBot`], the engine's bot corrected for the input delay.
-//! - [`driver`]: the async drivers that run a session over a transport.
-//! - [`simulate`]: one host, bot players and bot guests over the simulated
-//!   network, summarized as one JSON line.
-//! - [`wire`]: conversions between engine types and their wire forms.
-//! - [`webrtc`]: the real transport: WebRTC data channels (`webrtc` 0.21.1),
-//!   host offers and guest answers, non-trickle.
-//! - [`signaling`]: [`signaling::LobbyClient`], the lobby server's HTTP API
-//!   for hosts (sessions, offer rounds, answers) and joiners.
-//! - [`hosting`]: `host-daemon host`: always-on bot-hosted sessions
-//!   published through the lobby and played over WebRTC.
-//! - [`joining`]: `host-daemon join`: a (bot) guest joining through the lobby.
+//! - [`commands`]: one module per command (`host`, `join`, `simulate`),
+//!   each owning its clap flags and its `run`; `main.rs` only dispatches.
+//! - [`transport`]: the seam ([`transport::PeerSender`],
+//!   [`transport::PeerReceiver`]) and its two implementations, real WebRTC
+//!   data channels ([`transport::webrtc`]) and an in-process network on
+//!   tokio's clock ([`transport::simnet`]).
+//! - [`driver`]: the async loops that run a session over a transport:
+//!   time, bounded queues, logs and metrics for the session's events.
+//! - [`lobby_client`]: [`lobby_client::LobbyClient`], the lobby server's HTTP
+//!   API for hosts (sessions, offer rounds, answers) and joiners.
+//! - [`hosting`]: always-on bot-hosted sessions in the lobby (`host`).
+//! - [`joining`]: a (bot) guest joining through the lobby (`join`).
+//! - [`realtime`]: `netcode::sim` scenarios played through the drivers in
+//!   real time (`simulate --realtime`, the capacity benchmark).
 //! - [`campaign`]: `--campaign DIR`, a folder of level maps.
 //! - [`metrics`]: the daemon's Prometheus series and `--metrics-listen`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod campaign;
+pub mod commands;
 pub mod driver;
-pub mod guest;
-pub mod host;
 pub mod hosting;
 pub mod joining;
+pub mod lobby_client;
 pub mod metrics;
-pub mod pilot;
-pub mod signaling;
-pub mod simnet;
-pub mod simulate;
+pub mod realtime;
 pub mod transport;
-pub mod webrtc;
-pub mod wire;
-
-/// The build identifier exchanged in the version handshake.
-pub const BUILD_VERSION: &str = concat!("campfire-", env!("CARGO_PKG_VERSION"));

@@ -171,6 +171,23 @@ impl SessionMetrics {
         self.inner.series.bytes_sent.inc_by(n as u64);
     }
 
+    /// Counts what a host session reports.
+    pub fn record(&self, event: &netcode::host::HostEvent) {
+        use netcode::host::HostEvent;
+        match event {
+            HostEvent::Ticked {
+                lateness_us,
+                held_inputs,
+            } => {
+                self.tick(*lateness_us);
+                self.held_inputs(*held_inputs);
+            }
+            HostEvent::Desync { .. } => self.desync(),
+            HostEvent::GuestsPresent(n) => self.set_guests(*n),
+            _ => {}
+        }
+    }
+
     /// This session now has `n` guests connected.
     pub fn set_guests(&self, n: usize) {
         let n = i64::try_from(n).unwrap_or(i64::MAX);

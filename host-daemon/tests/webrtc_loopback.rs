@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
-use host_daemon::signaling::{LobbyClient, SignalingError};
-use host_daemon::transport::{
-    ConnectionState, PeerReceiver, PeerSender, TransportError, TransportEvent,
-};
-use host_daemon::webrtc::{
+use host_daemon::lobby_client::{LobbyClient, SignalingError};
+use host_daemon::transport::webrtc::{
     GuestAnswer, HostOffer, WebRtcLink, WebRtcOptions, WebRtcReceiver, WebRtcSender,
+};
+use host_daemon::transport::{
+    ConnectionState, PeerEvent, PeerReceiver, PeerSender, TransportError,
 };
 use lobby_server::{Application, Config};
 use protocol::api::{HostKind, PutSessionRequest};
@@ -87,7 +87,7 @@ fn assert_loopback_only(sdp: &str) {
 }
 
 /// The next event, bounded.
-async fn next_event(receiver: &mut WebRtcReceiver) -> Option<TransportEvent> {
+async fn next_event(receiver: &mut WebRtcReceiver) -> Option<PeerEvent> {
     timeout(STEP, receiver.recv())
         .await
         .expect("an event within the bound")
@@ -131,11 +131,11 @@ async fn receive_all(receiver: &mut WebRtcReceiver, tag: &str) {
     let mut chunks_seen = 0;
     while inputs < MESSAGES || recons < MESSAGES || chunks_seen < chunks {
         match next_event(receiver).await {
-            Some(TransportEvent::Message(Channel::Input, text)) => {
+            Some(PeerEvent::Message(Channel::Input, text)) => {
                 assert_eq!(text, format!("{tag}-input-{inputs}"));
                 inputs += 1;
             }
-            Some(TransportEvent::Message(Channel::Reconciliation, text)) => {
+            Some(PeerEvent::Message(Channel::Reconciliation, text)) => {
                 if recons < MESSAGES {
                     assert_eq!(text, format!("{tag}-recon-{recons}"));
                     recons += 1;
@@ -145,7 +145,7 @@ async fn receive_all(receiver: &mut WebRtcReceiver, tag: &str) {
                     chunks_seen += 1;
                 }
             }
-            Some(TransportEvent::State(ConnectionState::Connected)) => {}
+            Some(PeerEvent::State(ConnectionState::Connected)) => {}
             other => panic!("unexpected {other:?} ({inputs} inputs, {recons} recons)"),
         }
     }
@@ -156,10 +156,10 @@ async fn receive_all(receiver: &mut WebRtcReceiver, tag: &str) {
 async fn expect_closed_by_peer(receiver: &mut WebRtcReceiver) {
     loop {
         match next_event(receiver).await {
-            Some(TransportEvent::State(
+            Some(PeerEvent::State(
                 ConnectionState::Closed | ConnectionState::Disconnected | ConnectionState::Failed,
             )) => break,
-            Some(TransportEvent::State(ConnectionState::Connected)) => {}
+            Some(PeerEvent::State(ConnectionState::Connected)) => {}
             other => panic!("expected the close, got {other:?}"),
         }
     }
@@ -181,7 +181,7 @@ async fn host_and_guest_connect_through_the_lobby_and_exchange_in_order() {
             name: Some("loopback".into()),
             host_name: Some("daemon".into()),
             max_players: Some(4),
-            build: Some(host_daemon::BUILD_VERSION.into()),
+            build: Some(protocol::BUILD_VERSION.into()),
             host_kind: Some(HostKind::Daemon),
             ..Default::default()
         })
@@ -253,11 +253,11 @@ async fn host_and_guest_connect_through_the_lobby_and_exchange_in_order() {
     // Both ends start connected.
     assert_eq!(
         next_event(&mut host_rx).await,
-        Some(TransportEvent::State(ConnectionState::Connected))
+        Some(PeerEvent::State(ConnectionState::Connected))
     );
     assert_eq!(
         next_event(&mut guest_rx).await,
-        Some(TransportEvent::State(ConnectionState::Connected))
+        Some(PeerEvent::State(ConnectionState::Connected))
     );
 
     // Too large a message is refused, not sent.
@@ -345,11 +345,11 @@ async fn connect_exchange_close(opts: &WebRtcOptions) {
     for (rx, want) in [(&mut guest.receiver, "ping"), (&mut host.receiver, "pong")] {
         loop {
             match next_event(rx).await {
-                Some(TransportEvent::Message(_, text)) => {
+                Some(PeerEvent::Message(_, text)) => {
                     assert_eq!(text, want);
                     break;
                 }
-                Some(TransportEvent::State(ConnectionState::Connected)) => {}
+                Some(PeerEvent::State(ConnectionState::Connected)) => {}
                 other => panic!("unexpected {other:?}"),
             }
         }
@@ -418,7 +418,7 @@ async fn lobby_refusals_are_typed_errors() {
             name: Some("errors".into()),
             host_name: Some("daemon".into()),
             max_players: Some(4),
-            build: Some(host_daemon::BUILD_VERSION.into()),
+            build: Some(protocol::BUILD_VERSION.into()),
             host_kind: Some(HostKind::Daemon),
             ..Default::default()
         })
@@ -466,7 +466,7 @@ async fn lobby_refusals_are_typed_errors() {
             name: Some("other".into()),
             host_name: Some("daemon".into()),
             max_players: Some(2),
-            build: Some(host_daemon::BUILD_VERSION.into()),
+            build: Some(protocol::BUILD_VERSION.into()),
             host_kind: Some(HostKind::Daemon),
             ..Default::default()
         })
@@ -493,10 +493,11 @@ async fn lobby_refusals_are_typed_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_netcode_session_runs_in_lockstep_over_webrtc() {
-    use host_daemon::driver::{run_guest, run_host};
-    use host_daemon::guest::{GuestConfig, GuestSession};
-    use host_daemon::host::{HostConfig, HostSession};
-    use host_daemon::simulate::final_hash_matches;
+    use host_daemon::driver::{Guest, Host, run_guest, run_host};
+    use netcode::guest::GuestConfig;
+    use netcode::host::HostConfig;
+    use netcode::plan::GeneratedCampaign;
+    use netcode::sim::final_hash_matches;
     use protocol::peer::EndReason;
 
     let _serial = SERIAL.lock().await;
@@ -505,9 +506,11 @@ async fn a_netcode_session_runs_in_lockstep_over_webrtc() {
     incoming_tx.send(host_link).await.expect("queued");
     drop(incoming_tx);
     let host = tokio::spawn(run_host(
-        HostSession::new(HostConfig {
-            seed: 11,
-            levels: 1,
+        Host::new(HostConfig {
+            plan: std::sync::Arc::new(GeneratedCampaign {
+                seed: 11,
+                levels: 1,
+            }),
             bots: 1,
             expected_guests: 1,
             max_ticks_per_level: Some(120),
@@ -517,9 +520,10 @@ async fn a_netcode_session_runs_in_lockstep_over_webrtc() {
         incoming,
         std::future::pending::<()>(),
         None,
+        None,
     ));
     let guest = tokio::spawn(run_guest(
-        GuestSession::new(GuestConfig {
+        Guest::new(GuestConfig {
             display_name: "webrtc".into(),
             record_ticks: true,
             ..GuestConfig::default()
@@ -547,7 +551,7 @@ async fn a_netcode_session_runs_in_lockstep_over_webrtc() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn port_range_and_public_address_shape_the_offer() {
-    use host_daemon::webrtc::WebRtcError;
+    use host_daemon::transport::webrtc::WebRtcError;
 
     let _serial = SERIAL.lock().await;
     // A port that was free a moment ago, as a one-port range.
@@ -646,11 +650,11 @@ async fn a_host_that_vanishes_is_reported_disconnected_then_failed() {
         .expect("guest link");
     loop {
         match next_event(&mut guest.receiver).await {
-            Some(TransportEvent::Message(Channel::Input, text)) => {
+            Some(PeerEvent::Message(Channel::Input, text)) => {
                 assert_eq!(text, "hello");
                 break;
             }
-            Some(TransportEvent::State(ConnectionState::Connected)) => {}
+            Some(PeerEvent::State(ConnectionState::Connected)) => {}
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -659,7 +663,7 @@ async fn a_host_that_vanishes_is_reported_disconnected_then_failed() {
     let mut states = Vec::new();
     while let Some(ev) = next_event(&mut guest.receiver).await {
         match ev {
-            TransportEvent::State(s) => states.push(s),
+            PeerEvent::State(s) => states.push(s),
             other => panic!("unexpected {other:?}"),
         }
     }

@@ -16,6 +16,7 @@
 //! - [`peer`]: peer protocol messages on the `input` and `reconciliation` channels.
 //! - [`chunk`]: chunking and validated reassembly of large peer messages.
 //! - [`tick`]: the netcode tick constants shared by every peer.
+//! - [`BUILD_VERSION`]: the build identifier of the version handshake and the lobby.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -29,3 +30,9 @@ pub mod peer;
 pub mod sdp;
 pub mod snapshot;
 pub mod tick;
+
+/// The build identifier: peers exchange it in the version handshake, the
+/// lobby lists it per session and the lobby page compares it with its own.
+/// Every crate of the workspace shares one version, so the lobby-server and
+/// host-daemon binaries of one build always agree.
+pub const BUILD_VERSION: &str = concat!("campfire-", env!("CARGO_PKG_VERSION"));

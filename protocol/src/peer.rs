@@ -46,18 +46,40 @@ impl Channel {
     }
 }
 
-/// The session's difficulty as it travels at setup (host-authoritative,
-/// frozen for the session).
+/// The session's difficulty: host-authoritative, sent at setup and frozen
+/// for the session. It scales enemy hit points, damage and aim (the engine's
+/// `DifficultyScaling` says by how much).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Difficulty {
-    /// Weaker enemies.
+    /// Weaker, clumsier enemies.
     Easy,
     /// The baseline.
     #[default]
     Normal,
-    /// Tougher enemies.
+    /// Tougher, deadlier, more accurate enemies.
     Hard,
+}
+
+impl Difficulty {
+    /// Parses `easy`, `normal` or `hard`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "easy" => Some(Difficulty::Easy),
+            "normal" => Some(Difficulty::Normal),
+            "hard" => Some(Difficulty::Hard),
+            _ => None,
+        }
+    }
+
+    /// The name [`Difficulty::parse`] reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Difficulty::Easy => "easy",
+            Difficulty::Normal => "normal",
+            Difficulty::Hard => "hard",
+        }
+    }
 }
 
 /// Why the host refused a join.
@@ -414,6 +436,7 @@ mod tests {
             keys_collected: vec![],
             grid_version: 2,
             grid_delta: vec![],
+            residual: None,
         }
     }
 

@@ -163,6 +163,94 @@ pub struct ReconciliationSnapshot {
     pub grid_version: u64,
     /// Tiles changed since the previous snapshot.
     pub grid_delta: Vec<TileMutation>,
+    /// The simulation state the fields above leave out (a campfire
+    /// extension; peers that do not know it ignore it). With it a snapshot
+    /// restores everything the world hash covers, so a guest that drifted
+    /// anywhere hashes equal to the host right after the next snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub residual: Option<Box<ResidualState>>,
+}
+
+/// A player's score in the end-of-run table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlayerScore {
+    /// Kill score.
+    pub kill_score: u32,
+    /// Kills.
+    pub kills: u32,
+}
+
+/// How a level ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum LevelOutcome {
+    /// The exit countdown ran out.
+    Complete,
+    /// Every player died.
+    TeamEliminated,
+}
+
+/// What a [`PlayerSnapshot`] leaves out of a player's state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlayerResidual {
+    /// Seconds until the player may fire again.
+    pub fire_cooldown: f64,
+    /// Distance walked this level, tiles.
+    pub distance: f64,
+}
+
+/// What an [`EnemySnapshot`] leaves out of an enemy's state (index-aligned
+/// with `GameMap.enemies`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EnemyResidual {
+    /// Seconds until its next attack may happen.
+    pub attack_cooldown: f64,
+    /// Idle-roam target `[x, y]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roam: Option<[f64; 2]>,
+    /// Where it last saw a player `[x, y]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_seen: Option<[f64; 2]>,
+    /// Loot drops it made this level (the `dropSeq` of their ids).
+    pub drop_seq: u32,
+}
+
+/// The simulation state a [`ReconciliationSnapshot`]'s spec fields leave
+/// out: level timers, AI state, fuses, the lag-compensation history, the
+/// whole grid's changes and the level constants.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResidualState {
+    /// Simulated seconds this level.
+    pub level_time: f64,
+    /// Exit countdown ticks left, once started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub countdown: Option<u32>,
+    /// Set once the level is over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<LevelOutcome>,
+    /// The session's difficulty.
+    pub difficulty: crate::peer::Difficulty,
+    /// Player count for elite scaling.
+    pub player_count: u32,
+    /// Whether the level started with more than one player.
+    pub multiplayer: bool,
+    /// Players removed this level, with their scores.
+    pub departed: BTreeMap<PlayerId, PlayerScore>,
+    /// Per roster member.
+    pub players: BTreeMap<PlayerId, PlayerResidual>,
+    /// Index-aligned with `GameMap.enemies`.
+    pub enemies: Vec<EnemyResidual>,
+    /// Index-aligned with `GameMap.mines`: seconds to detonation once armed.
+    pub mine_fuses: Vec<Option<f64>>,
+    /// Enemy positions at the end of recent ticks, oldest first, each
+    /// index-aligned with `GameMap.enemies`, as `[x, y]`.
+    pub enemy_history: Vec<Vec<[f64; 2]>>,
+    /// Every tile that differs from the level's map as loaded.
+    pub changed_tiles: Vec<TileMutation>,
 }
 
 /// What one player carries into the next level (spec §7).
@@ -321,6 +409,7 @@ mod tests {
                         pickups_collected: collected.clone(),
                         keys_collected: collected,
                         grid_version: gv.into(),
+                        residual: None,
                         grid_delta: delta
                             .into_iter()
                             .map(|(x, y, value)| TileMutation {

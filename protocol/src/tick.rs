@@ -15,6 +15,10 @@ pub const INPUT_DELAY_TICKS: u64 = 3;
 /// Ticks between two host reconciliation snapshots (once a second).
 pub const RECONCILE_INTERVAL_TICKS: u64 = 30;
 
+/// Ticks between two world-hash reports from a guest to the host (a
+/// campfire choice: the spec leaves the interval open).
+pub const HASH_REPORT_INTERVAL_TICKS: u64 = 10;
+
 /// Ticks of the exit countdown (five seconds) before a level is complete.
 pub const COUNTDOWN_TICKS: u32 = 150;
 

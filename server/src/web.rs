@@ -15,9 +15,9 @@ use axum::routing::get;
 
 use crate::app::AppState;
 
-/// The build identifier of this workspace, the same string `host-daemon`
-/// sends in its version handshake.
-pub const BUILD_VERSION: &str = concat!("campfire-", env!("CARGO_PKG_VERSION"));
+/// The build identifier of this workspace (shared with `host-daemon`'s
+/// version handshake through `protocol`).
+pub use protocol::BUILD_VERSION;
 
 /// One embedded file: its URL path, content type and bytes.
 struct Asset {

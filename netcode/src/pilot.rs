@@ -1,32 +1,38 @@
-//! [`DelayAwareBot`]: the engine's bot controller, corrected for the input
-//! delay.
+//! [`DelayAwareBot`]: an engine's bot corrected for the input delay.
 //!
-//! The engine's `BotController` aims as if its input applied at once: it
-//! turns by the whole angle to its target every tick. Under the netcode's
-//! `INPUT_DELAY_TICKS` the same correction is issued `INPUT_DELAY_TICKS + 1`
-//! times before the first one lands, so the aim overshoots and oscillates
-//! and bots stop finishing levels. This wrapper subtracts the turns still in
-//! flight (a Smith predictor), so the sum of pending turns equals the error
-//! the bot sees.
+//! A bot aims as if its input applied at once: it turns by the whole angle
+//! to its target every tick. Under the netcode's `INPUT_DELAY_TICKS` the
+//! same correction is issued `INPUT_DELAY_TICKS + 1` times before the first
+//! one lands, so the aim overshoots and oscillates and bots stop finishing
+//! levels. This wrapper subtracts the turns still in flight (a Smith
+//! predictor), so the sum of pending turns equals the error the bot sees.
 
 use std::collections::VecDeque;
 
-use engine::{BotController, RaycasterEngine};
+use engine::{Bot, Engine};
 use protocol::input::{InputSnapshot, MAX_MOUSE_DELTA_X, PlayerId};
 use protocol::tick::INPUT_DELAY_TICKS;
 
 /// A bot whose inputs are applied `INPUT_DELAY_TICKS` after it samples them.
-#[derive(Clone, Debug)]
-pub struct DelayAwareBot {
-    bot: BotController,
+pub struct DelayAwareBot<E: Engine> {
+    bot: E::Bot,
     in_flight: VecDeque<f64>,
 }
 
-impl DelayAwareBot {
+impl<E: Engine> std::fmt::Debug for DelayAwareBot<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DelayAwareBot")
+            .field("player", self.player_id())
+            .field("in_flight", &self.in_flight)
+            .finish()
+    }
+}
+
+impl<E: Engine> DelayAwareBot<E> {
     /// A bot for player `id`.
     pub fn new(id: PlayerId) -> Self {
         Self {
-            bot: BotController::new(id),
+            bot: E::Bot::new(id),
             in_flight: VecDeque::new(),
         }
     }
@@ -42,7 +48,7 @@ impl DelayAwareBot {
     }
 
     /// The input to tag for `engine.tick() + INPUT_DELAY_TICKS`.
-    pub fn decide(&mut self, engine: &RaycasterEngine) -> InputSnapshot {
+    pub fn decide(&mut self, engine: &E) -> InputSnapshot {
         let mut input = self.bot.decide(engine);
         let pending: f64 = self.in_flight.iter().sum();
         input.mouse_delta_x =

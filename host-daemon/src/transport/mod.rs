@@ -4,37 +4,20 @@
 //! `reconciliation`) plus connection-state events. It comes as a
 //! [`PeerSender`] (cloneable; `send` waits while the channel's buffer is
 //! full, which is the backpressure every chunked transfer relies on) and a
-//! [`PeerReceiver`] (messages and state changes, in order per channel).
-//! Sessions never see anything else, so a WebRTC data-channel pair and the
-//! [`crate::simnet`] fake plug in the same way.
+//! [`PeerReceiver`] (messages and state changes, in order per channel, as
+//! `netcode`'s [`PeerEvent`]s). Drivers never see anything else, so a WebRTC
+//! data-channel pair ([`webrtc`]) and the in-process fake ([`simnet`]) plug
+//! in the same way.
+
+pub mod simnet;
+pub mod webrtc;
 
 use std::future::Future;
 
+pub use netcode::link::{ConnectionState, PeerEvent};
+
 use protocol::peer::Channel;
 use thiserror::Error;
-
-/// A connection's state, as the transport reports it (WebRTC's
-/// `connectionState` values that matter to the netcode).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConnectionState {
-    /// Up (initially, or recovered).
-    Connected,
-    /// Lost, possibly transiently.
-    Disconnected,
-    /// Lost for good.
-    Failed,
-    /// Closed on purpose by the other side.
-    Closed,
-}
-
-/// What a receiver yields.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TransportEvent {
-    /// A text message on a channel.
-    Message(Channel, String),
-    /// The connection's state changed.
-    State(ConnectionState),
-}
 
 /// Why a send failed.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -61,7 +44,7 @@ pub trait PeerSender: Clone + Send + Sync + 'static {
 /// The receiving half of a peer connection.
 pub trait PeerReceiver: Send + 'static {
     /// The next event; `None` once the transport is gone for good.
-    fn recv(&mut self) -> impl Future<Output = Option<TransportEvent>> + Send;
+    fn recv(&mut self) -> impl Future<Output = Option<PeerEvent>> + Send;
 }
 
 /// One peer connection, both halves.

@@ -1,4 +1,7 @@
-//! An in-process simulated network implementing the transport seam.
+//! An in-process simulated network implementing the transport seam, on
+//! tokio's clock: the real-time twin of `netcode::sim` (which runs on a
+//! virtual clock without drivers). It exercises the drivers, and serves
+//! `simulate --realtime` and the capacity benchmark.
 //!
 //! [`link`] makes one host-guest connection: two endpoints and a
 //! [`LinkControl`]. Every direction of every channel has its own delivery
@@ -21,39 +24,14 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until};
 
 use crate::transport::{
-    ConnectionState, PeerLink, PeerReceiver, PeerSender, TransportError, TransportEvent,
+    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
 };
 
 /// Messages a channel buffers before `send` waits (the high-water mark).
 pub const CHANNEL_BUFFER_MESSAGES: usize = 64;
 
-/// Rewrites a message in flight: `(channel, text) -> text`.
-pub type Tamper = Arc<dyn Fn(Channel, &str) -> String + Send + Sync>;
-
-/// One link's behaviour.
-#[derive(Clone, Default)]
-pub struct LinkConfig {
-    /// One-way base latency.
-    pub latency: Duration,
-    /// Extra one-way delay drawn uniformly from `0..=jitter` per message.
-    pub jitter: Duration,
-    /// Seed of the jitter draws.
-    pub seed: u64,
-    /// Applied to host-to-guest messages.
-    pub tamper_down: Option<Tamper>,
-    /// Applied to guest-to-host messages.
-    pub tamper_up: Option<Tamper>,
-}
-
-impl std::fmt::Debug for LinkConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LinkConfig")
-            .field("latency", &self.latency)
-            .field("jitter", &self.jitter)
-            .field("seed", &self.seed)
-            .finish_non_exhaustive()
-    }
-}
+/// Links are configured as in `netcode`'s virtual-time simulator.
+pub use netcode::sim::{LinkConfig, Tamper};
 
 /// The sending half of a simulated endpoint.
 #[derive(Clone, Debug)]
@@ -66,7 +44,7 @@ pub struct SimSender {
 /// The receiving half of a simulated endpoint.
 #[derive(Debug)]
 pub struct SimReceiver {
-    events: mpsc::UnboundedReceiver<TransportEvent>,
+    events: mpsc::UnboundedReceiver<PeerEvent>,
 }
 
 /// A simulated endpoint.
@@ -77,8 +55,8 @@ pub type SimEndpoint = PeerLink<SimSender, SimReceiver>;
 pub struct LinkControl {
     cut: Arc<AtomicBool>,
     stall_until: Arc<watch::Sender<Instant>>,
-    host_events: mpsc::UnboundedSender<TransportEvent>,
-    guest_events: mpsc::UnboundedSender<TransportEvent>,
+    host_events: mpsc::UnboundedSender<PeerEvent>,
+    guest_events: mpsc::UnboundedSender<PeerEvent>,
 }
 
 impl LinkControl {
@@ -92,7 +70,7 @@ impl LinkControl {
     /// [`ConnectionState::Disconnected`].
     pub fn disconnect(&self) {
         if !self.cut.swap(true, Ordering::SeqCst) {
-            let ev = TransportEvent::State(ConnectionState::Disconnected);
+            let ev = PeerEvent::State(ConnectionState::Disconnected);
             let _ = self.host_events.send(ev.clone());
             let _ = self.guest_events.send(ev);
         }
@@ -136,7 +114,7 @@ struct Pipe {
     cut: Arc<AtomicBool>,
     stall_until: watch::Receiver<Instant>,
     tamper: Option<Tamper>,
-    out: mpsc::UnboundedSender<TransportEvent>,
+    out: mpsc::UnboundedSender<PeerEvent>,
     flushed: Arc<std::sync::atomic::AtomicUsize>,
 }
 
@@ -150,9 +128,7 @@ impl Pipe {
                     if self.flushed.fetch_add(1, Ordering::SeqCst) + 1 == 2
                         && !self.cut.swap(true, Ordering::SeqCst)
                     {
-                        let _ = self
-                            .out
-                            .send(TransportEvent::State(ConnectionState::Closed));
+                        let _ = self.out.send(PeerEvent::State(ConnectionState::Closed));
                     }
                     continue;
                 }
@@ -185,7 +161,7 @@ impl Pipe {
             };
             if self
                 .out
-                .send(TransportEvent::Message(self.channel, text))
+                .send(PeerEvent::Message(self.channel, text))
                 .is_err()
             {
                 return;
@@ -202,10 +178,10 @@ pub fn link(config: LinkConfig) -> (SimEndpoint, SimEndpoint, LinkControl) {
     let (stall_tx, stall_rx) = watch::channel(Instant::now());
     let (host_ev_tx, host_ev_rx) = mpsc::unbounded_channel();
     let (guest_ev_tx, guest_ev_rx) = mpsc::unbounded_channel();
-    let _ = host_ev_tx.send(TransportEvent::State(ConnectionState::Connected));
-    let _ = guest_ev_tx.send(TransportEvent::State(ConnectionState::Connected));
+    let _ = host_ev_tx.send(PeerEvent::State(ConnectionState::Connected));
+    let _ = guest_ev_tx.send(PeerEvent::State(ConnectionState::Connected));
     let mut seed = config.seed;
-    let mut make_queues = |out: &mpsc::UnboundedSender<TransportEvent>, tamper: &Option<Tamper>| {
+    let mut make_queues = |out: &mpsc::UnboundedSender<PeerEvent>, tamper: &Option<Tamper>| {
         let flushed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         [Channel::Input, Channel::Reconciliation].map(|channel| {
             let (tx, rx) = mpsc::channel(CHANNEL_BUFFER_MESSAGES);
@@ -281,7 +257,7 @@ impl PeerSender for SimSender {
 }
 
 impl PeerReceiver for SimReceiver {
-    async fn recv(&mut self) -> Option<TransportEvent> {
+    async fn recv(&mut self) -> Option<PeerEvent> {
         self.events.recv().await
     }
 }
@@ -293,7 +269,7 @@ mod tests {
     async fn next_message(r: &mut SimReceiver) -> (Instant, String) {
         loop {
             match r.recv().await {
-                Some(TransportEvent::Message(_, t)) => return (Instant::now(), t),
+                Some(PeerEvent::Message(_, t)) => return (Instant::now(), t),
                 Some(_) => continue,
                 None => panic!("link closed"),
             }
@@ -342,7 +318,7 @@ mod tests {
         assert!(host.sender.send(Channel::Input, "x".into()).await.is_err());
         assert_eq!(
             guest.receiver.recv().await,
-            Some(TransportEvent::State(ConnectionState::Disconnected))
+            Some(PeerEvent::State(ConnectionState::Disconnected))
         );
     }
 }

@@ -1,18 +1,18 @@
-//! One test per netcode mechanism, headless over the simulated network on
-//! paused tokio time (no real sleeps).
+//! One test per netcode mechanism: a host and its guests over the
+//! simulated network on a virtual clock (plain time values, no runtime).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::Engine;
-use host_daemon::guest::{GuestConfig, GuestEnd, GuestFault};
-use host_daemon::host::{HostConfig, HostOutput, HostSession};
-use host_daemon::simnet::{LinkConfig, Tamper};
-use host_daemon::simulate::{
-    NetAction, NetEvent, Outcome, Scenario, Summary, final_hash_matches, run,
+use engine::{Engine, RaycasterEngine};
+use netcode::guest::{GuestConfig, GuestEnd, GuestFault};
+use netcode::host::{HostConfig, HostOutput};
+use netcode::link::{ConnectionState, PeerEvent};
+use netcode::plan::GeneratedCampaign;
+use netcode::sim::{
+    LinkConfig, NetAction, NetEvent, Scenario, Summary, Tamper, final_hash_matches,
 };
-use host_daemon::transport::{ConnectionState, TransportEvent};
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
     Channel, EndReason, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
@@ -20,10 +20,17 @@ use protocol::peer::{
 };
 use protocol::tick::{DISCONNECT_GRACE_MS, RECONCILE_INTERVAL_TICKS};
 
+type Outcome = netcode::sim::Outcome<RaycasterEngine>;
+type HostSession = netcode::host::HostSession<RaycasterEngine>;
+type GuestSession = netcode::guest::GuestSession<RaycasterEngine>;
+
+fn run(scenario: Scenario) -> Outcome {
+    netcode::sim::run(scenario)
+}
+
 fn host(levels: u32, guests: usize, max_ticks: Option<u64>) -> HostConfig {
     HostConfig {
-        seed: 11,
-        levels,
+        plan: Arc::new(GeneratedCampaign { seed: 11, levels }),
         bots: 1,
         expected_guests: guests,
         max_ticks_per_level: max_ticks,
@@ -97,8 +104,8 @@ fn player(o: &Outcome, g: usize) -> PlayerId {
         .expect("guest has no player id")
 }
 
-#[tokio::test(start_paused = true)]
-async fn setup_refuses_a_version_mismatch_with_a_reason() {
+#[test]
+fn setup_refuses_a_version_mismatch_with_a_reason() {
     let old = GuestConfig {
         build_version: "campfire-0.0.0-stale".into(),
         ..guest("Old")
@@ -107,8 +114,7 @@ async fn setup_refuses_a_version_mismatch_with_a_reason() {
         host: host(1, 2, Some(60)),
         guests: vec![(old, net(0, 0, 1)), (guest("New"), net(0, 0, 2))],
         events: vec![],
-    })
-    .await;
+    });
     match ended(&o, 0) {
         GuestEnd::Refused(RefusalReason::VersionMismatch, detail) => {
             assert!(detail.contains("campfire-0.0.0-stale"), "{detail}");
@@ -121,8 +127,8 @@ async fn setup_refuses_a_version_mismatch_with_a_reason() {
     assert!(final_hash_matches(&o.host, &o.guests[1]));
 }
 
-#[tokio::test(start_paused = true)]
-async fn setup_merges_sanitized_names_into_every_init() {
+#[test]
+fn setup_merges_sanitized_names_into_every_init() {
     let o = run(Scenario {
         host: host(1, 2, Some(30)),
         guests: vec![
@@ -130,8 +136,7 @@ async fn setup_merges_sanitized_names_into_every_init() {
             (guest("\u{202E}Bob"), net(0, 0, 2)),
         ],
         events: vec![],
-    })
-    .await;
+    });
     let names = o.host.names().clone();
     assert_eq!(names.len(), 4);
     assert_eq!(names[&PlayerId::new("host")], "Host");
@@ -161,8 +166,8 @@ fn map_chunk_tamper(truncate: bool) -> Tamper {
     })
 }
 
-#[tokio::test(start_paused = true)]
-async fn setup_rejects_corrupted_and_truncated_map_chunks_cleanly() {
+#[test]
+fn setup_rejects_corrupted_and_truncated_map_chunks_cleanly() {
     let grace_ticks = DISCONNECT_GRACE_MS * 30 / 1000;
     for (truncate, expect) in [(false, "checksum"), (true, "announces")] {
         let bad = LinkConfig {
@@ -173,8 +178,7 @@ async fn setup_rejects_corrupted_and_truncated_map_chunks_cleanly() {
             host: host(1, 2, Some(grace_ticks + 60)),
             guests: vec![(guest("Bad"), bad), (guest("Good"), net(0, 0, 2))],
             events: vec![],
-        })
-        .await;
+        });
         match ended(&o, 0) {
             GuestEnd::SetupFailed(e) => assert!(e.contains(expect), "{e}"),
             other => panic!("expected a setup failure, got {other:?}"),
@@ -189,14 +193,13 @@ async fn setup_rejects_corrupted_and_truncated_map_chunks_cleanly() {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn lockstep_host_and_two_guests_hash_equal_every_tick() {
+#[test]
+fn lockstep_host_and_two_guests_hash_equal_every_tick() {
     let o = run(Scenario {
         host: host(1, 2, Some(300)),
         guests: vec![(guest("A"), net(0, 0, 1)), (guest("B"), net(0, 0, 2))],
         events: vec![],
-    })
-    .await;
+    });
     assert_eq!(o.host.ended(), Some(EndReason::HostShutdown));
     // The host's own and bot players' inputs are delayed like everyone's:
     // nobody has input before tick INPUT_DELAY_TICKS, then the bots move.
@@ -224,14 +227,13 @@ async fn lockstep_host_and_two_guests_hash_equal_every_tick() {
     assert_eq!(s.hash_matches.values().sum::<u32>(), 2 * 29);
 }
 
-#[tokio::test(start_paused = true)]
-async fn lockstep_jitter_beyond_the_delay_holds_inputs_and_snapshots_agree() {
+#[test]
+fn lockstep_jitter_beyond_the_delay_holds_inputs_and_snapshots_agree() {
     let o = run(Scenario {
         host: host(1, 2, Some(450)),
         guests: vec![(guest("A"), net(40, 150, 1)), (guest("B"), net(40, 150, 2))],
         events: vec![],
-    })
-    .await;
+    });
     let s = o.host.stats();
     assert!(
         s.held_inputs > 0,
@@ -255,8 +257,8 @@ async fn lockstep_jitter_beyond_the_delay_holds_inputs_and_snapshots_agree() {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn reconciliation_repairs_a_corrupted_guest_state_and_prng() {
+#[test]
+fn reconciliation_repairs_a_corrupted_guest_state_and_prng() {
     // Corrupt the guest on the tick a snapshot reflects, before it lands:
     // the world hash covers fields the spec deliberately leaves out of the
     // snapshot (short timers), so only a divergence the snapshot covers can
@@ -270,8 +272,7 @@ async fn reconciliation_repairs_a_corrupted_guest_state_and_prng() {
         host: host(1, 2, Some(150)),
         guests: vec![(corrupt, net(0, 0, 1)), (guest("B"), net(0, 0, 2))],
         events: vec![],
-    })
-    .await;
+    });
     let hh = host_hashes(&o);
     let victim = &o.guests[0];
     let at = |tick: u64| {
@@ -338,8 +339,8 @@ async fn reconciliation_repairs_a_corrupted_guest_state_and_prng() {
     assert_eq!(victim.stats().hard_snaps, 0);
 }
 
-#[tokio::test(start_paused = true)]
-async fn disconnect_grace_then_synchronized_roster_remove() {
+#[test]
+fn disconnect_grace_then_synchronized_roster_remove() {
     let grace_ticks = DISCONNECT_GRACE_MS * 30 / 1000;
     let o = run(Scenario {
         host: host(1, 2, Some(60 + grace_ticks + 60)),
@@ -351,8 +352,7 @@ async fn disconnect_grace_then_synchronized_roster_remove() {
             at_tick: 60,
             action: NetAction::Disconnect(1),
         }],
-    })
-    .await;
+    });
     let gone = player(&o, 1);
     let removed = &o.host.stats().roster_removed;
     assert_eq!(removed.len(), 1);
@@ -387,8 +387,8 @@ async fn disconnect_grace_then_synchronized_roster_remove() {
     assert_eq!(ended(&o, 1), GuestEnd::Ended(EndReason::HostDisconnected));
 }
 
-#[tokio::test(start_paused = true)]
-async fn late_join_is_refused_and_never_enters_the_roster() {
+#[test]
+fn late_join_is_refused_and_never_enters_the_roster() {
     let o = run(Scenario {
         host: host(1, 1, Some(120)),
         guests: vec![(guest("Early"), net(0, 0, 1))],
@@ -396,8 +396,7 @@ async fn late_join_is_refused_and_never_enters_the_roster() {
             at_tick: 30,
             action: NetAction::LateJoin(guest("Late"), net(0, 0, 9)),
         }],
-    })
-    .await;
+    });
     match o.late[0].ended() {
         Some(GuestEnd::Refused(RefusalReason::SessionStarted, _)) => {}
         other => panic!("expected a late-join refusal, got {other:?}"),
@@ -407,9 +406,8 @@ async fn late_join_is_refused_and_never_enters_the_roster() {
     assert!(final_hash_matches(&o.host, &o.guests[0]));
 }
 
-#[tokio::test(start_paused = true)]
-async fn host_loss_ends_guest_sessions_after_the_grace() {
-    let start = tokio::time::Instant::now();
+#[test]
+fn host_loss_ends_guest_sessions_after_the_grace() {
     let o = run(Scenario {
         host: host(1, 2, None),
         guests: vec![(guest("A"), net(0, 0, 1)), (guest("B"), net(0, 0, 2))],
@@ -417,14 +415,13 @@ async fn host_loss_ends_guest_sessions_after_the_grace() {
             at_tick: 100,
             action: NetAction::HostLoss,
         }],
-    })
-    .await;
+    });
     for g in 0..2 {
         assert_eq!(ended(&o, g), GuestEnd::Ended(EndReason::HostDisconnected));
         let last = o.guests[g].applied().last().expect("applied").tick;
         assert!(last <= 101, "guest advanced without a host: {last}");
     }
-    assert!(start.elapsed() >= Duration::from_millis(100 * 1000 / 30 + DISCONNECT_GRACE_MS));
+    assert!(o.elapsed >= Duration::from_millis(100 * 1000 / 30 + DISCONNECT_GRACE_MS));
 }
 
 /// Corrupts the first `times` level-transition chunks this link carries.
@@ -450,8 +447,8 @@ fn transition_tamper(times: usize) -> (Tamper, Arc<std::sync::atomic::AtomicUsiz
     (t, count)
 }
 
-#[tokio::test(start_paused = true)]
-async fn transition_recovers_a_guest_that_failed_reassembly_once() {
+#[test]
+fn transition_recovers_a_guest_that_failed_reassembly_once() {
     let (tamper, fired) = transition_tamper(1);
     let once = LinkConfig {
         tamper_down: Some(tamper),
@@ -461,8 +458,7 @@ async fn transition_recovers_a_guest_that_failed_reassembly_once() {
         host: host(2, 2, Some(5_000)),
         guests: vec![(guest("Flaky"), once), (guest("Fine"), net(5, 5, 2))],
         events: vec![],
-    })
-    .await;
+    });
     assert!(fired.load(std::sync::atomic::Ordering::SeqCst) >= 1);
     let s = o.host.stats();
     assert_eq!(o.host.ended(), Some(EndReason::Completed));
@@ -477,8 +473,8 @@ async fn transition_recovers_a_guest_that_failed_reassembly_once() {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn transition_drops_a_guest_that_never_acks_and_the_rest_continue() {
+#[test]
+fn transition_drops_a_guest_that_never_acks_and_the_rest_continue() {
     let (tamper, _) = transition_tamper(usize::MAX);
     let never = LinkConfig {
         tamper_down: Some(tamper),
@@ -488,8 +484,7 @@ async fn transition_drops_a_guest_that_never_acks_and_the_rest_continue() {
         host: host(2, 2, Some(5_000)),
         guests: vec![(guest("Stuck"), never), (guest("Fine"), net(5, 5, 2))],
         events: vec![],
-    })
-    .await;
+    });
     let stuck = player(&o, 0);
     let s = o.host.stats();
     assert_eq!(o.host.ended(), Some(EndReason::Completed));
@@ -509,8 +504,8 @@ async fn transition_drops_a_guest_that_never_acks_and_the_rest_continue() {
     assert_eq!((removal.epoch, removal.tick), (2, 0));
 }
 
-#[tokio::test(start_paused = true)]
-async fn sanitizing_escape_blur_and_cheats_change_nothing() {
+#[test]
+fn sanitizing_escape_blur_and_cheats_change_nothing() {
     let forged = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let f = forged.clone();
     let forge: Tamper = Arc::new(move |_c: Channel, text: &str| {
@@ -534,14 +529,11 @@ async fn sanitizing_escape_blur_and_cheats_change_nothing() {
             tamper_up: tamper,
             ..net(0, 0, 1)
         };
-        runs.push(
-            run(Scenario {
-                host: host(1, 1, Some(240)),
-                guests: vec![(guest("Cheater"), link)],
-                events: vec![],
-            })
-            .await,
-        );
+        runs.push(run(Scenario {
+            host: host(1, 1, Some(240)),
+            guests: vec![(guest("Cheater"), link)],
+            events: vec![],
+        }));
     }
     assert!(forged.load(std::sync::atomic::Ordering::SeqCst) > 200);
     assert_eq!(runs[0].host.hash_log(), runs[1].host.hash_log());
@@ -551,8 +543,8 @@ async fn sanitizing_escape_blur_and_cheats_change_nothing() {
     let _ = InputSnapshot::NEUTRAL;
 }
 
-#[tokio::test(start_paused = true)]
-async fn stalled_guest_catches_up_in_order() {
+#[test]
+fn stalled_guest_catches_up_in_order() {
     let o = run(Scenario {
         host: host(1, 2, Some(400)),
         guests: vec![
@@ -563,8 +555,7 @@ async fn stalled_guest_catches_up_in_order() {
             at_tick: 60,
             action: NetAction::Stall(0, Duration::from_millis(3_000)),
         }],
-    })
-    .await;
+    });
     consecutive(&o, 0);
     assert_eq!(assert_lockstep(&o, 0), 400);
     assert!(final_hash_matches(&o.host, &o.guests[0]));
@@ -579,8 +570,8 @@ async fn stalled_guest_catches_up_in_order() {
     assert_lockstep(&o, 1);
 }
 
-#[tokio::test(start_paused = true)]
-async fn one_host_and_four_guests_across_three_levels() {
+#[test]
+fn one_host_and_four_guests_across_three_levels() {
     let guests = (0..4)
         .map(|i| (guest(&format!("G{i}")), net(20, 10, i)))
         .collect();
@@ -591,9 +582,8 @@ async fn one_host_and_four_guests_across_three_levels() {
         },
         guests,
         events: vec![],
-    })
-    .await;
-    let summary = Summary::of(&o);
+    });
+    let summary = Summary::of(&o.host, &o.guests);
     assert_eq!(
         summary.end_reason,
         Some(EndReason::Completed),
@@ -617,33 +607,22 @@ async fn one_host_and_four_guests_across_three_levels() {
 #[test]
 fn transition_stale_epoch_bundles_are_discarded() {
     use engine::level_gen::generate;
-    use host_daemon::guest::GuestSession;
-    use host_daemon::transport::TransportEvent;
     use protocol::chunk::split;
     use protocol::peer::{PEER_PROTOCOL_VERSION, SessionInit};
     use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, TICK_RATE_HZ};
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
-    let _guard = rt.enter();
-    let now = tokio::time::Instant::now();
+    let now = Duration::ZERO;
     let me = PlayerId::new("guest-1");
     let roster = vec![me.clone(), PlayerId::new("host")];
     let mut g = GuestSession::new(guest("Solo"));
     let feed = |g: &mut GuestSession, m: HostMessage| {
-        g.on_event(
-            TransportEvent::Message(m.channel(), m.to_json().unwrap()),
-            now,
-        );
+        g.on_event(PeerEvent::Message(m.channel(), m.to_json().unwrap()), now);
         g.poll(now);
     };
     feed(
         &mut g,
         HostMessage::HostHello {
-            build_version: host_daemon::BUILD_VERSION.into(),
+            build_version: protocol::BUILD_VERSION.into(),
             protocol_version: PEER_PROTOCOL_VERSION,
         },
     );
@@ -739,19 +718,11 @@ fn transition_stale_epoch_bundles_are_discarded() {
 fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
     use engine::level_gen::generate;
     use engine::{LevelSetup, RaycasterEngine};
-    use host_daemon::guest::GuestSession;
-    use host_daemon::transport::TransportEvent;
     use protocol::chunk::split;
     use protocol::peer::{PEER_PROTOCOL_VERSION, ReconciliationSnapshotMessage, SessionInit};
     use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, TICK_RATE_HZ};
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
-    let _guard = rt.enter();
-    let now = tokio::time::Instant::now();
+    let now = Duration::ZERO;
     let me = PlayerId::new("guest-1");
     let roster = vec![me.clone(), PlayerId::new("host")];
     let map = generate(8, 0, 2);
@@ -769,16 +740,13 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
         ..guest("Solo")
     });
     let feed = |g: &mut GuestSession, m: HostMessage| {
-        g.on_event(
-            TransportEvent::Message(m.channel(), m.to_json().unwrap()),
-            now,
-        );
+        g.on_event(PeerEvent::Message(m.channel(), m.to_json().unwrap()), now);
         g.poll(now);
     };
     feed(
         &mut g,
         HostMessage::HostHello {
-            build_version: host_daemon::BUILD_VERSION.into(),
+            build_version: protocol::BUILD_VERSION.into(),
             protocol_version: PEER_PROTOCOL_VERSION,
         },
     );
@@ -844,15 +812,15 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
     assert_eq!(g.engine().unwrap().world_hash(), host_engine.world_hash());
 }
 
-fn hello(name: &str) -> TransportEvent {
+fn hello(name: &str) -> PeerEvent {
     let text = GuestMessage::GuestHello {
-        build_version: host_daemon::BUILD_VERSION.into(),
+        build_version: protocol::BUILD_VERSION.into(),
         protocol_version: PEER_PROTOCOL_VERSION,
         display_name: name.into(),
     }
     .to_json()
     .expect("encode hello");
-    TransportEvent::Message(Channel::Reconciliation, text)
+    PeerEvent::Message(Channel::Reconciliation, text)
 }
 
 fn inits(out: &[HostOutput]) -> Vec<(usize, Vec<PlayerId>)> {
@@ -868,25 +836,25 @@ fn inits(out: &[HostOutput]) -> Vec<(usize, Vec<PlayerId>)> {
 
 #[test]
 fn a_guest_who_leaves_the_lobby_frees_its_seat() {
-    let t0 = tokio::time::Instant::now();
+    let t0 = Duration::ZERO;
     let mut h = HostSession::new(HostConfig {
         lobby_wait: None,
         ..host(1, 2, Some(60))
     });
-    let first = h.add_guest();
+    let first = h.add_guest(t0);
     h.on_event(first, hello("Leaver"), t0);
     assert_eq!(h.seats_taken(), 1);
     h.on_event(
         first,
-        TransportEvent::State(ConnectionState::Closed),
+        PeerEvent::State(ConnectionState::Closed),
         t0 + Duration::from_secs(1),
     );
     h.poll(t0 + Duration::from_secs(1));
     assert!(!h.started(), "one of two seats was taken, then freed");
     assert_eq!(h.seats_taken(), 0);
     assert!(h.drain_outbox().contains(&HostOutput::Close(first)));
-    let b = h.add_guest();
-    let c = h.add_guest();
+    let b = h.add_guest(t0);
+    let c = h.add_guest(t0);
     h.on_event(b, hello("B"), t0 + Duration::from_secs(2));
     h.poll(t0 + Duration::from_secs(2));
     assert!(
@@ -910,7 +878,7 @@ fn a_guest_who_leaves_the_lobby_frees_its_seat() {
 
 #[test]
 fn the_lobby_wait_starts_with_whoever_is_in_or_waits_without_one() {
-    let t0 = tokio::time::Instant::now();
+    let t0 = Duration::ZERO;
     let mut waits = HostSession::new(HostConfig {
         lobby_wait: Some(Duration::from_secs(5)),
         ..host(1, 3, Some(60))
@@ -920,7 +888,7 @@ fn the_lobby_wait_starts_with_whoever_is_in_or_waits_without_one() {
         ..host(1, 3, Some(60))
     });
     for h in [&mut waits, &mut patient] {
-        let slot = h.add_guest();
+        let slot = h.add_guest(t0);
         h.on_event(slot, hello("Only"), t0);
     }
     waits.poll(t0 + Duration::from_millis(4_999));
@@ -931,8 +899,8 @@ fn the_lobby_wait_starts_with_whoever_is_in_or_waits_without_one() {
     assert!(!patient.started(), "no lobby wait: waits for three guests");
 }
 
-#[tokio::test(start_paused = true)]
-async fn over_a_round_trip_longer_than_the_delay_the_late_inputs_are_held_and_applied() {
+#[test]
+fn over_a_round_trip_longer_than_the_delay_the_late_inputs_are_held_and_applied() {
     // 90 ms each way: every input lands after its tick (round trip 180 ms
     // against a 100 ms input delay), so each tick holds the guest's
     // last-received input, which must be its real (late) one, not neutral.
@@ -944,8 +912,7 @@ async fn over_a_round_trip_longer_than_the_delay_the_late_inputs_are_held_and_ap
         host: host(1, 1, Some(300)),
         guests: vec![(bot, net(90, 0, 1))],
         events: vec![],
-    })
-    .await;
+    });
     let me = player(&o, 0);
     let s = o.host.stats();
     assert!(s.late_inputs > 200, "late inputs: {}", s.late_inputs);

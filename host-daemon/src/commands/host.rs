@@ -1,0 +1,173 @@
+//! `host-daemon host`: always-on bot sessions published through a lobby
+//! server and played over WebRTC.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use engine::Difficulty;
+use netcode::host::HostConfig;
+use netcode::plan::{FixedCampaign, GeneratedCampaign, LevelPlan};
+
+use super::ice::IceArgs;
+use super::shutdown_signal;
+use crate::campaign::Campaign;
+use crate::hosting::{self, HostingConfig};
+use crate::metrics::{DaemonMetrics, serve as serve_metrics};
+
+/// `host` flags.
+#[derive(Args, Debug)]
+pub struct HostArgs {
+    /// Lobby server base URL.
+    #[arg(long)]
+    server: String,
+    /// The session's name in the lobby.
+    #[arg(long, default_value = "campfire bots")]
+    name: String,
+    /// List the sessions in the public lobby (default).
+    #[arg(long, overrides_with = "private")]
+    public: bool,
+    /// Do not list the sessions (join by code only).
+    #[arg(long, overrides_with = "public")]
+    private: bool,
+    /// Bot players hosted in-process, besides the host's own bot player.
+    #[arg(long, default_value_t = 1)]
+    bots: u32,
+    /// Most players per session, host and bots included.
+    #[arg(long, default_value_t = 8)]
+    max_players: u32,
+    /// Start once this many guests are in.
+    #[arg(long, default_value_t = 1)]
+    start_when: usize,
+    /// Seconds to wait: a session nobody joined within SECS of opening is
+    /// closed (and a fresh one opened); one with guests in but fewer than
+    /// --start-when starts SECS after its first guest arrived. Without it,
+    /// sessions wait for --start-when guests as long as it takes.
+    #[arg(long, value_name = "SECS")]
+    lobby_timeout: Option<u64>,
+    /// easy, normal or hard.
+    #[arg(long, default_value = "normal")]
+    difficulty: String,
+    /// Campaign seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u32,
+    /// Levels in the generated campaign.
+    #[arg(long, default_value_t = 1, conflicts_with = "campaign")]
+    levels: u32,
+    /// Play the level maps in this folder (`*.json`, in file-name order)
+    /// instead of generated levels.
+    #[arg(long, value_name = "DIR")]
+    campaign: Option<std::path::PathBuf>,
+    /// Serve Prometheus metrics at http://ADDR/metrics.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<std::net::SocketAddr>,
+    /// Sessions kept open at once (a fresh one replaces each that ends).
+    #[arg(long, default_value_t = 1)]
+    sessions: usize,
+    /// Safety stop per level, ticks.
+    #[arg(long, default_value_t = 20_000)]
+    max_ticks: u64,
+    #[command(flatten)]
+    ice: IceArgs,
+}
+
+/// The hosting configuration the flags describe.
+pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
+    let difficulty = Difficulty::parse(&a.difficulty).context("unknown --difficulty")?;
+    let campaign = match &a.campaign {
+        Some(dir) => Some(Campaign::load(dir)?),
+        None => None,
+    };
+    let config = HostingConfig {
+        server: a.server.clone(),
+        name: a.name.clone(),
+        public: !a.private,
+        bots: a.bots,
+        max_players: a.max_players,
+        start_when: a.start_when.max(1),
+        lobby_timeout: a.lobby_timeout.map(Duration::from_secs),
+        host: HostConfig {
+            plan: match &campaign {
+                Some(c) => Arc::new(FixedCampaign {
+                    seed: a.seed,
+                    maps: c.maps.clone(),
+                }) as Arc<dyn LevelPlan>,
+                None => Arc::new(GeneratedCampaign {
+                    seed: a.seed,
+                    levels: a.levels,
+                }),
+            },
+            difficulty,
+            bots: a.bots,
+            max_ticks_per_level: Some(a.max_ticks),
+            ..HostConfig::default()
+        },
+        sessions: a.sessions.max(1),
+        webrtc: a.ice.webrtc_options()?,
+        campaign_name: campaign.map_or_else(|| "generated".to_owned(), |c| c.name),
+        metrics: None,
+        tick_runtime: None,
+    };
+    if config.guest_seats() < config.start_when {
+        bail!(
+            "--max-players {} leaves {} guest seats, fewer than --start-when {}",
+            a.max_players,
+            config.guest_seats(),
+            config.start_when
+        );
+    }
+    Ok(config)
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("building the runtime")
+}
+
+/// A single-threaded runtime on its own OS thread for the sessions' tick
+/// loops (measured: it keeps tick lateness low while the main runtime is
+/// busy with hundreds of WebRTC connections). Runs until the process exits.
+fn tick_thread() -> anyhow::Result<tokio::runtime::Handle> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("building the tick runtime")?;
+    let handle = rt.handle().clone();
+    std::thread::Builder::new()
+        .name("campfire-ticks".into())
+        .spawn(move || rt.block_on(std::future::pending::<()>()))
+        .context("starting the tick thread")?;
+    Ok(handle)
+}
+
+/// Runs `host-daemon host` until SIGTERM or Ctrl-C.
+pub fn run(args: HostArgs) -> anyhow::Result<()> {
+    let mut config = hosting_config(&args)?;
+    config.tick_runtime = Some(tick_thread()?);
+    runtime()?.block_on(async move {
+        if let Some(addr) = args.metrics_listen {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("--metrics-listen {addr}"))?;
+            let bound = listener.local_addr().context("--metrics-listen")?;
+            eprintln!("host-daemon: metrics on http://{bound}/metrics");
+            let metrics = DaemonMetrics::new();
+            config.metrics = Some(metrics.clone());
+            tokio::spawn(async move {
+                if let Err(e) = serve_metrics(listener, metrics).await {
+                    eprintln!("host-daemon: metrics server stopped: {e}");
+                }
+            });
+        }
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            let _ = tx.send(true);
+        });
+        hosting::run(config, rx).await
+    })
+}

@@ -1,0 +1,186 @@
+//! The `host-daemon` commands, one module each: its clap flags and its
+//! `run`. `simulate` runs a host, bot players and bot guests in one process
+//! over a simulated network and prints one JSON line; `host` hosts bot
+//! sessions through a lobby server over WebRTC; `join` joins one as a
+//! (bot) guest.
+
+pub mod host;
+pub mod ice;
+pub mod join;
+pub mod simulate;
+
+use clap::{Parser, Subcommand};
+
+/// The command line.
+#[derive(Parser, Debug)]
+#[command(name = "host-daemon", about = "campfire netcode host daemon")]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a whole session in one process over the simulated network.
+    Simulate(simulate::SimulateArgs),
+    /// Host bot sessions through a lobby server over WebRTC. Prints
+    /// `session CODE` on stdout for each session it opens.
+    Host(host::HostArgs),
+    /// Join a session through the lobby; prints one JSON line at the end.
+    Join(join::JoinArgs),
+}
+
+/// Runs the command.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Simulate(args) => simulate::run(&args),
+        Command::Host(args) => host::run(args),
+        Command::Join(args) => join::run(args),
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C (Ctrl-C only where there are no Unix
+/// signals).
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use clap::Parser;
+    use netcode::sim::NetAction;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> anyhow::Result<netcode::sim::Scenario> {
+        let cli = Cli::try_parse_from(["host-daemon", "simulate"].iter().chain(args))?;
+        let Command::Simulate(a) = cli.command else {
+            anyhow::bail!("not simulate");
+        };
+        simulate::scenario(&a)
+    }
+
+    #[test]
+    fn simulate_flags_build_the_scenario() {
+        let s = parse(&[
+            "--bots",
+            "2",
+            "--guests",
+            "3",
+            "--latency-ms",
+            "40",
+            "--jitter-ms",
+            "10",
+            "--stall-ms",
+            "500",
+            "--disconnect",
+            "2@120",
+            "--levels",
+            "3",
+            "--seed",
+            "9",
+        ])
+        .unwrap();
+        assert_eq!(s.guests.len(), 3);
+        assert_eq!(s.host.bots, 2);
+        assert_eq!(s.host.plan.level_count(), 3);
+        assert_eq!(s.host.expected_guests, 3);
+        assert_eq!(s.guests[0].1.latency, Duration::from_millis(40));
+        assert!(
+            s.events
+                .iter()
+                .any(|e| e.at_tick == 120 && matches!(e.action, NetAction::Disconnect(1)))
+        );
+        assert!(s.events.iter().any(
+            |e| matches!(e.action, NetAction::Stall(0, d) if d == Duration::from_millis(500))
+        ));
+    }
+
+    fn host(args: &[&str]) -> anyhow::Result<crate::hosting::HostingConfig> {
+        let cli = Cli::try_parse_from(
+            ["host-daemon", "host", "--server", "http://127.0.0.1:1"]
+                .iter()
+                .chain(args),
+        )?;
+        let Command::Host(a) = cli.command else {
+            anyhow::bail!("not host");
+        };
+        host::hosting_config(&a)
+    }
+
+    #[test]
+    fn host_flags_build_the_config() {
+        let c = host(&[
+            "--bots",
+            "2",
+            "--start-when",
+            "3",
+            "--max-players",
+            "6",
+            "--private",
+            "--levels",
+            "2",
+            "--udp-ports",
+            "40000-40010",
+            "--stun",
+            "stun:127.0.0.1:3478",
+            "--turn",
+            "turn:127.0.0.1:3478,u,p",
+            "--lobby-timeout",
+            "30",
+        ])
+        .unwrap();
+        assert!(!c.public);
+        assert_eq!(c.guest_seats(), 3);
+        assert_eq!(c.start_when, 3);
+        assert_eq!(c.host.plan.level_count(), 2);
+        assert_eq!(c.host.bots, 2);
+        assert_eq!(c.lobby_timeout, Some(Duration::from_secs(30)));
+        assert_eq!(c.webrtc.udp_ports, Some(40000..=40010));
+        assert_eq!(c.webrtc.ice_servers.len(), 2);
+        assert_eq!(c.webrtc.ice_servers[1].username.as_deref(), Some("u"));
+        assert_eq!(c.webrtc.bind_ip.to_string(), "127.0.0.1");
+        assert!(host(&[]).unwrap().public);
+    }
+
+    #[test]
+    fn bad_host_flags_are_rejected() {
+        assert!(host(&["--udp-ports", "5-1"]).is_err());
+        assert!(host(&["--udp-ports", "x"]).is_err());
+        assert!(host(&["--max-players", "3", "--start-when", "2"]).is_err());
+        assert!(host(&["--difficulty", "nightmare"]).is_err());
+    }
+
+    #[test]
+    fn bad_disconnect_specs_are_rejected() {
+        for bad in ["0@10", "4@10", "x@1", "2", "2@-1"] {
+            assert!(
+                parse(&["--guests", "3", "--disconnect", bad]).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(parse(&["--difficulty", "nightmare"]).is_err());
+    }
+}

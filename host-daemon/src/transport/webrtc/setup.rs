@@ -1,0 +1,218 @@
+//! The two ways a connection is set up: the host's offer and the guest's
+//! answer.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::ops::RangeInclusive;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ::webrtc::data_channel::{DataChannel, DataChannelEvent, RTCDataChannelInit};
+use ::webrtc::peer_connection::{
+    PeerConnection, PeerConnectionBuilder, PeerConnectionEventHandler, RTCConfigurationBuilder,
+    RTCIceGatheringState, RTCIceServer, RTCPeerConnectionState, RTCSessionDescription,
+    SettingEngineBuilder,
+};
+use protocol::api::IceServer;
+use protocol::peer::Channel;
+use rtc::ice::mdns::MulticastDnsMode;
+use rtc::peer_connection::configuration::setting_engine::SctpMaxMessageSize;
+use thiserror::Error;
+use tokio::sync::{mpsc, watch};
+use tokio::time::{Instant, timeout_at};
+
+use crate::transport::{
+    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
+};
+
+/// The host's side of one connection before a joiner answered: the
+/// connection exists, both channels are created, ICE gathering is complete.
+pub struct HostOffer {
+    guard: ClosingPc,
+    dcs: [Arc<dyn DataChannel>; 2],
+    events: mpsc::UnboundedReceiver<PeerEvent>,
+    offer: String,
+    opts: WebRtcOptions,
+}
+
+impl std::fmt::Debug for HostOffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostOffer").finish_non_exhaustive()
+    }
+}
+
+impl HostOffer {
+    /// Builds a connection, creates the `input` and `reconciliation`
+    /// channels (reliable, ordered) and gathers ICE completely.
+    pub async fn new(opts: &WebRtcOptions) -> Result<Self, WebRtcError> {
+        let (shared, events) = Shared::new();
+        let (incoming, _) = mpsc::unbounded_channel();
+        let handler = Arc::new(Handler {
+            shared: shared.clone(),
+            incoming,
+        });
+        let pc = build_pc(opts, handler).await?;
+        let guard = ClosingPc { pc, shared };
+        let mut dcs = Vec::with_capacity(2);
+        for channel in CHANNELS {
+            let init = RTCDataChannelInit {
+                ordered: true,
+                ..Default::default()
+            };
+            let dc = guard
+                .pc
+                .create_data_channel(channel.label(), Some(init))
+                .await?;
+            spawn_pump(dc.clone(), channel, guard.shared.clone());
+            dcs.push(dc);
+        }
+        let offer = guard.pc.create_offer(None).await?;
+        guard.pc.set_local_description(offer).await?;
+        let offer = gathered_sdp(&guard.pc, &guard.shared, opts).await?;
+        let dcs: [Arc<dyn DataChannel>; 2] = [dcs[0].clone(), dcs[1].clone()];
+        Ok(HostOffer {
+            guard,
+            dcs,
+            events,
+            offer,
+            opts: opts.clone(),
+        })
+    }
+
+    /// The complete offer SDP, candidates included.
+    pub fn offer_sdp(&self) -> &str {
+        &self.offer
+    }
+
+    /// Applies the joiner's answer and waits until both channels are open.
+    /// On failure the connection is closed.
+    pub async fn accept(self, answer_sdp: &str) -> Result<WebRtcLink, WebRtcError> {
+        let answer = RTCSessionDescription::answer(answer_sdp.to_owned())?;
+        if let Err(e) = self.guard.pc.set_remote_description(answer).await {
+            self.close().await;
+            return Err(e.into());
+        }
+        if let Err(e) = wait_open(&self.guard.shared, self.opts.connect_timeout).await {
+            self.close().await;
+            return Err(e);
+        }
+        Ok(make_link(self.guard, self.dcs, self.events, &self.opts))
+    }
+
+    /// Gives the offer up (nobody answered): closes the connection.
+    pub async fn close(self) {
+        close_pc(&self.guard).await;
+    }
+}
+
+/// The guest's side of one connection: the host's offer is applied, the
+/// answer is complete.
+pub struct GuestAnswer {
+    guard: ClosingPc,
+    incoming: mpsc::UnboundedReceiver<Arc<dyn DataChannel>>,
+    events: mpsc::UnboundedReceiver<PeerEvent>,
+    answer: String,
+    opts: WebRtcOptions,
+}
+
+impl std::fmt::Debug for GuestAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuestAnswer").finish_non_exhaustive()
+    }
+}
+
+impl GuestAnswer {
+    /// Builds a connection, applies the host's offer, and gathers the
+    /// complete answer.
+    pub async fn new(opts: &WebRtcOptions, offer_sdp: &str) -> Result<Self, WebRtcError> {
+        let offer = RTCSessionDescription::offer(offer_sdp.to_owned())?;
+        let (shared, events) = Shared::new();
+        let (incoming_tx, incoming) = mpsc::unbounded_channel();
+        let handler = Arc::new(Handler {
+            shared: shared.clone(),
+            incoming: incoming_tx,
+        });
+        let pc = build_pc(opts, handler).await?;
+        let guard = ClosingPc { pc, shared };
+        guard.pc.set_remote_description(offer).await?;
+        let answer = guard.pc.create_answer(None).await?;
+        guard.pc.set_local_description(answer).await?;
+        let answer = gathered_sdp(&guard.pc, &guard.shared, opts).await?;
+        Ok(GuestAnswer {
+            guard,
+            incoming,
+            events,
+            answer,
+            opts: opts.clone(),
+        })
+    }
+
+    /// The complete answer SDP, candidates included.
+    pub fn answer_sdp(&self) -> &str {
+        &self.answer
+    }
+
+    /// Waits (once the answer is published) for the host's two channels to
+    /// arrive and open. On failure the connection is closed.
+    pub async fn connect(mut self) -> Result<WebRtcLink, WebRtcError> {
+        let deadline = Instant::now() + self.opts.connect_timeout;
+        let mut found: [Option<Arc<dyn DataChannel>>; 2] = [None, None];
+        let mut progress = self.guard.shared.progress.subscribe();
+        while found.iter().any(Option::is_none) {
+            let next = timeout_at(deadline, async {
+                tokio::select! {
+                    dc = self.incoming.recv() => dc,
+                    _ = progress.wait_for(|p| p.failed) => None,
+                }
+            })
+            .await;
+            let dc = match next {
+                Ok(Some(dc)) => dc,
+                Ok(None) => {
+                    close_pc(&self.guard).await;
+                    return Err(WebRtcError::ConnectFailed);
+                }
+                Err(_) => {
+                    close_pc(&self.guard).await;
+                    return Err(WebRtcError::ConnectTimeout(self.opts.connect_timeout));
+                }
+            };
+            let label = dc.label().await.unwrap_or_default();
+            match CHANNELS.iter().find(|c| c.label() == label) {
+                Some(&channel) if found[channel_index(channel)].is_none() => {
+                    spawn_pump(dc.clone(), channel, self.guard.shared.clone());
+                    found[channel_index(channel)] = Some(dc);
+                }
+                _ => {
+                    tracing::warn!(%label, "ignoring an unexpected data channel");
+                    let _ = dc.close().await;
+                }
+            }
+        }
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let [Some(input), Some(recon)] = found else {
+            close_pc(&self.guard).await;
+            return Err(WebRtcError::ConnectTimeout(self.opts.connect_timeout));
+        };
+        if let Err(e) = wait_open(&self.guard.shared, remaining).await {
+            close_pc(&self.guard).await;
+            return Err(match e {
+                WebRtcError::ConnectTimeout(_) => {
+                    WebRtcError::ConnectTimeout(self.opts.connect_timeout)
+                }
+                e => e,
+            });
+        }
+        Ok(make_link(
+            self.guard,
+            [input, recon],
+            self.events,
+            &self.opts,
+        ))
+    }
+
+    /// Gives up: closes the connection.
+    pub async fn close(self) {
+        close_pc(&self.guard).await;
+    }
+}

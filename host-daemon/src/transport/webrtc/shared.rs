@@ -1,0 +1,170 @@
+//! What the crate's event handler, the channel pumps and the link handles
+//! share, and the pumps themselves.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::ops::RangeInclusive;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ::webrtc::data_channel::{DataChannel, DataChannelEvent, RTCDataChannelInit};
+use ::webrtc::peer_connection::{
+    PeerConnection, PeerConnectionBuilder, PeerConnectionEventHandler, RTCConfigurationBuilder,
+    RTCIceGatheringState, RTCIceServer, RTCPeerConnectionState, RTCSessionDescription,
+    SettingEngineBuilder,
+};
+use protocol::api::IceServer;
+use protocol::peer::Channel;
+use rtc::ice::mdns::MulticastDnsMode;
+use rtc::peer_connection::configuration::setting_engine::SctpMaxMessageSize;
+use thiserror::Error;
+use tokio::sync::{mpsc, watch};
+use tokio::time::{Instant, timeout_at};
+
+use crate::transport::{
+    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
+};
+
+pub(super) fn channel_index(channel: Channel) -> usize {
+    match channel {
+        Channel::Input => 0,
+        Channel::Reconciliation => 1,
+    }
+}
+
+pub(super) const CHANNELS: [Channel; 2] = [Channel::Input, Channel::Reconciliation];
+
+/// Set-up progress, written by the handler and the channel pumps.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Progress {
+    gathered: bool,
+    open: [bool; 2],
+    failed: bool,
+}
+
+/// What the handler, the channel pumps and the handles share. Holds no
+/// reference to the peer connection.
+pub(super) struct Shared {
+    events: mpsc::UnboundedSender<PeerEvent>,
+    /// The last state reported to the receiver.
+    last_state: std::sync::Mutex<Option<ConnectionState>>,
+    /// Set once this side started closing: nothing more is reported.
+    local_closed: AtomicBool,
+    progress: watch::Sender<Progress>,
+    /// Channel pumps that ended.
+    pumps_ended: AtomicUsize,
+}
+
+impl Shared {
+    fn new() -> (Arc<Self>, mpsc::UnboundedReceiver<PeerEvent>) {
+        let (events, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            events,
+            last_state: std::sync::Mutex::new(None),
+            local_closed: AtomicBool::new(false),
+            progress: watch::channel(Progress::default()).0,
+            pumps_ended: AtomicUsize::new(0),
+        });
+        (shared, rx)
+    }
+
+    /// Reports a state change once (duplicates and anything after a
+    /// terminal state are dropped).
+    fn report(&self, state: ConnectionState) {
+        if self.local_closed.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut last = self.last_state.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(
+            *last,
+            Some(ConnectionState::Closed) | Some(ConnectionState::Failed)
+        ) || *last == Some(state)
+        {
+            return;
+        }
+        *last = Some(state);
+        let _ = self.events.send(PeerEvent::State(state));
+    }
+
+    fn is_open(&self, idx: usize) -> bool {
+        self.progress.borrow().open[idx]
+    }
+}
+
+/// The crate's event handler: runs on the connection's driver task, so it
+/// only flips flags and pushes into unbounded channels.
+pub(super) struct Handler {
+    shared: Arc<Shared>,
+    incoming: mpsc::UnboundedSender<Arc<dyn DataChannel>>,
+}
+
+#[async_trait::async_trait]
+impl PeerConnectionEventHandler for Handler {
+    async fn on_ice_gathering_state_change(&self, state: RTCIceGatheringState) {
+        if state == RTCIceGatheringState::Complete {
+            self.shared.progress.send_modify(|p| p.gathered = true);
+        }
+    }
+
+    async fn on_connection_state_change(&self, state: RTCPeerConnectionState) {
+        tracing::debug!(%state, "peer connection state");
+        match state {
+            RTCPeerConnectionState::Connected => self.shared.report(ConnectionState::Connected),
+            RTCPeerConnectionState::Disconnected => {
+                self.shared.report(ConnectionState::Disconnected)
+            }
+            RTCPeerConnectionState::Failed => {
+                self.shared.progress.send_modify(|p| p.failed = true);
+                self.shared.report(ConnectionState::Failed);
+            }
+            RTCPeerConnectionState::Closed => {
+                self.shared.progress.send_modify(|p| p.failed = true);
+                self.shared.report(ConnectionState::Closed);
+            }
+            _ => {}
+        }
+    }
+
+    async fn on_data_channel(&self, data_channel: Arc<dyn DataChannel>) {
+        let _ = self.incoming.send(data_channel);
+    }
+}
+
+/// Drains one data channel until it ends, forwarding its messages.
+pub(super) fn spawn_pump(dc: Arc<dyn DataChannel>, channel: Channel, shared: Arc<Shared>) {
+    let idx = channel_index(channel);
+    tokio::spawn(async move {
+        while let Some(ev) = dc.poll().await {
+            match ev {
+                DataChannelEvent::OnOpen => shared.progress.send_modify(|p| p.open[idx] = true),
+                DataChannelEvent::OnMessage(msg) => match String::from_utf8(msg.data.to_vec()) {
+                    Ok(text) => {
+                        let _ = shared.events.send(PeerEvent::Message(channel, text));
+                    }
+                    Err(_) => {
+                        tracing::warn!(channel = channel.label(), "dropped a non-UTF-8 message")
+                    }
+                },
+                DataChannelEvent::OnClose => break,
+                // Buffered-amount events, errors, closing: nothing to do, but
+                // keep draining so the driver never holds events back.
+                _ => {}
+            }
+        }
+        drop(dc);
+        shared.progress.send_modify(|p| {
+            p.open[idx] = false;
+            p.failed = true;
+        });
+        // The other side closed the channel (or the connection died): the
+        // link is over. Reported once both channels ended, so the other
+        // channel's last messages come first, or after a short grace when
+        // only one did. Not reported when this side closed it.
+        if shared.pumps_ended.fetch_add(1, Ordering::SeqCst) + 1 >= CHANNELS.len() {
+            shared.report(ConnectionState::Closed);
+        } else {
+            tokio::time::sleep(ONE_CHANNEL_CLOSED_GRACE).await;
+            shared.report(ConnectionState::Closed);
+        }
+    });
+}

@@ -1,0 +1,108 @@
+//! What a guest is configured with, how it ends, and what it reports.
+
+use std::time::Duration;
+
+use protocol::BUILD_VERSION;
+use protocol::input::PlayerId;
+use protocol::peer::{EndReason, RefusalReason};
+
+/// How a guest's session ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GuestEnd {
+    /// The host ended it (or the guest gave up with a spec reason).
+    Ended(EndReason),
+    /// The host refused the join.
+    Refused(RefusalReason, String),
+    /// Setup failed on this side (map rejected, constants disagree).
+    SetupFailed(String),
+}
+
+/// A deliberate fault, for tests of the repair mechanisms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuestFault {
+    /// After applying the bundle that brings the engine to this tick of the
+    /// first level, scramble the PRNG and this guest's own player.
+    CorruptAtTick(u64),
+}
+
+/// What a guest is configured with.
+#[derive(Clone, Debug)]
+pub struct GuestConfig {
+    /// Build identifier sent in the handshake.
+    pub build_version: String,
+    /// Display name as typed ("" for none).
+    pub display_name: String,
+    /// Drive this guest's player with the engine's bot (else the input
+    /// given to [`crate::guest::GuestSession::set_local_input`]).
+    pub bot: bool,
+    /// Keep every applied tick's record (tests).
+    pub record_ticks: bool,
+    /// A fault to inject.
+    pub fault: Option<GuestFault>,
+}
+
+impl Default for GuestConfig {
+    fn default() -> Self {
+        Self {
+            build_version: BUILD_VERSION.to_owned(),
+            display_name: String::new(),
+            bot: true,
+            record_ticks: false,
+            fault: None,
+        }
+    }
+}
+
+/// One applied tick, for tests and diagnostics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppliedTick {
+    /// Level epoch.
+    pub epoch: u32,
+    /// The bundle's tick.
+    pub tick: u64,
+    /// World hash after the advance.
+    pub hash: u64,
+    /// Players whose input was held.
+    pub held: Vec<PlayerId>,
+    /// Players removed at this tick.
+    pub removed: Vec<PlayerId>,
+    /// Players whose input was exactly neutral.
+    pub neutral: Vec<PlayerId>,
+}
+
+/// A position correction being smoothed in rendering.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenderOffset {
+    /// `old - new` position, tiles.
+    pub dx: f64,
+    /// `old - new` position, tiles.
+    pub dy: f64,
+    /// When the correction happened.
+    pub at: Duration,
+}
+
+/// Something that happened, for logs (the session itself never logs).
+#[derive(Clone, Debug, PartialEq)]
+pub enum GuestEvent {
+    /// The host sent something that is not a host message.
+    BadMessage(String),
+    /// The host runs another build (its refusal follows).
+    HostBuildDiffers(String),
+    /// A transition payload was rejected; a resend is awaited.
+    TransitionRejected(String),
+    /// A snapshot failed validation and was discarded.
+    SnapshotRejected(String),
+    /// A bundle for another tick than the engine's.
+    OutOfSequence {
+        /// The bundle's tick.
+        bundle: u64,
+        /// The engine's tick.
+        engine: u64,
+    },
+    /// A bundle lacked a roster member's input (neutral used).
+    MissingInput(PlayerId),
+    /// The test fault could not be injected.
+    FaultFailed(String),
+    /// The session ended.
+    Ended(GuestEnd),
+}

@@ -1,0 +1,95 @@
+//! Setup on the guest side: the version handshake, the session init and
+//! the first map in chunks.
+
+use std::collections::BTreeMap;
+
+use engine::{Engine, LevelSetup};
+use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
+use protocol::map::GameMap;
+use protocol::peer::{GuestMessage, PEER_PROTOCOL_VERSION, SessionInit};
+use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
+
+use super::{GuestEnd, GuestEvent, GuestSession, Phase};
+use crate::pilot::DelayAwareBot;
+
+impl<E: Engine> GuestSession<E> {
+    pub(super) fn on_host_hello(&mut self, build_version: String, protocol_version: u32) {
+        if !matches!(self.phase, Phase::AwaitHello) {
+            return;
+        }
+        if build_version != self.config.build_version || protocol_version != PEER_PROTOCOL_VERSION {
+            // The host decides; its refusal names both builds.
+            self.events
+                .push(GuestEvent::HostBuildDiffers(build_version));
+        }
+        self.outbox.push(GuestMessage::GuestHello {
+            build_version: self.config.build_version.clone(),
+            protocol_version: PEER_PROTOCOL_VERSION,
+            display_name: self.config.display_name.clone(),
+        });
+        self.phase = Phase::AwaitInit;
+    }
+
+    pub(super) fn on_init(&mut self, init: SessionInit) {
+        if !matches!(self.phase, Phase::AwaitInit) {
+            return;
+        }
+        if init.tick_rate_hz != TICK_RATE_HZ
+            || init.fixed_dt != FIXED_DT
+            || init.input_delay_ticks != INPUT_DELAY_TICKS
+            || init.reconcile_interval_ticks != RECONCILE_INTERVAL_TICKS
+        {
+            self.end(GuestEnd::SetupFailed(
+                "tick constants differ from this build's".into(),
+            ));
+            return;
+        }
+        self.phase = Phase::Map(Box::new(init), Reassembler::default());
+    }
+
+    pub(super) fn on_map_chunk(&mut self, chunk: &Chunk) {
+        if let Phase::Map(_, r) = &mut self.phase
+            && let Err(e) = r.push(chunk)
+        {
+            self.end(GuestEnd::SetupFailed(format!("map transfer: {e}")));
+        }
+    }
+
+    pub(super) fn on_map_end(&mut self, end: &ChunkEnd) {
+        let phase = std::mem::replace(&mut self.phase, Phase::AwaitInit);
+        let Phase::Map(init, r) = phase else {
+            self.phase = phase;
+            return;
+        };
+        match r.finish_parse::<GameMap>(end) {
+            Ok(map) => self.finish_setup(*init, map),
+            Err(e) => self.end(GuestEnd::SetupFailed(format!("map transfer: {e}"))),
+        }
+    }
+
+    fn finish_setup(&mut self, init: SessionInit, map: GameMap) {
+        let setup = LevelSetup {
+            map,
+            roster: init.roster.clone(),
+            seed: init.gameplay_seed,
+            difficulty: init.difficulty,
+            player_count: init.player_count,
+            carryovers: BTreeMap::new(),
+        };
+        match E::new_level(setup) {
+            Ok(engine) => {
+                self.engine = Some(engine);
+                if self.config.bot {
+                    self.pilot = Some(DelayAwareBot::new(init.your_player_id.clone()));
+                }
+                self.me = Some(init.your_player_id);
+                self.names = init.player_names;
+                self.level_epoch = 1;
+                self.phase = Phase::Running;
+                self.outbox.push(GuestMessage::SetupAck);
+                self.sample_input();
+            }
+            Err(e) => self.end(GuestEnd::SetupFailed(format!("level rejected: {e}"))),
+        }
+    }
+}

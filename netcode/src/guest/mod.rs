@@ -1,0 +1,288 @@
+//! The guest side of the netcode spec as a state machine: [`GuestSession`].
+//!
+//! Like the host, it does no I/O and reads no clock; its driver feeds it
+//! events and the time. The guest is reply-driven during setup and
+//! event-driven afterwards: it advances only when a `TickInputBundle`
+//! arrives, applying a backlog oldest first and never skipping one.
+//!
+//! One module per job: [`handshake`] (hello, init, map transfer),
+//! [`bundles`] (applying ticks and sampling input), [`snapshots`] (the
+//! snapshot backlog and corrections), [`transition`] (level changes).
+
+mod bundles;
+mod config;
+mod handshake;
+mod snapshots;
+mod transition;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use engine::Engine;
+use protocol::chunk::Reassembler;
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::peer::{
+    EndReason, GuestMessage, HostMessage, ScoreRow, SessionInit, TickInputBundle,
+};
+use protocol::tick::DISCONNECT_GRACE_MS;
+
+pub use config::{AppliedTick, GuestConfig, GuestEnd, GuestEvent, GuestFault, RenderOffset};
+
+use crate::link::{ConnectionState, PeerEvent};
+use crate::pilot::DelayAwareBot;
+use crate::stats::GuestStats;
+use snapshots::SnapshotBacklog;
+
+#[derive(Debug)]
+enum Phase {
+    AwaitHello,
+    AwaitInit,
+    Map(Box<SessionInit>, Reassembler),
+    Running,
+    Ended(GuestEnd),
+}
+
+/// The guest's netcode session over engine `E`.
+pub struct GuestSession<E: Engine> {
+    config: GuestConfig,
+    phase: Phase,
+    me: Option<PlayerId>,
+    names: BTreeMap<PlayerId, String>,
+    engine: Option<E>,
+    level_epoch: u32,
+    backlog: VecDeque<TickInputBundle>,
+    snapshots: SnapshotBacklog,
+    transition: Option<(u32, Reassembler)>,
+    host_lost_at: Option<Duration>,
+    fell_behind_since: Option<Duration>,
+    render_offsets: BTreeMap<PlayerId, RenderOffset>,
+    final_scores: Vec<ScoreRow>,
+    outbox: Vec<GuestMessage>,
+    events: Vec<GuestEvent>,
+    stats: GuestStats,
+    applied: Vec<AppliedTick>,
+    snapshot_hashes: Vec<(u32, u64, u64)>,
+    ending: Option<(EndReason, u32, u64)>,
+    clock_hint: Duration,
+    pilot: Option<DelayAwareBot<E>>,
+    local_input: InputSnapshot,
+}
+
+impl<E: Engine> std::fmt::Debug for GuestSession<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuestSession")
+            .field("phase", &self.phase)
+            .field("me", &self.me)
+            .field("level_epoch", &self.level_epoch)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: Engine> GuestSession<E> {
+    /// A guest waiting for the host's hello.
+    pub fn new(config: GuestConfig) -> Self {
+        Self {
+            config,
+            phase: Phase::AwaitHello,
+            me: None,
+            names: BTreeMap::new(),
+            engine: None,
+            level_epoch: 0,
+            backlog: VecDeque::new(),
+            snapshots: SnapshotBacklog::default(),
+            transition: None,
+            host_lost_at: None,
+            fell_behind_since: None,
+            render_offsets: BTreeMap::new(),
+            final_scores: Vec::new(),
+            outbox: Vec::new(),
+            events: Vec::new(),
+            stats: GuestStats::default(),
+            applied: Vec::new(),
+            snapshot_hashes: Vec::new(),
+            ending: None,
+            clock_hint: Duration::ZERO,
+            pilot: None,
+            local_input: InputSnapshot::NEUTRAL,
+        }
+    }
+
+    /// This guest's player id, once assigned.
+    pub fn player_id(&self) -> Option<&PlayerId> {
+        self.me.as_ref()
+    }
+
+    /// Every player's name as the host sent it.
+    pub fn names(&self) -> &BTreeMap<PlayerId, String> {
+        &self.names
+    }
+
+    /// The engine, once setup completed.
+    pub fn engine(&self) -> Option<&E> {
+        self.engine.as_ref()
+    }
+
+    /// The level epoch this guest runs.
+    pub fn level_epoch(&self) -> u32 {
+        self.level_epoch
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &GuestStats {
+        &self.stats
+    }
+
+    /// How the session ended, once it has.
+    pub fn ended(&self) -> Option<&GuestEnd> {
+        match &self.phase {
+            Phase::Ended(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The end-of-run table the host sent.
+    pub fn final_scores(&self) -> &[ScoreRow] {
+        &self.final_scores
+    }
+
+    /// Applied ticks, if `record_ticks` is set.
+    pub fn applied(&self) -> &[AppliedTick] {
+        &self.applied
+    }
+
+    /// `(epoch, tick, hash)` right after each applied snapshot.
+    pub fn snapshot_hashes(&self) -> &[(u32, u64, u64)] {
+        &self.snapshot_hashes
+    }
+
+    /// `(epoch, tick, hash)` of the engine now (computed on demand).
+    pub fn last_hash(&self) -> Option<(u32, u64, u64)> {
+        self.engine
+            .as_ref()
+            .map(|e| (self.level_epoch, e.tick(), e.world_hash()))
+    }
+
+    /// This player's own input from now on, when no bot drives it.
+    pub fn set_local_input(&mut self, input: InputSnapshot) {
+        self.local_input = input.sanitized();
+    }
+
+    /// Takes what should be sent to the host.
+    pub fn drain_outbox(&mut self) -> Vec<GuestMessage> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Takes what happened since the last call.
+    pub fn drain_events(&mut self) -> Vec<GuestEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    fn end(&mut self, end: GuestEnd) {
+        if self.ended().is_none() {
+            self.events.push(GuestEvent::Ended(end.clone()));
+            self.phase = Phase::Ended(end);
+        }
+    }
+
+    /// When the session next needs [`GuestSession::poll`] without an event.
+    pub fn next_wakeup(&self) -> Option<Duration> {
+        if self.ended().is_some() {
+            return None;
+        }
+        let grace = Duration::from_millis(DISCONNECT_GRACE_MS);
+        let a = self.host_lost_at.map(|t| t + grace);
+        let b = self.fell_behind_since.map(|t| t + grace);
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether applicable bundles are waiting (the driver polls again at once).
+    pub fn has_backlog(&self) -> bool {
+        self.ended().is_none() && !self.backlog.is_empty() && !self.waiting_for_snapshot()
+    }
+
+    /// Feeds one event from the host at time `now`.
+    pub fn on_event(&mut self, event: PeerEvent, now: Duration) {
+        if self.ended().is_some() {
+            return;
+        }
+        match event {
+            PeerEvent::State(ConnectionState::Connected) => self.host_lost_at = None,
+            PeerEvent::State(_) => {
+                if self.host_lost_at.is_none() {
+                    self.host_lost_at = Some(now);
+                }
+            }
+            PeerEvent::Message(_, text) => match HostMessage::from_json(&text) {
+                Ok(msg) => self.on_message(msg, now),
+                Err(e) => {
+                    self.stats.bad_messages += 1;
+                    self.events.push(GuestEvent::BadMessage(e.to_string()));
+                }
+            },
+        }
+    }
+
+    /// Runs timers and applies what can be applied.
+    pub fn poll(&mut self, now: Duration) {
+        if self.ended().is_some() {
+            return;
+        }
+        let grace = Duration::from_millis(DISCONNECT_GRACE_MS);
+        self.apply_backlog(now);
+        if let Some((reason, epoch, final_tick)) = self.ending {
+            let reached = epoch != self.level_epoch
+                || self.engine.as_ref().is_none_or(|e| e.tick() >= final_tick);
+            if reached || self.host_lost_at.is_some_and(|t| now >= t + grace) {
+                self.end(GuestEnd::Ended(reason));
+                return;
+            }
+        }
+        if self.host_lost_at.is_some_and(|t| now >= t + grace) {
+            self.end(GuestEnd::Ended(EndReason::HostDisconnected));
+            return;
+        }
+        if self.fell_behind_since.is_some_and(|t| now >= t + grace) {
+            self.end(GuestEnd::Ended(EndReason::LevelTransitionFailed));
+        }
+    }
+
+    fn on_message(&mut self, msg: HostMessage, now: Duration) {
+        match msg {
+            HostMessage::HostHello {
+                build_version,
+                protocol_version,
+            } => self.on_host_hello(build_version, protocol_version),
+            HostMessage::JoinRefused { reason, detail } => {
+                self.end(GuestEnd::Refused(reason, detail));
+            }
+            HostMessage::SessionInit(init) => self.on_init(init),
+            HostMessage::MapChunk(chunk) => self.on_map_chunk(&chunk),
+            HostMessage::MapEnd(end) => self.on_map_end(&end),
+            HostMessage::TickInputBundle(b) => self.on_bundle(b, now),
+            HostMessage::ReconciliationSnapshot(s) => self.on_snapshot(s),
+            HostMessage::LevelTransitionInit { level_epoch, .. } => {
+                self.on_transition_init(level_epoch);
+            }
+            HostMessage::LevelTransitionChunk { level_epoch, chunk } => {
+                self.on_transition_chunk(level_epoch, &chunk, now);
+            }
+            HostMessage::LevelTransitionEnd { level_epoch, end } => {
+                self.on_transition_end(level_epoch, &end, now);
+            }
+            HostMessage::SessionEnd {
+                reason,
+                scores,
+                level_epoch,
+                final_tick,
+            } => {
+                // Ends once the engine reached the host's final tick (the
+                // bundles before it may still be on their way).
+                self.final_scores = scores;
+                self.ending = Some((reason, level_epoch, final_tick));
+            }
+        }
+    }
+}

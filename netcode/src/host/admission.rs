@@ -1,0 +1,213 @@
+//! Admission: connections, the version handshake (phase A), the hello
+//! deadline, and seats.
+
+use std::time::Duration;
+
+use engine::Engine;
+use protocol::input::PlayerId;
+use protocol::name::sanitize_display_name;
+use protocol::peer::{HostMessage, PEER_PROTOCOL_VERSION, RefusalReason};
+
+use super::{HostEvent, HostOutput, HostSession, Phase};
+use crate::link::ConnectionState;
+use crate::stats::GuestSlot;
+
+/// One guest connection and what the host knows of it.
+#[derive(Debug)]
+pub(super) struct GuestSeat {
+    pub(super) player: Option<PlayerId>,
+    pub(super) name: String,
+    /// When the connection arrived; cleared by its hello.
+    pub(super) awaiting_hello_since: Option<Duration>,
+    pub(super) admitted: bool,
+    pub(super) setup_acked: bool,
+    pub(super) connected: bool,
+    pub(super) disconnected_at: Option<Duration>,
+    pub(super) removed: bool,
+    /// Refused, or left before the start: its connection is being closed.
+    pub(super) closed: bool,
+    /// The guest's last hash report: `(epoch, tick, mismatched)`.
+    pub(super) last_report: Option<(u32, u64, bool)>,
+}
+
+impl<E: Engine> HostSession<E> {
+    /// Guests admitted and still connected.
+    pub fn guests_present(&self) -> usize {
+        self.seats
+            .iter()
+            .filter(|s| s.admitted && s.connected && !s.removed)
+            .count()
+    }
+
+    /// Seats taken: guests admitted and connected, plus connections still
+    /// in their version handshake (each for at most the hello timeout).
+    pub fn seats_taken(&self) -> usize {
+        self.seats
+            .iter()
+            .filter(|s| s.connected && !s.removed && !s.closed)
+            .count()
+    }
+
+    /// Guest connections handed to the session so far.
+    pub fn connections(&self) -> usize {
+        self.seats.len()
+    }
+
+    /// A new connection at `now`: phase A starts with the host's hello,
+    /// whatever the phase (a late one is refused when its reply arrives).
+    pub fn add_guest(&mut self, now: Duration) -> GuestSlot {
+        let slot = self.seats.len();
+        self.seats.push(GuestSeat {
+            player: None,
+            name: String::new(),
+            awaiting_hello_since: Some(now),
+            admitted: false,
+            setup_acked: false,
+            connected: true,
+            disconnected_at: None,
+            removed: false,
+            closed: false,
+            last_report: None,
+        });
+        self.send(
+            slot,
+            HostMessage::HostHello {
+                build_version: self.config.build_version.clone(),
+                protocol_version: PEER_PROTOCOL_VERSION,
+            },
+        );
+        slot
+    }
+
+    pub(super) fn next_hello_deadline(&self) -> Option<Duration> {
+        self.seats
+            .iter()
+            .filter(|s| !s.closed)
+            .filter_map(|s| s.awaiting_hello_since)
+            .min()
+            .map(|t| t + self.config.hello_timeout)
+    }
+
+    /// Refuses connections that stayed silent past the hello timeout, so a
+    /// peer that never speaks cannot hold a seat.
+    pub(super) fn expire_silent_connections(&mut self, now: Duration) {
+        let timeout = self.config.hello_timeout;
+        let silent: Vec<GuestSlot> = (0..self.seats.len())
+            .filter(|s| {
+                let seat = &self.seats[*s];
+                !seat.closed
+                    && seat
+                        .awaiting_hello_since
+                        .is_some_and(|t| now >= t + timeout)
+            })
+            .collect();
+        for slot in silent {
+            self.seats[slot].awaiting_hello_since = None;
+            self.refuse(
+                slot,
+                RefusalReason::BadHandshake,
+                format!("no hello within {} ms", timeout.as_millis()),
+            );
+        }
+    }
+
+    pub(super) fn on_state(&mut self, slot: GuestSlot, state: ConnectionState, now: Duration) {
+        let present = self.guests_present();
+        let seat = &mut self.seats[slot];
+        match state {
+            ConnectionState::Connected => {
+                seat.connected = true;
+                seat.disconnected_at = None;
+            }
+            ConnectionState::Disconnected | ConnectionState::Failed | ConnectionState::Closed => {
+                if seat.connected {
+                    self.events.push(HostEvent::GuestLost(slot, state));
+                }
+                seat.connected = false;
+                seat.awaiting_hello_since = None;
+                if seat.disconnected_at.is_none() {
+                    seat.disconnected_at = Some(now);
+                }
+                // Before the start nothing was shared yet: the seat is free
+                // again, and the connection is closed.
+                let in_lobby = matches!(self.phase, Phase::Lobby { .. });
+                if in_lobby && !seat.closed {
+                    seat.admitted = false;
+                    seat.player = None;
+                    seat.closed = true;
+                    self.outbox.push(HostOutput::Close(slot));
+                    if self.seats.iter().all(|s| !s.admitted) {
+                        self.phase = Phase::Lobby { deadline: None };
+                    }
+                }
+            }
+        }
+        self.report_guests_present(present);
+    }
+
+    /// Emits [`HostEvent::GuestsPresent`] if the count moved from `before`.
+    pub(super) fn report_guests_present(&mut self, before: usize) {
+        let now = self.guests_present();
+        if now != before {
+            self.events.push(HostEvent::GuestsPresent(now));
+        }
+    }
+
+    pub(super) fn refuse(&mut self, slot: GuestSlot, reason: RefusalReason, detail: String) {
+        self.stats.refusals.push((slot, reason));
+        self.events.push(HostEvent::Refused(slot, reason));
+        self.seats[slot].closed = true;
+        self.send(slot, HostMessage::JoinRefused { reason, detail });
+        self.outbox.push(HostOutput::Close(slot));
+    }
+
+    pub(super) fn on_hello(
+        &mut self,
+        slot: GuestSlot,
+        build: String,
+        protocol_version: u32,
+        name: &str,
+        now: Duration,
+    ) {
+        let seat = &mut self.seats[slot];
+        if seat.admitted || seat.closed {
+            return;
+        }
+        seat.awaiting_hello_since = None;
+        if !matches!(self.phase, Phase::Lobby { .. }) {
+            self.refuse(
+                slot,
+                RefusalReason::SessionStarted,
+                "the session has started; the roster is frozen".into(),
+            );
+            return;
+        }
+        if build != self.config.build_version || protocol_version != PEER_PROTOCOL_VERSION {
+            let detail = format!(
+                "host runs build {} protocol {}, guest runs build {} protocol {}",
+                self.config.build_version, PEER_PROTOCOL_VERSION, build, protocol_version
+            );
+            self.refuse(slot, RefusalReason::VersionMismatch, detail);
+            return;
+        }
+        let present = self.guests_present();
+        self.guests_admitted_ever += 1;
+        let number = self.guests_admitted_ever;
+        let seat = &mut self.seats[slot];
+        seat.admitted = true;
+        seat.player = Some(PlayerId::new(format!("guest-{number}")));
+        seat.name = sanitize_display_name(name);
+        if let Phase::Lobby { deadline } = &mut self.phase
+            && deadline.is_none()
+        {
+            *deadline = self.config.lobby_wait.map(|w| now + w);
+        }
+        self.report_guests_present(present);
+    }
+
+    pub(super) fn on_setup_ack(&mut self, slot: GuestSlot) {
+        if matches!(self.phase, Phase::Setup { .. }) && self.seats[slot].admitted {
+            self.seats[slot].setup_acked = true;
+        }
+    }
+}

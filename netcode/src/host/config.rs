@@ -1,0 +1,116 @@
+//! What a host is configured with, what it asks its driver to do, and what
+//! it reports.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::Difficulty;
+use protocol::BUILD_VERSION;
+use protocol::input::PlayerId;
+use protocol::peer::{EndReason, HostMessage, RefusalReason};
+
+use crate::link::ConnectionState;
+use crate::plan::{GeneratedCampaign, LevelPlan};
+use crate::stats::GuestSlot;
+
+/// What the host is configured with.
+#[derive(Clone, Debug)]
+pub struct HostConfig {
+    /// Build identifier guests must match.
+    pub build_version: String,
+    /// The levels to play.
+    pub plan: Arc<dyn LevelPlan>,
+    /// Session difficulty.
+    pub difficulty: Difficulty,
+    /// The host's own player (bot-driven in the daemon), if it plays.
+    pub host_player: Option<(PlayerId, String)>,
+    /// Drive the host's own player with the engine's bot (the daemon);
+    /// otherwise its input comes from [`crate::host::HostSession::set_local_input`].
+    pub host_bot: bool,
+    /// Extra bot players driven by the host.
+    pub bots: u32,
+    /// Guests to wait for before setup phase B starts.
+    pub expected_guests: usize,
+    /// How long the lobby waits for `expected_guests` after the first guest
+    /// is in before it starts with whoever is there (`None`: wait).
+    pub lobby_wait: Option<Duration>,
+    /// How long a new connection may take to send its hello before it is
+    /// refused and its seat freed.
+    pub hello_timeout: Duration,
+    /// How long phase B waits for setup acks before going on without stragglers.
+    pub setup_timeout: Duration,
+    /// Safety stop: end the session if a level runs longer than this.
+    pub max_ticks_per_level: Option<u64>,
+    /// Keep every tick's world hash (tests compare whole runs).
+    pub record_hashes: bool,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        Self {
+            build_version: BUILD_VERSION.to_owned(),
+            plan: Arc::new(GeneratedCampaign { seed: 1, levels: 1 }),
+            difficulty: Difficulty::Normal,
+            host_player: Some((PlayerId::new("host"), "Host".to_owned())),
+            host_bot: true,
+            bots: 0,
+            expected_guests: 0,
+            lobby_wait: Some(Duration::from_secs(10)),
+            hello_timeout: Duration::from_secs(5),
+            setup_timeout: Duration::from_secs(10),
+            max_ticks_per_level: None,
+            record_hashes: false,
+        }
+    }
+}
+
+/// What the host wants sent.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostOutput {
+    /// Send a message to a guest.
+    Send(GuestSlot, HostMessage),
+    /// Send one message to several guests (encoded once).
+    Broadcast(Vec<GuestSlot>, HostMessage),
+    /// Close a guest's connection (after what was queued before).
+    Close(GuestSlot),
+}
+
+/// Something that happened, for logs and metrics (the session itself
+/// never logs).
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostEvent {
+    /// A tick ran, this late after its due time, holding this many inputs.
+    Ticked {
+        /// Microseconds after the tick's due time.
+        lateness_us: u64,
+        /// Inputs held for players whose input had not arrived.
+        held_inputs: u64,
+    },
+    /// Guests admitted and connected changed.
+    GuestsPresent(usize),
+    /// A guest's transport went away.
+    GuestLost(GuestSlot, ConnectionState),
+    /// A join was refused.
+    Refused(GuestSlot, RefusalReason),
+    /// A guest sent something that is not a guest message.
+    BadMessage(GuestSlot, String),
+    /// A player left the roster at this level epoch and tick.
+    PlayerRemoved(u32, u64, PlayerId),
+    /// A guest's hash report disagreed with the host's.
+    Desync {
+        /// Whose.
+        player: PlayerId,
+        /// Level epoch.
+        level_epoch: u32,
+        /// Tick.
+        tick: u64,
+        /// The previous report disagreed too, across a snapshot.
+        persistent: bool,
+    },
+    /// A guest never acknowledged a level transition and is dropped.
+    TransitionDropped(PlayerId),
+    /// The host could not build or encode a level and ends the session.
+    LevelFailed(String),
+    /// The session ended.
+    Ended(EndReason),
+}

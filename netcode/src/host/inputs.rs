@@ -1,0 +1,140 @@
+//! The input buffer and the held-input policy: which input each player
+//! gets at each tick.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::tick::INPUT_DELAY_TICKS;
+
+/// How far ahead of the current tick a guest input may be tagged.
+pub const INPUT_WINDOW_TICKS: u64 = INPUT_DELAY_TICKS + 90;
+
+/// Where an arriving input went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Buffered for its tick.
+    Buffered,
+    /// Too late for its tick; kept as the player's last-received input.
+    Late,
+    /// Tagged too far ahead; dropped.
+    TooFarAhead,
+}
+
+/// Inputs by tick, plus every player's last-received one.
+#[derive(Debug, Default)]
+pub struct InputBuffer {
+    by_tick: BTreeMap<u64, BTreeMap<PlayerId, InputSnapshot>>,
+    last: BTreeMap<PlayerId, InputSnapshot>,
+}
+
+/// The inputs of one tick.
+#[derive(Debug, Default)]
+pub struct TickInputs {
+    /// Every roster member's input.
+    pub inputs: BTreeMap<PlayerId, InputSnapshot>,
+    /// Players whose input had not arrived: their last one was held.
+    pub held: Vec<PlayerId>,
+}
+
+impl InputBuffer {
+    /// Files `input` (already sanitized) from `player`, tagged for `tick`,
+    /// while the host is at `now_tick`.
+    pub fn insert(
+        &mut self,
+        player: PlayerId,
+        tick: u64,
+        input: InputSnapshot,
+        now_tick: u64,
+    ) -> Placement {
+        if tick < now_tick {
+            // Too late for its tick, but still this player's last-received
+            // input: the one held for them from now on (spec: hold the
+            // last-received snapshot). Without this, a link whose round trip
+            // exceeds the input delay would hold a stale input forever.
+            self.last.insert(player, input);
+            return Placement::Late;
+        }
+        if tick > now_tick + INPUT_WINDOW_TICKS {
+            return Placement::TooFarAhead;
+        }
+        self.by_tick.entry(tick).or_default().insert(player, input);
+        Placement::Buffered
+    }
+
+    /// Takes tick `tick`'s inputs for `players`: neutral for players in
+    /// their disconnect grace and before the first delayed input can
+    /// arrive; the last-received input, held, for anyone else missing.
+    pub fn take(
+        &mut self,
+        tick: u64,
+        players: &[PlayerId],
+        in_grace: &BTreeSet<PlayerId>,
+    ) -> TickInputs {
+        let arrived = self.by_tick.remove(&tick).unwrap_or_default();
+        let mut out = TickInputs::default();
+        for id in players {
+            let input = if in_grace.contains(id) {
+                InputSnapshot::NEUTRAL
+            } else if let Some(i) = arrived.get(id) {
+                self.last.insert(id.clone(), i.clone());
+                i.clone()
+            } else if tick < INPUT_DELAY_TICKS {
+                InputSnapshot::NEUTRAL
+            } else {
+                out.held.push(id.clone());
+                self.last.get(id).cloned().unwrap_or_default()
+            };
+            out.inputs.insert(id.clone(), input);
+        }
+        out
+    }
+
+    /// Forgets everything (a new level starts at tick 0).
+    pub fn clear(&mut self) {
+        self.by_tick.clear();
+        self.last.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fire() -> InputSnapshot {
+        InputSnapshot {
+            fire: true,
+            ..InputSnapshot::NEUTRAL
+        }
+    }
+
+    #[test]
+    fn a_missing_input_holds_the_last_received_even_a_late_one() {
+        let p = PlayerId::new("p");
+        let players = [p.clone()];
+        let mut b = InputBuffer::default();
+        assert_eq!(b.insert(p.clone(), 5, fire(), 6), Placement::Late);
+        let t = b.take(6, &players, &BTreeSet::new());
+        assert_eq!(t.held, vec![p.clone()]);
+        assert_eq!(t.inputs[&p], fire());
+    }
+
+    #[test]
+    fn grace_and_the_first_ticks_get_neutral_and_far_inputs_are_dropped() {
+        let p = PlayerId::new("p");
+        let players = [p.clone()];
+        let mut b = InputBuffer::default();
+        let t = b.take(0, &players, &BTreeSet::new());
+        assert!(t.held.is_empty());
+        assert_eq!(t.inputs[&p], InputSnapshot::NEUTRAL);
+        assert_eq!(
+            b.insert(p.clone(), 10 + INPUT_WINDOW_TICKS + 1, fire(), 10),
+            Placement::TooFarAhead
+        );
+        assert_eq!(b.insert(p.clone(), 11, fire(), 10), Placement::Buffered);
+        let grace: BTreeSet<PlayerId> = players.iter().cloned().collect();
+        assert_eq!(
+            b.take(11, &players, &grace).inputs[&p],
+            InputSnapshot::NEUTRAL
+        );
+    }
+}

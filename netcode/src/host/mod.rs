@@ -1,0 +1,296 @@
+//! The host side of the netcode spec as a state machine: [`HostSession`].
+//!
+//! The session never does I/O and never reads a clock: its driver feeds it
+//! peer events and the current time (a [`Duration`] since an origin the
+//! driver chooses), calls [`HostSession::poll`], sends what
+//! [`HostSession::drain_outbox`] returns and logs what
+//! [`HostSession::drain_events`] returns. Phases: lobby (phase A
+//! handshakes), setup (phase B: init and map, waiting for acks), running
+//! (fixed ticks from an accumulator), transition (waiting for acks with
+//! bounded resends), ended.
+//!
+//! Each job lives in its own module: [`admission`] (handshakes, seats,
+//! the hello deadline), [`setup`] (roster, init and map transfer),
+//! [`ticks`] (pacing and the tick itself), [`inputs`] (the input buffer and
+//! held-input policy), [`audit`] (hash reports), [`transition`] (level
+//! changes) and [`end_table`] (scores and the end of the session).
+
+mod admission;
+pub mod audit;
+mod config;
+mod end_table;
+pub mod inputs;
+mod setup;
+mod ticks;
+mod transition;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use engine::Engine;
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::peer::{EndReason, GuestMessage, HostMessage};
+
+pub use config::{HostConfig, HostEvent, HostOutput};
+
+use crate::link::PeerEvent;
+use crate::pilot::DelayAwareBot;
+use crate::stats::{GuestSlot, HostStats};
+use admission::GuestSeat;
+use audit::HashAudit;
+use inputs::InputBuffer;
+use transition::Transition;
+
+#[derive(Debug)]
+enum Phase {
+    Lobby { deadline: Option<Duration> },
+    Setup { deadline: Duration },
+    Running,
+    Transition(Transition),
+    Ended(EndReason),
+}
+
+/// The host's netcode session over engine `E`.
+pub struct HostSession<E: Engine> {
+    config: HostConfig,
+    phase: Phase,
+    seats: Vec<GuestSeat>,
+    bots: Vec<DelayAwareBot<E>>,
+    local_input: InputSnapshot,
+    names: BTreeMap<PlayerId, String>,
+    engine: Option<E>,
+    level_index: u32,
+    level_epoch: u32,
+    player_count: u32,
+    inputs: InputBuffer,
+    remove_at_start: Vec<PlayerId>,
+    /// `(last poll, accumulated nanoseconds × tick rate)` while running.
+    clock: Option<(Duration, u128)>,
+    audit: HashAudit,
+    run_scores: BTreeMap<PlayerId, (u32, u32)>,
+    outbox: Vec<HostOutput>,
+    events: Vec<HostEvent>,
+    stats: HostStats,
+    hash_log: Vec<(u32, u64, u64)>,
+    guests_admitted_ever: usize,
+}
+
+impl<E: Engine> std::fmt::Debug for HostSession<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostSession")
+            .field("phase", &self.phase)
+            .field("level_index", &self.level_index)
+            .field("level_epoch", &self.level_epoch)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: Engine> HostSession<E> {
+    /// A host waiting for guests.
+    pub fn new(config: HostConfig) -> Self {
+        let mut bots: Vec<DelayAwareBot<E>> = (1..=config.bots)
+            .map(|i| DelayAwareBot::new(PlayerId::new(format!("bot-{i}"))))
+            .collect();
+        if let (Some((id, _)), true) = (&config.host_player, config.host_bot) {
+            bots.push(DelayAwareBot::new(id.clone()));
+        }
+        Self {
+            config,
+            phase: Phase::Lobby { deadline: None },
+            seats: Vec::new(),
+            bots,
+            local_input: InputSnapshot::NEUTRAL,
+            names: BTreeMap::new(),
+            engine: None,
+            level_index: 0,
+            level_epoch: 0,
+            player_count: 0,
+            inputs: InputBuffer::default(),
+            remove_at_start: Vec::new(),
+            clock: None,
+            audit: HashAudit::default(),
+            run_scores: BTreeMap::new(),
+            outbox: Vec::new(),
+            events: Vec::new(),
+            stats: HostStats::default(),
+            hash_log: Vec::new(),
+            guests_admitted_ever: 0,
+        }
+    }
+
+    /// Levels in the session.
+    pub fn level_count(&self) -> u32 {
+        self.config.plan.level_count()
+    }
+
+    /// Whether the session has left its lobby phase (setup or later).
+    pub fn started(&self) -> bool {
+        !matches!(self.phase, Phase::Lobby { .. })
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &HostStats {
+        &self.stats
+    }
+
+    /// The current level's engine, once setup has built it.
+    pub fn engine(&self) -> Option<&E> {
+        self.engine.as_ref()
+    }
+
+    /// The current level epoch (1 for the first level).
+    pub fn level_epoch(&self) -> u32 {
+        self.level_epoch
+    }
+
+    /// Every tick's `(epoch, tick, hash)` if `record_hashes` is set.
+    pub fn hash_log(&self) -> &[(u32, u64, u64)] {
+        &self.hash_log
+    }
+
+    /// The player ids in the current level's roster.
+    pub fn roster(&self) -> Vec<PlayerId> {
+        self.engine.as_ref().map(|e| e.roster()).unwrap_or_default()
+    }
+
+    /// Every admitted player's sanitized display name.
+    pub fn names(&self) -> &BTreeMap<PlayerId, String> {
+        &self.names
+    }
+
+    /// Why the session ended, once it has.
+    pub fn ended(&self) -> Option<EndReason> {
+        match self.phase {
+            Phase::Ended(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The host player's own input from now on, when no bot drives it
+    /// (a browser host's keyboard and mouse).
+    pub fn set_local_input(&mut self, input: InputSnapshot) {
+        self.local_input = input.sanitized();
+    }
+
+    /// Takes what should be sent.
+    pub fn drain_outbox(&mut self) -> Vec<HostOutput> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Takes what happened since the last call.
+    pub fn drain_events(&mut self) -> Vec<HostEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    fn send(&mut self, slot: GuestSlot, msg: HostMessage) {
+        self.outbox.push(HostOutput::Send(slot, msg));
+    }
+
+    /// Feeds one event from guest `slot` at time `now`.
+    pub fn on_event(&mut self, slot: GuestSlot, event: PeerEvent, now: Duration) {
+        if slot >= self.seats.len() {
+            return;
+        }
+        match event {
+            PeerEvent::State(state) => self.on_state(slot, state, now),
+            PeerEvent::Message(_, text) => match GuestMessage::from_json(&text) {
+                Ok(msg) => self.on_message(slot, msg, now),
+                Err(e) => {
+                    self.stats.bad_messages += 1;
+                    self.events.push(HostEvent::BadMessage(slot, e.to_string()));
+                }
+            },
+        }
+    }
+
+    fn on_message(&mut self, slot: GuestSlot, msg: GuestMessage, now: Duration) {
+        match msg {
+            GuestMessage::GuestHello {
+                build_version,
+                protocol_version,
+                display_name,
+            } => self.on_hello(slot, build_version, protocol_version, &display_name, now),
+            GuestMessage::SetupAck => self.on_setup_ack(slot),
+            GuestMessage::TickInput(input) => self.on_input(slot, input),
+            GuestMessage::LevelTransitionAck { level_epoch } => {
+                self.on_transition_ack(slot, level_epoch);
+            }
+            GuestMessage::HashReport {
+                tick,
+                level_epoch,
+                hash,
+            } => self.on_hash_report(slot, tick, level_epoch, &hash),
+        }
+    }
+
+    /// Ends the session now (the host shuts down).
+    pub fn shutdown(&mut self) {
+        if self.ended().is_none() {
+            self.end(EndReason::HostShutdown);
+        }
+    }
+
+    /// When the session next needs [`HostSession::poll`].
+    pub fn next_wakeup(&self) -> Option<Duration> {
+        let phase = match &self.phase {
+            Phase::Lobby { deadline } => *deadline,
+            Phase::Setup { deadline } => Some(*deadline),
+            Phase::Transition(t) => Some(t.deadline),
+            Phase::Ended(_) => return None,
+            Phase::Running => self.next_tick_due(),
+        };
+        match (phase, self.next_hello_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Runs whatever is due at `now`: deadlines and every due tick.
+    pub fn poll(&mut self, now: Duration) {
+        self.expire_silent_connections(now);
+        match &self.phase {
+            Phase::Lobby { deadline } => {
+                let admitted = self.seats.iter().filter(|s| s.admitted).count();
+                let due = deadline.is_some_and(|d| now >= d);
+                if admitted >= self.config.expected_guests || (due && admitted > 0) {
+                    self.begin_setup(now);
+                }
+            }
+            Phase::Setup { deadline } => {
+                let all = self
+                    .seats
+                    .iter()
+                    .filter(|s| s.admitted && s.connected)
+                    .all(|s| s.setup_acked);
+                if all || now >= *deadline {
+                    self.start_running(now);
+                }
+            }
+            Phase::Transition(t) => {
+                let pending_connected = t.pending.iter().any(|s| self.seats[*s].connected);
+                if !pending_connected || now >= t.deadline {
+                    self.transition_deadline(now);
+                }
+            }
+            Phase::Running => self.run_due_ticks(now),
+            Phase::Ended(_) => {}
+        }
+    }
+
+    /// Guests that are in the session and reachable.
+    fn live_slots(&self) -> Vec<GuestSlot> {
+        (0..self.seats.len())
+            .filter(|s| {
+                let seat = &self.seats[*s];
+                seat.admitted && !seat.removed && seat.connected
+            })
+            .collect()
+    }
+
+    fn broadcast(&mut self, msg: HostMessage) {
+        let slots = self.live_slots();
+        if !slots.is_empty() {
+            self.outbox.push(HostOutput::Broadcast(slots, msg));
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Setup (phase B): the roster is frozen, every admitted guest gets the
+//! session init and the first map in chunks, and the level starts once all
+//! acked or the setup timeout passed.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use engine::{Engine, LevelSetup};
+use protocol::chunk::split;
+use protocol::input::PlayerId;
+use protocol::name::sanitize_display_name;
+use protocol::peer::{EndReason, HostMessage, SessionInit};
+use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
+
+use super::{HostEvent, HostSession, Phase};
+
+impl<E: Engine> HostSession<E> {
+    /// The host's own players (bots, then the host player) with their names.
+    fn local_players(&self) -> Vec<(PlayerId, String)> {
+        let host = self.config.host_player.as_ref().map(|h| &h.0);
+        self.bots
+            .iter()
+            .map(|b| b.player_id().clone())
+            .filter(|id| Some(id) != host)
+            .map(|id| (id, String::new()))
+            .chain(
+                self.config
+                    .host_player
+                    .iter()
+                    .map(|(id, name)| (id.clone(), sanitize_display_name(name))),
+            )
+            .collect()
+    }
+
+    pub(super) fn begin_setup(&mut self, now: Duration) {
+        let mut names: BTreeMap<PlayerId, String> = self.local_players().into_iter().collect();
+        for seat in self.seats.iter().filter(|s| s.admitted) {
+            if let Some(p) = &seat.player {
+                names.insert(p.clone(), seat.name.clone());
+            }
+        }
+        let roster: Vec<PlayerId> = names.keys().cloned().collect();
+        self.names = names;
+        self.player_count = u32::try_from(roster.len()).unwrap_or(u32::MAX);
+        if roster.is_empty() {
+            self.end(EndReason::HostShutdown);
+            return;
+        }
+        let seed = self.config.plan.gameplay_seed(0);
+        let map = self.config.plan.map(0, self.player_count);
+        let setup = LevelSetup {
+            map: map.clone(),
+            roster: roster.clone(),
+            seed,
+            difficulty: self.config.difficulty,
+            player_count: self.player_count,
+            carryovers: BTreeMap::new(),
+        };
+        let payload = serde_json::to_string(&map);
+        let (engine, payload) = match (E::new_level(setup), payload) {
+            (Ok(e), Ok(p)) => (e, p),
+            (Err(e), _) => return self.level_failed(format!("could not build level 1: {e}")),
+            (_, Err(e)) => return self.level_failed(format!("could not encode level 1: {e}")),
+        };
+        self.engine = Some(engine);
+        self.level_epoch = 1;
+        let (chunks, end) = split(&payload);
+        for slot in 0..self.seats.len() {
+            let Some(player) = self.seats[slot].player.clone() else {
+                continue;
+            };
+            let init = SessionInit {
+                roster: roster.clone(),
+                your_player_id: player,
+                tick_rate_hz: TICK_RATE_HZ,
+                fixed_dt: FIXED_DT,
+                input_delay_ticks: INPUT_DELAY_TICKS,
+                reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
+                gameplay_seed: seed,
+                difficulty: self.config.difficulty,
+                player_count: self.player_count,
+                player_names: self.names.clone(),
+            };
+            self.send(slot, HostMessage::SessionInit(init));
+            for c in &chunks {
+                self.send(slot, HostMessage::MapChunk(c.clone()));
+            }
+            self.send(slot, HostMessage::MapEnd(end.clone()));
+        }
+        self.phase = Phase::Setup {
+            deadline: now + self.config.setup_timeout,
+        };
+    }
+
+    pub(super) fn level_failed(&mut self, why: String) {
+        self.events.push(HostEvent::LevelFailed(why));
+        self.end(EndReason::HostShutdown);
+    }
+
+    pub(super) fn start_running(&mut self, now: Duration) {
+        // An admitted guest that never acked (setup failed, or it left) is
+        // in the roster already sent: it is treated as disconnected, so it
+        // gets neutral input and a synchronized removal after the grace.
+        for seat in self.seats.iter_mut().filter(|s| s.admitted) {
+            if !seat.setup_acked && seat.disconnected_at.is_none() {
+                seat.disconnected_at = Some(now);
+            }
+        }
+        self.phase = Phase::Running;
+        self.clock = Some((now, 0));
+    }
+}

@@ -1,0 +1,241 @@
+//! Tick pacing (a fixed-step accumulator on the caller's clock) and the
+//! tick itself: local inputs, removals, the bundle, hashes and snapshots.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use engine::{Engine, LevelStatus};
+use protocol::input::{PlayerId, TickInput};
+use protocol::peer::{EndReason, HostMessage, ReconciliationSnapshotMessage, TickInputBundle};
+use protocol::tick::{
+    DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, INPUT_DELAY_TICKS,
+    RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ,
+};
+
+use super::audit::Verdict;
+use super::inputs::Placement;
+use super::{HostEvent, HostSession, Phase};
+use crate::stats::{GuestSlot, STEADY_AFTER_TICKS};
+
+const NANOS_PER_SECOND: u128 = 1_000_000_000;
+
+impl<E: Engine> HostSession<E> {
+    pub(super) fn next_tick_due(&self) -> Option<Duration> {
+        self.clock.map(|(last, acc)| {
+            let missing = (NANOS_PER_SECOND - acc).div_ceil(u128::from(TICK_RATE_HZ));
+            last + Duration::from_nanos(u64::try_from(missing).unwrap_or(u64::MAX))
+        })
+    }
+
+    pub(super) fn run_due_ticks(&mut self, now: Duration) {
+        let Some((last, mut acc)) = self.clock else {
+            return;
+        };
+        acc += now.saturating_sub(last).as_nanos() * u128::from(TICK_RATE_HZ);
+        self.clock = Some((now, acc));
+        while acc >= NANOS_PER_SECOND {
+            acc -= NANOS_PER_SECOND;
+            self.clock = Some((now, acc));
+            let late_us = u64::try_from(acc / u128::from(TICK_RATE_HZ) / 1000).unwrap_or(u64::MAX);
+            self.stats.tick_lateness_us.record(late_us);
+            if self.stats.ticks >= STEADY_AFTER_TICKS {
+                self.stats.tick_lateness_steady_us.record(late_us);
+            }
+            self.run_tick(now, late_us);
+            if !matches!(self.phase, Phase::Running) {
+                return;
+            }
+        }
+    }
+
+    fn sample_local_inputs(&mut self, tick: u64) {
+        let Some(engine) = &self.engine else { return };
+        let mut sampled = Vec::new();
+        for bot in &mut self.bots {
+            sampled.push((bot.player_id().clone(), bot.decide(engine)));
+        }
+        if let (Some((id, _)), false) = (&self.config.host_player, self.config.host_bot) {
+            sampled.push((id.clone(), self.local_input.clone()));
+        }
+        for (id, input) in sampled {
+            self.inputs
+                .insert(id, tick + INPUT_DELAY_TICKS, input.sanitized(), tick);
+        }
+    }
+
+    fn grace_expired(&self, now: Duration) -> Vec<PlayerId> {
+        let grace = Duration::from_millis(DISCONNECT_GRACE_MS);
+        self.seats
+            .iter()
+            .filter(|s| s.admitted && !s.removed)
+            .filter(|s| s.disconnected_at.is_some_and(|d| now >= d + grace))
+            .filter_map(|s| s.player.clone())
+            .collect()
+    }
+
+    /// Who leaves the roster at the start of this tick.
+    fn removals(&mut self, now: Duration) -> Vec<PlayerId> {
+        let mut remove: Vec<PlayerId> = std::mem::take(&mut self.remove_at_start);
+        for p in self.grace_expired(now) {
+            if !remove.contains(&p) {
+                remove.push(p);
+            }
+        }
+        let roster = self.roster();
+        remove.retain(|p| roster.contains(p));
+        remove.sort();
+        for seat in self.seats.iter_mut() {
+            if seat.player.as_ref().is_some_and(|p| remove.contains(p)) {
+                seat.removed = true;
+            }
+        }
+        remove
+    }
+
+    fn run_tick(&mut self, now: Duration, lateness_us: u64) {
+        let Some(tick) = self.engine.as_ref().map(|e| e.tick()) else {
+            return;
+        };
+        self.sample_local_inputs(tick);
+        let remove = self.removals(now);
+        let in_grace: BTreeSet<PlayerId> = self
+            .seats
+            .iter()
+            .filter(|s| s.disconnected_at.is_some() && !s.removed)
+            .filter_map(|s| s.player.clone())
+            .collect();
+        let playing: Vec<PlayerId> = self
+            .roster()
+            .into_iter()
+            .filter(|p| !remove.contains(p))
+            .collect();
+        let taken = self.inputs.take(tick, &playing, &in_grace);
+        let held = taken.held.len() as u64;
+        self.stats.held_inputs += held;
+        for p in &taken.held {
+            *self.stats.held_per_player.entry(p.clone()).or_default() += 1;
+        }
+        self.events.push(HostEvent::Ticked {
+            lateness_us,
+            held_inputs: held,
+        });
+        for p in &remove {
+            self.events
+                .push(HostEvent::PlayerRemoved(self.level_epoch, tick, p.clone()));
+            self.stats
+                .roster_removed
+                .push((self.level_epoch, tick, p.clone()));
+        }
+        let bundle = TickInputBundle {
+            tick,
+            dt: FIXED_DT,
+            level_epoch: self.level_epoch,
+            inputs: taken.inputs,
+            held_input_fallback: taken.held,
+            roster_remove: (!remove.is_empty()).then(|| remove.clone()),
+        };
+        let Some(engine) = self.engine.as_mut() else {
+            return;
+        };
+        engine.advance(&bundle.inputs, &remove);
+        let after = engine.tick();
+        // Hashing the world is not free: only on report ticks (and every
+        // tick when a test records them).
+        let report_tick = after % HASH_REPORT_INTERVAL_TICKS == 0;
+        let hash = (report_tick || self.config.record_hashes).then(|| engine.world_hash());
+        let status = engine.status();
+        let snapshot = (after % RECONCILE_INTERVAL_TICKS == 0).then(|| engine.snapshot());
+        self.broadcast(HostMessage::TickInputBundle(bundle));
+        self.stats.ticks += 1;
+        if let Some(hash) = hash {
+            if self.config.record_hashes {
+                self.hash_log.push((self.level_epoch, after, hash));
+            }
+            if report_tick {
+                self.audit.record(self.level_epoch, after, hash);
+            }
+        }
+        if let Some(snapshot) = snapshot {
+            self.stats.snapshots += 1;
+            self.broadcast(HostMessage::ReconciliationSnapshot(
+                ReconciliationSnapshotMessage {
+                    level_epoch: self.level_epoch,
+                    snapshot,
+                },
+            ));
+        }
+        match status {
+            LevelStatus::Complete => self.level_complete(now),
+            LevelStatus::TeamEliminated => self.end(EndReason::TeamEliminated),
+            LevelStatus::Running | LevelStatus::Countdown { .. } => {
+                if self.config.max_ticks_per_level.is_some_and(|m| after >= m) {
+                    self.end(EndReason::HostShutdown);
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_input(&mut self, slot: GuestSlot, input: TickInput) {
+        let seat = &self.seats[slot];
+        let Some(player) = seat.player.clone() else {
+            return;
+        };
+        if seat.removed || input.player_id != player {
+            return;
+        }
+        let Some(engine) = &self.engine else { return };
+        // Setup counts too: a guest samples its first input as it acks.
+        if !matches!(
+            self.phase,
+            Phase::Setup { .. } | Phase::Running | Phase::Transition(_)
+        ) {
+            return;
+        }
+        let now_tick = engine.tick();
+        let lead = i64::try_from(input.tick).unwrap_or(i64::MAX)
+            - i64::try_from(now_tick).unwrap_or(i64::MAX);
+        let entry = self
+            .stats
+            .input_lead
+            .entry(player.clone())
+            .or_insert((0, 0, i64::MAX));
+        entry.0 += 1;
+        entry.1 = entry.1.saturating_add(lead);
+        entry.2 = entry.2.min(lead);
+        let placement = self
+            .inputs
+            .insert(player, input.tick, input.input.sanitized(), now_tick);
+        if placement == Placement::Late {
+            self.stats.late_inputs += 1;
+        }
+    }
+
+    pub(super) fn on_hash_report(&mut self, slot: GuestSlot, tick: u64, epoch: u32, hash: &str) {
+        let Some(player) = self.seats[slot].player.clone() else {
+            return;
+        };
+        let mut last = self.seats[slot].last_report;
+        let verdict = self.audit.judge(epoch, tick, hash, &mut last);
+        self.seats[slot].last_report = last;
+        match verdict {
+            Verdict::Unknown => {}
+            Verdict::Match => *self.stats.hash_matches.entry(player).or_default() += 1,
+            Verdict::Mismatch { persistent } => {
+                *self.stats.desyncs.entry(player.clone()).or_default() += 1;
+                if persistent {
+                    *self
+                        .stats
+                        .persistent_desyncs
+                        .entry(player.clone())
+                        .or_default() += 1;
+                }
+                self.events.push(HostEvent::Desync {
+                    player,
+                    level_epoch: epoch,
+                    tick,
+                    persistent,
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! campfire's netcode: the peer protocol's host and guest sessions (the
+//! netcode spec) as pure state machines over any [`engine::Engine`].
+//!
+//! Nothing here does I/O, reads a clock, spawns a thread or needs an async
+//! runtime, so the very same sessions run in `host-daemon` (tokio and
+//! WebRTC), in a browser (WebAssembly) and in tests (a virtual clock). Time
+//! enters as a [`std::time::Duration`] since an origin the caller chooses;
+//! what a session wants done comes back as values: messages per peer,
+//! events to log or count, the time it next needs a poll.
+//!
+//! # Layout
+//!
+//! - [`link`]: what a session hears from a peer connection.
+//! - [`host`]: [`host::HostSession`], one module per job (admission, setup,
+//!   ticks, inputs, audit, transition, end table).
+//! - [`guest`]: [`guest::GuestSession`], one handler per message kind and
+//!   the snapshot backlog.
+//! - [`plan`]: the levels a host plays ([`plan::GeneratedCampaign`],
+//!   [`plan::FixedCampaign`]).
+//! - [`pilot`]: [`pilot::DelayAwareBot`], an engine's bot corrected for the
+//!   input delay.
+//! - [`stats`]: counters as plain values.
+//! - [`sim`]: a host and guests over a simulated network on a virtual clock.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod guest;
+pub mod host;
+pub mod link;
+pub mod pilot;
+pub mod plan;
+pub mod sim;
+pub mod stats;

@@ -1,0 +1,277 @@
+//! One host and its guests over a simulated network on a virtual clock:
+//! the netcode's tests, `host-daemon simulate` and anyone who wants a whole
+//! session in one call, deterministic and as fast as the CPU allows.
+//!
+//! A [`Scenario`] lists the host's configuration, one guest configuration
+//! and link per guest, and network events keyed by the host's tick count
+//! (stall a guest, cut a guest, lose the host, connect a latecomer).
+//! [`run`] plays it and returns every finished session; [`Summary`] is the
+//! one-line JSON report.
+
+mod network;
+mod summary;
+
+use std::time::Duration;
+
+use engine::Engine;
+pub use network::{LinkConfig, Tamper};
+pub use summary::{GuestSummary, Summary, describe_end, final_hash_matches};
+
+use crate::guest::{GuestConfig, GuestSession};
+use crate::host::{HostConfig, HostOutput, HostSession};
+use crate::stats::GuestSlot;
+use network::{End, Network};
+
+/// Virtual time after which a run stops whatever state it is in (a
+/// session that never ends is a bug the caller sees as unfinished guests).
+const MAX_VIRTUAL_TIME: Duration = Duration::from_secs(4 * 3600);
+
+/// What happens to the network, and when.
+#[derive(Clone, Debug)]
+pub enum NetAction {
+    /// Pause guest `n`'s link (0-based) for a while, both ways.
+    Stall(usize, Duration),
+    /// Cut guest `n`'s link.
+    Disconnect(usize),
+    /// The host vanishes: every link is cut and the host stops.
+    HostLoss,
+    /// A new guest connects (after the level started: it must be refused).
+    LateJoin(GuestConfig, LinkConfig),
+}
+
+/// A network event at a host tick count (ticks simulated, all levels).
+#[derive(Clone, Debug)]
+pub struct NetEvent {
+    /// When: once the host has simulated this many ticks.
+    pub at_tick: u64,
+    /// What.
+    pub action: NetAction,
+}
+
+/// A whole run.
+#[derive(Clone, Debug, Default)]
+pub struct Scenario {
+    /// The host.
+    pub host: HostConfig,
+    /// One guest configuration and link per guest.
+    pub guests: Vec<(GuestConfig, LinkConfig)>,
+    /// Network events.
+    pub events: Vec<NetEvent>,
+}
+
+/// Every finished session.
+#[derive(Debug)]
+pub struct Outcome<E: Engine> {
+    /// The host.
+    pub host: HostSession<E>,
+    /// The guests, in scenario order.
+    pub guests: Vec<GuestSession<E>>,
+    /// Guests that connected late.
+    pub late: Vec<GuestSession<E>>,
+    /// Virtual time the run took.
+    pub elapsed: Duration,
+}
+
+struct Guest<E: Engine> {
+    session: GuestSession<E>,
+    link: usize,
+    slot: GuestSlot,
+    done: bool,
+    late: bool,
+}
+
+struct Run<E: Engine> {
+    now: Duration,
+    net: Network,
+    host: HostSession<E>,
+    host_alive: bool,
+    guests: Vec<Guest<E>>,
+}
+
+impl<E: Engine> Run<E> {
+    fn connect(&mut self, config: GuestConfig, link: LinkConfig, late: bool) {
+        let link = self.net.add_link(link);
+        let slot = self.host.add_guest(self.now);
+        self.guests.push(Guest {
+            session: GuestSession::new(config),
+            link,
+            slot,
+            done: false,
+            late,
+        });
+    }
+
+    fn link_of(&self, slot: GuestSlot) -> Option<usize> {
+        self.guests.iter().find(|g| g.slot == slot).map(|g| g.link)
+    }
+
+    fn step_host(&mut self) {
+        if !self.host_alive {
+            return;
+        }
+        self.host.poll(self.now);
+        self.host.drain_events();
+        for out in self.host.drain_outbox() {
+            let (slots, msg) = match out {
+                HostOutput::Send(slot, msg) => (vec![slot], Some(msg)),
+                HostOutput::Broadcast(slots, msg) => (slots, Some(msg)),
+                HostOutput::Close(slot) => (vec![slot], None),
+            };
+            let text = msg.as_ref().and_then(|m| m.to_json().ok());
+            for slot in slots {
+                let Some(link) = self.link_of(slot) else {
+                    continue;
+                };
+                match (&msg, &text) {
+                    (Some(m), Some(t)) => self.net.send(link, End::Host, m.channel(), t, self.now),
+                    _ => self.net.close(link, End::Host, self.now),
+                }
+            }
+        }
+        if self.host.ended().is_some() {
+            self.host_alive = false;
+        }
+    }
+
+    fn step_guests(&mut self) {
+        for g in self.guests.iter_mut().filter(|g| !g.done) {
+            loop {
+                g.session.poll(self.now);
+                g.session.drain_events();
+                for msg in g.session.drain_outbox() {
+                    if let Ok(text) = msg.to_json() {
+                        self.net
+                            .send(g.link, End::Guest, msg.channel(), &text, self.now);
+                    }
+                }
+                if g.session.ended().is_some() {
+                    self.net.close(g.link, End::Guest, self.now);
+                    g.done = true;
+                    break;
+                }
+                if !g.session.has_backlog() {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn apply(&mut self, action: NetAction) {
+        let link = |n: usize| {
+            self.guests
+                .iter()
+                .filter(|g| !g.late)
+                .nth(n)
+                .map(|g| g.link)
+        };
+        match action {
+            NetAction::Stall(n, d) => {
+                if let Some(l) = link(n) {
+                    self.net.stall(l, d, self.now);
+                }
+            }
+            NetAction::Disconnect(n) => {
+                if let Some(l) = link(n) {
+                    self.net.cut(l, self.now);
+                }
+            }
+            NetAction::HostLoss => {
+                for l in self.guests.iter().map(|g| g.link).collect::<Vec<_>>() {
+                    self.net.cut(l, self.now);
+                }
+                self.host.shutdown();
+                self.host.drain_outbox();
+                self.host.drain_events();
+                self.host_alive = false;
+            }
+            NetAction::LateJoin(config, link) => self.connect(config, link, true),
+        }
+    }
+
+    fn deliver_due(&mut self) {
+        while let Some(d) = self.net.pop_due(self.now) {
+            let Some(g) = self.guests.iter_mut().find(|g| g.link == d.link) else {
+                continue;
+            };
+            match d.to {
+                End::Host if self.host_alive => self.host.on_event(g.slot, d.event, self.now),
+                End::Host => {}
+                End::Guest if !g.done => g.session.on_event(d.event, self.now),
+                End::Guest => {}
+            }
+        }
+    }
+
+    fn next_time(&self) -> Option<Duration> {
+        let host = self.host_alive.then(|| self.host.next_wakeup()).flatten();
+        let guests = self
+            .guests
+            .iter()
+            .filter(|g| !g.done)
+            .filter_map(|g| g.session.next_wakeup());
+        host.into_iter()
+            .chain(guests)
+            .chain(self.net.next_due())
+            .min()
+    }
+}
+
+/// Plays a scenario on a virtual clock and returns every session.
+pub fn run<E: Engine>(scenario: Scenario) -> Outcome<E> {
+    let mut run = Run {
+        now: Duration::ZERO,
+        net: Network::default(),
+        host: HostSession::new(scenario.host),
+        host_alive: true,
+        guests: Vec::new(),
+    };
+    for (config, link) in scenario.guests {
+        run.connect(config, link, false);
+    }
+    let mut events = scenario.events;
+    events.sort_by_key(|e| std::cmp::Reverse(e.at_tick));
+    // Steps without the clock moving; a session that keeps asking for "now"
+    // would otherwise spin forever.
+    let mut stuck = 0u32;
+    loop {
+        run.step_host();
+        while events
+            .last()
+            .is_some_and(|e| run.host.stats().ticks >= e.at_tick)
+        {
+            if let Some(e) = events.pop() {
+                run.apply(e.action);
+            }
+        }
+        run.step_guests();
+        let Some(next) = run.next_time() else { break };
+        if next > MAX_VIRTUAL_TIME {
+            break;
+        }
+        if next <= run.now && run.net.next_due().is_none_or(|d| d > run.now) {
+            stuck += 1;
+            if stuck > 10_000 {
+                break;
+            }
+        } else {
+            stuck = 0;
+        }
+        run.now = run.now.max(next);
+        run.deliver_due();
+    }
+    let mut guests = Vec::new();
+    let mut late = Vec::new();
+    for g in run.guests {
+        if g.late {
+            late.push(g.session);
+        } else {
+            guests.push(g.session);
+        }
+    }
+    Outcome {
+        host: run.host,
+        guests,
+        late,
+        elapsed: run.now,
+    }
+}

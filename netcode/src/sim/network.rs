@@ -1,0 +1,232 @@
+//! The simulated network: links between the host and each guest, each
+//! direction of each channel reliable and ordered, with latency, seeded
+//! jitter, stalls, cuts and tampering, all on a virtual clock.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::rng::Mulberry32;
+use protocol::peer::Channel;
+
+use crate::link::{ConnectionState, PeerEvent};
+
+/// Rewrites a message in flight: `(channel, text) -> text`.
+pub type Tamper = Arc<dyn Fn(Channel, &str) -> String + Send + Sync>;
+
+/// One link's behaviour.
+#[derive(Clone, Default)]
+pub struct LinkConfig {
+    /// One-way base latency.
+    pub latency: Duration,
+    /// Extra one-way delay drawn uniformly from `0..=jitter` per message
+    /// (never reordering a channel).
+    pub jitter: Duration,
+    /// Seed of the jitter draws.
+    pub seed: u64,
+    /// Applied to host-to-guest messages.
+    pub tamper_down: Option<Tamper>,
+    /// Applied to guest-to-host messages.
+    pub tamper_up: Option<Tamper>,
+}
+
+impl std::fmt::Debug for LinkConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinkConfig")
+            .field("latency", &self.latency)
+            .field("jitter", &self.jitter)
+            .field("seed", &self.seed)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which end of a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum End {
+    /// The host's end.
+    Host,
+    /// The guest's end.
+    Guest,
+}
+
+/// A delivery: to which end of which link, what.
+#[derive(Clone, Debug)]
+pub struct Delivery {
+    /// Link index.
+    pub link: usize,
+    /// Receiving end.
+    pub to: End,
+    /// What arrives.
+    pub event: PeerEvent,
+}
+
+struct Link {
+    config: LinkConfig,
+    rng: Mulberry32,
+    /// Latest due time per (receiving end, channel): order is kept.
+    last_due: BTreeMap<(End, u8), Duration>,
+    stalled_until: Duration,
+    /// Cut, or closed by the sending end: nothing more goes through.
+    closed_by: [bool; 2],
+    cut: bool,
+}
+
+fn idx(end: End) -> usize {
+    match end {
+        End::Host => 0,
+        End::Guest => 1,
+    }
+}
+
+fn channel_key(c: Channel) -> u8 {
+    match c {
+        Channel::Input => 0,
+        Channel::Reconciliation => 1,
+    }
+}
+
+/// Every link and everything in flight.
+#[derive(Default)]
+pub struct Network {
+    links: Vec<Link>,
+    in_flight: BTreeMap<(Duration, u64), Delivery>,
+    seq: u64,
+}
+
+impl Network {
+    /// Adds a link; returns its index.
+    pub fn add_link(&mut self, config: LinkConfig) -> usize {
+        let seed = config.seed;
+        self.links.push(Link {
+            rng: Mulberry32::new((seed ^ (seed >> 32)) as u32),
+            config,
+            last_due: BTreeMap::new(),
+            stalled_until: Duration::ZERO,
+            closed_by: [false; 2],
+            cut: false,
+        });
+        self.links.len() - 1
+    }
+
+    fn schedule(&mut self, due: Duration, d: Delivery) {
+        self.seq += 1;
+        self.in_flight.insert((due, self.seq), d);
+    }
+
+    /// Sends `text` on `channel` from the `from` end of `link` at `now`.
+    pub fn send(&mut self, link: usize, from: End, channel: Channel, text: &str, now: Duration) {
+        let Some(l) = self.links.get_mut(link) else {
+            return;
+        };
+        if l.cut || l.closed_by.iter().any(|c| *c) {
+            return;
+        }
+        let to = if from == End::Host {
+            End::Guest
+        } else {
+            End::Host
+        };
+        let tamper = match from {
+            End::Host => l.config.tamper_down.clone(),
+            End::Guest => l.config.tamper_up.clone(),
+        };
+        let text = match tamper {
+            Some(t) => t(channel, text),
+            None => text.to_owned(),
+        };
+        let jitter_us = u64::try_from(l.config.jitter.as_micros()).unwrap_or(u64::MAX);
+        let draw = if jitter_us == 0 {
+            0
+        } else {
+            u64::from(l.rng.next_u32()) % (jitter_us + 1)
+        };
+        let key = (to, channel_key(channel));
+        let earliest = (now + l.config.latency + Duration::from_micros(draw)).max(l.stalled_until);
+        let due = earliest.max(l.last_due.get(&key).copied().unwrap_or_default());
+        l.last_due.insert(key, due);
+        let event = PeerEvent::Message(channel, text);
+        self.schedule(due, Delivery { link, to, event });
+    }
+
+    /// The `from` end closes the link: the other end sees `Closed` after
+    /// everything already sent.
+    pub fn close(&mut self, link: usize, from: End, now: Duration) {
+        let Some(l) = self.links.get_mut(link) else {
+            return;
+        };
+        if l.cut || l.closed_by.iter().any(|c| *c) {
+            return;
+        }
+        l.closed_by[idx(from)] = true;
+        let to = if from == End::Host {
+            End::Guest
+        } else {
+            End::Host
+        };
+        let after = l
+            .last_due
+            .iter()
+            .filter(|((end, _), _)| *end == to)
+            .map(|(_, d)| *d)
+            .max()
+            .unwrap_or_default();
+        let due = (now + l.config.latency).max(after).max(l.stalled_until);
+        let event = PeerEvent::State(ConnectionState::Closed);
+        self.schedule(due, Delivery { link, to, event });
+    }
+
+    /// Cuts the link: what is in flight is lost, both ends see
+    /// `Disconnected` at once.
+    pub fn cut(&mut self, link: usize, now: Duration) {
+        let Some(l) = self.links.get_mut(link) else {
+            return;
+        };
+        if l.cut {
+            return;
+        }
+        l.cut = true;
+        self.in_flight.retain(|_, d| d.link != link);
+        for to in [End::Host, End::Guest] {
+            let event = PeerEvent::State(ConnectionState::Disconnected);
+            self.schedule(now, Delivery { link, to, event });
+        }
+    }
+
+    /// Pauses the link both ways until `now + d`; what is in flight or sent
+    /// meanwhile arrives after, in order.
+    pub fn stall(&mut self, link: usize, d: Duration, now: Duration) {
+        let Some(l) = self.links.get_mut(link) else {
+            return;
+        };
+        let until = now + d;
+        l.stalled_until = l.stalled_until.max(until);
+        let held: Vec<(Duration, u64)> = self
+            .in_flight
+            .iter()
+            .filter(|(_, d)| d.link == link)
+            .map(|(k, _)| *k)
+            .collect();
+        for key in held {
+            if let Some(d) = self.in_flight.remove(&key) {
+                self.in_flight.insert((key.0.max(until), key.1), d);
+            }
+        }
+        for due in l.last_due.values_mut() {
+            *due = (*due).max(until);
+        }
+    }
+
+    /// When the next delivery is due.
+    pub fn next_due(&self) -> Option<Duration> {
+        self.in_flight.keys().next().map(|k| k.0)
+    }
+
+    /// Takes the next delivery due at or before `now`.
+    pub fn pop_due(&mut self, now: Duration) -> Option<Delivery> {
+        let entry = self.in_flight.first_entry()?;
+        if entry.key().0 > now {
+            return None;
+        }
+        Some(entry.remove())
+    }
+}
