@@ -1,14 +1,14 @@
 //! An offline bot campaign: every player is a bot, levels come from the
-//! generator, one JSON line per level and a final summary line.
+//! generator, one JSON line per level and a final summary line. The
+//! campaign itself is `engine::campaign`; the browser's
+//! `web/tools/botmatch.mjs` runs the same code in WebAssembly.
 //!
 //! `cargo run -p engine --release --example botmatch -- --seed S --players N --levels L [--difficulty D] [--max-ticks T]`
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
-use engine::level_gen::generate;
-use engine::{BotController, Difficulty, Engine, LevelSetup, LevelStatus, RaycasterEngine};
-use protocol::input::PlayerId;
+use engine::Difficulty;
+use engine::campaign::{Campaign, CampaignSpec};
 use serde_json::json;
 
 const USAGE: &str = "usage: botmatch --seed S --players N(1-8) --levels L [--difficulty easy|normal|hard] [--max-ticks T]";
@@ -71,83 +71,36 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let roster: Vec<PlayerId> = (0..args.players)
-        .map(|i| PlayerId::new(format!("bot-{i}")))
-        .collect();
-    let bots: Vec<BotController> = roster.iter().cloned().map(BotController::new).collect();
-    let mut carryovers = BTreeMap::new();
-    let mut total_ticks = 0u64;
-    let mut completed = 0u32;
-    let mut campaign_hash = 0u64;
+    let mut campaign = Campaign::new(CampaignSpec {
+        seed: args.seed,
+        players: args.players,
+        levels: args.levels,
+        difficulty: args.difficulty,
+        max_ticks: args.max_ticks,
+    });
     let started = Instant::now();
     let mut sim_seconds = 0.0f64;
-    for level in 0..args.levels {
-        let map = generate(args.seed, level, args.players);
-        let gameplay_seed = args.seed.wrapping_mul(2_654_435_761).wrapping_add(level);
-        let setup = LevelSetup {
-            map,
-            roster: roster.clone(),
-            seed: gameplay_seed,
-            difficulty: args.difficulty,
-            player_count: args.players,
-            carryovers: carryovers.clone(),
-        };
-        let mut engine = match RaycasterEngine::new_level(setup) {
+    while let Some(level) = campaign.next_level() {
+        let engine = match level {
             Ok(e) => e,
             Err(e) => {
-                eprintln!("botmatch: level {level}: {e}");
+                eprintln!("botmatch: {e}");
                 std::process::exit(1);
             }
         };
         let level_start = Instant::now();
-        while engine.tick() < args.max_ticks
-            && matches!(
-                engine.status(),
-                LevelStatus::Running | LevelStatus::Countdown { .. }
-            )
-        {
-            let inputs = bots
-                .iter()
-                .map(|b| (b.player_id().clone(), b.decide(&engine)))
-                .collect();
-            engine.advance(&inputs, &[]);
-        }
+        let record = campaign.play(engine);
         sim_seconds += level_start.elapsed().as_secs_f64();
-        let status = engine.status();
-        total_ticks += engine.tick();
-        let hash = engine.world_hash();
-        campaign_hash = campaign_hash.rotate_left(5) ^ hash;
-        let kills: u32 = engine.state().players.values().map(|p| p.kills).sum();
-        println!(
-            "{}",
-            json!({
-                "level": level,
-                "status": status,
-                "ticks": engine.tick(),
-                "kills": kills,
-                "enemies": engine.map().enemies.len(),
-                "worldHash": format!("{hash:016x}"),
-            })
-        );
-        if status != LevelStatus::Complete {
-            break;
-        }
-        completed += 1;
-        carryovers = engine.carryovers();
+        println!("{}", json!(record));
     }
+    let summary = campaign.summary();
     let elapsed = started.elapsed().as_secs_f64();
-    println!(
-        "{}",
-        json!({
-            "seed": args.seed,
-            "players": args.players,
-            "difficulty": args.difficulty,
-            "levelsCompleted": completed,
-            "levels": args.levels,
-            "ticks": total_ticks,
-            "worldHash": format!("{campaign_hash:016x}"),
-            "ticksPerSecond": if sim_seconds > 0.0 { (total_ticks as f64 / sim_seconds).round() } else { 0.0 },
-            "elapsedSeconds": elapsed,
-        })
-    );
+    let mut line = json!(summary);
+    line["ticksPerSecond"] = json!(if sim_seconds > 0.0 {
+        (summary.ticks as f64 / sim_seconds).round()
+    } else {
+        0.0
+    });
+    line["elapsedSeconds"] = json!(elapsed);
+    println!("{line}");
 }

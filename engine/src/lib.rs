@@ -18,7 +18,7 @@
 //! - [`rng`]: the mulberry32 stream; [`hash`]: the FNV-1a world hash; [`geom`]: vectors.
 //! - [`level_gen`]: the deterministic level generator; [`level_check`]: playability checks;
 //!   [`map_io`]: maps to and from JSON.
-//! - [`bot`]: the bot controller.
+//! - [`bot`]: the bot controller; [`campaign`]: an offline all-bot campaign (`botmatch`).
 //! - [`sync_test`]: the save/re-simulate/compare harness.
 //!
 //! # Determinism
@@ -64,6 +64,7 @@
 
 pub mod ai;
 pub mod bot;
+pub mod campaign;
 pub mod combat;
 pub mod enemy;
 pub mod engine;

@@ -23,7 +23,7 @@ pub use protocol::BUILD_VERSION;
 struct Asset {
     path: &'static str,
     content_type: &'static str,
-    body: &'static str,
+    body: &'static [u8],
 }
 
 const JS: &str = "text/javascript; charset=utf-8";
@@ -33,57 +33,69 @@ const ASSETS: &[Asset] = &[
     Asset {
         path: "/web/style.css",
         content_type: "text/css; charset=utf-8",
-        body: include_str!("../../web/style.css"),
+        body: include_bytes!("../../web/style.css"),
     },
     Asset {
         path: "/web/lobby.js",
         content_type: JS,
-        body: include_str!("../../web/lobby.js"),
+        body: include_bytes!("../../web/lobby.js"),
     },
     Asset {
         path: "/web/play.js",
         content_type: JS,
-        body: include_str!("../../web/play.js"),
+        body: include_bytes!("../../web/play.js"),
     },
     Asset {
         path: "/web/lib/constants.js",
         content_type: JS,
-        body: include_str!("../../web/lib/constants.js"),
+        body: include_bytes!("../../web/lib/constants.js"),
     },
     Asset {
         path: "/web/lib/chunk.js",
         content_type: JS,
-        body: include_str!("../../web/lib/chunk.js"),
+        body: include_bytes!("../../web/lib/chunk.js"),
     },
     Asset {
         path: "/web/lib/input.js",
         content_type: JS,
-        body: include_str!("../../web/lib/input.js"),
+        body: include_bytes!("../../web/lib/input.js"),
     },
     Asset {
         path: "/web/lib/name.js",
         content_type: JS,
-        body: include_str!("../../web/lib/name.js"),
+        body: include_bytes!("../../web/lib/name.js"),
     },
     Asset {
         path: "/web/lib/lobby-client.js",
         content_type: JS,
-        body: include_str!("../../web/lib/lobby-client.js"),
+        body: include_bytes!("../../web/lib/lobby-client.js"),
     },
     Asset {
         path: "/web/lib/guest-session.js",
         content_type: JS,
-        body: include_str!("../../web/lib/guest-session.js"),
+        body: include_bytes!("../../web/lib/guest-session.js"),
     },
     Asset {
         path: "/web/lib/snapshot-view.js",
         content_type: JS,
-        body: include_str!("../../web/lib/snapshot-view.js"),
+        body: include_bytes!("../../web/lib/snapshot-view.js"),
+    },
+    Asset {
+        path: "/web/lib/wasm.js",
+        content_type: JS,
+        body: include_bytes!("../../web/lib/wasm.js"),
+    },
+    // The engine and guest session in WebAssembly (web-bindings; rebuilt
+    // and checked byte for byte by scripts/build-wasm).
+    Asset {
+        path: "/web/campfire.wasm",
+        content_type: "application/wasm",
+        body: include_bytes!("../../web/campfire.wasm"),
     },
     Asset {
         path: "/web/lib/index.js",
         content_type: JS,
-        body: include_str!("../../web/lib/index.js"),
+        body: include_bytes!("../../web/lib/index.js"),
     },
 ];
 
@@ -120,7 +132,9 @@ fn page(template: &str, game_url: &str) -> String {
 
 /// Headers every embedded file carries: its type, no sniffing, a strict
 /// content security policy (everything from this origin; the pages hold no
-/// inline script), and revalidation so a new binary's assets are picked up.
+/// inline script; WebAssembly may be compiled, `'wasm-unsafe-eval'`, which
+/// allows nothing else), and revalidation so a new binary's assets are
+/// picked up.
 fn respond(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
     (
         [
@@ -132,7 +146,7 @@ fn respond(content_type: &'static str, body: impl Into<axum::body::Body>) -> Res
             (
                 header::CONTENT_SECURITY_POLICY,
                 HeaderValue::from_static(
-                    "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+                    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
                 ),
             ),
             (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
@@ -178,7 +192,8 @@ mod tests {
     fn every_module_a_page_imports_is_served() {
         let served: Vec<&str> = ASSETS.iter().map(|a| a.path).collect();
         for asset in ASSETS.iter().filter(|a| a.content_type == JS) {
-            for line in asset.body.lines() {
+            let body = std::str::from_utf8(asset.body).expect("scripts are UTF-8");
+            for line in body.lines() {
                 let Some(rest) = line.split(" from '").nth(1) else {
                     continue;
                 };

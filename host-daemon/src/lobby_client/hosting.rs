@@ -2,15 +2,8 @@
 
 use std::time::Duration;
 
-use protocol::api::{
-    AnswerView, ErrorBody, ErrorCode, IceServer, PostAnswerRequest, PutSessionRequest,
-    PutSessionResponse, SessionView,
-};
+use protocol::api::{AnswerView, PutSessionRequest, PutSessionResponse};
 use reqwest::{Method, StatusCode};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use thiserror::Error;
-use time::OffsetDateTime;
 
 use super::http::Ctx;
 use super::{HostedSession, LobbyClient, SignalingError};

@@ -3,15 +3,10 @@
 
 use std::time::Duration;
 
-use protocol::api::{
-    AnswerView, ErrorBody, ErrorCode, IceServer, PostAnswerRequest, PutSessionRequest,
-    PutSessionResponse, SessionView,
-};
+use protocol::api::{ErrorBody, ErrorCode};
 use reqwest::{Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use thiserror::Error;
-use time::OffsetDateTime;
 
 use super::{LobbyClient, SignalingError};
 
@@ -161,6 +156,7 @@ fn classify(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lobby_client::RetryPolicy;
 
     #[test]
     fn errors_are_classified_by_status_and_code() {

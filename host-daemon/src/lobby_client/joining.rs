@@ -1,16 +1,7 @@
 //! The joiner's calls: read a session and its open round, post an answer.
 
-use std::time::Duration;
-
-use protocol::api::{
-    AnswerView, ErrorBody, ErrorCode, IceServer, PostAnswerRequest, PutSessionRequest,
-    PutSessionResponse, SessionView,
-};
-use reqwest::{Method, StatusCode};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use thiserror::Error;
-use time::OffsetDateTime;
+use protocol::api::{AnswerView, PostAnswerRequest, SessionView};
+use reqwest::Method;
 
 use super::http::Ctx;
 use super::{LobbyClient, OpenRound, SignalingError};

@@ -23,13 +23,7 @@ mod joining;
 
 use std::time::Duration;
 
-use protocol::api::{
-    AnswerView, ErrorBody, ErrorCode, IceServer, PostAnswerRequest, PutSessionRequest,
-    PutSessionResponse, SessionView,
-};
-use reqwest::{Method, StatusCode};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use protocol::api::{ErrorCode, IceServer, SessionView};
 use thiserror::Error;
 use time::OffsetDateTime;
 

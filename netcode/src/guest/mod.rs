@@ -33,6 +33,21 @@ use crate::pilot::DelayAwareBot;
 use crate::stats::GuestStats;
 use snapshots::SnapshotBacklog;
 
+/// Where a guest's session stands, for a user interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuestPhase {
+    /// Waiting for the host's hello.
+    AwaitHello,
+    /// Version agreed; waiting for the session init.
+    AwaitInit,
+    /// Receiving the map.
+    ReceivingMap,
+    /// The level is set up (ticks flow once the host starts).
+    Running,
+    /// Over: see [`GuestSession::ended`].
+    Ended,
+}
+
 #[derive(Debug)]
 enum Phase {
     AwaitHello,
@@ -105,6 +120,22 @@ impl<E: Engine> GuestSession<E> {
             pilot: None,
             local_input: InputSnapshot::NEUTRAL,
         }
+    }
+
+    /// Where the session stands.
+    pub fn phase(&self) -> GuestPhase {
+        match self.phase {
+            Phase::AwaitHello => GuestPhase::AwaitHello,
+            Phase::AwaitInit => GuestPhase::AwaitInit,
+            Phase::Map(..) => GuestPhase::ReceivingMap,
+            Phase::Running => GuestPhase::Running,
+            Phase::Ended(_) => GuestPhase::Ended,
+        }
+    }
+
+    /// Whether the connection to the host is lost (the grace is running).
+    pub fn host_lost(&self) -> bool {
+        self.host_lost_at.is_some()
     }
 
     /// This guest's player id, once assigned.

@@ -1,33 +1,31 @@
 //! Building, gathering, opening and closing one peer connection.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::ops::RangeInclusive;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use ::webrtc::data_channel::{DataChannel, DataChannelEvent, RTCDataChannelInit};
+use ::webrtc::data_channel::DataChannel;
 use ::webrtc::peer_connection::{
-    PeerConnection, PeerConnectionBuilder, PeerConnectionEventHandler, RTCConfigurationBuilder,
-    RTCIceGatheringState, RTCIceServer, RTCPeerConnectionState, RTCSessionDescription,
+    PeerConnection, PeerConnectionBuilder, RTCConfigurationBuilder, RTCIceServer,
     SettingEngineBuilder,
 };
 use protocol::api::IceServer;
-use protocol::peer::Channel;
 use rtc::ice::mdns::MulticastDnsMode;
 use rtc::peer_connection::configuration::setting_engine::SctpMaxMessageSize;
-use thiserror::Error;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, timeout_at};
 
-use crate::transport::{
-    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
-};
+use super::link::{Inner, WebRtcReceiver, WebRtcSender};
+use super::sdp::rewrite_sdp_address;
+use super::shared::{Handler, Shared};
+use super::{SCTP_MAX_MESSAGE_SIZE, WebRtcError, WebRtcLink, WebRtcOptions};
+use crate::transport::{ConnectionState, PeerEvent, PeerLink};
 
 /// A peer connection that is closed when dropped, unless it already was.
 pub(super) struct ClosingPc {
-    pc: Arc<dyn PeerConnection>,
-    shared: Arc<Shared>,
+    pub(super) pc: Arc<dyn PeerConnection>,
+    pub(super) shared: Arc<Shared>,
 }
 
 impl Drop for ClosingPc {

@@ -1,41 +1,31 @@
 //! The connected link's sending and receiving halves.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::ops::RangeInclusive;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use ::webrtc::data_channel::{DataChannel, DataChannelEvent, RTCDataChannelInit};
-use ::webrtc::peer_connection::{
-    PeerConnection, PeerConnectionBuilder, PeerConnectionEventHandler, RTCConfigurationBuilder,
-    RTCIceGatheringState, RTCIceServer, RTCPeerConnectionState, RTCSessionDescription,
-    SettingEngineBuilder,
-};
-use protocol::api::IceServer;
+use ::webrtc::data_channel::DataChannel;
 use protocol::peer::Channel;
-use rtc::ice::mdns::MulticastDnsMode;
-use rtc::peer_connection::configuration::setting_engine::SctpMaxMessageSize;
-use thiserror::Error;
 use tokio::sync::{mpsc, watch};
-use tokio::time::{Instant, timeout_at};
+use tokio::time::Instant;
 
-use crate::transport::{
-    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
-};
+use super::CLOSE_FLUSH_TIMEOUT;
+use super::connection::ClosingPc;
+use super::shared::{Shared, channel_index};
+use crate::transport::{ConnectionState, PeerEvent, PeerReceiver, PeerSender, TransportError};
 
 /// What the sender and receiver share once connected.
 pub(super) struct Inner {
-    shared: Arc<Shared>,
-    guard: ClosingPc,
-    dcs: [Arc<dyn DataChannel>; 2],
-    max_message_bytes: usize,
+    pub(super) shared: Arc<Shared>,
+    pub(super) guard: ClosingPc,
+    pub(super) dcs: [Arc<dyn DataChannel>; 2],
+    pub(super) max_message_bytes: usize,
     /// Set when this side's close started.
-    closing: AtomicBool,
+    pub(super) closing: AtomicBool,
     /// Becomes true when this side's close started.
-    closed: watch::Sender<bool>,
+    pub(super) closed: watch::Sender<bool>,
     /// Becomes true when this side's close finished.
-    close_done: watch::Sender<bool>,
+    pub(super) close_done: watch::Sender<bool>,
 }
 
 impl Inner {
@@ -77,7 +67,7 @@ impl Inner {
 /// The sending half of a WebRTC link.
 #[derive(Clone)]
 pub struct WebRtcSender {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 impl std::fmt::Debug for WebRtcSender {
@@ -141,10 +131,10 @@ impl PeerSender for WebRtcSender {
 
 /// The receiving half of a WebRTC link.
 pub struct WebRtcReceiver {
-    events: mpsc::UnboundedReceiver<PeerEvent>,
-    closed: watch::Receiver<bool>,
-    inner: Arc<Inner>,
-    done: bool,
+    pub(super) events: mpsc::UnboundedReceiver<PeerEvent>,
+    pub(super) closed: watch::Receiver<bool>,
+    pub(super) inner: Arc<Inner>,
+    pub(super) done: bool,
 }
 
 impl std::fmt::Debug for WebRtcReceiver {

@@ -45,29 +45,14 @@ pub use link::{WebRtcReceiver, WebRtcSender};
 pub use sdp::rewrite_sdp_address;
 pub use setup::{GuestAnswer, HostOffer};
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr};
 use std::ops::RangeInclusive;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use ::webrtc::data_channel::{DataChannel, DataChannelEvent, RTCDataChannelInit};
-use ::webrtc::peer_connection::{
-    PeerConnection, PeerConnectionBuilder, PeerConnectionEventHandler, RTCConfigurationBuilder,
-    RTCIceGatheringState, RTCIceServer, RTCPeerConnectionState, RTCSessionDescription,
-    SettingEngineBuilder,
-};
 use protocol::api::IceServer;
-use protocol::peer::Channel;
-use rtc::ice::mdns::MulticastDnsMode;
-use rtc::peer_connection::configuration::setting_engine::SctpMaxMessageSize;
 use thiserror::Error;
-use tokio::sync::{mpsc, watch};
-use tokio::time::{Instant, timeout_at};
 
-use crate::transport::{
-    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
-};
+use crate::transport::PeerLink;
 
 /// The SCTP max-message-size this side advertises (the crate's hard cap).
 /// The negotiated limit is the smaller of both sides' values.

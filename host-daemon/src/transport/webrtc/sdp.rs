@@ -1,28 +1,6 @@
 //! SDP address rewriting for a host behind a 1:1 NAT.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::ops::RangeInclusive;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
-
-use ::webrtc::data_channel::{DataChannel, DataChannelEvent, RTCDataChannelInit};
-use ::webrtc::peer_connection::{
-    PeerConnection, PeerConnectionBuilder, PeerConnectionEventHandler, RTCConfigurationBuilder,
-    RTCIceGatheringState, RTCIceServer, RTCPeerConnectionState, RTCSessionDescription,
-    SettingEngineBuilder,
-};
-use protocol::api::IceServer;
-use protocol::peer::Channel;
-use rtc::ice::mdns::MulticastDnsMode;
-use rtc::peer_connection::configuration::setting_engine::SctpMaxMessageSize;
-use thiserror::Error;
-use tokio::sync::{mpsc, watch};
-use tokio::time::{Instant, timeout_at};
-
-use crate::transport::{
-    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
-};
+use std::net::IpAddr;
 
 /// Rewrites the advertised address `from` to `to` in an SDP: the
 /// connection address of every `a=candidate` line and the `c=` lines. Used

@@ -1,29 +1,17 @@
 //! The two ways a connection is set up: the host's offer and the guest's
 //! answer.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::ops::RangeInclusive;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
 
-use ::webrtc::data_channel::{DataChannel, DataChannelEvent, RTCDataChannelInit};
-use ::webrtc::peer_connection::{
-    PeerConnection, PeerConnectionBuilder, PeerConnectionEventHandler, RTCConfigurationBuilder,
-    RTCIceGatheringState, RTCIceServer, RTCPeerConnectionState, RTCSessionDescription,
-    SettingEngineBuilder,
-};
-use protocol::api::IceServer;
-use protocol::peer::Channel;
-use rtc::ice::mdns::MulticastDnsMode;
-use rtc::peer_connection::configuration::setting_engine::SctpMaxMessageSize;
-use thiserror::Error;
-use tokio::sync::{mpsc, watch};
+use ::webrtc::data_channel::{DataChannel, RTCDataChannelInit};
+use ::webrtc::peer_connection::RTCSessionDescription;
+use tokio::sync::mpsc;
 use tokio::time::{Instant, timeout_at};
 
-use crate::transport::{
-    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
-};
+use super::connection::{ClosingPc, build_pc, close_pc, gathered_sdp, make_link, wait_open};
+use super::shared::{CHANNELS, Handler, Shared, channel_index, spawn_pump};
+use super::{WebRtcError, WebRtcLink, WebRtcOptions};
+use crate::transport::PeerEvent;
 
 /// The host's side of one connection before a joiner answered: the
 /// connection exists, both channels are created, ICE gathering is complete.

@@ -1,29 +1,18 @@
 //! What the crate's event handler, the channel pumps and the link handles
 //! share, and the pumps themselves.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::ops::RangeInclusive;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
 
-use ::webrtc::data_channel::{DataChannel, DataChannelEvent, RTCDataChannelInit};
+use ::webrtc::data_channel::{DataChannel, DataChannelEvent};
 use ::webrtc::peer_connection::{
-    PeerConnection, PeerConnectionBuilder, PeerConnectionEventHandler, RTCConfigurationBuilder,
-    RTCIceGatheringState, RTCIceServer, RTCPeerConnectionState, RTCSessionDescription,
-    SettingEngineBuilder,
+    PeerConnectionEventHandler, RTCIceGatheringState, RTCPeerConnectionState,
 };
-use protocol::api::IceServer;
 use protocol::peer::Channel;
-use rtc::ice::mdns::MulticastDnsMode;
-use rtc::peer_connection::configuration::setting_engine::SctpMaxMessageSize;
-use thiserror::Error;
 use tokio::sync::{mpsc, watch};
-use tokio::time::{Instant, timeout_at};
 
-use crate::transport::{
-    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
-};
+use super::ONE_CHANNEL_CLOSED_GRACE;
+use crate::transport::{ConnectionState, PeerEvent};
 
 pub(super) fn channel_index(channel: Channel) -> usize {
     match channel {
@@ -37,26 +26,26 @@ pub(super) const CHANNELS: [Channel; 2] = [Channel::Input, Channel::Reconciliati
 /// Set-up progress, written by the handler and the channel pumps.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Progress {
-    gathered: bool,
-    open: [bool; 2],
-    failed: bool,
+    pub(super) gathered: bool,
+    pub(super) open: [bool; 2],
+    pub(super) failed: bool,
 }
 
 /// What the handler, the channel pumps and the handles share. Holds no
 /// reference to the peer connection.
 pub(super) struct Shared {
-    events: mpsc::UnboundedSender<PeerEvent>,
+    pub(super) events: mpsc::UnboundedSender<PeerEvent>,
     /// The last state reported to the receiver.
-    last_state: std::sync::Mutex<Option<ConnectionState>>,
+    pub(super) last_state: std::sync::Mutex<Option<ConnectionState>>,
     /// Set once this side started closing: nothing more is reported.
-    local_closed: AtomicBool,
-    progress: watch::Sender<Progress>,
+    pub(super) local_closed: AtomicBool,
+    pub(super) progress: watch::Sender<Progress>,
     /// Channel pumps that ended.
-    pumps_ended: AtomicUsize,
+    pub(super) pumps_ended: AtomicUsize,
 }
 
 impl Shared {
-    fn new() -> (Arc<Self>, mpsc::UnboundedReceiver<PeerEvent>) {
+    pub(super) fn new() -> (Arc<Self>, mpsc::UnboundedReceiver<PeerEvent>) {
         let (events, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             events,
@@ -70,7 +59,7 @@ impl Shared {
 
     /// Reports a state change once (duplicates and anything after a
     /// terminal state are dropped).
-    fn report(&self, state: ConnectionState) {
+    pub(super) fn report(&self, state: ConnectionState) {
         if self.local_closed.load(Ordering::SeqCst) {
             return;
         }
@@ -86,7 +75,7 @@ impl Shared {
         let _ = self.events.send(PeerEvent::State(state));
     }
 
-    fn is_open(&self, idx: usize) -> bool {
+    pub(super) fn is_open(&self, idx: usize) -> bool {
         self.progress.borrow().open[idx]
     }
 }
@@ -94,8 +83,8 @@ impl Shared {
 /// The crate's event handler: runs on the connection's driver task, so it
 /// only flips flags and pushes into unbounded channels.
 pub(super) struct Handler {
-    shared: Arc<Shared>,
-    incoming: mpsc::UnboundedSender<Arc<dyn DataChannel>>,
+    pub(super) shared: Arc<Shared>,
+    pub(super) incoming: mpsc::UnboundedSender<Arc<dyn DataChannel>>,
 }
 
 #[async_trait::async_trait]

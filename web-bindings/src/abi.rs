@@ -1,0 +1,226 @@
+//! The module's exports: a byte-buffer ABI over the safe wrappers, read by
+//! `web/lib/wasm.js`.
+//!
+//! Strings cross as UTF-8: the page asks [`cf_alloc`] for a buffer, writes
+//! into it, passes `(ptr, len)` and releases it with [`cf_free`]. Every
+//! call that answers leaves its answer (JSON or text) in one result buffer
+//! read through [`cf_result_ptr`] and [`cf_result_len`], and returns 0 on
+//! success or 1 when the answer is an error message. Sessions are numbered
+//! handles (0 is never a session). Nothing here panics on bad input: a
+//! wrong handle, invalid UTF-8 or malformed JSON is an error answer.
+//!
+//! This is the only module with `unsafe`: reading the page's buffers.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::campaign::botmatch;
+use crate::facts::{facts, sanitize_input, sanitize_name};
+use crate::guest::WebGuest;
+
+thread_local! {
+    static RESULT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static GUESTS: RefCell<BTreeMap<u32, WebGuest>> = const { RefCell::new(BTreeMap::new()) };
+    static NEXT_HANDLE: Cell<u32> = const { Cell::new(1) };
+}
+
+const OK: i32 = 0;
+const ERR: i32 = 1;
+
+fn answer(result: Result<String, String>) -> i32 {
+    let (status, bytes) = match result {
+        Ok(s) => (OK, s.into_bytes()),
+        Err(e) => (ERR, e.into_bytes()),
+    };
+    RESULT.with(|r| *r.borrow_mut() = bytes);
+    status
+}
+
+fn json<T: Serialize>(value: &T) -> Result<String, String> {
+    serde_json::to_string(value).map_err(|e| e.to_string())
+}
+
+/// The page's string at `(ptr, len)`.
+fn text(ptr: *const u8, len: usize) -> Result<String, String> {
+    if len == 0 {
+        return Ok(String::new());
+    }
+    if ptr.is_null() {
+        return Err("null buffer".into());
+    }
+    // SAFETY: the page passes a buffer it got from `cf_alloc` with at least
+    // `len` initialized bytes, and does not touch it during the call.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+    String::from_utf8(bytes.to_vec()).map_err(|_| "not UTF-8".to_owned())
+}
+
+fn with_guest<T>(handle: u32, f: impl FnOnce(&mut WebGuest) -> T) -> Result<T, String> {
+    GUESTS.with(|g| {
+        g.borrow_mut()
+            .get_mut(&handle)
+            .map(f)
+            .ok_or_else(|| format!("no guest session {handle}"))
+    })
+}
+
+/// A buffer of `len` bytes for the page to write into.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_alloc(len: usize) -> *mut u8 {
+    let mut buf = Vec::<u8>::with_capacity(len.max(1));
+    let ptr = buf.as_mut_ptr();
+    std::mem::forget(buf);
+    ptr
+}
+
+/// Releases a buffer from [`cf_alloc`].
+///
+/// # Safety
+/// `ptr` and `len` must be exactly what one earlier `cf_alloc(len)` call
+/// returned and received, and the buffer must not be used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cf_free(ptr: *mut u8, len: usize) {
+    if !ptr.is_null() {
+        // SAFETY: per this function's contract, `ptr` came from a Vec of
+        // capacity `len.max(1)` that was forgotten.
+        drop(unsafe { Vec::from_raw_parts(ptr, 0, len.max(1)) });
+    }
+}
+
+/// Where the last answer starts.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_result_ptr() -> *const u8 {
+    RESULT.with(|r| r.borrow().as_ptr())
+}
+
+/// How long the last answer is.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_result_len() -> usize {
+    RESULT.with(|r| r.borrow().len())
+}
+
+/// Answers the shared protocol facts (JSON).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_facts() -> i32 {
+    answer(json(&facts()))
+}
+
+/// Answers an input as the shared stream may carry it (JSON).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_sanitize_input(ptr: *const u8, len: usize) -> i32 {
+    answer(text(ptr, len).and_then(|t| sanitize_input(&t)))
+}
+
+/// Answers a display name as every peer shows it.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_sanitize_name(ptr: *const u8, len: usize) -> i32 {
+    answer(text(ptr, len).map(|t| sanitize_name(&t)))
+}
+
+/// Runs a bot campaign; answers its records and summary (JSON).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_botmatch(ptr: *const u8, len: usize) -> i32 {
+    answer(
+        text(ptr, len)
+            .and_then(|t| botmatch(&t))
+            .and_then(|r| json(&r)),
+    )
+}
+
+/// Creates a guest session from its JSON configuration; returns its handle,
+/// or 0 with the error as the answer.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_guest_new(ptr: *const u8, len: usize) -> u32 {
+    match text(ptr, len).and_then(|t| WebGuest::new(&t)) {
+        Ok(guest) => {
+            let handle = NEXT_HANDLE.with(|n| {
+                let h = n.get();
+                n.set(h.wrapping_add(1).max(1));
+                h
+            });
+            GUESTS.with(|g| g.borrow_mut().insert(handle, guest));
+            handle
+        }
+        Err(e) => {
+            answer(Err(e));
+            0
+        }
+    }
+}
+
+/// Drops a guest session.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_guest_drop(handle: u32) {
+    GUESTS.with(|g| g.borrow_mut().remove(&handle));
+}
+
+/// Feeds a message that arrived on channel 0 (`input`) or 1
+/// (`reconciliation`) at `now_ms`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_guest_message(
+    handle: u32,
+    channel: u32,
+    ptr: *const u8,
+    len: usize,
+    now_ms: f64,
+) -> i32 {
+    let label = match channel {
+        0 => "input",
+        1 => "reconciliation",
+        _ => return answer(Err(format!("unknown channel {channel}"))),
+    };
+    answer(text(ptr, len).and_then(|t| {
+        with_guest(handle, |g| g.on_message(label, t, now_ms))?.map(|()| String::new())
+    }))
+}
+
+/// Feeds a connection change: 0 connected, 1 disconnected, 2 failed,
+/// 3 closed.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_guest_state(handle: u32, state: u32, now_ms: f64) -> i32 {
+    let label = match state {
+        0 => "connected",
+        1 => "disconnected",
+        2 => "failed",
+        3 => "closed",
+        _ => return answer(Err(format!("unknown connection state {state}"))),
+    };
+    answer(
+        with_guest(handle, |g| g.on_state(label, now_ms)).and_then(|r| r.map(|()| String::new())),
+    )
+}
+
+/// Runs timers and applies what can be applied.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_guest_poll(handle: u32, now_ms: f64) -> i32 {
+    answer(with_guest(handle, |g| g.poll(now_ms)).map(|()| String::new()))
+}
+
+/// Sets this player's input (JSON `InputSnapshot`).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_guest_set_input(handle: u32, ptr: *const u8, len: usize) -> i32 {
+    answer(
+        text(ptr, len)
+            .and_then(|t| with_guest(handle, |g| g.set_input(&t))?.map(|()| String::new())),
+    )
+}
+
+/// Answers what to send and when to wake up (JSON `Output`).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_guest_output(handle: u32) -> i32 {
+    answer(with_guest(handle, |g| g.output()).and_then(|o| json(&o)))
+}
+
+/// Answers the session's status (JSON `Status`).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_guest_status(handle: u32) -> i32 {
+    answer(with_guest(handle, |g| g.status()).and_then(|s| json(&s)))
+}
+
+/// Answers the world to draw at `now_ms` (JSON `View`, or `null` before
+/// setup).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_guest_view(handle: u32, now_ms: f64) -> i32 {
+    answer(with_guest(handle, |g| g.view(now_ms)).and_then(|v| json(&v)))
+}

@@ -1,0 +1,200 @@
+// The loader of campfire's WebAssembly module (web/campfire.wasm, built from
+// the web-bindings crate by scripts/build-wasm): the engine and the netcode
+// guest session the daemon runs, behind a small byte-buffer ABI.
+//
+// Strings cross as UTF-8: we ask the module for a buffer (cf_alloc), write
+// into it, call, and free it. Every answering call leaves JSON or text in
+// one result buffer (cf_result_ptr/len) and returns 0, or 1 when the answer
+// is an error message, which is thrown here as a WasmError.
+//
+// Works in browsers (loadCampfire() fetches /web/campfire.wasm) and in Node
+// (loadCampfire(bytes) with the file's contents).
+
+/** Channel numbers of the ABI, by data channel label. */
+const CHANNEL = Object.freeze({ input: 0, reconciliation: 1 });
+/** Connection-state numbers of the ABI, by RTCPeerConnection state. */
+const STATE = Object.freeze({ connected: 0, disconnected: 1, failed: 2, closed: 3 });
+
+/** An error answer from the module. */
+export class WasmError extends Error {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = 'WasmError';
+  }
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The module's raw exports, with string helpers. */
+class Abi {
+  /** @param {WebAssembly.Instance} instance */
+  constructor(instance) {
+    this.x = /** @type {any} */ (instance.exports);
+  }
+
+  /** @returns {string} the last answer */
+  result() {
+    const ptr = this.x.cf_result_ptr();
+    const len = this.x.cf_result_len();
+    return decoder.decode(new Uint8Array(this.x.memory.buffer, ptr, len));
+  }
+
+  /**
+   * The last answer, or a thrown WasmError.
+   * @param {number} status
+   */
+  answer(status) {
+    const text = this.result();
+    if (status !== 0) throw new WasmError(text);
+    return text;
+  }
+
+  /**
+   * Calls `fn(ptr, len)` with `text` in module memory.
+   * @template T
+   * @param {string} text
+   * @param {(ptr: number, len: number) => T} fn
+   * @returns {T}
+   */
+  withText(text, fn) {
+    const bytes = encoder.encode(text);
+    const ptr = this.x.cf_alloc(bytes.length);
+    new Uint8Array(this.x.memory.buffer, ptr, bytes.length).set(bytes);
+    try {
+      return fn(ptr, bytes.length);
+    } finally {
+      this.x.cf_free(ptr, bytes.length);
+    }
+  }
+}
+
+/**
+ * The Rust guest session (netcode's GuestSession over the reference engine).
+ * Feed it every data-channel message and connection change with the time,
+ * then call output() and send what it returns.
+ */
+export class WasmGuest {
+  /**
+   * @param {Abi} abi
+   * @param {{displayName?: string, buildVersion?: string, bot?: boolean}} config
+   */
+  constructor(abi, config) {
+    this.abi = abi;
+    const handle = abi.withText(JSON.stringify(config), (p, n) => abi.x.cf_guest_new(p, n));
+    if (handle === 0) throw new WasmError(abi.result());
+    this.handle = handle;
+  }
+
+  /**
+   * A message arrived on a data channel.
+   * @param {'input'|'reconciliation'} channel
+   * @param {string} text
+   * @param {number} nowMs
+   */
+  onMessage(channel, text, nowMs) {
+    const c = CHANNEL[channel];
+    if (c === undefined) throw new WasmError(`unknown data channel ${channel}`);
+    this.abi.answer(this.abi.withText(text, (p, n) => this.abi.x.cf_guest_message(this.handle, c, p, n, nowMs)));
+  }
+
+  /**
+   * The connection changed state (RTCPeerConnection.connectionState; states
+   * other than the four the session knows are ignored).
+   * @param {string} state
+   * @param {number} nowMs
+   */
+  onState(state, nowMs) {
+    const s = /** @type {Record<string, number>} */ (STATE)[state];
+    if (s === undefined) return;
+    this.abi.answer(this.abi.x.cf_guest_state(this.handle, s, nowMs));
+  }
+
+  /** @param {number} nowMs */
+  poll(nowMs) {
+    this.abi.answer(this.abi.x.cf_guest_poll(this.handle, nowMs));
+  }
+
+  /** @param {object} input an InputSnapshot (sanitized by the session) */
+  setInput(input) {
+    this.abi.answer(this.abi.withText(JSON.stringify(input), (p, n) => this.abi.x.cf_guest_set_input(this.handle, p, n)));
+  }
+
+  /** @returns {{send: {channel: 'input'|'reconciliation', data: string}[], events: string[], wakeAtMs: number|null, backlog: boolean}} */
+  output() {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_guest_output(this.handle)));
+  }
+
+  /** @returns {any} the session's status (phase, me, levelEpoch, tick, roster, names, stats, end, …) */
+  status() {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_guest_status(this.handle)));
+  }
+
+  /**
+   * The world to draw (see web/lib/render/), or null before setup.
+   * @param {number} nowMs
+   */
+  view(nowMs) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_guest_view(this.handle, nowMs)));
+  }
+
+  /** Releases the session. */
+  drop() {
+    this.abi.x.cf_guest_drop(this.handle);
+    this.handle = 0;
+  }
+}
+
+/** The loaded module: facts, sanitizers, guests and the bot campaign. */
+export class Campfire {
+  /** @param {WebAssembly.Instance} instance */
+  constructor(instance) {
+    this.abi = new Abi(instance);
+    /** The shared protocol constants of this build (protocol crate). */
+    this.facts = JSON.parse(this.abi.answer(this.abi.x.cf_facts()));
+  }
+
+  /**
+   * An input as the shared stream may carry it.
+   * @param {object} input
+   */
+  sanitizeInput(input) {
+    return JSON.parse(this.abi.answer(this.abi.withText(JSON.stringify(input), (p, n) => this.abi.x.cf_sanitize_input(p, n))));
+  }
+
+  /**
+   * A display name as every peer shows it.
+   * @param {string} raw
+   */
+  sanitizeName(raw) {
+    return this.abi.answer(this.abi.withText(String(raw), (p, n) => this.abi.x.cf_sanitize_name(p, n)));
+  }
+
+  /** @param {{displayName?: string, buildVersion?: string, bot?: boolean}} config */
+  guest(config) {
+    return new WasmGuest(this.abi, config);
+  }
+
+  /**
+   * Runs an all-bot campaign (engine::campaign) to the end.
+   * @param {{seed?: number, players?: number, levels?: number, difficulty?: string, maxTicks?: number}} spec
+   * @returns {{levels: object[], summary: {seed: number, players: number, levelsCompleted: number, ticks: number, worldHash: string}}}
+   */
+  botmatch(spec) {
+    return JSON.parse(this.abi.answer(this.abi.withText(JSON.stringify(spec), (p, n) => this.abi.x.cf_botmatch(p, n))));
+  }
+}
+
+/**
+ * Loads the module: from `source` bytes (Node, tests), or by fetching
+ * `/web/campfire.wasm` (browsers; served as application/wasm).
+ * @param {BufferSource} [source]
+ * @returns {Promise<Campfire>}
+ */
+export async function loadCampfire(source) {
+  const { instance } = source
+    ? await WebAssembly.instantiate(source, {})
+    : await WebAssembly.instantiateStreaming(fetch('/web/campfire.wasm'), {});
+  return new Campfire(instance);
+}
