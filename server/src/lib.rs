@@ -9,7 +9,8 @@
 //!
 //! - [`startup`]: `Application`: open the store, bind, serve, shut down gracefully.
 //! - [`config`]: the clap configuration (every flag is also a `LOBBY_*` env var).
-//! - [`app`]: shared state, the router and the generated OpenAPI document.
+//! - [`state`]: `AppState`, what every handler shares (config, store, clock, lobby index, ...).
+//! - [`app`]: the router and the generated OpenAPI document.
 //! - [`routes`]: handlers: `session` (create/update, offers, answers,
 //!   long-poll), `lobby` (listing and SSE feed), `ops` (health, readiness, metrics).
 //! - [`web`]: the lobby page (`/`), the browser guest (`/play`) and their
@@ -40,6 +41,7 @@ pub mod metrics;
 pub mod rate_limit;
 pub mod routes;
 pub mod startup;
+pub mod state;
 pub mod store;
 pub mod telemetry;
 pub mod token;

@@ -13,7 +13,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// Labels of the per-request series.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]

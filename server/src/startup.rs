@@ -10,9 +10,10 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::net::TcpListener;
 
-use crate::app::{AppState, router};
+use crate::app::router;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::state::AppState;
 use crate::store::{Store, StoreChange, StoreChanges};
 
 /// A bound, ready-to-run server.
