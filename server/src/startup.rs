@@ -31,9 +31,10 @@ impl Application {
 
     /// Like [`Application::build`] with an injected clock (tests).
     pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
-        let (store, changes) = Store::connect(&config.database_url, &config)
+        let settings = config.store_settings();
+        let (store, changes) = Store::connect(&settings)
             .await
-            .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
+            .with_context(|| format!("opening the database {}", redact(&settings.url)))?;
         let listen = config.listen;
         let state = AppState::new(config, store, clock);
         state

@@ -17,10 +17,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ClaimOutcome, LobbyFields, SessionRecord, SessionUpdate, StoreChange, StoreError, StoredAnswer,
+    ClaimOutcome, LobbyFields, SessionRecord, SessionUpdate, StoreChange, StoreError,
+    StoreSettings, StoredAnswer,
 };
 use crate::clock::Millis;
-use crate::config::Config;
 
 const COLUMNS: &str = "code, token_hash, public, name, host_name, players, max_players, build, \
      difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer, answer_round, answer, answer_name";
@@ -47,16 +47,15 @@ impl PostgresStore {
     /// Connects, migrates, and starts the change listener; changes arrive on
     /// the returned receiver.
     pub async fn connect(
-        url: &str,
-        config: &Config,
+        settings: &StoreSettings,
     ) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<StoreChange>)> {
-        let options = PgConnectOptions::from_str(url)?;
+        let options = PgConnectOptions::from_str(&settings.url)?;
         let pool = PgPoolOptions::new()
-            .max_connections(config.db_max_connections.max(2))
+            .max_connections(settings.max_connections.max(2))
             // A ping before every acquire doubles the round trips; a dead
             // connection instead fails its statement once (503) and is dropped.
             .test_before_acquire(false)
-            .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms))
+            .acquire_timeout(settings.acquire_timeout)
             .connect_with(options)
             .await?;
         sqlx::migrate!("migrations/postgres").run(&pool).await?;

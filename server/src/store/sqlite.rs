@@ -30,9 +30,11 @@ use sqlx::sqlite::{
 use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
 use tokio::sync::{Notify, watch};
 
-use super::{ClaimOutcome, LobbyFields, SessionRecord, SessionUpdate, StoreError, StoredAnswer};
+use super::{
+    ClaimOutcome, LobbyFields, SessionRecord, SessionUpdate, StoreError, StoreSettings,
+    StoredAnswer,
+};
 use crate::clock::Millis;
-use crate::config::Config;
 
 const COLUMNS: &str = "code, token_hash, public, name, host_name, players, max_players, build, \
      difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer, answer_round, answer, answer_name";
@@ -88,10 +90,10 @@ fn unavailable(err: sqlx::Error) -> StoreError {
 }
 
 impl SqliteStore {
-    /// Opens (creating if needed) the database at `url`, migrates it, loads
-    /// the live sessions and starts the writer.
-    pub async fn connect(url: &str, config: &Config) -> anyhow::Result<Self> {
-        let options = SqliteConnectOptions::from_str(url)?
+    /// Opens (creating if needed) the database at `settings.url`, migrates
+    /// it, loads the live sessions and starts the writer.
+    pub async fn connect(settings: &StoreSettings) -> anyhow::Result<Self> {
+        let options = SqliteConnectOptions::from_str(&settings.url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
@@ -104,8 +106,8 @@ impl SqliteStore {
             }
         }
         let pool = SqlitePoolOptions::new()
-            .max_connections(config.db_max_connections.max(1))
-            .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms))
+            .max_connections(settings.max_connections.max(1))
+            .acquire_timeout(settings.acquire_timeout)
             // A local file has no connection to go stale, and a ping before
             // every acquire would cost another round trip to the worker thread.
             .test_before_acquire(false)
