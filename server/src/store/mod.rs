@@ -8,6 +8,7 @@
 //! expired session is invisible at once even before the sweep deletes it.
 
 mod postgres;
+mod row;
 mod sqlite;
 
 use std::time::Duration;
