@@ -29,7 +29,8 @@ pub struct Config {
     #[arg(long, env = "LOBBY_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
 
-    /// Database URL: `sqlite://PATH` (created if missing).
+    /// Database URL: `sqlite://PATH` (created if missing) or
+    /// `postgres://USER@HOST/DB` (may be shared by several replicas).
     #[arg(
         long,
         env = "LOBBY_DATABASE_URL",

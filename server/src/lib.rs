@@ -7,15 +7,24 @@
 //!
 //! # Layout
 //!
-//! - [`startup`]: `Application`: open the store, bind, serve, shut down gracefully.
-//! - [`config`]: the clap configuration (every flag is also a `LOBBY_*` env var).
-//! - [`state`]: `AppState`, what every handler shares (config, store, clock, lobby index, ...).
+//! - [`startup`]: `Application`: open the store, load the lobby, bind, serve
+//!   (with the expiry sweeper and, on PostgreSQL, the follower of other
+//!   replicas' changes), shut down gracefully.
+//! - [`config`]: the clap configuration (every flag is also a `LOBBY_*` env
+//!   var), and the `StoreSettings` derived from it.
+//! - [`state`]: `AppState`, what every handler shares (configuration, store,
+//!   clock, lobby index, long-poll waiters, rate limits, metrics, shutdown),
+//!   and the upkeep over it: loading and resyncing the lobby, the expiry sweep.
 //! - [`app`]: the router and the generated OpenAPI document.
 //! - [`routes`]: handlers: `session` (create/update, offers, answers,
 //!   long-poll), `lobby` (listing and SSE feed), `ops` (health, readiness, metrics).
 //! - [`web`]: the lobby page (`/`), the browser guest (`/play`) and their
 //!   JavaScript modules, embedded from `web/`.
-//! - [`store`]: session persistence behind one type (SQLite now).
+//! - [`store`]: session persistence behind one type, opened with
+//!   `StoreSettings`: `sqlite` (embedded, one process: sessions in memory,
+//!   group commit to a file) or `postgres` (one database shared by several
+//!   replicas, which learn of each other's changes by `LISTEN`/`NOTIFY`);
+//!   `row` is the row codec both share.
 //! - [`lobby_index`]: the in-memory lobby read model and its change feed.
 //! - [`waiters`]: in-process wake-ups for answer long-polls.
 //! - [`fields`]: sanitizing and validating `PUT /session` bodies.

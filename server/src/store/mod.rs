@@ -6,6 +6,8 @@
 //! serves several replicas and reports changes made by other replicas as
 //! [`StoreChange`]s. Every read takes `now` and filters on expiry, so an
 //! expired session is invisible at once even before the sweep deletes it.
+//! Both backends write and read rows through one codec (`row`): one column
+//! list, one insert, one decoder; only the SQL around it is per dialect.
 
 mod postgres;
 mod row;
