@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, header};
-use axum::middleware;
+use axum::middleware::{self, Next};
+use axum::response::Response;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -101,6 +102,11 @@ async fn method_not_allowed() -> AppError {
     )
 }
 
+/// Records every request in the server's metrics.
+async fn track_requests(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    state.metrics.track(request, next).await
+}
+
 /// The whole HTTP application over `state`.
 pub fn router(state: AppState) -> Router {
     let (api, doc) = api_routes();
@@ -123,7 +129,7 @@ pub fn router(state: AppState) -> Router {
     .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
     .layer(middleware::from_fn_with_state(
         state.clone(),
-        crate::metrics::track,
+        track_requests,
     ))
     .layer(cors(&state.config))
     .with_state(state)

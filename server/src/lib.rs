@@ -33,7 +33,7 @@
 //! - [`rate_limit`]: per-address limits on creates, answers and code misses.
 //! - [`token`]: host tokens (hashed at rest, constant-time comparison).
 //! - [`ice`]: ICE servers and TURN REST credentials.
-//! - [`metrics`]: Prometheus registry and the request-tracking middleware.
+//! - [`metrics`]: Prometheus registry and per-route request tracking.
 //! - [`clock`]: injectable wall clock.
 //! - [`telemetry`]: log subscriber setup.
 #![forbid(unsafe_code)]
