@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
+use crate::store::StoreSettings;
+
 /// Log output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -27,7 +29,8 @@ pub struct Config {
     #[arg(long, env = "LOBBY_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
 
-    /// Database URL: `sqlite://PATH` (created if missing).
+    /// Database URL: `sqlite://PATH` (created if missing) or
+    /// `postgres://USER@HOST/DB` (may be shared by several replicas).
     #[arg(
         long,
         env = "LOBBY_DATABASE_URL",
@@ -146,6 +149,15 @@ impl Config {
     /// Session lifetime after the host's last call.
     pub fn ttl(&self) -> Duration {
         Duration::from_secs(self.session_ttl)
+    }
+
+    /// What the store reads: the database URL and the pool settings.
+    pub fn store_settings(&self) -> StoreSettings {
+        StoreSettings {
+            url: self.database_url.clone(),
+            max_connections: self.db_max_connections,
+            acquire_timeout: Duration::from_millis(self.db_acquire_timeout_ms),
+        }
     }
 
     /// A configuration for tests: `sqlite` database at `database_url`,

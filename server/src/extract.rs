@@ -13,8 +13,8 @@ use protocol::api::ErrorCode;
 use protocol::code::SessionCode;
 use serde::de::DeserializeOwned;
 
-use crate::app::AppState;
 use crate::error::AppError;
+use crate::state::AppState;
 
 /// A JSON body; rejections become `invalid_json`, `payload_too_large` or
 /// `unsupported_media_type` errors.

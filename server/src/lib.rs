@@ -7,14 +7,24 @@
 //!
 //! # Layout
 //!
-//! - [`startup`]: `Application`: open the store, bind, serve, shut down gracefully.
-//! - [`config`]: the clap configuration (every flag is also a `LOBBY_*` env var).
-//! - [`app`]: shared state, the router and the generated OpenAPI document.
+//! - [`startup`]: `Application`: open the store, load the lobby, bind, serve
+//!   (with the expiry sweeper and, on PostgreSQL, the follower of other
+//!   replicas' changes), shut down gracefully.
+//! - [`config`]: the clap configuration (every flag is also a `LOBBY_*` env
+//!   var), and the `StoreSettings` derived from it.
+//! - [`state`]: `AppState`, what every handler shares (configuration, store,
+//!   clock, lobby index, long-poll waiters, rate limits, metrics, shutdown),
+//!   and the upkeep over it: loading and resyncing the lobby, the expiry sweep.
+//! - [`app`]: the router and the generated OpenAPI document.
 //! - [`routes`]: handlers: `session` (create/update, offers, answers,
 //!   long-poll), `lobby` (listing and SSE feed), `ops` (health, readiness, metrics).
 //! - [`web`]: the lobby page (`/`), the browser guest (`/play`) and their
 //!   JavaScript modules, embedded from `web/`.
-//! - [`store`]: session persistence behind one type (SQLite now).
+//! - [`store`]: session persistence behind one type, opened with
+//!   `StoreSettings`: `sqlite` (embedded, one process: sessions in memory,
+//!   group commit to a file) or `postgres` (one database shared by several
+//!   replicas, which learn of each other's changes by `LISTEN`/`NOTIFY`);
+//!   `row` is the row codec both share.
 //! - [`lobby_index`]: the in-memory lobby read model and its change feed.
 //! - [`waiters`]: in-process wake-ups for answer long-polls.
 //! - [`fields`]: sanitizing and validating `PUT /session` bodies.
@@ -23,7 +33,7 @@
 //! - [`rate_limit`]: per-address limits on creates, answers and code misses.
 //! - [`token`]: host tokens (hashed at rest, constant-time comparison).
 //! - [`ice`]: ICE servers and TURN REST credentials.
-//! - [`metrics`]: Prometheus registry and the request-tracking middleware.
+//! - [`metrics`]: Prometheus registry and per-route request tracking.
 //! - [`clock`]: injectable wall clock.
 //! - [`telemetry`]: log subscriber setup.
 #![forbid(unsafe_code)]
@@ -40,6 +50,7 @@ pub mod metrics;
 pub mod rate_limit;
 pub mod routes;
 pub mod startup;
+pub mod state;
 pub mod store;
 pub mod telemetry;
 pub mod token;

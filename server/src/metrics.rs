@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -12,8 +12,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-
-use crate::app::AppState;
 
 /// Labels of the per-request series.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -130,28 +128,27 @@ impl Metrics {
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
     }
-}
 
-/// Middleware recording request count and latency by route and status.
-pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched", |p| p.as_str())
-        .to_owned();
-    let method = request.method().as_str().to_owned();
-    let start = Instant::now();
-    let response = next.run(request).await;
-    let labels = RouteLabels {
-        route,
-        method,
-        status: response.status().as_u16(),
-    };
-    state
-        .metrics
-        .request_seconds
-        .get_or_create(&labels)
-        .observe(start.elapsed().as_secs_f64());
-    state.metrics.requests.get_or_create(&labels).inc();
-    response
+    /// Runs `request` through `next`, recording its count and latency by
+    /// route, method and status (the body of the request-tracking middleware).
+    pub async fn track(&self, request: Request, next: Next) -> Response {
+        let route = request
+            .extensions()
+            .get::<MatchedPath>()
+            .map_or("unmatched", |p| p.as_str())
+            .to_owned();
+        let method = request.method().as_str().to_owned();
+        let start = Instant::now();
+        let response = next.run(request).await;
+        let labels = RouteLabels {
+            route,
+            method,
+            status: response.status().as_u16(),
+        };
+        self.request_seconds
+            .get_or_create(&labels)
+            .observe(start.elapsed().as_secs_f64());
+        self.requests.get_or_create(&labels).inc();
+        response
+    }
 }

@@ -10,9 +10,10 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::net::TcpListener;
 
-use crate::app::{AppState, router};
+use crate::app::router;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::state::AppState;
 use crate::store::{Store, StoreChange, StoreChanges};
 
 /// A bound, ready-to-run server.
@@ -30,9 +31,10 @@ impl Application {
 
     /// Like [`Application::build`] with an injected clock (tests).
     pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
-        let (store, changes) = Store::connect(&config.database_url, &config)
+        let settings = config.store_settings();
+        let (store, changes) = Store::connect(&settings)
             .await
-            .with_context(|| format!("opening the database {}", redact(&config.database_url)))?;
+            .with_context(|| format!("opening the database {}", redact(&settings.url)))?;
         let listen = config.listen;
         let state = AppState::new(config, store, clock);
         state

@@ -13,7 +13,7 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// The build identifier of this workspace (shared with `host-daemon`'s
 /// version handshake through `protocol`).

@@ -13,10 +13,10 @@ use serde::Deserialize;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
-use crate::app::AppState;
 use crate::error::AppError;
 use crate::extract::ApiQuery;
 use crate::lobby_index::{Cursor, PageQuery};
+use crate::state::AppState;
 
 /// Default and largest page sizes of `GET /lobby`.
 const DEFAULT_LIMIT: usize = 50;

@@ -9,8 +9,8 @@ use axum::response::IntoResponse;
 use protocol::api::{ErrorBody, ErrorCode};
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::error::AppError;
+use crate::state::AppState;
 
 /// Liveness: the process is serving.
 #[utoipa::path(get, path = "/healthz", tag = "ops", responses((status = 200, description = "Alive")))]

@@ -16,7 +16,6 @@ use protocol::name::sanitize_display_name;
 use protocol::sdp::check_plausible_sdp;
 use serde::Deserialize;
 
-use crate::app::AppState;
 use crate::clock::to_datetime;
 use crate::error::AppError;
 use crate::extract::{ApiJson, ApiQuery, ClientIp, CodePath, bearer_token};
@@ -24,6 +23,7 @@ use crate::fields::{checked_offer, fields_for_create, fields_for_update};
 use crate::lobby_index::lobby_entry;
 use crate::metrics::RejectLabels;
 use crate::rate_limit::Budget;
+use crate::state::AppState;
 use crate::store::{ClaimOutcome, SessionRecord, SessionUpdate, StoredAnswer};
 use crate::token::{HostToken, token_matches};
 

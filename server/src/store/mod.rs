@@ -6,9 +6,14 @@
 //! serves several replicas and reports changes made by other replicas as
 //! [`StoreChange`]s. Every read takes `now` and filters on expiry, so an
 //! expired session is invisible at once even before the sweep deletes it.
+//! Both backends write and read rows through one codec (`row`): one column
+//! list, one insert, one decoder; only the SQL around it is per dialect.
 
 mod postgres;
+mod row;
 mod sqlite;
+
+use std::time::Duration;
 
 use protocol::api::HostKind;
 use protocol::code::SessionCode;
@@ -16,6 +21,19 @@ use protocol::code::SessionCode;
 use crate::clock::Millis;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
+
+/// What the store reads at start: which database, and how to pool
+/// connections to it. Built from the server's configuration, so the store
+/// does not depend on the command line.
+#[derive(Debug, Clone)]
+pub struct StoreSettings {
+    /// `sqlite://PATH` (created if missing) or `postgres://...`.
+    pub url: String,
+    /// Most connections in the pool (SQLite writes through one).
+    pub max_connections: u32,
+    /// How long to wait for a connection before giving up (503).
+    pub acquire_timeout: Duration,
+}
 
 /// A change another replica made, as the shared database reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,19 +168,14 @@ macro_rules! dispatch {
 }
 
 impl Store {
-    /// Opens the database named by `url`, creating it and running
+    /// Opens the database named by `settings.url`, creating it and running
     /// migrations as needed.
-    pub async fn connect(
-        url: &str,
-        config: &crate::config::Config,
-    ) -> anyhow::Result<(Self, StoreChanges)> {
+    pub async fn connect(settings: &StoreSettings) -> anyhow::Result<(Self, StoreChanges)> {
+        let url = settings.url.as_str();
         if url.starts_with("sqlite:") {
-            Ok((
-                Store::Sqlite(SqliteStore::connect(url, config).await?),
-                None,
-            ))
+            Ok((Store::Sqlite(SqliteStore::connect(settings).await?), None))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            let (store, changes) = PostgresStore::connect(url, config).await?;
+            let (store, changes) = PostgresStore::connect(settings).await?;
             Ok((Store::Postgres(store), Some(changes)))
         } else {
             anyhow::bail!("unsupported database URL: expected sqlite://PATH or postgres://...")

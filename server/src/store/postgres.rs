@@ -9,21 +9,18 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use protocol::api::HostKind;
 use protocol::code::SessionCode;
-use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions, PgRow};
-use sqlx::{PgPool, Row};
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
+use sqlx::{PgPool, Postgres, Row};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::row::{self, COLUMNS, corrupt};
 use super::{
-    ClaimOutcome, LobbyFields, SessionRecord, SessionUpdate, StoreChange, StoreError, StoredAnswer,
+    ClaimOutcome, SessionRecord, SessionUpdate, StoreChange, StoreError, StoreSettings,
+    StoredAnswer,
 };
 use crate::clock::Millis;
-use crate::config::Config;
-
-const COLUMNS: &str = "code, token_hash, public, name, host_name, players, max_players, build, \
-     difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer, answer_round, answer, answer_name";
 
 /// The notification channel the trigger in the migration writes to.
 const CHANNEL: &str = "campfire_sessions";
@@ -39,24 +36,19 @@ fn unavailable(err: sqlx::Error) -> StoreError {
     StoreError::Unavailable(err.to_string())
 }
 
-fn corrupt(err: sqlx::Error) -> StoreError {
-    StoreError::Corrupt(err.to_string())
-}
-
 impl PostgresStore {
     /// Connects, migrates, and starts the change listener; changes arrive on
     /// the returned receiver.
     pub async fn connect(
-        url: &str,
-        config: &Config,
+        settings: &StoreSettings,
     ) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<StoreChange>)> {
-        let options = PgConnectOptions::from_str(url)?;
+        let options = PgConnectOptions::from_str(&settings.url)?;
         let pool = PgPoolOptions::new()
-            .max_connections(config.db_max_connections.max(2))
+            .max_connections(settings.max_connections.max(2))
             // A ping before every acquire doubles the round trips; a dead
             // connection instead fails its statement once (503) and is dropped.
             .test_before_acquire(false)
-            .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms))
+            .acquire_timeout(settings.acquire_timeout)
             .connect_with(options)
             .await?;
         sqlx::migrate!("migrations/postgres").run(&pool).await?;
@@ -68,33 +60,10 @@ impl PostgresStore {
         Ok((Self { pool, stop }, rx))
     }
 
-    pub(super) async fn create(&self, r: &SessionRecord) -> Result<bool, StoreError> {
-        let f = &r.fields;
-        let result = sqlx::query(
-            "INSERT INTO sessions (code, token_hash, public, name, host_name, players, max_players, build, \
-             difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
-             ON CONFLICT (code) DO NOTHING",
-        )
-        .bind(r.code.as_str())
-        .bind(&r.token_hash)
-        .bind(f.public)
-        .bind(&f.name)
-        .bind(&f.host_name)
-        .bind(i64::from(f.players))
-        .bind(i64::from(f.max_players))
-        .bind(&f.build)
-        .bind(&f.difficulty)
-        .bind(&f.campaign)
-        .bind(f.host_kind.as_str())
-        .bind(&f.meta)
-        .bind(r.created_at)
-        .bind(r.expires_at)
-        .bind(i64::from(r.round))
-        .bind(&r.offer)
-        .execute(&self.pool)
-        .await
-        .map_err(unavailable)?;
+    pub(super) async fn create(&self, record: &SessionRecord) -> Result<bool, StoreError> {
+        let mut q = row::insert::<Postgres>([record]);
+        q.push(" ON CONFLICT (code) DO NOTHING");
+        let result = q.build().execute(&self.pool).await.map_err(unavailable)?;
         Ok(result.rows_affected() == 1)
     }
 
@@ -110,7 +79,7 @@ impl PostgresStore {
             .fetch_optional(&self.pool)
             .await
             .map_err(unavailable)?;
-        row.map(|r| decode(&r)).transpose()
+        row.map(|r| row::decode(&r)).transpose()
     }
 
     pub(super) async fn update(
@@ -145,7 +114,7 @@ impl PostgresStore {
             .fetch_optional(&self.pool)
             .await
             .map_err(unavailable)?;
-        row.map(|r| decode(&r)).transpose()
+        row.map(|r| row::decode(&r)).transpose()
     }
 
     pub(super) async fn refresh(
@@ -213,7 +182,7 @@ impl PostgresStore {
             .await
             .map_err(unavailable)?;
         rows.iter()
-            .map(|r| decode_code(r.try_get("code").map_err(corrupt)?))
+            .map(|r| row::parse_code(r.try_get("code").map_err(corrupt)?))
             .collect()
     }
 
@@ -224,7 +193,7 @@ impl PostgresStore {
             .fetch_all(&self.pool)
             .await
             .map_err(unavailable)?;
-        rows.iter().map(decode).collect()
+        rows.iter().map(row::decode).collect()
     }
 
     pub(super) async fn count_live(&self, now: Millis) -> Result<u64, StoreError> {
@@ -302,55 +271,4 @@ fn parse_payload(payload: &str) -> Option<StoreChange> {
         "s" => Some(StoreChange::SessionChanged(code)),
         _ => None,
     }
-}
-
-fn decode_code(text: String) -> Result<SessionCode, StoreError> {
-    SessionCode::parse(&text).map_err(|e| StoreError::Corrupt(format!("code {text:?}: {e}")))
-}
-
-fn get_u32(row: &PgRow, column: &str) -> Result<u32, StoreError> {
-    let value: i64 = row.try_get(column).map_err(corrupt)?;
-    u32::try_from(value).map_err(|_| StoreError::Corrupt(format!("{column} = {value}")))
-}
-
-fn decode(row: &PgRow) -> Result<SessionRecord, StoreError> {
-    let host_kind: String = row.try_get("host_kind").map_err(corrupt)?;
-    let answer_round: Option<i64> = row.try_get("answer_round").map_err(corrupt)?;
-    let answered = match answer_round {
-        Some(round) => Some(StoredAnswer {
-            round: u32::try_from(round)
-                .map_err(|_| StoreError::Corrupt(format!("answer_round = {round}")))?,
-            answer: row
-                .try_get::<Option<String>, _>("answer")
-                .map_err(corrupt)?
-                .unwrap_or_default(),
-            name: row
-                .try_get::<Option<String>, _>("answer_name")
-                .map_err(corrupt)?
-                .unwrap_or_default(),
-        }),
-        None => None,
-    };
-    Ok(SessionRecord {
-        code: decode_code(row.try_get("code").map_err(corrupt)?)?,
-        token_hash: row.try_get("token_hash").map_err(corrupt)?,
-        fields: LobbyFields {
-            public: row.try_get("public").map_err(corrupt)?,
-            name: row.try_get("name").map_err(corrupt)?,
-            host_name: row.try_get("host_name").map_err(corrupt)?,
-            players: get_u32(row, "players")?,
-            max_players: get_u32(row, "max_players")?,
-            build: row.try_get("build").map_err(corrupt)?,
-            difficulty: row.try_get("difficulty").map_err(corrupt)?,
-            campaign: row.try_get("campaign").map_err(corrupt)?,
-            host_kind: HostKind::parse(&host_kind)
-                .ok_or_else(|| StoreError::Corrupt(format!("host_kind {host_kind:?}")))?,
-            meta: row.try_get("meta").map_err(corrupt)?,
-        },
-        created_at: row.try_get("created_at").map_err(corrupt)?,
-        expires_at: row.try_get("expires_at").map_err(corrupt)?,
-        round: get_u32(row, "round")?,
-        offer: row.try_get("offer").map_err(corrupt)?,
-        answered,
-    })
 }

@@ -22,20 +22,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dashmap::DashMap;
-use protocol::api::HostKind;
 use protocol::code::SessionCode;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
-};
-use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{QueryBuilder, Sqlite, SqlitePool};
 use tokio::sync::{Notify, watch};
 
-use super::{ClaimOutcome, LobbyFields, SessionRecord, SessionUpdate, StoreError, StoredAnswer};
+use super::row::{self, COLUMNS};
+use super::{ClaimOutcome, SessionRecord, SessionUpdate, StoreError, StoreSettings, StoredAnswer};
 use crate::clock::Millis;
-use crate::config::Config;
-
-const COLUMNS: &str = "code, token_hash, public, name, host_name, players, max_players, build, \
-     difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer, answer_round, answer, answer_name";
 
 /// Rows per upsert statement (19 bound values each, well under SQLite's limit).
 const ROWS_PER_STATEMENT: usize = 200;
@@ -88,10 +82,10 @@ fn unavailable(err: sqlx::Error) -> StoreError {
 }
 
 impl SqliteStore {
-    /// Opens (creating if needed) the database at `url`, migrates it, loads
-    /// the live sessions and starts the writer.
-    pub async fn connect(url: &str, config: &Config) -> anyhow::Result<Self> {
-        let options = SqliteConnectOptions::from_str(url)?
+    /// Opens (creating if needed) the database at `settings.url`, migrates
+    /// it, loads the live sessions and starts the writer.
+    pub async fn connect(settings: &StoreSettings) -> anyhow::Result<Self> {
+        let options = SqliteConnectOptions::from_str(&settings.url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
@@ -104,8 +98,8 @@ impl SqliteStore {
             }
         }
         let pool = SqlitePoolOptions::new()
-            .max_connections(config.db_max_connections.max(1))
-            .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms))
+            .max_connections(settings.max_connections.max(1))
+            .acquire_timeout(settings.acquire_timeout)
             // A local file has no connection to go stale, and a ping before
             // every acquire would cost another round trip to the worker thread.
             .test_before_acquire(false)
@@ -116,7 +110,7 @@ impl SqliteStore {
         let sessions = DashMap::new();
         let sql = format!("SELECT {COLUMNS} FROM sessions");
         for row in sqlx::query(&sql).fetch_all(&pool).await? {
-            let record = decode(&row)?;
+            let record = row::decode(&row)?;
             sessions.insert(record.code.clone(), record);
         }
         let (flushed, _) = watch::channel(FlushState::default());
@@ -405,29 +399,7 @@ async fn write_batch(inner: &Inner, codes: &HashSet<SessionCode>) -> Result<(), 
     }
     let mut tx = inner.pool.begin().await?;
     for chunk in upserts.chunks(ROWS_PER_STATEMENT) {
-        let mut q = QueryBuilder::<Sqlite>::new(format!("INSERT INTO sessions ({COLUMNS}) "));
-        q.push_values(chunk, |mut b, r| {
-            let f = &r.fields;
-            b.push_bind(r.code.as_str().to_owned())
-                .push_bind(r.token_hash.clone())
-                .push_bind(f.public)
-                .push_bind(f.name.clone())
-                .push_bind(f.host_name.clone())
-                .push_bind(f.players)
-                .push_bind(f.max_players)
-                .push_bind(f.build.clone())
-                .push_bind(f.difficulty.clone())
-                .push_bind(f.campaign.clone())
-                .push_bind(f.host_kind.as_str())
-                .push_bind(f.meta.clone())
-                .push_bind(r.created_at)
-                .push_bind(r.expires_at)
-                .push_bind(r.round)
-                .push_bind(r.offer.clone())
-                .push_bind(r.answered.as_ref().map(|a| a.round))
-                .push_bind(r.answered.as_ref().map(|a| a.answer.clone()))
-                .push_bind(r.answered.as_ref().map(|a| a.name.clone()));
-        });
+        let mut q = row::insert::<Sqlite>(chunk);
         q.push(
             " ON CONFLICT (code) DO UPDATE SET public = excluded.public, name = excluded.name, \
              host_name = excluded.host_name, players = excluded.players, max_players = excluded.max_players, \
@@ -448,52 +420,4 @@ async fn write_batch(inner: &Inner, codes: &HashSet<SessionCode>) -> Result<(), 
         q.build().execute(&mut *tx).await?;
     }
     tx.commit().await
-}
-
-fn corrupt(err: sqlx::Error) -> StoreError {
-    StoreError::Corrupt(err.to_string())
-}
-
-fn decode(row: &SqliteRow) -> Result<SessionRecord, StoreError> {
-    let text: String = row.try_get("code").map_err(corrupt)?;
-    let code = SessionCode::parse(&text)
-        .map_err(|e| StoreError::Corrupt(format!("code {text:?}: {e}")))?;
-    let host_kind: String = row.try_get("host_kind").map_err(corrupt)?;
-    let answer_round: Option<u32> = row.try_get("answer_round").map_err(corrupt)?;
-    let answered = match answer_round {
-        Some(round) => Some(StoredAnswer {
-            round,
-            answer: row
-                .try_get::<Option<String>, _>("answer")
-                .map_err(corrupt)?
-                .unwrap_or_default(),
-            name: row
-                .try_get::<Option<String>, _>("answer_name")
-                .map_err(corrupt)?
-                .unwrap_or_default(),
-        }),
-        None => None,
-    };
-    Ok(SessionRecord {
-        code,
-        token_hash: row.try_get("token_hash").map_err(corrupt)?,
-        fields: LobbyFields {
-            public: row.try_get("public").map_err(corrupt)?,
-            name: row.try_get("name").map_err(corrupt)?,
-            host_name: row.try_get("host_name").map_err(corrupt)?,
-            players: row.try_get("players").map_err(corrupt)?,
-            max_players: row.try_get("max_players").map_err(corrupt)?,
-            build: row.try_get("build").map_err(corrupt)?,
-            difficulty: row.try_get("difficulty").map_err(corrupt)?,
-            campaign: row.try_get("campaign").map_err(corrupt)?,
-            host_kind: HostKind::parse(&host_kind)
-                .ok_or_else(|| StoreError::Corrupt(format!("host_kind {host_kind:?}")))?,
-            meta: row.try_get("meta").map_err(corrupt)?,
-        },
-        created_at: row.try_get("created_at").map_err(corrupt)?,
-        expires_at: row.try_get("expires_at").map_err(corrupt)?,
-        round: row.try_get("round").map_err(corrupt)?,
-        offer: row.try_get("offer").map_err(corrupt)?,
-        answered,
-    })
 }

@@ -10,8 +10,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lobby_server::app::AppState;
 use lobby_server::clock::ManualClock;
+use lobby_server::state::AppState;
 use lobby_server::{Application, Config};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;

@@ -1,0 +1,115 @@
+//! The state every handler shares: the configuration, the store, the
+//! clock, the lobby index, the long-poll waiters, the rate limits, the
+//! metrics and the shutdown signal, behind one cheaply clonable handle.
+
+use std::collections::HashSet;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::{Clock, Millis};
+use crate::config::Config;
+use crate::ice::IceConfig;
+use crate::lobby_index::LobbyIndex;
+use crate::metrics::Metrics;
+use crate::rate_limit::RateLimits;
+use crate::store::{Store, StoreError};
+use crate::waiters::AnswerWaiters;
+
+/// Everything a handler can reach.
+pub struct AppInner {
+    /// Configuration the server started with.
+    pub config: Config,
+    /// Session storage.
+    pub store: Store,
+    /// Wall-clock time (injectable for tests).
+    pub clock: Arc<dyn Clock>,
+    /// The public lobby read model and its change feed.
+    pub lobby: LobbyIndex,
+    /// Hosts long-polling for answers.
+    pub waiters: AnswerWaiters,
+    /// Per-address rate limits.
+    pub limits: RateLimits,
+    /// Prometheus metrics.
+    pub metrics: Metrics,
+    /// ICE servers for session views.
+    pub ice: IceConfig,
+    /// Cancelled when the server begins shutting down.
+    pub shutdown: CancellationToken,
+}
+
+/// Cheaply clonable handle to the shared state.
+#[derive(Clone)]
+pub struct AppState(Arc<AppInner>);
+
+impl Deref for AppState {
+    type Target = AppInner;
+    fn deref(&self) -> &AppInner {
+        &self.0
+    }
+}
+
+impl AppState {
+    /// State over an opened store.
+    pub fn new(config: Config, store: Store, clock: Arc<dyn Clock>) -> Self {
+        Self(Arc::new(AppInner {
+            ice: IceConfig::from_config(&config),
+            limits: RateLimits::from_config(&config),
+            lobby: LobbyIndex::new(),
+            waiters: AnswerWaiters::default(),
+            metrics: Metrics::new(),
+            shutdown: CancellationToken::new(),
+            store,
+            clock,
+            config,
+        }))
+    }
+
+    /// Now, from the injected clock.
+    pub fn now(&self) -> Millis {
+        self.clock.now_ms()
+    }
+
+    /// The expiry a host call made at `now` grants.
+    pub fn expiry_from(&self, now: Millis) -> Millis {
+        let ttl_ms = self.config.ttl().as_millis().min(i64::MAX as u128) as i64;
+        now.saturating_add(ttl_ms)
+    }
+
+    /// Fills the lobby index from the store (at start).
+    pub async fn load_lobby(&self) -> Result<usize, StoreError> {
+        let records = self.store.list_public(self.now()).await?;
+        for record in &records {
+            self.lobby.upsert(record);
+        }
+        Ok(records.len())
+    }
+
+    /// Rebuilds the lobby index from the store (after missed notifications).
+    pub async fn resync_lobby(&self) -> Result<(), StoreError> {
+        let records = self.store.list_public(self.now()).await?;
+        let live: HashSet<_> = records.iter().map(|r| r.code.clone()).collect();
+        for code in self.lobby.codes() {
+            if !live.contains(&code) {
+                self.lobby.remove(&code);
+            }
+        }
+        for record in &records {
+            self.lobby.upsert(record);
+        }
+        Ok(())
+    }
+
+    /// Deletes expired sessions, unlists them, ends their long-polls, and
+    /// forgets idle rate-limit entries. Returns how many were deleted.
+    pub async fn sweep_once(&self) -> Result<usize, StoreError> {
+        let expired = self.store.delete_expired(self.now()).await?;
+        for code in &expired {
+            self.lobby.remove(code);
+            self.waiters.wake(code);
+        }
+        self.limits.forget_idle();
+        Ok(expired.len())
+    }
+}
