@@ -1,20 +1,25 @@
-// The built-in browser guest (/play?code=...): joins through the lobby,
-// speaks the guest side of the peer protocol with GuestSession, feeds it
-// keyboard input, and draws the level top-down from SnapshotViewEngine.
+// The browser guest (/play?code=...): joins through the lobby and runs the
+// Rust guest session and engine in WebAssembly (web/lib/wasm.js), exactly
+// the code host-daemon's guests run, driven by data-channel events
+// (web/lib/guest-driver.js). Draws the engine's world in first person
+// (web/lib/render/), with the top-down automap on Tab.
+//
+// Query parameters: code (the session), name (display name), build (override
+// this page's build identifier, to try the version handshake), bot=1 (the
+// engine's bot drives this player: testers and tests).
 
 import { LobbyClient, LobbyError, normalizeCode } from './lib/lobby-client.js';
-import { GuestSession } from './lib/guest-session.js';
-import { SnapshotViewEngine, TILE } from './lib/snapshot-view.js';
-import { NEUTRAL_INPUT } from './lib/input.js';
+import { loadCampfire } from './lib/wasm.js';
+import { GuestDriver } from './lib/guest-driver.js';
+import { renderFrame, tickAlpha } from './lib/render/index.js';
 import { displayNameOf, sanitizeDisplayName } from './lib/name.js';
-import { DISCONNECT_GRACE_MS, TICK_RATE_HZ } from './lib/constants.js';
+import { DISCONNECT_GRACE_MS } from './lib/constants.js';
 
 /** @param {string} name */
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
 const params = new URLSearchParams(window.location.search);
-// `build` overrides the page's build identifier: for trying the version
-// handshake against a host of another build.
 const buildVersion = params.get('build') || meta('campfire-build');
+const botDriven = params.get('bot') === '1';
 const NAME_KEY = 'campfire.displayName';
 
 /** @param {string} id */
@@ -24,23 +29,30 @@ const errorEl = $('error');
 const canvas = /** @type {HTMLCanvasElement} */ ($('view'));
 const dialog = /** @type {HTMLDialogElement} */ ($('leave-dialog'));
 
-const engine = new SnapshotViewEngine();
-/** @type {GuestSession|null} */
-let session = null;
+/** @type {GuestDriver|null} */
+let driver = null;
 /** @type {RTCPeerConnection|null} */
 let pc = null;
+/** @type {any} the session's latest status */
+let status = null;
+/** The two newest render views and when the newer arrived. */
+let prevView = /** @type {any} */ (null);
+let nextView = /** @type {any} */ (null);
+let nextAt = 0;
 let rttMs = /** @type {number|null} */ (null);
 let joinedCode = '';
+let mode = /** @type {'first-person'|'automap'} */ ('first-person');
+let left = false;
 
 /** @param {string} text */
-function status(text) {
+function say(text) {
   statusEl.textContent = text;
 }
 
 /** @param {string} text */
 function fail(text) {
   errorEl.textContent = text;
-  status('Not connected.');
+  say('Not connected.');
   document.body.dataset.state = 'error';
   $('join-form').hidden = false;
 }
@@ -49,16 +61,16 @@ function fail(text) {
 
 /** Keys held now, by KeyboardEvent.code. */
 const held = new Set();
-/** Keys pressed since the last sample: a tap between two ticks still counts. */
+/** Keys pressed since the last applied tick: a tap between two ticks still counts. */
 const tapped = new Set();
 let weaponTap = /** @type {number|null} */ (null);
-let escapeTap = false;
+let mouseDx = 0;
 
-const BINDINGS = /** @type {Record<string, keyof typeof NEUTRAL_INPUT>} */ ({
+const BINDINGS = /** @type {Record<string, string>} */ ({
   ArrowUp: 'moveForward', KeyW: 'moveForward',
   ArrowDown: 'moveBack', KeyS: 'moveBack',
-  ArrowLeft: 'turnLeft', KeyA: 'turnLeft',
-  ArrowRight: 'turnRight', KeyD: 'turnRight',
+  ArrowLeft: 'turnLeft', ArrowRight: 'turnRight',
+  KeyA: 'strafeLeft', KeyD: 'strafeRight',
   Space: 'fire', KeyE: 'use',
 });
 
@@ -68,95 +80,159 @@ function typingInForm(ev) {
   return t instanceof HTMLInputElement || t instanceof HTMLButtonElement;
 }
 
+/** The local input now (the session sanitizes it before it is sent). */
+function currentInput() {
+  /** @type {Record<string, unknown>} */
+  const input = {};
+  if (!dialog.open) {
+    for (const code of new Set([...held, ...tapped])) {
+      const field = BINDINGS[code];
+      if (field) input[field] = true;
+    }
+    if (weaponTap !== null) input.weaponSelect = weaponTap;
+    input.mouseDeltaX = mouseDx;
+  }
+  return input;
+}
+
+function pushInput() {
+  if (driver && !botDriven) driver.setInput(currentInput());
+}
+
 window.addEventListener('keydown', (ev) => {
-  if (!session || session.phase !== 'running') return;
+  if (status?.phase !== 'running') return;
   if (ev.code === 'Escape') {
     ev.preventDefault();
-    escapeTap = true;
     if (!dialog.open) dialog.showModal();
     return;
   }
   if (dialog.open || typingInForm(ev)) return;
+  if (ev.code === 'Tab') {
+    ev.preventDefault();
+    mode = mode === 'automap' ? 'first-person' : 'automap';
+    canvas.setAttribute('aria-label', mode === 'automap' ? 'Automap: the level from above' : 'First-person view of the level');
+    return;
+  }
   if (BINDINGS[ev.code]) {
     ev.preventDefault();
     held.add(ev.code);
     tapped.add(ev.code);
   } else if (/^Digit[1-6]$/.test(ev.code)) {
     weaponTap = Number(ev.code.slice(5)) - 1;
+  } else {
+    return;
+  }
+  pushInput();
+});
+window.addEventListener('keyup', (ev) => {
+  if (held.delete(ev.code)) pushInput();
+});
+window.addEventListener('blur', () => {
+  held.clear();
+  pushInput();
+});
+canvas.addEventListener('click', () => {
+  if (status?.phase === 'running' && document.pointerLockElement !== canvas) {
+    canvas.requestPointerLock?.();
   }
 });
-window.addEventListener('keyup', (ev) => held.delete(ev.code));
-window.addEventListener('blur', () => held.clear());
+document.addEventListener('mousemove', (ev) => {
+  if (document.pointerLockElement !== canvas || dialog.open) return;
+  mouseDx += ev.movementX;
+  pushInput();
+});
 
-/** The local input now. Escape and blur are recorded as the browser
- * reported them; the library strips them before anything is sent. */
-function sampleInput() {
-  /** @type {any} */
-  const input = { ...NEUTRAL_INPUT };
-  if (!dialog.open) {
-    for (const code of new Set([...held, ...tapped])) {
-      const field = BINDINGS[code];
-      if (field) input[field] = true;
-    }
-    input.weaponSelect = weaponTap;
-  }
-  input.escape = escapeTap;
-  input.blur = !document.hasFocus();
+/** A tick was applied with the current input: taps and mouse motion are spent. */
+function inputSpent() {
+  if (tapped.size === 0 && weaponTap === null && mouseDx === 0) return;
   tapped.clear();
   weaponTap = null;
-  escapeTap = false;
-  return input;
+  mouseDx = 0;
+  pushInput();
 }
 
 dialog.addEventListener('close', () => {
-  if (dialog.returnValue === 'leave' && session) {
-    session.leave();
+  if (dialog.returnValue === 'leave') {
+    leave();
     window.location.assign('/');
   }
   held.clear();
+  pushInput();
   canvas.focus();
 });
 
-// ---- HUD -----------------------------------------------------------------
+function leave() {
+  left = true;
+  driver?.stop();
+  pc?.close();
+  showEnd({ kind: 'ended', reason: 'left', scores: [], provisional: true });
+}
+
+// ---- status and HUD --------------------------------------------------------
 
 /** @param {string} id */
 function nameOf(id) {
-  const base = displayNameOf(id, session?.names[id]);
-  return id === session?.me ? `${base} (you)` : base;
+  const base = displayNameOf(id, status?.names?.[id]);
+  return id === status?.me ? `${base} (you)` : base;
 }
 
 function renderRoster() {
-  const ul = $('roster');
-  ul.replaceChildren(...engine.roster().map((id) => {
+  const players = new Map((nextView?.players ?? []).map((/** @type {any} */ p) => [p.id, p]));
+  $('roster').replaceChildren(...(status?.roster ?? []).map((/** @type {string} */ id) => {
     const li = document.createElement('li');
     li.dataset.player = id;
-    const p = engine.players.get(id);
+    const p = players.get(id);
     li.textContent = `${nameOf(id)}${p && !p.alive ? ' — down' : ''}`;
     return li;
   }));
 }
 
-function renderHud() {
-  $('hud-tick').textContent = String(engine.tick());
-  $('hud-rtt').textContent = rttMs == null ? '—' : `${Math.round(rttMs)} ms`;
-  const me = session?.me ? engine.players.get(session.me) : undefined;
-  if (me) {
-    $('hud-health').textContent = me.alive ? String(Math.ceil(me.health)) : 'down';
-    const a = me.ammo;
-    const pools = a ? Object.entries(a).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`) : [];
-    $('hud-ammo').textContent = pools.length > 0 ? pools.join(', ') : a ? 'none' : '—';
-    $('hud-keys').textContent = String(me.keysHeld);
+/** @param {any} s */
+function onStatus(s) {
+  const before = status;
+  status = s;
+  if (s.phase !== before?.phase || s.levelEpoch !== before?.levelEpoch) {
+    switch (s.phase) {
+      case 'await-init':
+        say('Connected. Receiving the session…');
+        break;
+      case 'receiving-map':
+        say('Receiving the map…');
+        break;
+      case 'running':
+        $('game').hidden = false;
+        $('hud-difficulty').textContent = String(s.difficulty ?? '—');
+        if (document.body.dataset.state !== 'playing') {
+          document.body.dataset.state = 'ready';
+          say(s.levelEpoch > 1 ? `Level ${s.levelEpoch}. Playing.` : 'Map received. Waiting for the host to start…');
+        }
+        canvas.focus();
+        break;
+      default:
+    }
   }
-  const cd = $('hud-countdown');
-  if (engine.countdown !== null) {
-    cd.hidden = false;
-    cd.textContent = `Level ends in about ${Math.ceil(engine.countdown / TICK_RATE_HZ)} s`;
-  } else {
-    cd.hidden = true;
+  if (s.hostLost && !before?.hostLost) {
+    say(`Lost the host; waiting up to ${DISCONNECT_GRACE_MS / 1000} s for it to come back…`);
   }
+  if (JSON.stringify(s.roster) !== JSON.stringify(before?.roster)) renderRoster();
+  if (s.end && !left) showEnd(s.end);
 }
 
-/** @param {import('./lib/guest-session.js').GuestEnd} end */
+/** @param {any} view */
+function onTick(view) {
+  if (nextView && view.tick === nextView.tick + 1) prevView = nextView;
+  else prevView = null;
+  nextView = view;
+  nextAt = performance.now();
+  $('hud-tick').textContent = String(view.tick);
+  if (view.tick > 0 && document.body.dataset.state === 'ready') {
+    document.body.dataset.state = 'playing';
+    say('Playing. WASD or arrows to move, mouse (click the view) or arrows to turn, Space to fire, E to use, Tab for the map, Esc to leave.');
+  }
+  inputSpent();
+}
+
+/** @param {any} end */
 function showEnd(end) {
   document.body.dataset.state = 'ended';
   if (end.kind === 'refused') {
@@ -182,16 +258,15 @@ function showEnd(end) {
     'host-shutdown': 'The host shut the session down.',
     left: 'You left the session.',
   });
-  status(reasons[end.reason] ?? `The session ended (${end.reason}).`);
+  say(reasons[end.reason] ?? `The session ended (${end.reason}).`);
+  if (document.pointerLockElement) document.exitPointerLock();
   $('results').hidden = false;
   $('results-note').textContent = end.provisional
     ? 'Provisional: the host is gone, so these are this browser\'s last known values.'
     : 'Final, from the host.';
-  const rows = end.scores.length > 0 ? end.scores : engine.roster().map((id) => {
-    const p = engine.players.get(id);
-    return { playerId: id, name: session?.names[id] ?? '', killScore: p?.killScore ?? 0, kills: p?.kills ?? 0, disconnected: false };
-  });
-  $('results-rows').replaceChildren(...rows.map((r) => {
+  const rows = end.scores.length > 0 ? end.scores : (nextView?.players ?? []).map((/** @type {any} */ p) => (
+    { playerId: p.id, name: p.name, killScore: p.score, kills: p.kills, disconnected: false }));
+  $('results-rows').replaceChildren(...rows.map((/** @type {any} */ r) => {
     const tr = document.createElement('tr');
     const th = document.createElement('th');
     th.scope = 'row';
@@ -204,82 +279,41 @@ function showEnd(end) {
 
 // ---- drawing -------------------------------------------------------------
 
-const COLORS = {
-  floor: '#2b2a33', wall: '#8a8796', door: '#b86f2c', secret: '#8a8796', exit: '#3fbf6f',
-  pickup: '#5fb0ff', key: '#ffd447', drop: '#c78bff', mine: '#ff7a3d', enemy: '#ff4d4d', player: '#7fe0c0', me: '#ffffff',
-};
-
 function draw() {
   requestAnimationFrame(draw);
-  if (!engine.map || !session?.me) return;
+  if (!nextView || $('game').hidden) return;
   const rect = canvas.getBoundingClientRect();
   const dpr = window.devicePixelRatio || 1;
   const w = Math.max(1, Math.round(rect.width * dpr));
   const h = Math.max(1, Math.round(rect.height * dpr));
-  if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; }
+  if (canvas.width !== w || canvas.height !== h) {
+    canvas.width = w;
+    canvas.height = h;
+  }
   const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
-  const { players, enemies } = engine.view(performance.now());
-  const me = players.find((p) => p.id === session?.me);
-  const scale = Math.max(8, Math.min(w, h) / 18);
-  const cx = me ? me.x : engine.map.width / 2;
-  const cy = me ? me.y : engine.map.height / 2;
-  const sx = (/** @type {number} */ x) => (x - cx) * scale + w / 2;
-  const sy = (/** @type {number} */ y) => (y - cy) * scale + h / 2;
-  ctx.fillStyle = '#111';
-  ctx.fillRect(0, 0, w, h);
-  const x0 = Math.max(0, Math.floor(cx - w / 2 / scale) - 1);
-  const x1 = Math.min(engine.map.width - 1, Math.ceil(cx + w / 2 / scale) + 1);
-  const y0 = Math.max(0, Math.floor(cy - h / 2 / scale) - 1);
-  const y1 = Math.min(engine.map.height - 1, Math.ceil(cy + h / 2 / scale) + 1);
-  for (let y = y0; y <= y1; y++) {
-    for (let x = x0; x <= x1; x++) {
-      const t = engine.tileAt(x, y);
-      ctx.fillStyle = t === TILE.FLOOR ? COLORS.floor : t === TILE.DOOR ? COLORS.door
-        : t === TILE.EXIT ? COLORS.exit : t === TILE.SECRET ? COLORS.secret : COLORS.wall;
-      ctx.fillRect(sx(x), sy(y), scale + 0.5, scale + 0.5);
-    }
-  }
-  const dot = (/** @type {number} */ x, /** @type {number} */ y, /** @type {number} */ r, /** @type {string} */ c) => {
-    ctx.fillStyle = c;
-    ctx.beginPath();
-    ctx.arc(sx(x), sy(y), r * scale, 0, Math.PI * 2);
-    ctx.fill();
-  };
-  engine.map.ammoPickups.forEach((p, i) => {
-    if (!engine.pickupsCollected.has(i)) dot(p.position.x, p.position.y, 0.15, COLORS.pickup);
+  renderFrame(ctx, {
+    prev: prevView,
+    next: nextView,
+    alpha: tickAlpha(performance.now(), nextAt),
+    me: status?.me ?? undefined,
+    rttMs,
+    mode,
+    width: w,
+    height: h,
+    pixelRatio: dpr,
   });
-  engine.map.keys.forEach((k, i) => {
-    if (!engine.keysCollected.has(i)) dot(k.position.x, k.position.y, 0.2, COLORS.key);
-  });
-  for (const d of engine.lootDrops) dot(d.x, d.y, 0.15, d.kind === 'key' ? COLORS.key : COLORS.drop);
-  engine.mines.forEach((m) => {
-    const at = engine.map.mines[m.index];
-    if (at && m.alive && m.visible) dot(at.x, at.y, 0.15, COLORS.mine);
-  });
-  for (const e of enemies) {
-    if (e.alive) dot(e.x, e.y, 0.3, COLORS.enemy);
+  const me = nextView.players.find((/** @type {any} */ p) => p.id === status?.me);
+  if (me) {
+    $('hud-health').textContent = me.alive ? String(Math.ceil(me.health)) : 'down';
+    $('hud-keys').textContent = String(me.keys);
   }
-  ctx.font = `${Math.max(11, scale * 0.45)}px system-ui, sans-serif`;
-  ctx.textAlign = 'center';
-  for (const p of players) {
-    const mine = p.id === session.me;
-    dot(p.x, p.y, 0.25, p.alive ? (mine ? COLORS.me : COLORS.player) : '#555');
-    ctx.strokeStyle = mine ? COLORS.me : COLORS.player;
-    ctx.lineWidth = Math.max(2, scale * 0.08);
-    ctx.beginPath();
-    ctx.moveTo(sx(p.x), sy(p.y));
-    ctx.lineTo(sx(p.x + p.dirX * 0.6), sy(p.y + p.dirY * 0.6));
-    ctx.stroke();
-    ctx.fillStyle = '#eee';
-    ctx.fillText(displayNameOf(p.id, session.names[p.id]), sx(p.x), sy(p.y) - scale * 0.4);
-  }
-  renderHud();
+  $('hud-rtt').textContent = rttMs == null ? '—' : `${Math.round(rttMs)} ms`;
 }
 
 // ---- joining -------------------------------------------------------------
 
 async function pollRtt() {
-  if (!pc || session?.end) return;
+  if (!pc || status?.end) return;
   try {
     const stats = await pc.getStats();
     stats.forEach((s) => {
@@ -299,7 +333,6 @@ function joinErrorText(e) {
       case 'no_such_session':
         return `No session has the code ${joinedCode}. Check the code: the session may have ended or expired.`;
       case 'invalid_code':
-        return e.message;
       case 'no_open_round':
         return e.message;
       case 'rate_limited':
@@ -331,7 +364,8 @@ async function join(typed, name) {
     return;
   }
   $('session-title').textContent = `— session ${code}`;
-  status(`Joining session ${code}…`);
+  say(`Joining session ${code}…`);
+  const campfire = loadCampfire();
   const client = new LobbyClient('');
   let joined;
   try {
@@ -341,11 +375,15 @@ async function join(typed, name) {
     return;
   }
   pc = joined.pc;
-  status(`Connecting to "${joined.view.name}"…`);
-  session = new GuestSession({
-    engine, sampleInput, buildVersion, displayName: name,
-    onEvent: (type, detail) => onSessionEvent(type, detail),
-  });
+  say(`Connecting to "${joined.view.name}"…`);
+  let guest;
+  try {
+    guest = (await campfire).guest({ displayName: name, buildVersion, bot: botDriven });
+  } catch (e) {
+    pc.close();
+    fail(`This browser could not start the game engine (WebAssembly): ${e instanceof Error ? e.message : e}`);
+    return;
+  }
   let channels;
   try {
     channels = await joined.channels;
@@ -354,81 +392,37 @@ async function join(typed, name) {
     fail(joinErrorText(e));
     return;
   }
-  session.attach({ input: channels.input, reconciliation: channels.reconciliation });
+  driver = new GuestDriver(guest, { input: channels.input, reconciliation: channels.reconciliation }, pc, {
+    onStatus,
+    onTick,
+    onDiagnostic: (d) => console.debug(`campfire session: ${d}`),
+  });
+  status = driver.status;
+  say('Connected. Checking versions…');
+  driver.attach();
+  pushInput();
   setInterval(pollRtt, 1000);
 }
 
-/**
- * @param {string} type
- * @param {any} detail
- */
-function onSessionEvent(type, detail) {
-  switch (type) {
-    case 'hello':
-      status('Connected. Checking versions…');
-      break;
-    case 'init':
-      status('Receiving the map…');
-      break;
-    case 'map-progress':
-      status(`Receiving the map… (${detail.chunks} chunks)`);
-      break;
-    case 'ready':
-      $('game').hidden = false;
-      $('hud-difficulty').textContent = String(detail.difficulty);
-      document.body.dataset.state = 'ready';
-      status('Map received. Waiting for the host to start…');
-      renderRoster();
-      canvas.focus();
-      break;
-    case 'tick':
-      if (detail.tick === 1) {
-        status('Playing. Arrows or WASD to move, Space to fire, E to use, Esc to leave.');
-        document.body.dataset.state = 'playing';
-      }
-      break;
-    case 'snapshot':
-      renderRoster();
-      break;
-    case 'roster-remove':
-      status(`${detail.removed.map(nameOf).join(', ')} left the session.`);
-      renderRoster();
-      break;
-    case 'level':
-      status(`Level ${detail.levelIndex + 1}. Playing.`);
-      renderRoster();
-      break;
-    case 'transition':
-      status('Level complete! Loading the next level…');
-      break;
-    case 'host-lost':
-      status(`Lost the host; waiting up to ${DISCONNECT_GRACE_MS / 1000} s for it to come back…`);
-      break;
-    case 'ended':
-      showEnd(detail);
-      break;
-    default:
-  }
-}
-
 /** What the browser tests read. */
-window.campfire = {
+/** @type {any} */ (window).campfire = {
   state() {
-    const me = session?.me ?? null;
-    const snap = engine.lastSnapshot;
+    const me = status?.me ?? null;
+    const mine = me ? nextView?.players.find((/** @type {any} */ p) => p.id === me) : null;
     return {
       state: document.body.dataset.state ?? 'loading',
-      phase: session?.phase ?? null,
+      phase: status?.phase ?? null,
       me,
-      tick: engine.tick(),
-      levelEpoch: session?.levelEpoch ?? 0,
-      snapshotTick: snap ? snap.tick : null,
-      snapshotPos: me && snap?.players?.[me] ? { x: snap.players[me].posX, y: snap.players[me].posY } : null,
-      roster: engine.roster(),
-      end: session?.end ?? null,
+      tick: status?.tick ?? 0,
+      levelEpoch: status?.levelEpoch ?? 0,
+      snapshotTick: status?.lastSnapshotTick ?? null,
+      pos: mine ? { x: mine.x, y: mine.y } : null,
+      roster: status?.roster ?? [],
+      end: left ? { kind: 'ended', reason: 'left', scores: [], provisional: true } : status?.end ?? null,
       error: errorEl.textContent,
-      stats: session ? { ...session.stats } : null,
+      stats: status ? { ...status.stats } : null,
       visibility: document.visibilityState,
+      mode,
       rttMs,
     };
   },
@@ -453,7 +447,7 @@ function main() {
     codeInput.value = code;
     join(code, params.get('name') ?? savedName);
   } else {
-    status('Type a session code to join.');
+    say('Type a session code to join.');
     $('join-form').hidden = false;
     document.body.dataset.state = 'idle';
   }

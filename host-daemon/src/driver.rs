@@ -57,13 +57,22 @@ fn spawn_writer<S: PeerSender>(
     let (tx, mut rx) = mpsc::channel(WRITER_QUEUE_MESSAGES);
     let (abort_tx, mut abort_rx) = oneshot::channel::<()>();
     let handle = tokio::spawn(async move {
+        // The abort handle dropped (the session let go of this writer) is
+        // not an abort: what is queued is still sent, then the link closes.
+        let mut abort_live = true;
         loop {
             let cmd = tokio::select! {
                 biased;
-                _ = &mut abort_rx => {
-                    sender.close();
-                    return;
-                }
+                res = &mut abort_rx, if abort_live => match res {
+                    Ok(()) => {
+                        sender.close();
+                        return;
+                    }
+                    Err(_) => {
+                        abort_live = false;
+                        continue;
+                    }
+                },
                 cmd = rx.recv() => cmd,
             };
             match cmd {

@@ -2,7 +2,8 @@
 //! played over real WebRTC.
 //!
 //! Each session is created in the lobby (`hostKind: daemon`) and its code
-//! printed on stdout as one line `session CODE`. A round loop then keeps
+//! printed on stdout as one line `session CODE` (and, when it is over, one
+//! JSON line `{"type":"session-report",...}`). A round loop then keeps
 //! exactly one offer round open while the session waits in its lobby and
 //! has a free seat: it gathers a complete offer (with the daemon's own ICE
 //! servers, or else those the lobby hands out), publishes it, long-polls
@@ -18,6 +19,8 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+
+use serde::Serialize;
 
 use anyhow::Context;
 use protocol::api::{HostKind, PutSessionRequest};
@@ -89,9 +92,10 @@ impl HostingConfig {
     }
 }
 
-/// How one session went.
+/// How one session went (for the log; the operator's report is
+/// [`netcode::host::SessionReport`], printed as a `session-report` line).
 #[derive(Clone, Debug)]
-pub struct SessionReport {
+pub struct SessionOutcome {
     /// Its lobby code.
     pub code: String,
     /// Why it ended.
@@ -100,6 +104,38 @@ pub struct SessionReport {
     pub joined: usize,
     /// Levels completed.
     pub levels_completed: u32,
+}
+
+/// One line on stdout, flushed at once (testers and tests read it live).
+fn stdout_line(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// The `session-report` line: `{"type":"session-report","code":...,` then
+/// the report's fields.
+#[derive(Serialize)]
+struct ReportLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    code: &'a str,
+    #[serde(flatten)]
+    report: &'a netcode::host::SessionReport,
+}
+
+/// Prints a finished session's report as one JSON line on stdout.
+fn print_report(code: &str, report: &netcode::host::SessionReport) {
+    let line = ReportLine {
+        kind: "session-report",
+        code,
+        report,
+    };
+    match serde_json::to_string(&line) {
+        Ok(text) => stdout_line(&text),
+        Err(e) => tracing::error!(error = %e, "could not encode the session report"),
+    }
 }
 
 /// Runs sessions until `shutdown` turns true; then every running session
@@ -171,17 +207,12 @@ pub async fn run_session(
     config: Arc<HostingConfig>,
     client: LobbyClient,
     shutdown: watch::Receiver<bool>,
-) -> anyhow::Result<SessionReport> {
+) -> anyhow::Result<SessionOutcome> {
     let session = client
         .create_session(&create_request(&config))
         .await
         .context("creating the session in the lobby")?;
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "session {}", session.code);
-        let _ = out.flush();
-    }
+    stdout_line(&format!("session {}", session.code));
     let mut webrtc = config.webrtc.clone();
     if webrtc.ice_servers.is_empty() {
         webrtc.ice_servers = session.ice_servers.clone();
@@ -263,12 +294,13 @@ pub async fn run_session(
             }
         }
     };
+    print_report(&session.code, &host.report());
     if let Err(e) = client.delete(&session).await
         && !matches!(e, SignalingError::NoSuchSession(_))
     {
         tracing::warn!(error = %e, "could not delete the session from the lobby");
     }
-    Ok(SessionReport {
+    Ok(SessionOutcome {
         code: session.code.clone(),
         end: host.ended(),
         joined: host.connections(),

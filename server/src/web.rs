@@ -51,16 +51,6 @@ const ASSETS: &[Asset] = &[
         body: include_bytes!("../../web/lib/constants.js"),
     },
     Asset {
-        path: "/web/lib/chunk.js",
-        content_type: JS,
-        body: include_bytes!("../../web/lib/chunk.js"),
-    },
-    Asset {
-        path: "/web/lib/input.js",
-        content_type: JS,
-        body: include_bytes!("../../web/lib/input.js"),
-    },
-    Asset {
         path: "/web/lib/name.js",
         content_type: JS,
         body: include_bytes!("../../web/lib/name.js"),
@@ -71,14 +61,9 @@ const ASSETS: &[Asset] = &[
         body: include_bytes!("../../web/lib/lobby-client.js"),
     },
     Asset {
-        path: "/web/lib/guest-session.js",
+        path: "/web/lib/guest-driver.js",
         content_type: JS,
-        body: include_bytes!("../../web/lib/guest-session.js"),
-    },
-    Asset {
-        path: "/web/lib/snapshot-view.js",
-        content_type: JS,
-        body: include_bytes!("../../web/lib/snapshot-view.js"),
+        body: include_bytes!("../../web/lib/guest-driver.js"),
     },
     Asset {
         path: "/web/lib/wasm.js",

@@ -1,11 +1,10 @@
 // campfire's browser library, one import for a game:
-//   import { LobbyClient, GuestSession, SnapshotViewEngine } from '/web/lib/index.js';
-// Plain ES modules, no runtime dependencies.
+//   import { LobbyClient, loadCampfire, GuestDriver } from '/web/lib/index.js';
+// Plain ES modules, no runtime dependencies. The netcode and the engine run
+// as WebAssembly (web/campfire.wasm): the same Rust code as the daemon.
 
 export * from './constants.js';
-export { ChunkError, Reassembler, checksum, fnv1a64, split } from './chunk.js';
-export { NEUTRAL_INPUT, MAX_MOUSE_DELTA_X, WEAPON_SLOT_COUNT, isNeutral, sanitizeInput } from './input.js';
 export { DISPLAY_NAME_MAX_CHARS, displayNameOf, sanitizeDisplayName, sanitizeLabel } from './name.js';
 export { CODE_ALPHABET, CODE_LEN, LobbyClient, LobbyError, gatheringComplete, normalizeCode } from './lobby-client.js';
-export { GuestSession, mapProblem } from './guest-session.js';
-export { SnapshotViewEngine, TILE } from './snapshot-view.js';
+export { Campfire, WasmError, WasmGuest, loadCampfire } from './wasm.js';
+export { GuestDriver } from './guest-driver.js';

@@ -13,13 +13,15 @@
 //! the hello deadline), [`setup`] (roster, init and map transfer),
 //! [`ticks`] (pacing and the tick itself), [`inputs`] (the input buffer and
 //! held-input policy), [`audit`] (hash reports), [`transition`] (level
-//! changes) and [`end_table`] (scores and the end of the session).
+//! changes), [`end_table`] (scores and the end of the session) and
+//! [`report`] (the per-session report for the operator).
 
 mod admission;
 pub mod audit;
 mod config;
 mod end_table;
 pub mod inputs;
+mod report;
 mod setup;
 mod ticks;
 mod transition;
@@ -32,6 +34,7 @@ use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{EndReason, GuestMessage, HostMessage};
 
 pub use config::{HostConfig, HostEvent, HostOutput};
+pub use report::{PlayerKind, PlayerReport, SessionReport};
 
 use crate::link::PeerEvent;
 use crate::pilot::DelayAwareBot;

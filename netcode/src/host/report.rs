@@ -1,0 +1,110 @@
+//! The per-session report a host gives its operator when a session is
+//! over: levels, ticks, why it ended, and per player the hash reports,
+//! desyncs and held inputs the audit counted. The daemon prints it as a
+//! JSON line; a browser host shows it.
+
+use engine::Engine;
+use protocol::input::PlayerId;
+use protocol::peer::EndReason;
+use serde::Serialize;
+
+use super::HostSession;
+
+/// Who a player is, seen from the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlayerKind {
+    /// The host's own player.
+    Host,
+    /// A bot the host drives.
+    Bot,
+    /// A guest over the network.
+    Guest,
+}
+
+/// One player's line of the report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlayerReport {
+    /// Player id.
+    pub player_id: PlayerId,
+    /// Display name ("" when none).
+    pub name: String,
+    /// Host, bot or guest.
+    pub kind: PlayerKind,
+    /// World-hash reports received from this player (guests only).
+    pub hash_reports: u32,
+    /// Reports whose hash differed from the host's.
+    pub desyncs: u32,
+    /// Desyncs that outlived a reconciliation snapshot.
+    pub persistent_desyncs: u32,
+    /// Ticks simulated with this player's held (late or missing) input.
+    pub held_inputs: u64,
+}
+
+/// A finished (or running) session's report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionReport {
+    /// Levels completed.
+    pub levels_completed: u32,
+    /// Ticks simulated over all levels.
+    pub ticks: u64,
+    /// Why it ended (`None` while running).
+    pub end_reason: Option<EndReason>,
+    /// Every player who was in a level, host first, then by id.
+    pub players: Vec<PlayerReport>,
+}
+
+impl<E: Engine> HostSession<E> {
+    /// Who `player` is.
+    pub fn player_kind(&self, player: &PlayerId) -> PlayerKind {
+        if self
+            .config
+            .host_player
+            .as_ref()
+            .is_some_and(|(id, _)| id == player)
+        {
+            PlayerKind::Host
+        } else if self.bots.iter().any(|b| b.player_id() == player) {
+            PlayerKind::Bot
+        } else {
+            PlayerKind::Guest
+        }
+    }
+
+    /// The session's report now.
+    pub fn report(&self) -> SessionReport {
+        let stats = &self.stats;
+        let mut ids: Vec<PlayerId> = self.names.keys().cloned().collect();
+        ids.extend(self.roster());
+        ids.extend(stats.roster_removed.iter().map(|(_, _, id)| id.clone()));
+        ids.sort();
+        ids.dedup();
+        let count = |m: &std::collections::BTreeMap<PlayerId, u32>, id: &PlayerId| {
+            m.get(id).copied().unwrap_or(0)
+        };
+        let mut players: Vec<PlayerReport> = ids
+            .into_iter()
+            .map(|id| {
+                let desyncs = count(&stats.desyncs, &id);
+                PlayerReport {
+                    name: self.names.get(&id).cloned().unwrap_or_default(),
+                    kind: self.player_kind(&id),
+                    hash_reports: count(&stats.hash_matches, &id) + desyncs,
+                    desyncs,
+                    persistent_desyncs: count(&stats.persistent_desyncs, &id),
+                    held_inputs: stats.held_per_player.get(&id).copied().unwrap_or(0),
+                    player_id: id,
+                }
+            })
+            .collect();
+        players.sort_by_key(|p| p.kind != PlayerKind::Host);
+        SessionReport {
+            levels_completed: stats.levels_completed,
+            ticks: stats.ticks,
+            end_reason: self.ended(),
+            players,
+        }
+    }
+}

@@ -1,0 +1,90 @@
+// The WebAssembly module (web/campfire.wasm) from Node: the protocol facts
+// the page's JavaScript still names agree with the Rust ones, the input and
+// name sanitizers are the Rust ones, and the guest session refuses bad
+// input without changing state.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { WasmError, loadCampfire } from '../lib/wasm.js';
+import * as constants from '../lib/constants.js';
+import { DISPLAY_NAME_MAX_CHARS, sanitizeDisplayName } from '../lib/name.js';
+
+const campfire = await loadCampfire(readFileSync(fileURLToPath(new URL('../campfire.wasm', import.meta.url))));
+
+test('every constant web/lib/constants.js names equals the Rust protocol fact', () => {
+  const names = Object.keys(constants);
+  assert.ok(names.length >= 10);
+  for (const name of names) {
+    assert.ok(name in campfire.facts, `${name} is not a protocol fact`);
+    assert.deepEqual(/** @type {any} */ (constants)[name], campfire.facts[name], name);
+  }
+  assert.equal(DISPLAY_NAME_MAX_CHARS, campfire.facts.DISPLAY_NAME_MAX_CHARS);
+});
+
+test('the lobby page\'s name sanitizer agrees with the Rust one', () => {
+  const corpus = [
+    '', 'Ada', '  Ada  ', 'A\u0000d\u0007a', 'Zoë', '名前', 'a\u202Eb', 'tab\there', 'line\nbreak',
+    'x'.repeat(100), ' '.repeat(40), '\u200Bzero\u200Bwidth', 'emoji 🔥🔥🔥', 'Ünïcödé Ñame',
+    'a\u0301\u0301\u0301', '<script>', '\uFEFFbom', 'mixed \r\n\t spaces',
+  ];
+  for (let i = 0; i < 200; i++) {
+    let s = '';
+    for (let j = 0; j < (i % 50); j++) s += String.fromCodePoint((i * 7919 + j * 104729) % 0x3000);
+    corpus.push(s);
+  }
+  for (const raw of corpus) {
+    assert.equal(sanitizeDisplayName(raw), campfire.sanitizeName(raw), JSON.stringify(raw));
+  }
+});
+
+test('local-only input signals never survive sanitizing; real input does', () => {
+  const clean = campfire.sanitizeInput({
+    escape: true, blur: true, pointerUnlock: true, click: true, fire: true, moveForward: true,
+    mouseDeltaX: 1e12, weaponSelect: campfire.facts.WEAPON_SLOT_COUNT, cheat: 'IDDQD',
+  });
+  assert.equal(clean.escape, false);
+  assert.equal(clean.blur, false);
+  assert.equal(clean.pointerUnlock, false);
+  assert.equal(clean.click, false);
+  assert.equal(clean.fire, true);
+  assert.equal(clean.moveForward, true);
+  assert.equal(clean.mouseDeltaX, campfire.facts.MAX_MOUSE_DELTA_X);
+  assert.equal(clean.weaponSelect, null);
+  assert.equal('cheat' in clean, false);
+  assert.deepEqual(Object.keys(clean).sort(), Object.keys(campfire.facts.NEUTRAL_INPUT).sort());
+  assert.deepEqual(campfire.sanitizeInput(clean), clean);
+  assert.throws(() => campfire.sanitizeInput({ fire: 'yes' }), WasmError);
+});
+
+test('a guest refuses malformed messages and bad arguments without changing state', () => {
+  const guest = campfire.guest({ displayName: 'Ada' });
+  const before = guest.status();
+  assert.equal(before.phase, 'await-hello');
+  guest.onMessage('reconciliation', '{"type":"no-such-message"}', 10);
+  guest.onMessage('input', 'not json at all', 11);
+  guest.poll(12);
+  const after = guest.status();
+  assert.equal(after.phase, 'await-hello');
+  assert.equal(after.stats.badMessages, 2);
+  assert.equal(guest.output().events.length, 2);
+  assert.throws(() => guest.onMessage(/** @type {any} */ ('video'), '{}', 13), WasmError);
+  assert.throws(() => guest.setInput({ mouseDeltaX: 'fast' }), WasmError);
+  assert.throws(() => campfire.guest(/** @type {any} */ ({ displayName: 'x', admin: true })), WasmError);
+  assert.equal(guest.view(14), null);
+  guest.drop();
+  assert.throws(() => guest.poll(15), /no guest session/);
+});
+
+test('a guest whose host connection is lost ends host-disconnected after the grace', () => {
+  const guest = campfire.guest({});
+  guest.onState('connected', 0);
+  guest.onState('failed', 1000);
+  const out = guest.output();
+  assert.equal(out.wakeAtMs, 1000 + campfire.facts.DISCONNECT_GRACE_MS);
+  guest.poll(1000 + campfire.facts.DISCONNECT_GRACE_MS - 1);
+  assert.equal(guest.status().end, null);
+  guest.poll(1000 + campfire.facts.DISCONNECT_GRACE_MS);
+  assert.deepEqual(guest.status().end, { kind: 'ended', reason: 'host-disconnected', scores: [], provisional: true });
+});
