@@ -1,0 +1,184 @@
+// @ts-check
+// campfire's first-person renderer: draws a view state (produced by the
+// Rust engine through WebAssembly, one per 30 Hz tick) onto a 2D canvas.
+//
+//   import { renderFrame, tickAlpha } from '/web/lib/render/index.js';
+//   // each animation frame:
+//   renderFrame(ctx, { prev, next, alpha: tickAlpha(performance.now(), nextArrivedAt),
+//                      me, rttMs, mode: 'first-person', width: canvas.width,
+//                      height: canvas.height, pixelRatio: devicePixelRatio });
+//
+// Resolution: the caller sizes the canvas in device pixels (CSS size times
+// devicePixelRatio) and passes that ratio as `pixelRatio`. HUD text scales
+// from CSS pixels (never below 14 CSS px). Walls are cast at most
+// MAX_COLUMNS rays per frame and each ray fills a strip width/rays pixels
+// wide, so a 1280-pixel canvas costs 640 rays while text, sprites and the
+// weapon stay sharp at full resolution.
+//
+// Layout (one concern per file):
+//   grid.js         the view state's rows decoded to tile codes, cached per grid object
+//   raycast.js      DDA per column; the per-column depth buffer
+//   projection.js   camera-space projection shared by walls, floor marks and sprites
+//   interpolate.js  blending two consecutive view states (positions, camera)
+//   textures.js     procedural wall and door textures, pre-shaded by distance
+//   walls.js        ceiling/floor backdrop, the exit pad on the floor, wall strips
+//   sprite-art.js   procedural sprite images (enemies, pickups, mines, players)
+//   sprites.js      billboards: gather, project, depth-sort, clip by the depth buffer
+//   weapon.js       the weapon at the bottom centre, bob, muzzle flash, crosshair
+//   hud.js          health, ammo, keys, kills/score, exit countdown, RTT
+//   automap.js      the top-down map mode
+//   palette.js      colours; surface.js offscreen canvases and a seeded PRNG
+
+import { TICK_RATE_HZ } from '../constants.js';
+import { drawAutomap } from './automap.js';
+import { tileGridOf } from './grid.js';
+import { barHeight, currentAmmo, drawHud, hudUnit } from './hud.js';
+import { interpolateView } from './interpolate.js';
+import { ColumnHits, castColumns } from './raycast.js';
+import { billboardsOf, drawBillboards, projectBillboards } from './sprites.js';
+import { drawBackdrop, drawExitPad, drawWalls } from './walls.js';
+import { drawCrosshair, drawWeapon } from './weapon.js';
+
+export { interpolateView, blendOrientation, TELEPORT_TILES } from './interpolate.js';
+export { countdownText, currentAmmo, hudUnit, rttText, WEAPON_NAMES, WEAPON_POOL } from './hud.js';
+export { automapLayout } from './automap.js';
+export { castRay, castColumns, ColumnHits } from './raycast.js';
+export { projectSprite, toCamera, focalLength } from './projection.js';
+export { TileGrid, tileGridOf } from './grid.js';
+
+/** At most this many rays per frame; wider canvases get wider strips. */
+export const MAX_COLUMNS = 640;
+/** Distance a player covers in one tick at full walking speed (3.2 tiles/s). */
+const WALK_PER_TICK = 3.2 / TICK_RATE_HZ;
+
+/**
+ * @typedef {'first-person'|'automap'} RenderMode
+ *
+ * @typedef {Object} FrameOptions
+ * @property {import('./interpolate.js').ViewState|null} [prev] the view state one tick before `next` (null: no blending)
+ * @property {import('./interpolate.js').ViewState} next the newest view state
+ * @property {number} [alpha] fraction of the tick elapsed since `next` arrived, 0..1
+ * @property {string} [me] whose eyes to render; defaults to `next.me`
+ * @property {number|null} [rttMs] round-trip time to the host, shown in the HUD
+ * @property {RenderMode} [mode]
+ * @property {number} width canvas width in device pixels
+ * @property {number} height canvas height in device pixels
+ * @property {number} [pixelRatio] device pixels per CSS pixel (window.devicePixelRatio)
+ *
+ * @typedef {Object} FrameInfo what was drawn, for tests and debugging
+ * @property {import('./interpolate.js').ViewState} view the interpolated view state
+ * @property {import('./raycast.js').Camera|null} camera null in automap mode or with no player to look through
+ * @property {Float32Array|null} depth per-ray wall distance
+ * @property {number} horizon screen row of the horizon
+ */
+
+/** @type {ColumnHits|null} */
+let hits = null;
+
+/**
+ * Fraction of a tick elapsed at `nowMs` since the newest view state arrived
+ * at `nextAtMs`, clamped to [0, 1].
+ * @param {number} nowMs
+ * @param {number} nextAtMs
+ */
+export function tickAlpha(nowMs, nextAtMs) {
+  return Math.min(1, Math.max(0, ((nowMs - nextAtMs) * TICK_RATE_HZ) / 1000));
+}
+
+/**
+ * Draws one frame into [0, width) x [0, height) of `ctx`.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {FrameOptions} o
+ * @returns {FrameInfo}
+ */
+export function renderFrame(ctx, o) {
+  const { next, width, height } = o;
+  const alpha = o.alpha ?? 1;
+  const view = interpolateView(o.prev, next, alpha);
+  const meId = o.me ?? next.me;
+  const me = view.players.find((p) => p.id === meId);
+  const unit = hudUnit(width, height, o.pixelRatio ?? 1);
+  const barH = barHeight(unit, width);
+  const hud = { me, countdownTicks: countdown(o.prev, next, alpha), rttMs: o.rttMs, width, height, unit };
+  ctx.save();
+  try {
+    if (o.mode === 'automap') {
+      ctx.imageSmoothingEnabled = true;
+      drawAutomap(ctx, view, { me: meId, width, height, reserveBottom: barH, unit });
+      drawHud(ctx, hud);
+      return { view, camera: null, depth: null, horizon: 0 };
+    }
+    const horizon = Math.round((height - barH) / 2);
+    // With no local player (a spectator), look through the first player.
+    const eye = me ?? view.players[0];
+    drawBackdrop(ctx, width, height, horizon);
+    if (!eye) {
+      drawHud(ctx, hud);
+      return { view, camera: null, depth: null, horizon };
+    }
+    const camera = { x: eye.x, y: eye.y, dirX: eye.dirX, dirY: eye.dirY, planeX: eye.planeX, planeY: eye.planeY };
+    const count = Math.max(1, Math.min(MAX_COLUMNS, Math.floor(width)));
+    if (!hits || hits.count !== count) hits = new ColumnHits(count);
+    castColumns(tileGridOf(view.grid), camera, hits);
+    drawExitPad(ctx, camera, view.exit, width, horizon);
+    ctx.imageSmoothingEnabled = false;
+    drawWalls(ctx, hits, camera, width, horizon);
+    ctx.imageSmoothingEnabled = true;
+    drawBillboards(ctx, projectBillboards(billboardsOf(view, eye.id), camera, width, horizon), hits, width, unit);
+    if (me) firstPersonOverlay(ctx, o, me, { width, height, horizon, unit, barH, alpha });
+    drawHud(ctx, hud);
+    return { view, camera, depth: hits.depth, horizon };
+  } finally {
+    ctx.restore();
+  }
+}
+
+/**
+ * Ticks left on the exit countdown, running down smoothly between ticks.
+ * @param {import('./interpolate.js').ViewState|null|undefined} prev
+ * @param {import('./interpolate.js').ViewState} next
+ * @param {number} alpha
+ */
+function countdown(prev, next, alpha) {
+  if (next.countdownTicks == null) return null;
+  return prev?.countdownTicks != null ? Math.max(0, next.countdownTicks - alpha) : next.countdownTicks;
+}
+
+/**
+ * The weapon, crosshair, hurt flash and the "down" veil of the local player.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {FrameOptions} o
+ * @param {import('./interpolate.js').ViewPlayer} me
+ * @param {{width: number, height: number, horizon: number, unit: number, barH: number, alpha: number}} f
+ */
+function firstPersonOverlay(ctx, o, me, f) {
+  const before = o.prev?.players.find((p) => p.id === me.id);
+  const after = o.next.players.find((p) => p.id === me.id) ?? me;
+  const fade = 1 - Math.min(1, Math.max(0, f.alpha));
+  if (!me.alive) {
+    ctx.fillStyle = 'rgba(90, 0, 0, 0.45)';
+    ctx.fillRect(0, 0, f.width, f.height);
+    ctx.font = `700 ${Math.round(f.unit * 1.8)}px system-ui, sans-serif`;
+    ctx.textAlign = 'center';
+    ctx.fillStyle = '#ffd6d6';
+    ctx.fillText('You are down', f.width / 2, f.horizon);
+    ctx.font = `${Math.round(f.unit)}px system-ui, sans-serif`;
+    ctx.fillText('Your team can still reach the exit', f.width / 2, f.horizon + f.unit * 1.8);
+    return;
+  }
+  const moved = before ? Math.hypot(after.x - before.x, after.y - before.y) : 0;
+  const stride = Math.min(1, moved / WALK_PER_TICK);
+  const phase = (o.next.tick + f.alpha) * 0.45;
+  const a0 = before && before.weapon === after.weapon ? currentAmmo(before) : null;
+  const a1 = currentAmmo(after);
+  const fired = a0 && a1 && a1.count < a0.count ? fade : 0;
+  drawWeapon(ctx, { slot: me.weapon, width: f.width, height: f.height, bottom: f.height - f.barH, phase, stride, flash: fired });
+  drawCrosshair(ctx, f.width / 2, f.horizon, f.unit);
+  if (before && after.health < before.health) {
+    const g = ctx.createRadialGradient(f.width / 2, f.height / 2, Math.min(f.width, f.height) * 0.3, f.width / 2, f.height / 2, Math.max(f.width, f.height) * 0.7);
+    g.addColorStop(0, 'rgba(255, 0, 0, 0)');
+    g.addColorStop(1, `rgba(220, 0, 0, ${0.5 * fade})`);
+    ctx.fillStyle = g;
+    ctx.fillRect(0, 0, f.width, f.height);
+  }
+}

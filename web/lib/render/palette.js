@@ -1,0 +1,35 @@
+// @ts-check
+// The renderer's colours, one place. The automap keeps the top-down view's
+// tile colours (play.js) so both views read the same.
+
+export const PALETTE = Object.freeze({
+  // Tiles on the automap (as in play.js).
+  mapFloor: '#2b2a33',
+  mapWall: '#8a8796',
+  mapDoor: '#b86f2c',
+  mapExit: '#3fbf6f',
+  mapBackground: '#111015',
+  // First-person backdrop: ceiling and floor gradients, and the distance fog.
+  ceilingTop: '#1b1a24',
+  ceilingHorizon: '#3a3547',
+  floorHorizon: '#2d2620',
+  floorBottom: '#5a4a3a',
+  fog: [13, 12, 18],
+  exit: '#3fbf6f',
+  exitGlow: 'rgba(90, 255, 150, 0.35)',
+  // Things.
+  me: '#ffffff',
+  player: '#7fe0c0',
+  playerDown: '#6b6b73',
+  mine: '#ff7a3d',
+  key: '#ffd447',
+  enemy: { grunt: '#d9503f', brute: '#9c5bd6', sniper: '#3fa7d9' },
+  pickup: { health: '#ff5a5a', bullets: '#e0b64a', rockets: '#ff9640', smg: '#6aa8ff', gas: '#ff6b3d', weapon: '#c78bff', key: '#ffd447' },
+  // HUD (as style.css).
+  hudText: '#ecebf2',
+  hudMuted: '#a9a7b8',
+  hudPanel: 'rgba(21, 20, 26, 0.72)',
+  accent: '#ffb347',
+  danger: '#ff5a5a',
+  good: '#5fd38a',
+});
