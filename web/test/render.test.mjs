@@ -12,6 +12,7 @@ import { visibleRuns } from '../lib/render/sprites.js';
 import { interpolateView, blendOrientation, TELEPORT_TILES } from '../lib/render/interpolate.js';
 import { countdownText, currentAmmo, hudUnit, rttText } from '../lib/render/hud.js';
 import { automapLayout } from '../lib/render/automap.js';
+import { cameraFor } from '../lib/render/index.js';
 
 const near = (/** @type {number} */ a, /** @type {number} */ b, eps = 1e-9) =>
   assert.ok(Math.abs(a - b) <= eps, `${a} is not within ${eps} of ${b}`);
@@ -189,12 +190,21 @@ test('HUD figures: the current weapon\'s pool, RTT, a legible unit on a phone', 
   assert.ok(hudUnit(1280, 720, 1) > 14 && hudUnit(1280, 720, 1) <= 22);
 });
 
-test('the automap fits the grid above the HUD bar, centred', () => {
-  const l = automapLayout(24, 16, 1280, 720, 60, 20);
-  assert.equal(l.scale, 38);
-  assert.ok(l.originY >= 20 && l.originY + 16 * l.scale <= 720 - 60 - 20);
-  assert.equal(l.originX, Math.floor((1280 - 24 * 38) / 2));
-  const phone = automapLayout(24, 16, 360, 640, 80, 14);
-  assert.equal(phone.scale, 13);
-  assert.ok(phone.originX >= 0 && phone.originX + 24 * 13 <= 360);
+test('the automap fits the grid between the banner and the HUD bar, centred', () => {
+  const l = automapLayout(24, 16, 1280, 720, { top: 80, bottom: 60, margin: 20 });
+  assert.equal(l.scale, 33);
+  assert.ok(l.originY >= 100 && l.originY + 16 * l.scale <= 720 - 60 - 20);
+  assert.equal(l.originX, Math.floor((1280 - 24 * 33) / 2));
+  const phone = automapLayout(24, 16, 360, 640, { top: 50, bottom: 80, margin: 7 });
+  assert.equal(phone.scale, 14);
+  assert.ok(phone.originX >= 0 && phone.originX + 24 * 14 <= 360);
+});
+
+test('a portrait screen narrows the field of view instead of shrinking the world', () => {
+  const p = fixture.players[1];
+  const wide = cameraFor(p, 1280, 654);
+  near(Math.hypot(wide.planeX, wide.planeY), 0.66, 1e-6);
+  const tall = cameraFor(p, 720, 1100);
+  near(focalLength(tall, 720), 0.9 * 1100, 1e-6);
+  near(tall.dirX * tall.planeX + tall.dirY * tall.planeY, 0, 1e-6);
 });

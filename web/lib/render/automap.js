@@ -8,22 +8,22 @@ import { PALETTE } from './palette.js';
 
 /**
  * Where the map goes: `scale` pixels per tile and the pixel of tile (0, 0)'s
- * top-left corner, centred in [0, width] x [0, height - reserveBottom].
+ * top-left corner, centred between the reserved bands at the top (the
+ * countdown banner) and the bottom (the HUD bar).
  * @param {number} gridW tiles
  * @param {number} gridH tiles
  * @param {number} width pixels
  * @param {number} height pixels
- * @param {number} reserveBottom pixels kept free at the bottom (the HUD bar)
- * @param {number} margin pixels around the map
+ * @param {{top: number, bottom: number, margin: number}} reserve pixels kept free
  */
-export function automapLayout(gridW, gridH, width, height, reserveBottom, margin) {
-  const availW = Math.max(1, width - 2 * margin);
-  const availH = Math.max(1, height - reserveBottom - 2 * margin);
+export function automapLayout(gridW, gridH, width, height, reserve) {
+  const availW = Math.max(1, width - 2 * reserve.margin);
+  const availH = Math.max(1, height - reserve.top - reserve.bottom - 2 * reserve.margin);
   const scale = Math.max(1, Math.floor(Math.min(availW / gridW, availH / gridH)));
   return {
     scale,
     originX: Math.floor((width - gridW * scale) / 2),
-    originY: Math.floor(margin + (availH - gridH * scale) / 2),
+    originY: Math.floor(reserve.top + reserve.margin + (availH - gridH * scale) / 2),
   };
 }
 
@@ -42,12 +42,14 @@ const TILE_COLOUR = /** @type {Record<number, string>} */ ({
  * @param {string|undefined} o.me
  * @param {number} o.width
  * @param {number} o.height
+ * @param {number} o.reserveTop
  * @param {number} o.reserveBottom
  * @param {number} o.unit
  */
-export function drawAutomap(ctx, view, { me, width, height, reserveBottom, unit }) {
+export function drawAutomap(ctx, view, { me, width, height, reserveTop, reserveBottom, unit }) {
   const grid = tileGridOf(view.grid);
-  const { scale, originX, originY } = automapLayout(grid.width, grid.height, width, height, reserveBottom, unit);
+  const layout = automapLayout(grid.width, grid.height, width, height, { top: reserveTop, bottom: reserveBottom, margin: unit * 0.5 });
+  const { scale, originX, originY } = layout;
   ctx.fillStyle = PALETTE.mapBackground;
   ctx.fillRect(0, 0, width, height);
   for (let y = 0; y < grid.height; y++) {

@@ -48,6 +48,8 @@ export { TileGrid, tileGridOf } from './grid.js';
 
 /** At most this many rays per frame; wider canvases get wider strips. */
 export const MAX_COLUMNS = 640;
+/** The smallest focal length (pixels per tile at distance 1) as a share of the view's height. */
+export const MIN_FOCAL_PER_HEIGHT = 0.9;
 /** Distance a player covers in one tick at full walking speed (3.2 tiles/s). */
 const WALK_PER_TICK = 3.2 / TICK_RATE_HZ;
 
@@ -104,7 +106,7 @@ export function renderFrame(ctx, o) {
   try {
     if (o.mode === 'automap') {
       ctx.imageSmoothingEnabled = true;
-      drawAutomap(ctx, view, { me: meId, width, height, reserveBottom: barH, unit });
+      drawAutomap(ctx, view, { me: meId, width, height, reserveTop: unit * 3.6, reserveBottom: barH, unit });
       drawHud(ctx, hud);
       return { view, camera: null, depth: null, horizon: 0 };
     }
@@ -116,7 +118,7 @@ export function renderFrame(ctx, o) {
       drawHud(ctx, hud);
       return { view, camera: null, depth: null, horizon };
     }
-    const camera = { x: eye.x, y: eye.y, dirX: eye.dirX, dirY: eye.dirY, planeX: eye.planeX, planeY: eye.planeY };
+    const camera = cameraFor(eye, width, horizon * 2);
     const count = Math.max(1, Math.min(MAX_COLUMNS, Math.floor(width)));
     if (!hits || hits.count !== count) hits = new ColumnHits(count);
     castColumns(tileGridOf(view.grid), camera, hits);
@@ -131,6 +133,24 @@ export function renderFrame(ctx, o) {
   } finally {
     ctx.restore();
   }
+}
+
+/**
+ * The camera for a player on a screen of `width` by `viewHeight`. Pixels are
+ * square; on a landscape screen the player sees the engine's whole field
+ * of view across. On a tall (portrait) screen that would shrink the world
+ * to a strip, so the plane is shortened until the focal length reaches
+ * MIN_FOCAL_PER_HEIGHT of the view height: a phone sees a narrower slice,
+ * at a readable size.
+ * @param {import('./interpolate.js').ViewPlayer} p
+ * @param {number} width
+ * @param {number} viewHeight
+ * @returns {import('./raycast.js').Camera}
+ */
+export function cameraFor(p, width, viewHeight) {
+  const plane = Math.hypot(p.planeX, p.planeY) || 0.66;
+  const k = Math.min(1, width / (2 * plane * MIN_FOCAL_PER_HEIGHT * viewHeight));
+  return { x: p.x, y: p.y, dirX: p.dirX, dirY: p.dirY, planeX: p.planeX * k, planeY: p.planeY * k };
 }
 
 /**

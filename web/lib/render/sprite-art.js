@@ -191,8 +191,8 @@ const ENEMY_LOOKS = {
  * @returns {(ctx: CanvasRenderingContext2D, w: number, h: number) => void}
  */
 const corpse = (colour) => (ctx, w, h) => {
-  ctx.fillStyle = 'rgba(120, 10, 10, 0.75)';
-  ctx.beginPath(); ctx.ellipse(w * 0.5, h * 0.72, w * 0.45, h * 0.26, 0, 0, Math.PI * 2); ctx.fill();
+  ctx.fillStyle = 'rgba(110, 12, 12, 0.6)';
+  ctx.beginPath(); ctx.ellipse(w * 0.55, h * 0.75, w * 0.38, h * 0.22, 0, 0, Math.PI * 2); ctx.fill();
   ctx.fillStyle = colour;
   ctx.beginPath(); ctx.ellipse(w * 0.45, h * 0.55, w * 0.3, h * 0.25, 0.1, 0, Math.PI * 2); ctx.fill();
   ctx.fillStyle = 'rgba(0,0,0,0.35)';
@@ -282,7 +282,7 @@ export function spriteArt(key) {
   if (a) return a;
   const [what, kind, state] = key.split(':');
   if (what === 'enemy') a = enemyArt(kind, state === 'aggro');
-  else if (what === 'corpse') a = art(0.9, 0.3, corpse(ENEMY_LOOKS[kind]?.dark ?? '#5e2119'));
+  else if (what === 'corpse') a = art(0.75, 0.22, corpse(ENEMY_LOOKS[kind]?.dark ?? '#5e2119'));
   else if (what === 'pickup') a = art(0.42, 0.42, PICKUP_PAINT[kind] ?? PICKUP_PAINT.weapon);
   else if (what === 'mine') {
     a = art(0.4, 0.13, (ctx, w, h) => {
@@ -293,7 +293,7 @@ export function spriteArt(key) {
     });
   } else if (what === 'player') {
     a = kind === 'down'
-      ? art(0.9, 0.3, corpse(PALETTE.playerDown))
+      ? art(0.75, 0.22, corpse(PALETTE.playerDown))
       : player({ body: PALETTE.player, dark: '#2f6b5a', skin: '#e0b890', eye: '#000', shoulders: 0.19, waist: 0.13, head: 'visor', arms: 'pistol' });
   } else {
     a = art(0.9, 1.0, (ctx, w, h) => {

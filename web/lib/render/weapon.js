@@ -13,18 +13,20 @@ const MUZZLE = [null, [0.5, 0.12], [0.5, 0.08], [0.5, 0.1], [0.5, 0.06], [0.5, 0
 
 /** @typedef {(ctx: CanvasRenderingContext2D) => void} Paint */
 
-/** @param {CanvasRenderingContext2D} ctx @param {number} x @param {number} y */
+/**
+ * A gloved fist gripping at (x, y), with the sleeve running off the bottom.
+ * @param {CanvasRenderingContext2D} ctx @param {number} x @param {number} y
+ */
 function hand(ctx, x, y) {
-  const g = ctx.createLinearGradient(x - 40, y, x + 40, y + 80);
-  g.addColorStop(0, '#e6b48d');
-  g.addColorStop(1, '#9c6c4c');
-  ctx.fillStyle = g;
+  ctx.fillStyle = hgrad(ctx, x - 60, x + 60, '#4d5f7d', '#1f2838');
+  ctx.beginPath(); ctx.moveTo(x - 55, y + 40); ctx.lineTo(x + 55, y + 40); ctx.lineTo(x + 75, 300); ctx.lineTo(x - 75, 300); ctx.fill();
+  ctx.fillStyle = hgrad(ctx, x - 48, x + 48, '#6b5848', '#2e241c');
+  ctx.beginPath(); ctx.roundRect(x - 48, y - 20, 96, 72, 22); ctx.fill();
+  ctx.strokeStyle = 'rgba(0, 0, 0, 0.45)';
+  ctx.lineWidth = 4;
   ctx.beginPath();
-  ctx.ellipse(x, y + 30, 46, 40, 0, 0, Math.PI * 2);
-  ctx.fill();
-  ctx.fillRect(x - 46, y + 30, 92, 120);
-  ctx.fillStyle = '#3b4a63';
-  ctx.fillRect(x - 52, y + 100, 104, 60);
+  for (const dy of [-2, 16, 34]) { ctx.moveTo(x - 40, y + dy); ctx.lineTo(x + 30, y + dy); }
+  ctx.stroke();
 }
 
 /**
@@ -50,14 +52,14 @@ const PAINT = /** @type {Paint[]} */ ([
     ctx.beginPath(); ctx.moveTo(-16, 0); ctx.lineTo(-14, -150); ctx.lineTo(0, -185); ctx.lineTo(16, -150); ctx.lineTo(16, 0); ctx.fill();
     ctx.fillStyle = '#3a2a20'; ctx.fillRect(-30, 0, 60, 14); ctx.fillRect(-14, 14, 28, 80);
     ctx.restore();
-    hand(ctx, 262, 190);
+    hand(ctx, 262, 215);
   },
   (ctx) => {
     ctx.fillStyle = hgrad(ctx, 168, 232, '#6b6f7c', '#23252c');
     ctx.fillRect(168, 60, 64, 150);
     ctx.fillStyle = '#15161a'; ctx.fillRect(188, 40, 24, 24);
     ctx.fillStyle = '#9aa0ad'; ctx.fillRect(196, 52, 8, 4);
-    hand(ctx, 200, 170);
+    hand(ctx, 200, 190);
   },
   (ctx) => {
     ctx.fillStyle = hgrad(ctx, 140, 260, '#8a5a34', '#3e2614');
@@ -68,7 +70,7 @@ const PAINT = /** @type {Paint[]} */ ([
       ctx.fillStyle = '#0c0c0f';
       ctx.beginPath(); ctx.ellipse(x + 15, 22, 12, 6, 0, 0, Math.PI * 2); ctx.fill();
     }
-    hand(ctx, 150, 200);
+    hand(ctx, 200, 215);
   },
   (ctx) => {
     ctx.fillStyle = hgrad(ctx, 150, 250, '#4b4f5c', '#15161b');
@@ -76,7 +78,7 @@ const PAINT = /** @type {Paint[]} */ ([
     ctx.fillStyle = '#1b1c22'; ctx.fillRect(185, 20, 30, 60);
     ctx.fillStyle = '#2a2c34'; ctx.fillRect(225, 140, 40, 110);
     ctx.fillStyle = '#6aa8ff'; ctx.fillRect(160, 90, 8, 60);
-    hand(ctx, 205, 190);
+    hand(ctx, 245, 200);
   },
   (ctx) => {
     ctx.fillStyle = hgrad(ctx, 120, 280, '#7f9152', '#2c3319');
@@ -84,7 +86,7 @@ const PAINT = /** @type {Paint[]} */ ([
     ctx.fillStyle = '#15180d';
     ctx.beginPath(); ctx.ellipse(200, 42, 80, 22, 0, 0, Math.PI * 2); ctx.fill();
     ctx.fillStyle = '#ffb347'; ctx.fillRect(130, 120, 140, 10);
-    hand(ctx, 290, 200);
+    hand(ctx, 200, 225);
   },
   (ctx) => {
     ctx.fillStyle = hgrad(ctx, 250, 350, '#ff6b3d', '#6d1d0c');
@@ -95,7 +97,7 @@ const PAINT = /** @type {Paint[]} */ ([
     const g = ctx.createRadialGradient(200, 24, 2, 200, 24, 22);
     g.addColorStop(0, '#fff6c0'); g.addColorStop(0.5, '#4fa8ff'); g.addColorStop(1, 'rgba(79,168,255,0)');
     ctx.fillStyle = g; ctx.beginPath(); ctx.arc(200, 24, 22, 0, Math.PI * 2); ctx.fill();
-    hand(ctx, 200, 200);
+    hand(ctx, 200, 215);
   },
 ]);
 
