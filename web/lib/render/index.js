@@ -9,11 +9,12 @@
 //                      height: canvas.height, pixelRatio: devicePixelRatio });
 //
 // Resolution: the caller sizes the canvas in device pixels (CSS size times
-// devicePixelRatio) and passes that ratio as `pixelRatio`. HUD text scales
-// from CSS pixels (never below 14 CSS px). Walls are cast at most
-// MAX_COLUMNS rays per frame and each ray fills a strip width/rays pixels
-// wide, so a 1280-pixel canvas costs 640 rays while text, sprites and the
-// weapon stay sharp at full resolution.
+// devicePixelRatio) and passes that ratio as `pixelRatio`. The world
+// (walls, floor, ceiling) is rendered into a buffer of at most
+// MAX_BUFFER_PIXELS (640x400 worth; one ray per buffer column) and scaled
+// up without smoothing, a deliberate chunky-pixel look; sprites, the
+// weapon and the HUD are drawn at the canvas's full resolution, so text
+// stays sharp. HUD text scales from CSS pixels (never below 14 CSS px).
 //
 // Layout (one concern per file):
 //   grid.js         the view state's rows decoded to tile codes, cached per grid object
@@ -21,7 +22,7 @@
 //   projection.js   camera-space projection shared by walls, floor marks and sprites
 //   interpolate.js  blending two consecutive view states (positions, camera)
 //   textures.js     procedural wall and door textures, pre-shaded by distance
-//   walls.js        ceiling/floor backdrop, the exit pad on the floor, wall strips
+//   world-buffer.js floor, ceiling and wall pixels at the internal resolution, scaled up
 //   sprite-art.js   procedural sprite images (enemies, pickups, mines, players)
 //   sprites.js      billboards: gather, project, depth-sort, clip by the depth buffer
 //   weapon.js       the weapon at the bottom centre, bob, muzzle flash, crosshair
@@ -34,9 +35,9 @@ import { drawAutomap } from './automap.js';
 import { tileGridOf } from './grid.js';
 import { barHeight, currentAmmo, drawHud, hudUnit } from './hud.js';
 import { interpolateView } from './interpolate.js';
-import { ColumnHits, castColumns } from './raycast.js';
+import { PALETTE } from './palette.js';
 import { billboardsOf, drawBillboards, projectBillboards } from './sprites.js';
-import { drawBackdrop, drawExitPad, drawWalls } from './walls.js';
+import { WorldBuffer, bufferSize } from './world-buffer.js';
 import { drawCrosshair, drawWeapon } from './weapon.js';
 
 export { interpolateView, blendOrientation, TELEPORT_TILES } from './interpolate.js';
@@ -45,9 +46,8 @@ export { automapLayout } from './automap.js';
 export { castRay, castColumns, ColumnHits } from './raycast.js';
 export { projectSprite, toCamera, focalLength } from './projection.js';
 export { TileGrid, tileGridOf } from './grid.js';
+export { MAX_BUFFER_PIXELS, bufferSize } from './world-buffer.js';
 
-/** At most this many rays per frame; wider canvases get wider strips. */
-export const MAX_COLUMNS = 640;
 /** The smallest focal length (pixels per tile at distance 1) as a share of the view's height. */
 export const MIN_FOCAL_PER_HEIGHT = 0.9;
 /** Distance a player covers in one tick at full walking speed (3.2 tiles/s). */
@@ -74,8 +74,7 @@ const WALK_PER_TICK = 3.2 / TICK_RATE_HZ;
  * @property {number} horizon screen row of the horizon
  */
 
-/** @type {ColumnHits|null} */
-let hits = null;
+const world = new WorldBuffer();
 
 /**
  * Fraction of a tick elapsed at `nowMs` since the newest view state arrived
@@ -113,18 +112,18 @@ export function renderFrame(ctx, o) {
     const horizon = Math.round((height - barH) / 2);
     // With no local player (a spectator), look through the first player.
     const eye = me ?? view.players[0];
-    drawBackdrop(ctx, width, height, horizon);
     if (!eye) {
+      ctx.fillStyle = PALETTE.mapBackground;
+      ctx.fillRect(0, 0, width, height);
       drawHud(ctx, hud);
       return { view, camera: null, depth: null, horizon };
     }
     const camera = cameraFor(eye, width, horizon * 2);
-    const count = Math.max(1, Math.min(MAX_COLUMNS, Math.floor(width)));
-    if (!hits || hits.count !== count) hits = new ColumnHits(count);
-    castColumns(tileGridOf(view.grid), camera, hits);
-    drawExitPad(ctx, camera, view.exit, width, horizon);
+    const size = bufferSize(width, height);
+    world.resize(size.width, size.height);
+    const hits = world.draw(tileGridOf(view.grid), camera, (horizon * size.height) / height);
     ctx.imageSmoothingEnabled = false;
-    drawWalls(ctx, hits, camera, width, horizon);
+    world.blit(ctx, width, height);
     ctx.imageSmoothingEnabled = true;
     drawBillboards(ctx, projectBillboards(billboardsOf(view, eye.id), camera, width, horizon), hits, width, unit);
     if (me) firstPersonOverlay(ctx, o, me, { width, height, horizon, unit, barH, alpha });

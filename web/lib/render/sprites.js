@@ -130,7 +130,7 @@ export function drawBillboards(ctx, sprites, hits, width, unit) {
     const centre = Math.min(hits.count - 1, Math.max(0, Math.floor(s.screenX / stripWidth)));
     if (hits.depth[centre] <= s.depth) continue;
     if (s.item.health !== undefined && s.item.health < 1) healthBar(ctx, s, unit);
-    if (s.item.label) label(ctx, s, unit);
+    if (s.item.label) label(ctx, s, unit, width);
   }
 }
 
@@ -154,17 +154,21 @@ function healthBar(ctx, s, unit) {
  * @param {CanvasRenderingContext2D} ctx
  * @param {ProjectedSprite} s
  * @param {number} unit
+ * @param {number} width
  */
-function label(ctx, s, unit) {
+function label(ctx, s, unit, width) {
   const size = Math.round(Math.max(unit * 0.75, Math.min(unit * 1.1, (s.bottom - s.top) * 0.16)));
   ctx.font = `600 ${size}px system-ui, sans-serif`;
   ctx.textAlign = 'center';
   ctx.textBaseline = 'bottom';
   const text = /** @type {string} */ (s.item.label);
   const y = s.top - size * 0.3;
+  // Keep the whole name on screen when its owner is at the edge.
+  const half = ctx.measureText(text).width / 2 + size * 0.3;
+  const x = Math.min(width - half, Math.max(half, s.screenX));
   ctx.lineWidth = Math.max(2, size * 0.2);
   ctx.strokeStyle = 'rgba(0,0,0,0.75)';
-  ctx.strokeText(text, s.screenX, y);
+  ctx.strokeText(text, x, y);
   ctx.fillStyle = '#e8fff6';
-  ctx.fillText(text, s.screenX, y);
+  ctx.fillText(text, x, y);
 }

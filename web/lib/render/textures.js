@@ -1,23 +1,24 @@
 // @ts-check
-// Wall and door textures, generated pixel by pixel once (64x64 each) and
-// pre-shaded into LIGHT_LEVELS copies per face orientation, so a wall
-// column costs one drawImage whatever its distance.
+// Procedural textures (64x64, generated texel by texel once) for walls,
+// doors, floor, the exit pad and the ceiling, each pre-shaded into
+// LIGHT_LEVELS tables of packed RGBA pixels so that drawing a pixel at any
+// distance is one table read.
 
 import { TILE } from './grid.js';
 import { PALETTE } from './palette.js';
-import { makeSurface, mulberry32 } from './surface.js';
+import { mulberry32 } from './surface.js';
 
-/** Texture size in texels (square). */
+/** Texture size in texels (square, a power of two). */
 export const TEX_SIZE = 64;
 /** How many distance shades each texture is stored in. */
-export const LIGHT_LEVELS = 24;
+export const LIGHT_LEVELS = 32;
 /** Light at the far end of the scale (0 = fog colour, 1 = full). */
-const MIN_LIGHT = 0.1;
-/** y-side faces are this much darker than x-sides, for a sense of shape. */
+const MIN_LIGHT = 0.08;
+/** y-side wall faces are this much darker than x-sides, for a sense of shape. */
 const Y_SIDE_LIGHT = 0.72;
 
 /**
- * Light in [MIN_LIGHT, 1] for a wall `dist` tiles away.
+ * Light in [MIN_LIGHT, 1] for a surface `dist` tiles away.
  * @param {number} dist
  */
 export function lightAt(dist) {
@@ -32,42 +33,44 @@ export function lightLevel(dist) {
   return Math.round(((lightAt(dist) - MIN_LIGHT) / (1 - MIN_LIGHT)) * (LIGHT_LEVELS - 1));
 }
 
-/** @typedef {(x: number, y: number) => [number, number, number]} Texel */
+/** @typedef {(x: number, y: number) => number[]} Texel an RGB colour per texel */
 
-/** Grey-violet stone bricks with dark mortar. */
-function stoneTexels() {
+/** @param {number} seed */
+function noiseField(seed) {
+  const rnd = mulberry32(seed);
+  return Array.from({ length: TEX_SIZE * TEX_SIZE }, () => rnd());
+}
+
+/** Grey-violet stone bricks with dark mortar and a lit top edge. */
+function stone() {
   const rnd = mulberry32(7);
   const tint = Array.from({ length: 64 }, () => 0.8 + rnd() * 0.35);
-  const noise = Array.from({ length: TEX_SIZE * TEX_SIZE }, () => rnd());
+  const noise = noiseField(8);
   /** @type {Texel} */
   return (x, y) => {
     const row = Math.floor(y / 16);
     const bx = (x + (row % 2) * 16) % TEX_SIZE;
     const brick = row * 2 + Math.floor(bx / 32);
-    const mortar = y % 16 < 2 || bx % 32 < 2;
     const n = noise[y * TEX_SIZE + x];
-    if (mortar) return [38 + n * 10, 36 + n * 10, 44 + n * 10];
+    if (y % 16 < 2 || bx % 32 < 2) return [38 + n * 10, 36 + n * 10, 44 + n * 10];
     const k = tint[brick] * (0.86 + n * 0.24) * (y % 16 === 2 || bx % 32 === 2 ? 1.18 : 1);
     return [104 * k, 98 * k, 118 * k];
   };
 }
 
 /** An orange-brown plank door in an iron frame with a handle. */
-function doorTexels() {
-  const rnd = mulberry32(11);
-  const noise = Array.from({ length: TEX_SIZE * TEX_SIZE }, () => rnd());
+function door() {
+  const noise = noiseField(11);
   /** @type {Texel} */
   return (x, y) => {
     const n = noise[y * TEX_SIZE + x];
     const frame = x < 4 || x > 59 || y < 4 || y > 59;
     const band = (y > 14 && y < 20) || (y > 44 && y < 50);
-    const rivet = band && (x % 12 === 8) && (y === 17 || y === 47);
     if (frame || band) {
-      const k = rivet ? 1.6 : 0.8 + n * 0.2;
+      const k = band && x % 12 === 8 && (y === 17 || y === 47) ? 1.6 : 0.8 + n * 0.2;
       return [70 * k, 66 * k, 72 * k];
     }
-    const handle = x >= 50 && x <= 54 && y >= 28 && y <= 36;
-    if (handle) return [230, 190, 90];
+    if (x >= 50 && x <= 54 && y >= 28 && y <= 36) return [230, 190, 90];
     const plank = Math.floor((x - 4) / 11);
     const seam = (x - 4) % 11 === 0;
     const grain = 0.85 + 0.15 * Math.sin((y + plank * 13) * 0.6 + n * 2);
@@ -76,52 +79,97 @@ function doorTexels() {
   };
 }
 
+/** Worn flagstones, four to a tile, warm grey-brown. */
+function flagstones() {
+  const rnd = mulberry32(21);
+  const tint = Array.from({ length: 4 }, () => 0.85 + rnd() * 0.25);
+  const noise = noiseField(22);
+  /** @type {Texel} */
+  return (x, y) => {
+    const n = noise[y * TEX_SIZE + x];
+    if (x % 32 < 1 || y % 32 < 1) return [30, 26, 24];
+    const k = tint[Math.floor(y / 32) * 2 + Math.floor(x / 32)] * (0.85 + n * 0.22);
+    return [92 * k, 80 * k, 68 * k];
+  };
+}
+
+/** The exit pad: a green glowing square with a bright ring. */
+function exitPad() {
+  const noise = noiseField(31);
+  /** @type {Texel} */
+  return (x, y) => {
+    const n = noise[y * TEX_SIZE + x];
+    const edge = Math.min(x, y, 63 - x, 63 - y);
+    if (edge < 3) return [63, 191, 111];
+    if (edge >= 14 && edge < 19) return [150, 255, 190];
+    const k = 0.75 + n * 0.2;
+    return [28 * k, 110 * k, 62 * k];
+  };
+}
+
+/** Dark slate ceiling panels. */
+function ceiling() {
+  const noise = noiseField(41);
+  /** @type {Texel} */
+  return (x, y) => {
+    const n = noise[y * TEX_SIZE + x];
+    if (x % 32 < 1 || y % 32 < 1) return [34, 32, 42];
+    const k = 0.9 + n * 0.12;
+    return [50 * k, 47 * k, 60 * k];
+  };
+}
+
 /**
  * @param {Texel} texel
- * @param {number} light
+ * @param {number} sideLight extra light factor for the whole texture
+ * @param {number} [glow] light the texture keeps however far (0..1)
+ * @returns {Uint32Array[]} packed RGBA (little-endian: 0xAABBGGRR) per light level
  */
-function bake(texel, light) {
-  const { canvas, ctx } = makeSurface(TEX_SIZE, TEX_SIZE);
-  const img = ctx.createImageData(TEX_SIZE, TEX_SIZE);
+function bake(texel, sideLight, glow = 0) {
+  const base = Array.from({ length: TEX_SIZE * TEX_SIZE }, (_, i) => texel(i % TEX_SIZE, Math.floor(i / TEX_SIZE)));
   const [fr, fg, fb] = PALETTE.fog;
-  for (let y = 0; y < TEX_SIZE; y++) {
-    for (let x = 0; x < TEX_SIZE; x++) {
-      const [r, g, b] = texel(x, y);
-      const o = (y * TEX_SIZE + x) * 4;
-      img.data[o] = fr + (r - fr) * light;
-      img.data[o + 1] = fg + (g - fg) * light;
-      img.data[o + 2] = fb + (b - fb) * light;
-      img.data[o + 3] = 255;
-    }
-  }
-  ctx.putImageData(img, 0, 0);
-  return canvas;
+  return Array.from({ length: LIGHT_LEVELS }, (_, k) => {
+    const light = Math.max(glow, (MIN_LIGHT + ((1 - MIN_LIGHT) * k) / (LIGHT_LEVELS - 1)) * sideLight);
+    const out = new Uint32Array(TEX_SIZE * TEX_SIZE);
+    base.forEach(([r, g, b], i) => {
+      const R = Math.round(fr + (r - fr) * light);
+      const G = Math.round(fg + (g - fg) * light);
+      const B = Math.round(fb + (b - fb) * light);
+      out[i] = (0xff000000 | (B << 16) | (G << 8) | R) >>> 0;
+    });
+    return out;
+  });
 }
 
 /**
- * One texture in every shade: `shades[side][level]`.
- * @typedef {(OffscreenCanvas|HTMLCanvasElement)[][]} ShadedTexture
+ * Everything the world buffer draws with: `walls.get(tile)[side][level]`,
+ * `floor[level]`, `exit[level]`, `ceiling[level]`.
+ * @typedef {Object} TextureSet
+ * @property {Map<number, Uint32Array[][]>} walls
+ * @property {Uint32Array[]} floor
+ * @property {Uint32Array[]} exit
+ * @property {Uint32Array[]} ceiling
  */
 
-/** @param {Texel} texel @returns {ShadedTexture} */
-function shaded(texel) {
-  return [1, Y_SIDE_LIGHT].map((sideLight) => Array.from({ length: LIGHT_LEVELS }, (_, k) => {
-    const light = MIN_LIGHT + ((1 - MIN_LIGHT) * k) / (LIGHT_LEVELS - 1);
-    return bake(texel, light * sideLight);
-  }));
-}
-
-/** @type {Map<number, ShadedTexture> | null} */
+/** @type {TextureSet | null} */
 let cache = null;
 
 /**
- * The shaded textures by tile code, made on first use. A secret wall uses
- * the wall's texture: it must not give itself away.
+ * The texture set, made on first use (a few milliseconds). A secret wall
+ * uses the wall's texture: it must not give itself away.
+ * @returns {TextureSet}
  */
-export function wallTextures() {
+export function textures() {
   if (!cache) {
-    const stone = shaded(stoneTexels());
-    cache = new Map([[TILE.WALL, stone], [TILE.SECRET, stone], [TILE.DOOR, shaded(doorTexels())]]);
+    const s = stone();
+    const stoneShades = [bake(s, 1), bake(s, Y_SIDE_LIGHT)];
+    const d = door();
+    cache = {
+      walls: new Map([[TILE.WALL, stoneShades], [TILE.SECRET, stoneShades], [TILE.DOOR, [bake(d, 1), bake(d, Y_SIDE_LIGHT)]]]),
+      floor: bake(flagstones(), 1),
+      exit: bake(exitPad(), 1, 0.45),
+      ceiling: bake(ceiling(), 0.8),
+    };
   }
   return cache;
 }
