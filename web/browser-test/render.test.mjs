@@ -116,3 +116,47 @@ test('a phone-sized window (360x640 CSS, 2x pixels) renders both modes legibly',
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('every weapon slot, a downed player and a spectator render (in sub-rectangles of one canvas)', { timeout: 60_000 }, async () => {
+  const browser = rig.browsers[0] ?? await rig.browser();
+  const { page, context, errors } = await openRenderPage(browser, { width: 1200, height: 600 });
+  const got = await page.evaluate(() => {
+    const w = /** @type {any} */ (window);
+    const canvas = /** @type {HTMLCanvasElement} */ (document.querySelector('canvas'));
+    canvas.width = 1200;
+    canvas.height = 600;
+    const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
+    const { prev, next } = w.fixtures;
+    /** @param {any} s @param {(p: any) => any} edit */
+    const withMe = (s, edit) => ({ ...s, players: s.players.map((/** @type {any} */ p) => (p.id === s.me ? edit(p) : p)) });
+    const names = ['knife', 'pistol', 'shotgun', 'smg', 'rocket launcher', 'flamethrower'];
+    const cells = [];
+    for (let slot = 0; slot < 6; slot++) {
+      const edit = (/** @type {any} */ p) => ({ ...p, weapon: slot, weaponName: names[slot] });
+      cells.push({ prev: withMe(prev, edit), next: withMe(next, edit) });
+    }
+    cells.push({ prev, next: withMe(next, (p) => ({ ...p, alive: false, health: 0 })) });
+    cells.push({ prev: null, next: { ...next, me: 'nobody' } });
+    const cw = 300; const ch = 300;
+    const out = [];
+    cells.forEach((c, i) => {
+      ctx.save();
+      ctx.translate((i % 4) * cw, Math.floor(i / 4) * ch);
+      ctx.beginPath();
+      ctx.rect(0, 0, cw, ch);
+      ctx.clip();
+      const info = w.render.renderFrame(ctx, { ...c, alpha: 0.3, rttMs: null, width: cw, height: ch });
+      ctx.restore();
+      out.push({ camera: !!info.camera });
+    });
+    // The downed player's cell is veiled red: its centre is red-dominant.
+    const down = w.pixel(2 * cw + 40, ch + 60);
+    return { out, down };
+  });
+  await page.screenshot({ path: join(OUTPUT, 'render-weapons.png') });
+  assert.equal(got.out.length, 8);
+  assert.ok(got.out.every((/** @type {any} */ c) => c.camera), 'a spectator looks through another player');
+  assert.ok(got.down[0] > got.down[2] + 20, `red veil ${got.down}`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -46,6 +46,8 @@ export class WorldBuffer {
     /** @type {ReturnType<typeof makeSurface>|null} */
     this.surface = null;
     this.hits = new ColumnHits(1);
+    /** Per column, the first buffer row below its wall: floor above it is hidden. */
+    this.wallBottom = new Int32Array(1);
   }
 
   /** @param {number} width @param {number} height */
@@ -57,6 +59,7 @@ export class WorldBuffer {
     this.image = this.surface.ctx.createImageData(width, height);
     this.pixels = new Uint32Array(this.image.data.buffer);
     this.hits = new ColumnHits(width);
+    this.wallBottom = new Int32Array(width);
   }
 
   /**
@@ -67,6 +70,10 @@ export class WorldBuffer {
    */
   draw(grid, cam, horizon) {
     castColumns(grid, cam, this.hits);
+    const focal = this.width / (2 * Math.hypot(cam.planeX, cam.planeY));
+    for (let x = 0; x < this.width; x++) {
+      this.wallBottom[x] = Math.floor(horizon + (EYE_HEIGHT * focal) / Math.max(this.hits.depth[x], 1e-3)) - 2;
+    }
     this.drawFloorAndCeiling(grid, cam, horizon);
     this.drawWalls(cam, horizon);
     return this.hits;
@@ -75,12 +82,13 @@ export class WorldBuffer {
   /**
    * Floor casting row by row (rows below the horizon), with the ceiling
    * row mirrored above it: at eye height 0.5 both are the same distance.
+   * Pixels a wall will cover (with a two-row margin) are skipped.
    * @param {import('./grid.js').TileGrid} grid
    * @param {import('./raycast.js').Camera} cam
    * @param {number} horizon
    */
   drawFloorAndCeiling(grid, cam, horizon) {
-    const { width: w, height: h, pixels } = this;
+    const { width: w, height: h, pixels, wallBottom } = this;
     const tex = textures();
     const focal = w / (2 * Math.hypot(cam.planeX, cam.planeY));
     const r0x = cam.dirX - cam.planeX; const r0y = cam.dirY - cam.planeY;
@@ -99,11 +107,14 @@ export class WorldBuffer {
       const ceilTex = tex.ceiling[level];
       const stepX = (dist * (r1x - r0x)) / w;
       const stepY = (dist * (r1y - r0y)) / w;
-      let fx = cam.x + dist * r0x + stepX * 0.5;
-      let fy = cam.y + dist * r0y + stepY * 0.5;
+      const fx0 = cam.x + dist * r0x + stepX * 0.5;
+      const fy0 = cam.y + dist * r0y + stepY * 0.5;
       const row = y * w;
       const crow = ceilingRow >= 0 ? ceilingRow * w : -1;
       for (let x = 0; x < w; x++) {
+        if (y < wallBottom[x]) continue;
+        const fx = fx0 + stepX * x;
+        const fy = fy0 + stepY * x;
         // Truncation instead of Math.floor: it differs only left of or
         // above the grid, where the floor is always behind a wall.
         const cx = fx | 0;
@@ -112,8 +123,6 @@ export class WorldBuffer {
         const tile = cx < gw && cy < gh ? cells[cy * gw + cx] : 0;
         pixels[row + x] = tile === exitTile ? exitTex[t] : floorTex[t];
         if (crow >= 0) pixels[crow + x] = ceilTex[t];
-        fx += stepX;
-        fy += stepY;
       }
     }
     // Rows above the mirrored ceiling (a horizon below the middle): far ceiling.
