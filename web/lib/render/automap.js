@@ -4,6 +4,7 @@
 // colours are the top-down view's (play.js).
 
 import { TILE, tileGridOf } from './grid.js';
+import { castRay } from './raycast.js';
 import { PALETTE } from './palette.js';
 
 /**
@@ -69,6 +70,8 @@ export function drawAutomap(ctx, view, { me, width, height, reserveTop, reserveB
     ctx.arc(sx(x), sy(y), Math.max(2, r * scale), 0, Math.PI * 2);
     ctx.fill();
   };
+  const mine = view.players?.find((p) => p.id === me);
+  if (mine?.alive) viewCone(ctx, grid, mine, sx, sy);
   for (const p of view.pickups ?? []) dot(p.x, p.y, 0.16, /** @type {any} */ (PALETTE.pickup)[p.kind] ?? PALETTE.pickup.weapon);
   for (const m of view.mines ?? []) dot(m.x, m.y, 0.14, PALETTE.mine);
   for (const e of view.enemies ?? []) {
@@ -88,16 +91,42 @@ export function drawAutomap(ctx, view, { me, width, height, reserveTop, reserveB
   ctx.textAlign = 'center';
   ctx.textBaseline = 'bottom';
   for (const p of view.players ?? []) {
-    const mine = p.id === me;
-    const colour = !p.alive ? PALETTE.playerDown : mine ? PALETTE.me : PALETTE.player;
+    const isMe = p.id === me;
+    const colour = !p.alive ? PALETTE.playerDown : isMe ? PALETTE.me : PALETTE.player;
     arrow(ctx, sx(p.x), sy(p.y), p.dirX, p.dirY, Math.max(5, scale * 0.45), colour);
-    const name = mine ? 'you' : (p.name || p.id);
+    const name = isMe ? 'you' : (p.name || p.id);
     ctx.lineWidth = 3;
     ctx.strokeStyle = 'rgba(0,0,0,0.8)';
     ctx.strokeText(name, sx(p.x), sy(p.y) - Math.max(6, scale * 0.5));
     ctx.fillStyle = colour;
     ctx.fillText(name, sx(p.x), sy(p.y) - Math.max(6, scale * 0.5));
   }
+}
+
+/** Rays cast for the view cone on the automap. */
+const CONE_RAYS = 24;
+
+/**
+ * What the local player sees: a translucent fan out to the walls.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {import('./grid.js').TileGrid} grid
+ * @param {import('./interpolate.js').ViewPlayer} p
+ * @param {(x: number) => number} sx
+ * @param {(y: number) => number} sy
+ */
+function viewCone(ctx, grid, p, sx, sy) {
+  ctx.beginPath();
+  ctx.moveTo(sx(p.x), sy(p.y));
+  for (let i = 0; i <= CONE_RAYS; i++) {
+    const c = (2 * i) / CONE_RAYS - 1;
+    const rx = p.dirX + p.planeX * c;
+    const ry = p.dirY + p.planeY * c;
+    const hit = castRay(grid, p.x, p.y, rx, ry);
+    ctx.lineTo(sx(p.x + rx * hit.dist), sy(p.y + ry * hit.dist));
+  }
+  ctx.closePath();
+  ctx.fillStyle = 'rgba(255, 255, 255, 0.09)';
+  ctx.fill();
 }
 
 /**

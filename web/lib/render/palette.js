@@ -9,14 +9,8 @@ export const PALETTE = Object.freeze({
   mapDoor: '#b86f2c',
   mapExit: '#3fbf6f',
   mapBackground: '#111015',
-  // First-person backdrop: ceiling and floor gradients, and the distance fog.
-  ceilingTop: '#1b1a24',
-  ceilingHorizon: '#3a3547',
-  floorHorizon: '#2d2620',
-  floorBottom: '#5a4a3a',
+  // The colour far surfaces fade into (RGB).
   fog: [13, 12, 18],
-  exit: '#3fbf6f',
-  exitGlow: 'rgba(90, 255, 150, 0.35)',
   // Things.
   me: '#ffffff',
   player: '#7fe0c0',
