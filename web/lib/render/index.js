@@ -12,9 +12,9 @@
 // devicePixelRatio) and passes that ratio as `pixelRatio`. The world
 // (walls, floor, ceiling) is rendered into a buffer of at most
 // MAX_BUFFER_PIXELS (640x400 worth; one ray per buffer column) and scaled
-// up without smoothing, a deliberate chunky-pixel look; sprites, the
-// weapon and the HUD are drawn at the canvas's full resolution, so text
-// stays sharp. HUD text scales from CSS pixels (never below 14 CSS px).
+// up without smoothing, a deliberate chunky-pixel look; sprites (from
+// mipmaps, also unsmoothed), the weapon and the HUD are drawn at the
+// canvas's full resolution, so text stays sharp. HUD text scales from CSS pixels (never below 14 CSS px).
 //
 // Layout (one concern per file):
 //   grid.js         the view state's rows decoded to tile codes, cached per grid object
@@ -122,10 +122,12 @@ export function renderFrame(ctx, o) {
     const size = bufferSize(width, height);
     world.resize(size.width, size.height);
     const hits = world.draw(tileGridOf(view.grid), camera, (horizon * size.height) / height);
+    // Nearest-neighbour scaling for the world and the sprites (mipmapped):
+    // the chunky-pixel look, and a third of the cost of smoothed blits.
     ctx.imageSmoothingEnabled = false;
     world.blit(ctx, width, height);
-    ctx.imageSmoothingEnabled = true;
     drawBillboards(ctx, projectBillboards(billboardsOf(view, eye.id), camera, width, horizon), hits, width, unit);
+    ctx.imageSmoothingEnabled = true;
     if (me) firstPersonOverlay(ctx, o, me, { width, height, horizon, unit, barH, alpha });
     drawHud(ctx, hud);
     return { view, camera, depth: hits.depth, horizon };

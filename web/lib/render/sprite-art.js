@@ -15,7 +15,14 @@ const PX_PER_TILE = 160;
  * @property {number} size width in tiles
  * @property {number} height height in tiles
  * @property {number} lift tiles between the floor and the image's bottom
- * @property {(OffscreenCanvas|HTMLCanvasElement|undefined)[]} fog the image darkened by distance, per level, made on use
+ * @property {Mip[]} mips the image at half, quarter... size, made on use
+ */
+
+/**
+ * One size of a sprite image, and its fogged copies by fog level.
+ * @typedef {Object} Mip
+ * @property {OffscreenCanvas|HTMLCanvasElement} image
+ * @property {(OffscreenCanvas|HTMLCanvasElement|undefined)[]} fog
  */
 
 /**
@@ -32,7 +39,7 @@ function art(size, height, paint, lift = 0) {
   ctx.lineJoin = 'round';
   ctx.lineCap = 'round';
   paint(ctx, w, h);
-  return { image: canvas, size, height, lift, fog: [] };
+  return { image: canvas, size, height, lift, mips: [{ image: canvas, fog: [] }] };
 }
 
 /**
@@ -311,26 +318,41 @@ export function spriteArt(key) {
 
 /** Distance shades per sprite (sprites are small; walls have finer steps). */
 const FOG_LEVELS = 10;
+/** Mips stop at this height in pixels. */
+const MIN_MIP_HEIGHT = 8;
 
 /**
- * The sprite's image with `light` (0..1) of its colour left and the rest
- * fog, in FOG_LEVELS steps, cached on the art.
+ * The sprite's image for drawing `destHeight` pixels tall with `light`
+ * (0..1) of its colour left: the smallest mip at least that tall (so a
+ * nearest-neighbour blit neither aliases much nor costs a smoothed one),
+ * faded toward the fog in FOG_LEVELS steps. Everything is cached on the art.
  * @param {SpriteArt} a
+ * @param {number} destHeight
  * @param {number} light
  */
-export function fogged(a, light) {
+export function spriteImage(a, destHeight, light) {
+  let m = 0;
+  while (a.image.height >> (m + 1) >= Math.max(destHeight, MIN_MIP_HEIGHT)) m++;
+  for (let k = a.mips.length; k <= m; k++) {
+    const src = a.mips[k - 1].image;
+    const { canvas, ctx } = makeSurface(Math.max(1, src.width >> 1), Math.max(1, src.height >> 1));
+    ctx.imageSmoothingQuality = 'high';
+    ctx.drawImage(src, 0, 0, canvas.width, canvas.height);
+    a.mips.push({ image: canvas, fog: [] });
+  }
+  const mip = a.mips[m];
   const level = Math.round(Math.min(1, Math.max(0, light)) * (FOG_LEVELS - 1));
-  if (level === FOG_LEVELS - 1) return a.image;
-  let img = a.fog[level];
+  if (level === FOG_LEVELS - 1) return mip.image;
+  let img = mip.fog[level];
   if (!img) {
-    const { canvas, ctx } = makeSurface(a.image.width, a.image.height);
-    ctx.drawImage(a.image, 0, 0);
+    const { canvas, ctx } = makeSurface(mip.image.width, mip.image.height);
+    ctx.drawImage(mip.image, 0, 0);
     ctx.globalCompositeOperation = 'source-atop';
     const [r, g, b] = PALETTE.fog;
     ctx.fillStyle = `rgba(${r}, ${g}, ${b}, ${1 - level / (FOG_LEVELS - 1)})`;
     ctx.fillRect(0, 0, canvas.width, canvas.height);
     img = canvas;
-    a.fog[level] = img;
+    mip.fog[level] = img;
   }
   return img;
 }

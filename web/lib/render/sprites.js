@@ -4,7 +4,7 @@
 // (the raycaster's depth buffer).
 
 import { projectSprite } from './projection.js';
-import { fogged, spriteArt } from './sprite-art.js';
+import { spriteArt, spriteImage } from './sprite-art.js';
 import { lightAt } from './textures.js';
 
 /**
@@ -114,9 +114,9 @@ export function visibleRuns(depth, stripWidth, left, right, spriteDepth) {
 export function drawBillboards(ctx, sprites, hits, width, unit) {
   const stripWidth = width / hits.count;
   for (const s of sprites) {
-    const img = fogged(s.art, s.item.glow ? 1 : lightAt(s.depth));
     const spanW = s.right - s.left;
     const h = s.bottom - s.top;
+    const img = spriteImage(s.art, h, s.item.glow ? 1 : lightAt(s.depth));
     const runs = visibleRuns(hits.depth, stripWidth, s.left, s.right, s.depth);
     if (runs.length === 0) continue;
     for (const [a, b] of runs) {

@@ -4,7 +4,7 @@
 
 import { makeSurface } from './surface.js';
 
-/** Weapon art is drawn into a canvas this many pixels wide (and 3/4 as high). */
+/** Weapon art is painted in a space this many units wide (and 3/4 as high), scaled to the screen. */
 const ART_W = 400;
 const ART_H = 300;
 
@@ -101,18 +101,34 @@ const PAINT = /** @type {Paint[]} */ ([
   },
 ]);
 
-/** @type {Map<number, OffscreenCanvas|HTMLCanvasElement>} */
-const cache = new Map();
+/** Weapon images at the size last drawn, by slot; cleared when the size changes. */
+const cache = {
+  width: 0,
+  /** @type {Map<number, OffscreenCanvas|HTMLCanvasElement>} */
+  bySlot: new Map(),
+};
 
-/** @param {number} slot */
-function weaponArt(slot) {
+/**
+ * The slot's art painted at `width` pixels wide: drawn once per size, then
+ * blitted unscaled (a scaled, smoothed blit of this size costs about a
+ * millisecond a frame in software Chromium).
+ * @param {number} slot
+ * @param {number} width
+ */
+function weaponArt(slot, width) {
   const s = Number.isInteger(slot) && slot >= 0 && slot < PAINT.length ? slot : 1;
-  let img = cache.get(s);
+  const w = Math.max(1, Math.round(width));
+  if (cache.width !== w) {
+    cache.width = w;
+    cache.bySlot.clear();
+  }
+  let img = cache.bySlot.get(s);
   if (!img) {
-    const { canvas, ctx } = makeSurface(ART_W, ART_H);
+    const { canvas, ctx } = makeSurface(w, Math.round((w * ART_H) / ART_W));
+    ctx.scale(w / ART_W, w / ART_W);
     PAINT[s](ctx);
     img = canvas;
-    cache.set(s, img);
+    cache.bySlot.set(s, img);
   }
   return { img, muzzle: MUZZLE[s] };
 }
@@ -129,9 +145,9 @@ function weaponArt(slot) {
  * @param {number} o.flash 0 none .. 1 a shot this tick
  */
 export function drawWeapon(ctx, { slot, width, height, bottom, phase, stride, flash }) {
-  const { img, muzzle } = weaponArt(slot);
-  const w = Math.min(width * 0.5, height * 0.55) * 1.05;
-  const h = (w * ART_H) / ART_W;
+  const { img, muzzle } = weaponArt(slot, Math.min(width * 0.5, height * 0.55) * 1.05);
+  const w = img.width;
+  const h = img.height;
   const bobX = Math.sin(phase) * w * 0.04 * stride;
   const bobY = Math.abs(Math.cos(phase)) * h * 0.06 * stride + flash * h * 0.04;
   const x = width / 2 - w / 2 + bobX;
@@ -147,7 +163,7 @@ export function drawWeapon(ctx, { slot, width, height, bottom, phase, stride, fl
     ctx.fillStyle = g;
     ctx.fillRect(mx - r, my - r, r * 2, r * 2);
   }
-  ctx.drawImage(img, x, y, w, h);
+  ctx.drawImage(img, Math.round(x), Math.round(y));
 }
 
 /**
