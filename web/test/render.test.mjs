@@ -12,7 +12,9 @@ import { visibleRuns } from '../lib/render/sprites.js';
 import { interpolateView, blendOrientation, TELEPORT_TILES } from '../lib/render/interpolate.js';
 import { countdownText, currentAmmo, hudUnit, rttText } from '../lib/render/hud.js';
 import { automapLayout } from '../lib/render/automap.js';
-import { cameraFor } from '../lib/render/index.js';
+import { cameraFor, tickAlpha } from '../lib/render/index.js';
+import { WorldBuffer, bufferSize } from '../lib/render/world-buffer.js';
+import { textures } from '../lib/render/textures.js';
 
 const near = (/** @type {number} */ a, /** @type {number} */ b, eps = 1e-9) =>
   assert.ok(Math.abs(a - b) <= eps, `${a} is not within ${eps} of ${b}`);
@@ -207,4 +209,56 @@ test('a portrait screen narrows the field of view instead of shrinking the world
   const tall = cameraFor(p, 720, 1100);
   near(focalLength(tall, 720), 0.9 * 1100, 1e-6);
   near(tall.dirX * tall.planeX + tall.dirY * tall.planeY, 0, 1e-6);
+});
+
+/**
+ * Renders a grid from (1.5, 2.5) looking east into a 64x40 pixel buffer.
+ * @param {string[]} rows
+ */
+function renderRows(rows) {
+  const world = new WorldBuffer();
+  world.resize(64, 40);
+  const grid = new TileGrid({ width: rows[0].length, height: rows.length, rows });
+  world.draw(grid, { x: 1.5, y: 2.5, dirX: 1, dirY: 0, planeX: 0, planeY: 0.66 }, 20);
+  return world;
+}
+
+test('world buffer: a secret wall is pixel-for-pixel a wall; a door is not', () => {
+  const base = ['#######', '#.....#', '#.....#', '#.....#', '#######'];
+  const wall = renderRows(base).pixels;
+  const secret = renderRows(base.map((r, y) => (y === 2 ? '#.....S' : r))).pixels;
+  const door = renderRows(base.map((r, y) => (y === 2 ? '#.....D' : r))).pixels;
+  assert.deepEqual(secret, wall);
+  assert.notDeepEqual(door, wall);
+  // Every pixel is drawn (opaque), none left from an earlier frame.
+  assert.ok(wall.every((p) => p >>> 24 === 0xff));
+});
+
+test('world buffer: the exit tile shows on the floor, and only where it is', () => {
+  const exitTexels = new Set(textures().exit.flatMap((level) => [...level]));
+  const count = (/** @type {Uint32Array} */ px) => px.reduce((n, p) => n + (exitTexels.has(p) ? 1 : 0), 0);
+  const rows = ['#######', '#.....#', '#.....#', '#.....#', '#######'];
+  assert.equal(count(renderRows(rows).pixels), 0);
+  assert.ok(count(renderRows(rows.map((r, y) => (y === 2 ? '#..E..#' : r))).pixels) > 20);
+});
+
+test('world buffer: the centre column sees the wall at the depth the DDA gives', () => {
+  const world = renderRows(['#######', '#.....#', '#.....#', '#.....#', '#######']);
+  near(world.hits.depth[32], 4.5, 1e-5);
+  assert.equal(world.hits.tile[32], TILE.WALL);
+});
+
+test('internal resolution: small canvases as they are, large ones scaled down evenly', () => {
+  assert.deepEqual(bufferSize(640, 400), { width: 640, height: 400 });
+  assert.deepEqual(bufferSize(320, 200), { width: 320, height: 200 });
+  const hd = bufferSize(1280, 720);
+  assert.ok(hd.width * hd.height <= 640 * 400);
+  near(hd.width / hd.height, 1280 / 720, 0.01);
+});
+
+test('tick alpha: the fraction of a 30 Hz tick since the newest state arrived', () => {
+  near(tickAlpha(1000, 1000), 0);
+  near(tickAlpha(1000 + 1000 / 60, 1000), 0.5);
+  near(tickAlpha(2000, 1000), 1);
+  near(tickAlpha(900, 1000), 0);
 });

@@ -4,7 +4,9 @@
 // drawImage. Measured in Chromium on a 2-core machine, 640 scaled
 // drawImage wall strips plus two gradient fills cost about 19 ms at
 // 1280x720; this buffer (at most MAX_BUFFER_PIXELS) with textured floor
-// and ceiling costs a fraction of that (numbers in tools/bench-render.mjs).
+// and ceiling costs a fraction of that (tools/bench-render.mjs measures).
+// The pixels are plain typed arrays, so the unit tests render without a
+// canvas; only `blit` needs one.
 
 import { TILE } from './grid.js';
 import { EYE_HEIGHT } from './projection.js';
@@ -39,12 +41,10 @@ export class WorldBuffer {
   constructor() {
     this.width = 0;
     this.height = 0;
-    /** @type {ImageData|null} */
-    this.image = null;
-    /** @type {Uint32Array} */
+    /** Packed RGBA (0xAABBGGRR), row by row. */
     this.pixels = new Uint32Array(0);
-    /** @type {ReturnType<typeof makeSurface>|null} */
-    this.surface = null;
+    /** @type {{image: ImageData, surface: ReturnType<typeof makeSurface>}|null} made by the first blit at this size */
+    this.output = null;
     this.hits = new ColumnHits(1);
     /** Per column, the first buffer row below its wall: floor above it is hidden. */
     this.wallBottom = new Int32Array(1);
@@ -55,9 +55,8 @@ export class WorldBuffer {
     if (width === this.width && height === this.height) return;
     this.width = width;
     this.height = height;
-    this.surface = makeSurface(width, height);
-    this.image = this.surface.ctx.createImageData(width, height);
-    this.pixels = new Uint32Array(this.image.data.buffer);
+    this.pixels = new Uint32Array(width * height);
+    this.output = null;
     this.hits = new ColumnHits(width);
     this.wallBottom = new Int32Array(width);
   }
@@ -165,8 +164,13 @@ export class WorldBuffer {
    * @param {number} height
    */
   blit(ctx, width, height) {
-    if (!this.surface || !this.image) return;
-    this.surface.ctx.putImageData(this.image, 0, 0);
-    ctx.drawImage(this.surface.canvas, 0, 0, this.width, this.height, 0, 0, width, height);
+    if (!this.output) {
+      // The ImageData shares the pixel array: no copy per frame.
+      const image = new ImageData(new Uint8ClampedArray(this.pixels.buffer), this.width, this.height);
+      this.output = { image, surface: makeSurface(this.width, this.height) };
+    }
+    const { image, surface } = this.output;
+    surface.ctx.putImageData(image, 0, 0);
+    ctx.drawImage(surface.canvas, 0, 0, this.width, this.height, 0, 0, width, height);
   }
 }
