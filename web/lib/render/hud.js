@@ -139,7 +139,7 @@ function stats(ctx, me, width, height, unit, barH) {
     const x = (i % perRow) * cellW + unit * 0.8;
     const top = height - barH + Math.floor(i / perRow) * cellH;
     ctx.textAlign = 'left';
-    ctx.font = `600 ${Math.round(unit * 0.72)}px system-ui, sans-serif`;
+    ctx.font = `600 ${Math.round(unit * 0.8)}px system-ui, sans-serif`;
     ctx.fillStyle = PALETTE.hudMuted;
     ctx.fillText(c.label, x, top + cellH * 0.4);
     ctx.font = `700 ${Math.round(unit * 1.15)}px system-ui, sans-serif`;

@@ -193,7 +193,7 @@ function firstPersonOverlay(ctx, o, me, f) {
   const a0 = before && before.weapon === after.weapon ? currentAmmo(before) : null;
   const a1 = currentAmmo(after);
   const fired = a0 && a1 && a1.count < a0.count ? fade : 0;
-  drawWeapon(ctx, { slot: me.weapon, width: f.width, height: f.height, bottom: f.height - f.barH, phase, stride, flash: fired });
+  drawWeapon(ctx, { slot: me.weapon, width: f.width, bottom: f.height - f.barH, phase, stride, flash: fired });
   drawCrosshair(ctx, f.width / 2, f.horizon, f.unit);
   if (before && after.health < before.health) {
     const g = ctx.createRadialGradient(f.width / 2, f.height / 2, Math.min(f.width, f.height) * 0.3, f.width / 2, f.height / 2, Math.max(f.width, f.height) * 0.7);

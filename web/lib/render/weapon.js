@@ -138,14 +138,14 @@ function weaponArt(slot, width) {
  * @param {Object} o
  * @param {number} o.slot weapon slot 0..5
  * @param {number} o.width
- * @param {number} o.height
  * @param {number} o.bottom the screen row the weapon stands on (above the HUD)
  * @param {number} o.phase walking phase (radians), for the bob
  * @param {number} o.stride 0 standing .. 1 walking
  * @param {number} o.flash 0 none .. 1 a shot this tick
  */
-export function drawWeapon(ctx, { slot, width, height, bottom, phase, stride, flash }) {
-  const { img, muzzle } = weaponArt(slot, Math.min(width * 0.5, height * 0.55) * 1.05);
+export function drawWeapon(ctx, { slot, width, bottom, phase, stride, flash }) {
+  // Never so tall that it reaches the crosshair on a short (landscape phone) view.
+  const { img, muzzle } = weaponArt(slot, Math.min(width * 0.45, bottom * 0.6));
   const w = img.width;
   const h = img.height;
   const bobX = Math.sin(phase) * w * 0.04 * stride;
