@@ -149,7 +149,8 @@ test('entities only in next appear where next has them; teleports snap', () => {
   assert.equal(v.players[1].x, fixture.players[1].x, 'a new player appears in place');
   near(v.enemies[0].x, fixture.enemies[0].x + 0.1);
   assert.equal(v.enemies[1].x, fixture.enemies[1].x, 'a new enemy appears in place');
-  assert.equal(interpolateView(null, next, 0.3), next);
+  const alone = interpolateView(null, { ...next, players: [{ ...next.players[0], dirX: 0, dirY: 3, planeX: -2, planeY: 0 }] }, 0.3);
+  assert.deepEqual([alone.players[0].x, alone.players[0].dirY], [next.players[0].x, 1], 'no prev: next, normalized');
 });
 
 test('enemies carrying ids are matched by id, not index', () => {

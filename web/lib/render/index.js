@@ -126,7 +126,7 @@ export function renderFrame(ctx, o) {
     // the chunky-pixel look, and a third of the cost of smoothed blits.
     ctx.imageSmoothingEnabled = false;
     world.blit(ctx, width, height);
-    drawBillboards(ctx, projectBillboards(billboardsOf(view, eye.id), camera, width, horizon), hits, width, unit);
+    drawBillboards(ctx, projectBillboards(billboardsOf(view, eye.id, next.tick + alpha), camera, width, horizon), hits, width, unit);
     ctx.imageSmoothingEnabled = true;
     if (me) firstPersonOverlay(ctx, o, me, { width, height, horizon, unit, barH, alpha });
     drawHud(ctx, hud);

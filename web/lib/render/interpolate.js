@@ -94,15 +94,16 @@ function blendPosition(a, b, t) {
  * [0, 1]). Players are matched by id and enemies by id when they carry one,
  * else by index (the engine keeps enemies index-aligned with the map).
  * Anything only in `next` appears at its `next` place; everything else
- * (grid, pickups, mines, health, ammo) is taken from `next`.
+ * (grid, pickups, mines, health, ammo) is taken from `next`. Camera
+ * directions come out normalized, also without a `prev`.
  * @param {ViewState|null|undefined} prev
  * @param {ViewState} next
  * @param {number} alpha
  * @returns {ViewState}
  */
 export function interpolateView(prev, next, alpha) {
-  const t = Number.isFinite(alpha) ? Math.min(1, Math.max(0, alpha)) : 1;
-  if (!prev) return next;
+  const t = prev && Number.isFinite(alpha) ? Math.min(1, Math.max(0, alpha)) : 1;
+  if (!prev) prev = next;
   const prevPlayers = new Map(prev.players.map((p) => [p.id, p]));
   const players = next.players.map((p) => {
     const a = prevPlayers.get(p.id);

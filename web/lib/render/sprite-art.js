@@ -279,8 +279,8 @@ const cache = new Map();
 
 /**
  * The sprite for a key such as `enemy:grunt:aggro`, `corpse:brute`,
- * `pickup:health`, `mine`, `player`, `player:down`, `exit-beacon`; made on
- * first use.
+ * `pickup:health`, `mine`, `player`, `player:down`, `shadow`, `exit-beacon`;
+ * made on first use.
  * @param {string} key
  * @returns {SpriteArt}
  */
@@ -302,6 +302,11 @@ export function spriteArt(key) {
     a = kind === 'down'
       ? art(0.75, 0.22, corpse(PALETTE.playerDown))
       : player({ body: PALETTE.player, dark: '#2f6b5a', skin: '#e0b890', eye: '#000', shoulders: 0.19, waist: 0.13, head: 'visor', arms: 'pistol' });
+  } else if (what === 'shadow') {
+    a = art(0.36, 0.07, (ctx, w, h) => {
+      ctx.fillStyle = 'rgba(0, 0, 0, 0.45)';
+      ctx.beginPath(); ctx.ellipse(w / 2, h / 2, w / 2, h / 2, 0, 0, Math.PI * 2); ctx.fill();
+    });
   } else {
     a = art(0.9, 1.0, (ctx, w, h) => {
       const g = ctx.createLinearGradient(0, 0, 0, h);

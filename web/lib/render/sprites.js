@@ -16,18 +16,25 @@ import { lightAt } from './textures.js';
  * @property {string} [label] text above it (a player's name)
  * @property {number} [health] 0..1, shown as a bar when below 1
  * @property {boolean} [glow] not darkened by distance (lights)
+ * @property {number} [lift] tiles above the floor (pickups hover)
  */
 
 /**
  * What the local player can see in the world: everything but themself.
+ * Pickups hover and bob, each in its own phase, so they catch the eye.
  * @param {import('./interpolate.js').ViewState} view
  * @param {string|undefined} me
+ * @param {number} time in ticks (fractional), for the bobbing
  * @returns {Billboard[]}
  */
-export function billboardsOf(view, me) {
+export function billboardsOf(view, me, time) {
   /** @type {Billboard[]} */
   const out = [{ art: 'exit-beacon', x: view.exit.x + 0.5, y: view.exit.y + 0.5, glow: true }];
-  for (const p of view.pickups ?? []) out.push({ art: `pickup:${p.kind}`, x: p.x, y: p.y });
+  for (const p of view.pickups ?? []) {
+    const lift = 0.06 + 0.04 * Math.sin(time * 0.15 + (p.x + p.y) * 2.1);
+    // Same depth: the sort is stable, so the shadow is drawn first.
+    out.push({ art: 'shadow', x: p.x, y: p.y }, { art: `pickup:${p.kind}`, x: p.x, y: p.y, lift });
+  }
   for (const m of view.mines ?? []) out.push({ art: 'mine', x: m.x, y: m.y });
   for (const e of view.enemies ?? []) {
     if (!e.alive) {
@@ -70,7 +77,7 @@ export function projectBillboards(items, cam, width, horizon) {
   const out = [];
   for (const item of items) {
     const a = spriteArt(item.art);
-    const p = projectSprite(cam, item.x, item.y, a.size, a.height, width, horizon, a.lift);
+    const p = projectSprite(cam, item.x, item.y, a.size, a.height, width, horizon, a.lift + (item.lift ?? 0));
     if (p) out.push({ item, art: a, ...p });
   }
   return out.sort((a, b) => b.depth - a.depth);
