@@ -15,6 +15,7 @@ import { automapLayout } from '../lib/render/automap.js';
 import { cameraFor, tickAlpha } from '../lib/render/index.js';
 import { WorldBuffer, bufferSize } from '../lib/render/world-buffer.js';
 import { textures } from '../lib/render/textures.js';
+import { HURT_TICKS, SHOT_TICKS, ScreenEffects } from '../lib/render/effects.js';
 
 const near = (/** @type {number} */ a, /** @type {number} */ b, eps = 1e-9) =>
   assert.ok(Math.abs(a - b) <= eps, `${a} is not within ${eps} of ${b}`);
@@ -262,4 +263,23 @@ test('tick alpha: the fraction of a 30 Hz tick since the newest state arrived', 
   near(tickAlpha(1000 + 1000 / 60, 1000), 0.5);
   near(tickAlpha(2000, 1000), 1);
   near(tickAlpha(900, 1000), 0);
+});
+
+test('screen effects: a shot and a hit fade over their spans, from the tick they happened', () => {
+  const fx = new ScreenEffects();
+  const me = fixture.players[1];
+  const at = (/** @type {number} */ tick, /** @type {any} */ edit) => ({ ...fixture, tick, players: [{ ...me, ...edit }] });
+  fx.observe(at(10, {}), at(11, { ammo: { ...me.ammo, bullets: me.ammo.bullets - 1 }, health: me.health - 5 }), me.id);
+  near(fx.shot(11), 1);
+  near(fx.hurt(11), 1);
+  assert.ok(fx.hurt(11 + HURT_TICKS / 2) > 0.4 && fx.hurt(11 + HURT_TICKS / 2) < 0.6);
+  assert.equal(fx.shot(11 + SHOT_TICKS), 0);
+  // The next tick changes nothing: the effect keeps fading, not restarting.
+  fx.observe(at(11, {}), at(12, {}), me.id);
+  near(fx.hurt(12), 1 - 1 / HURT_TICKS);
+  // A weapon switch to a fuller pool is not a shot; a new level's tick 1 shows no old effects.
+  const fx2 = new ScreenEffects();
+  fx2.observe(at(5, { weapon: 3 }), at(6, { weapon: 2 }), me.id);
+  assert.equal(fx2.shot(6), 0);
+  assert.equal(fx.hurt(1), 0);
 });

@@ -3,6 +3,7 @@
 // Rust engine through WebAssembly, one per 30 Hz tick) onto a 2D canvas.
 //
 //   import { renderFrame, tickAlpha } from '/web/lib/render/index.js';
+//   const ctx = canvas.getContext('2d', { alpha: false }); // every pixel is drawn each frame
 //   // each animation frame:
 //   renderFrame(ctx, { prev, next, alpha: tickAlpha(performance.now(), nextArrivedAt),
 //                      me, rttMs, mode: 'first-person', width: canvas.width,
@@ -14,18 +15,21 @@
 // MAX_BUFFER_PIXELS (640x400 worth; one ray per buffer column) and scaled
 // up without smoothing, a deliberate chunky-pixel look; sprites (from
 // mipmaps, also unsmoothed), the weapon and the HUD are drawn at the
-// canvas's full resolution, so text stays sharp. HUD text scales from CSS pixels (never below 14 CSS px).
+// canvas's full resolution, so text stays sharp. HUD text scales from CSS
+// pixels (never below 14 CSS px). A portrait screen narrows the field of
+// view rather than shrinking the world (cameraFor).
 //
 // Layout (one concern per file):
 //   grid.js         the view state's rows decoded to tile codes, cached per grid object
 //   raycast.js      DDA per column; the per-column depth buffer
-//   projection.js   camera-space projection shared by walls, floor marks and sprites
+//   projection.js   camera-space projection (sprites, eye height)
 //   interpolate.js  blending two consecutive view states (positions, camera)
-//   textures.js     procedural wall and door textures, pre-shaded by distance
+//   textures.js     procedural wall, door, floor, exit and ceiling textures, pre-shaded by distance
 //   world-buffer.js floor, ceiling and wall pixels at the internal resolution, scaled up
 //   sprite-art.js   procedural sprite images (enemies, pickups, mines, players)
 //   sprites.js      billboards: gather, project, depth-sort, clip by the depth buffer
 //   weapon.js       the weapon at the bottom centre, bob, muzzle flash, crosshair
+//   effects.js      shot and hit effects that outlast their tick
 //   hud.js          health, ammo, keys, kills/score, exit countdown, RTT
 //   automap.js      the top-down map mode
 //   palette.js      colours; surface.js offscreen canvases and a seeded PRNG
@@ -33,7 +37,8 @@
 import { TICK_RATE_HZ } from '../constants.js';
 import { drawAutomap } from './automap.js';
 import { tileGridOf } from './grid.js';
-import { barHeight, currentAmmo, drawHud, hudUnit } from './hud.js';
+import { ScreenEffects, drawHurt } from './effects.js';
+import { barHeight, drawHud, hudUnit } from './hud.js';
 import { interpolateView } from './interpolate.js';
 import { PALETTE } from './palette.js';
 import { billboardsOf, drawBillboards, projectBillboards } from './sprites.js';
@@ -50,7 +55,7 @@ export { MAX_BUFFER_PIXELS, bufferSize } from './world-buffer.js';
 
 /** The smallest focal length (pixels per tile at distance 1) as a share of the view's height. */
 export const MIN_FOCAL_PER_HEIGHT = 0.9;
-/** Distance a player covers in one tick at full walking speed (3.2 tiles/s). */
+/** Distance a player covers in one tick at full walking speed (engine/src/rules.rs: 3.2 tiles/s). */
 const WALK_PER_TICK = 3.2 / TICK_RATE_HZ;
 
 /**
@@ -75,6 +80,7 @@ const WALK_PER_TICK = 3.2 / TICK_RATE_HZ;
  */
 
 const world = new WorldBuffer();
+const effects = new ScreenEffects();
 
 /**
  * Fraction of a tick elapsed at `nowMs` since the newest view state arrived
@@ -128,7 +134,10 @@ export function renderFrame(ctx, o) {
     world.blit(ctx, width, height);
     drawBillboards(ctx, projectBillboards(billboardsOf(view, eye.id, next.tick + alpha), camera, width, horizon), hits, width, unit);
     ctx.imageSmoothingEnabled = true;
-    if (me) firstPersonOverlay(ctx, o, me, { width, height, horizon, unit, barH, alpha });
+    if (me) {
+      effects.observe(o.prev, next, me.id);
+      firstPersonOverlay(ctx, o, me, { width, height, horizon, unit, barH, alpha });
+    }
     drawHud(ctx, hud);
     return { view, camera, depth: hits.depth, horizon };
   } finally {
@@ -173,9 +182,6 @@ function countdown(prev, next, alpha) {
  * @param {{width: number, height: number, horizon: number, unit: number, barH: number, alpha: number}} f
  */
 function firstPersonOverlay(ctx, o, me, f) {
-  const before = o.prev?.players.find((p) => p.id === me.id);
-  const after = o.next.players.find((p) => p.id === me.id) ?? me;
-  const fade = 1 - Math.min(1, Math.max(0, f.alpha));
   if (!me.alive) {
     ctx.fillStyle = 'rgba(90, 0, 0, 0.45)';
     ctx.fillRect(0, 0, f.width, f.height);
@@ -187,19 +193,13 @@ function firstPersonOverlay(ctx, o, me, f) {
     ctx.fillText('Your team can still reach the exit', f.width / 2, f.horizon + f.unit * 1.8);
     return;
   }
+  const before = o.prev?.players.find((p) => p.id === me.id);
+  const after = o.next.players.find((p) => p.id === me.id) ?? me;
   const moved = before ? Math.hypot(after.x - before.x, after.y - before.y) : 0;
   const stride = Math.min(1, moved / WALK_PER_TICK);
-  const phase = (o.next.tick + f.alpha) * 0.45;
-  const a0 = before && before.weapon === after.weapon ? currentAmmo(before) : null;
-  const a1 = currentAmmo(after);
-  const fired = a0 && a1 && a1.count < a0.count ? fade : 0;
-  drawWeapon(ctx, { slot: me.weapon, width: f.width, bottom: f.height - f.barH, phase, stride, flash: fired });
+  const now = o.next.tick + f.alpha;
+  const phase = now * 0.45;
+  drawWeapon(ctx, { slot: me.weapon, width: f.width, bottom: f.height - f.barH, phase, stride, flash: effects.shot(now) });
   drawCrosshair(ctx, f.width / 2, f.horizon, f.unit);
-  if (before && after.health < before.health) {
-    const g = ctx.createRadialGradient(f.width / 2, f.height / 2, Math.min(f.width, f.height) * 0.3, f.width / 2, f.height / 2, Math.max(f.width, f.height) * 0.7);
-    g.addColorStop(0, 'rgba(255, 0, 0, 0)');
-    g.addColorStop(1, `rgba(220, 0, 0, ${0.5 * fade})`);
-    ctx.fillStyle = g;
-    ctx.fillRect(0, 0, f.width, f.height);
-  }
+  drawHurt(ctx, f.width, f.height, effects.hurt(now));
 }
