@@ -84,10 +84,8 @@ test('automap at 1280x720 shows the exit at its tile', { timeout: 60_000 }, asyn
   const got = await page.evaluate(() => {
     const w = /** @type {any} */ (window);
     const f = w.draw({ mode: 'automap' });
-    const { exit, grid } = w.fixtures.next;
-    const unit = w.render.hudUnit(f.width, f.height, f.dpr);
-    const bar = unit * (f.width / unit >= 36 ? 3 : 5.6);
-    const l = w.render.automapLayout(grid.width, grid.height, f.width, f.height, { top: unit * 3.6, bottom: bar, margin: unit * 0.5 });
+    const { exit } = w.fixtures.next;
+    const l = f.automap;
     // A corner of the exit tile (a player stands in its centre) and a wall tile.
     return {
       exit: w.pixel(l.originX + exit.x * l.scale + 2, l.originY + exit.y * l.scale + 2),

@@ -46,7 +46,7 @@ window.draw = (opts = {}) => {
   const info = render.renderFrame(ctx, { prev, next, alpha: 0.5, rttMs: 38, mode: 'first-person',
     width: canvas.width, height: canvas.height, pixelRatio: dpr, ...opts });
   return { camera: info.camera, horizon: info.horizon, depth: info.depth && Array.from(info.depth),
-    width: canvas.width, height: canvas.height, dpr };
+    automap: info.automap, width: canvas.width, height: canvas.height, dpr };
 };
 window.pixel = (x, y) => Array.from(ctx.getImageData(Math.round(x), Math.round(y), 1, 1).data);
 window.render = render;

@@ -46,6 +46,7 @@ const TILE_COLOUR = /** @type {Record<number, string>} */ ({
  * @param {number} o.reserveTop
  * @param {number} o.reserveBottom
  * @param {number} o.unit
+ * @returns {{scale: number, originX: number, originY: number}} where the map went
  */
 export function drawAutomap(ctx, view, { me, width, height, reserveTop, reserveBottom, unit }) {
   const grid = tileGridOf(view.grid);
@@ -101,6 +102,7 @@ export function drawAutomap(ctx, view, { me, width, height, reserveTop, reserveB
     ctx.fillStyle = colour;
     ctx.fillText(name, sx(p.x), sy(p.y) - Math.max(6, scale * 0.5));
   }
+  return layout;
 }
 
 /** Rays cast for the view cone on the automap. */

@@ -50,8 +50,11 @@ export function hudUnit(width, height, pixelRatio) {
   return Math.min(22, Math.max(14, css / 26)) * pixelRatio;
 }
 
+/** The bottom bar's four cells sit in one row when there is room for 36 units, else two by two. */
+const cellsPerRow = (/** @type {number} */ unit, /** @type {number} */ width) => (width / unit >= 36 ? 4 : 2);
+
 /** The bottom bar's height for a unit. */
-export const barHeight = (/** @type {number} */ unit, /** @type {number} */ width) => unit * (width / unit >= 36 ? 3 : 5.6);
+export const barHeight = (/** @type {number} */ unit, /** @type {number} */ width) => unit * (cellsPerRow(unit, width) === 4 ? 3 : 5.6);
 
 /**
  * @param {CanvasRenderingContext2D} ctx
@@ -131,7 +134,7 @@ function stats(ctx, me, width, height, unit, barH) {
     { label: 'KEYS', value: '', keys: me.keys, colour: PALETTE.key },
     { label: 'KILLS · SCORE', value: `${me.kills} · ${me.score}`, colour: PALETTE.hudText },
   ];
-  const perRow = width / unit >= 36 ? 4 : 2;
+  const perRow = cellsPerRow(unit, width);
   const rows = 4 / perRow;
   const cellW = width / perRow;
   const cellH = barH / rows;

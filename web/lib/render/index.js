@@ -77,6 +77,7 @@ const WALK_PER_TICK = 3.2 / TICK_RATE_HZ;
  * @property {import('./raycast.js').Camera|null} camera null in automap mode or with no player to look through
  * @property {Float32Array|null} depth per-ray wall distance
  * @property {number} horizon screen row of the horizon
+ * @property {{scale: number, originX: number, originY: number}} [automap] in automap mode: pixels per tile and where tile (0, 0) is
  */
 
 const world = new WorldBuffer();
@@ -111,9 +112,9 @@ export function renderFrame(ctx, o) {
   try {
     if (o.mode === 'automap') {
       ctx.imageSmoothingEnabled = true;
-      drawAutomap(ctx, view, { me: meId, width, height, reserveTop: unit * 3.6, reserveBottom: barH, unit });
+      const automap = drawAutomap(ctx, view, { me: meId, width, height, reserveTop: unit * 3.6, reserveBottom: barH, unit });
       drawHud(ctx, hud);
-      return { view, camera: null, depth: null, horizon: 0 };
+      return { view, camera: null, depth: null, horizon: 0, automap };
     }
     const horizon = Math.round((height - barH) / 2);
     // With no local player (a spectator), look through the first player.

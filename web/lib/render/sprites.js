@@ -123,9 +123,9 @@ export function drawBillboards(ctx, sprites, hits, width, unit) {
   for (const s of sprites) {
     const spanW = s.right - s.left;
     const h = s.bottom - s.top;
-    const img = spriteImage(s.art, h, s.item.glow ? 1 : lightAt(s.depth));
     const runs = visibleRuns(hits.depth, stripWidth, s.left, s.right, s.depth);
     if (runs.length === 0) continue;
+    const img = spriteImage(s.art, h, s.item.glow ? 1 : lightAt(s.depth));
     for (const [a, b] of runs) {
       const x0 = Math.max(s.left, a * stripWidth);
       const x1 = Math.min(s.right, (b + 1) * stripWidth);
