@@ -1,10 +1,12 @@
 // @ts-check
 // The 3D world (ceiling, floor and walls) drawn into a pixel buffer at a
 // reduced internal resolution, then scaled onto the canvas in one
-// drawImage. Measured in Chromium on a 2-core machine, 640 scaled
-// drawImage wall strips plus two gradient fills cost about 19 ms at
-// 1280x720; this buffer (at most MAX_BUFFER_PIXELS) with textured floor
-// and ceiling costs a fraction of that (tools/bench-render.mjs measures).
+// drawImage. Measured in software-rendering Chromium on a busy 2-core
+// machine, the first version (640 scaled drawImage wall strips over two
+// gradient fills) took about 19 ms per 1280x720 frame for walls and
+// backdrop alone; this buffer (at most MAX_BUFFER_PIXELS), with textured
+// floor and ceiling, takes about 2 ms of JavaScript and 1 ms to scale up
+// (tools/bench-render.mjs measures whole frames).
 // The pixels are plain typed arrays, so the unit tests render without a
 // canvas; only `blit` needs one.
 
