@@ -102,7 +102,22 @@ export class ColumnHits {
     this.tile = new Uint8Array(count);
     this.side = new Uint8Array(count);
     this.u = new Float32Array(count);
+    /** A small per-tile number (0..255) from the hit tile's position, for texture variety. */
+    this.variant = new Uint8Array(count);
   }
+}
+
+/**
+ * A stable 0..255 number per tile position: which wall variant a tile
+ * shows. It depends on the position only, so a secret wall looks exactly
+ * like the wall it pretends to be.
+ * @param {number} x
+ * @param {number} y
+ */
+export function tileHash(x, y) {
+  let h = Math.imul(x, 0x27d4eb2d) ^ Math.imul(y, 0x165667b1);
+  h = Math.imul(h ^ (h >>> 15), 0x85ebca6b);
+  return (h ^ (h >>> 13)) & 0xff;
 }
 
 /**
@@ -122,6 +137,7 @@ export function castColumns(grid, cam, hits) {
     hits.tile[i] = hit.tile;
     hits.side[i] = hit.side;
     hits.u[i] = hit.u;
+    hits.variant[i] = tileHash(hit.mapX, hit.mapY);
   }
   return hits;
 }

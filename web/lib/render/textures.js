@@ -41,18 +41,27 @@ function noiseField(seed) {
   return Array.from({ length: TEX_SIZE * TEX_SIZE }, () => rnd());
 }
 
-/** Grey-violet stone bricks with dark mortar and a lit top edge. */
-function stone() {
-  const rnd = mulberry32(7);
+/**
+ * Grey-violet stone bricks with dark mortar and a lit top edge; variants
+ * with other seeds add moss creeping up from the floor or a crack.
+ * @param {number} seed
+ * @param {'plain'|'moss'|'crack'} wear
+ */
+function stone(seed, wear) {
+  const rnd = mulberry32(seed);
   const tint = Array.from({ length: 64 }, () => 0.8 + rnd() * 0.35);
-  const noise = noiseField(8);
+  const noise = noiseField(seed + 1);
+  const mossLine = Array.from({ length: TEX_SIZE }, (_, x) => 40 + 10 * Math.sin(x * 0.3 + seed) + rnd() * 8);
   /** @type {Texel} */
   return (x, y) => {
     const row = Math.floor(y / 16);
     const bx = (x + (row % 2) * 16) % TEX_SIZE;
     const brick = row * 2 + Math.floor(bx / 32);
     const n = noise[y * TEX_SIZE + x];
-    if (y % 16 < 2 || bx % 32 < 2) return [38 + n * 10, 36 + n * 10, 44 + n * 10];
+    const mortar = y % 16 < 2 || bx % 32 < 2;
+    if (wear === 'moss' && y > mossLine[x] && (mortar || n > 0.45)) return [44 + n * 30, 78 + n * 40, 40 + n * 16];
+    if (wear === 'crack' && Math.abs(x - 30 - 8 * Math.sin(y * 0.21)) < 1.2 && y > 6 && y < 54) return [28, 26, 32];
+    if (mortar) return [38 + n * 10, 36 + n * 10, 44 + n * 10];
     const k = tint[brick] * (0.86 + n * 0.24) * (y % 16 === 2 || bx % 32 === 2 ? 1.18 : 1);
     return [104 * k, 98 * k, 118 * k];
   };
@@ -142,10 +151,11 @@ function bake(texel, sideLight, glow = 0) {
 }
 
 /**
- * Everything the world buffer draws with: `walls.get(tile)[side][level]`,
- * `floor[level]`, `exit[level]`, `ceiling[level]`.
+ * Everything the world buffer draws with: `walls.get(tile)[variant][side][level]`
+ * (pick the variant with a tile hash modulo the count), `floor[level]`,
+ * `exit[level]`, `ceiling[level]`.
  * @typedef {Object} TextureSet
- * @property {Map<number, Uint32Array[][]>} walls
+ * @property {Map<number, Uint32Array[][][]>} walls
  * @property {Uint32Array[]} floor
  * @property {Uint32Array[]} exit
  * @property {Uint32Array[]} ceiling
@@ -161,11 +171,13 @@ let cache = null;
  */
 export function textures() {
   if (!cache) {
-    const s = stone();
-    const stoneShades = [bake(s, 1), bake(s, Y_SIDE_LIGHT)];
-    const d = door();
+    /** @param {Texel} t */
+    const sides = (t) => [bake(t, 1), bake(t, Y_SIDE_LIGHT)];
+    // Plain stone most often; moss and cracks now and then.
+    const plain = sides(stone(7, 'plain'));
+    const stones = [plain, plain, sides(stone(7, 'moss')), plain, sides(stone(13, 'plain')), sides(stone(13, 'crack'))];
     cache = {
-      walls: new Map([[TILE.WALL, stoneShades], [TILE.SECRET, stoneShades], [TILE.DOOR, [bake(d, 1), bake(d, Y_SIDE_LIGHT)]]]),
+      walls: new Map([[TILE.WALL, stones], [TILE.SECRET, stones], [TILE.DOOR, [sides(door())]]]),
       floor: bake(flagstones(), 1),
       exit: bake(exitPad(), 1, 0.45),
       ceiling: bake(ceiling(), 0.8),

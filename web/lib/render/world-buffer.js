@@ -141,8 +141,9 @@ export class WorldBuffer {
     const walls = textures().walls;
     const focal = w / (2 * Math.hypot(cam.planeX, cam.planeY));
     for (let x = 0; x < w; x++) {
-      const shades = walls.get(hits.tile[x]);
-      if (!shades) continue;
+      const variants = walls.get(hits.tile[x]);
+      if (!variants) continue;
+      const shades = variants[hits.variant[x] % variants.length];
       const d = Math.max(hits.depth[x], 1e-3);
       const lineH = focal / d;
       const top = horizon - (1 - EYE_HEIGHT) * lineH;
