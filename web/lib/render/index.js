@@ -41,6 +41,7 @@ import { ScreenEffects, drawHurt } from './effects.js';
 import { barHeight, drawHud, hudUnit } from './hud.js';
 import { interpolateView } from './interpolate.js';
 import { PALETTE } from './palette.js';
+import { CAMERA_PLANE } from './projection.js';
 import { billboardsOf, drawBillboards, projectBillboards } from './sprites.js';
 import { WorldBuffer, bufferSize } from './world-buffer.js';
 import { drawCrosshair, drawWeapon } from './weapon.js';
@@ -159,7 +160,7 @@ export function renderFrame(ctx, o) {
  * @returns {import('./raycast.js').Camera}
  */
 export function cameraFor(p, width, viewHeight) {
-  const plane = Math.hypot(p.planeX, p.planeY) || 0.66;
+  const plane = Math.hypot(p.planeX, p.planeY) || CAMERA_PLANE;
   const k = Math.min(1, width / (2 * plane * MIN_FOCAL_PER_HEIGHT * viewHeight));
   return { x: p.x, y: p.y, dirX: p.dirX, dirY: p.dirY, planeX: p.planeX * k, planeY: p.planeY * k };
 }

@@ -2,6 +2,8 @@
 // Between two engine ticks (30 per second) the display draws two or more
 // frames; this blends two consecutive view states so motion is smooth.
 
+import { CAMERA_PLANE } from './projection.js';
+
 /**
  * The engine's view state for one tick, as the WebAssembly module exports it.
  * @typedef {Object} ViewPlayer
@@ -46,8 +48,6 @@
 
 /** A move longer than this in one tick is a respawn or teleport: no blending. */
 export const TELEPORT_TILES = 1.5;
-/** The engine's camera plane length (engine/src/rules.rs CAMERA_PLANE). */
-export const CAMERA_PLANE = 0.66;
 
 /** @param {number} a @param {number} b @param {number} t */
 const lerp = (a, b, t) => a + (b - a) * t;

@@ -1,11 +1,13 @@
 // @ts-check
-// Camera-space projection shared by walls, floor marks and sprites. The
+// Camera-space projection shared by the world buffer and the sprites. The
 // focal length comes from the screen width and the camera plane, so pixels
-// stay square at any aspect ratio: a portrait phone sees the engine's field
-// of view across and more floor and ceiling above and below.
+// stay square at any aspect ratio (index.js cameraFor shortens the plane on
+// portrait screens).
 
 /** Points nearer than this (tiles, along the view direction) are not drawn. */
 export const NEAR_PLANE = 0.05;
+/** The engine's camera plane length (engine/src/rules.rs CAMERA_PLANE), for a player without one. */
+export const CAMERA_PLANE = 0.66;
 /** Eye height above the floor, in tiles (walls are one tile high). */
 export const EYE_HEIGHT = 0.5;
 
@@ -15,7 +17,7 @@ export const EYE_HEIGHT = 0.5;
  * @param {number} width screen width in pixels
  */
 export function focalLength(cam, width) {
-  const plane = Math.hypot(cam.planeX, cam.planeY) || 0.66;
+  const plane = Math.hypot(cam.planeX, cam.planeY) || CAMERA_PLANE;
   return width / (2 * plane);
 }
 

@@ -11,7 +11,7 @@
 // canvas; only `blit` needs one.
 
 import { TILE } from './grid.js';
-import { EYE_HEIGHT } from './projection.js';
+import { EYE_HEIGHT, focalLength } from './projection.js';
 import { ColumnHits, castColumns } from './raycast.js';
 import { makeSurface } from './surface.js';
 import { LIGHT_LEVELS, TEX_SIZE, lightLevel, textures } from './textures.js';
@@ -71,7 +71,7 @@ export class WorldBuffer {
    */
   draw(grid, cam, horizon) {
     castColumns(grid, cam, this.hits);
-    const focal = this.width / (2 * Math.hypot(cam.planeX, cam.planeY));
+    const focal = focalLength(cam, this.width);
     for (let x = 0; x < this.width; x++) {
       this.wallBottom[x] = Math.floor(horizon + (EYE_HEIGHT * focal) / Math.max(this.hits.depth[x], 1e-3)) - 2;
     }
@@ -91,7 +91,7 @@ export class WorldBuffer {
   drawFloorAndCeiling(grid, cam, horizon) {
     const { width: w, height: h, pixels, wallBottom } = this;
     const tex = textures();
-    const focal = w / (2 * Math.hypot(cam.planeX, cam.planeY));
+    const focal = focalLength(cam, w);
     const r0x = cam.dirX - cam.planeX; const r0y = cam.dirY - cam.planeY;
     const r1x = cam.dirX + cam.planeX; const r1y = cam.dirY + cam.planeY;
     const cells = grid.cells; const gw = grid.width; const gh = grid.height;
@@ -139,7 +139,7 @@ export class WorldBuffer {
   drawWalls(cam, horizon) {
     const { width: w, height: h, pixels, hits } = this;
     const walls = textures().walls;
-    const focal = w / (2 * Math.hypot(cam.planeX, cam.planeY));
+    const focal = focalLength(cam, w);
     for (let x = 0; x < w; x++) {
       const variants = walls.get(hits.tile[x]);
       if (!variants) continue;
