@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { TILE, TileGrid } from '../lib/render/grid.js';
 import { ColumnHits, castColumns, castRay } from '../lib/render/raycast.js';
 import { focalLength, projectSprite, toCamera } from '../lib/render/projection.js';
-import { visibleRuns } from '../lib/render/sprites.js';
+import { billboardsOf, visibleRuns } from '../lib/render/sprites.js';
 import { interpolateView, blendOrientation, TELEPORT_TILES } from '../lib/render/interpolate.js';
 import { countdownText, currentAmmo, hudUnit, rttText } from '../lib/render/hud.js';
 import { automapLayout } from '../lib/render/automap.js';
@@ -282,4 +282,17 @@ test('screen effects: a shot and a hit fade over their spans, from the tick they
   fx2.observe(at(5, { weapon: 3 }), at(6, { weapon: 2 }), me.id);
   assert.equal(fx2.shot(6), 0);
   assert.equal(fx.hurt(1), 0);
+});
+
+test('billboards: everything but the local player, corpses for the dead, a shadow under each pickup', () => {
+  const items = billboardsOf(fixture, 'p2', 0);
+  const arts = items.map((b) => b.art);
+  assert.ok(!items.some((b) => b.label === 'bea'), 'the local player is not drawn');
+  assert.ok(arts.includes('player') && items.some((b) => b.label === 'ada'));
+  assert.ok(arts.includes('enemy:brute:aggro') && arts.includes('enemy:sniper:aggro') && arts.includes('enemy:grunt'));
+  assert.ok(arts.includes('corpse:grunt'));
+  assert.equal(arts.filter((a) => a === 'shadow').length, fixture.pickups.length);
+  assert.equal(arts.filter((a) => a.startsWith('pickup:')).length, fixture.pickups.length);
+  assert.ok(arts.includes('mine') && arts.includes('exit-beacon'));
+  assert.deepEqual(billboardsOf({ ...fixture, exit: undefined, pickups: [], mines: [], enemies: [], players: [] }, 'p2', 0), []);
 });

@@ -63,8 +63,10 @@ export function drawAutomap(ctx, view, { me, width, height, reserveTop, reserveB
   const sx = (/** @type {number} */ x) => originX + x * scale;
   const sy = (/** @type {number} */ y) => originY + y * scale;
   // The exit always shows, even if the grid row says floor.
-  ctx.fillStyle = PALETTE.mapExit;
-  ctx.fillRect(sx(view.exit.x), sy(view.exit.y), scale, scale);
+  if (view.exit) {
+    ctx.fillStyle = PALETTE.mapExit;
+    ctx.fillRect(sx(view.exit.x), sy(view.exit.y), scale, scale);
+  }
   const dot = (/** @type {number} */ x, /** @type {number} */ y, /** @type {number} */ r, /** @type {string} */ c) => {
     ctx.fillStyle = c;
     ctx.beginPath();

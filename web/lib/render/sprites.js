@@ -29,7 +29,7 @@ import { lightAt } from './textures.js';
  */
 export function billboardsOf(view, me, time) {
   /** @type {Billboard[]} */
-  const out = [{ art: 'exit-beacon', x: view.exit.x + 0.5, y: view.exit.y + 0.5, glow: true }];
+  const out = view.exit ? [{ art: 'exit-beacon', x: view.exit.x + 0.5, y: view.exit.y + 0.5, glow: true }] : [];
   for (const p of view.pickups ?? []) {
     const lift = 0.06 + 0.04 * Math.sin(time * 0.15 + (p.x + p.y) * 2.1);
     // Same depth: the sort is stable, so the shadow is drawn first.
