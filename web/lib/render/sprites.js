@@ -42,13 +42,24 @@ export function billboardsOf(view, me, time) {
       continue;
     }
     const health = e.maxHp > 0 ? e.hp / e.maxHp : 1;
-    out.push({ art: `enemy:${e.kind}${e.aggroed ? ':aggro' : ''}`, x: e.x, y: e.y, health });
+    out.push({ art: `enemy:${e.kind}${e.aggroed ? ':aggro' : ''}`, x: e.x, y: e.y, health, lift: stepBob(e.x, e.y) });
   }
   for (const p of view.players ?? []) {
     if (p.id === me) continue;
-    out.push({ art: p.alive ? 'player' : 'player:down', x: p.x, y: p.y, label: p.name || p.id });
+    const lift = p.alive ? stepBob(p.x, p.y) : 0;
+    out.push({ art: p.alive ? 'player' : 'player:down', x: p.x, y: p.y, label: p.name || p.id, lift });
   }
   return out;
+}
+
+/**
+ * A walker's bounce, from where it stands rather than from time: it bobs
+ * while it moves (about a step per 0.4 tiles) and stands still when it does.
+ * @param {number} x
+ * @param {number} y
+ */
+export function stepBob(x, y) {
+  return 0.025 * Math.abs(Math.sin((x + y * 0.618) * 7.85));
 }
 
 /**
