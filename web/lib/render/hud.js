@@ -50,8 +50,10 @@ export function hudUnit(width, height, pixelRatio) {
   return Math.min(22, Math.max(14, css / 26)) * pixelRatio;
 }
 
-/** The bottom bar's four cells sit in one row when there is room for 36 units, else two by two. */
-const cellsPerRow = (/** @type {number} */ unit, /** @type {number} */ width) => (width / unit >= 36 ? 4 : 2);
+/** The bottom bar's four cells sit in one row when there is room for 28 units, else two by two. */
+const cellsPerRow = (/** @type {number} */ unit, /** @type {number} */ width) => (width / unit >= 28 ? 4 : 2);
+/** Shares of the width per cell in one row: the weapon's name and ammo need the most room. */
+const ROW_SHARES = [0.22, 0.34, 0.18, 0.26];
 
 /** The bottom bar's height for a unit. */
 export const barHeight = (/** @type {number} */ unit, /** @type {number} */ width) => unit * (cellsPerRow(unit, width) === 4 ? 3 : 5.6);
@@ -135,11 +137,14 @@ function stats(ctx, me, width, height, unit, barH) {
     { label: 'KILLS · SCORE', value: `${me.kills} · ${me.score}`, colour: PALETTE.hudText },
   ];
   const perRow = cellsPerRow(unit, width);
-  const rows = 4 / perRow;
-  const cellW = width / perRow;
-  const cellH = barH / rows;
+  const shares = perRow === 4 ? ROW_SHARES : [0.5, 0.5, 0.5, 0.5];
+  const cellH = barH / (4 / perRow);
+  let left = 0;
   cells.forEach((c, i) => {
-    const x = (i % perRow) * cellW + unit * 0.8;
+    if (i % perRow === 0) left = 0;
+    const cellW = width * shares[i];
+    const x = left + unit * 0.8;
+    left += cellW;
     const top = height - barH + Math.floor(i / perRow) * cellH;
     ctx.textAlign = 'left';
     ctx.font = `600 ${Math.round(unit * 0.8)}px system-ui, sans-serif`;
@@ -148,7 +153,7 @@ function stats(ctx, me, width, height, unit, barH) {
     ctx.font = `700 ${Math.round(unit * 1.15)}px system-ui, sans-serif`;
     ctx.fillStyle = c.colour;
     const valueY = top + cellH * 0.4 + unit * 1.25;
-    if (c.keys !== undefined) keyIcons(ctx, c.keys, x, valueY - unit * 0.85, unit);
+    if (c.keys !== undefined) keyIcons(ctx, c.keys, x, valueY - unit * 0.85, unit, Math.max(1, Math.floor((cellW - unit * 2.8) / (unit * 1.1))));
     else ctx.fillText(c.value, x, valueY);
     if (c.bar !== undefined) {
       const bw = Math.min(cellW - unit * 1.6, unit * 6);
@@ -164,20 +169,21 @@ function stats(ctx, me, width, height, unit, barH) {
 }
 
 /**
- * Up to five little gold keys, then a count.
+ * Little gold keys, as many as fit (at most five), then a count.
  * @param {CanvasRenderingContext2D} ctx
  * @param {number} n
  * @param {number} x
  * @param {number} y top of the icons
  * @param {number} unit
+ * @param {number} room how many icons fit
  */
-function keyIcons(ctx, n, x, y, unit) {
+function keyIcons(ctx, n, x, y, unit, room) {
   if (n <= 0) {
     ctx.fillStyle = PALETTE.hudMuted;
     ctx.fillText('none', x, y + unit * 0.85);
     return;
   }
-  const shown = Math.min(n, 5);
+  const shown = Math.min(n, 5, room);
   ctx.strokeStyle = PALETTE.key;
   ctx.fillStyle = PALETTE.key;
   ctx.lineWidth = Math.max(1.5, unit * 0.12);
