@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { TILE, TileGrid } from '../lib/render/grid.js';
+import { TILE, TileGrid, tileGridOf } from '../lib/render/grid.js';
 import { ColumnHits, castColumns, castRay } from '../lib/render/raycast.js';
 import { focalLength, projectSprite, toCamera } from '../lib/render/projection.js';
 import { billboardsOf, visibleRuns } from '../lib/render/sprites.js';
@@ -295,4 +295,13 @@ test('billboards: everything but the local player, corpses for the dead, a shado
   assert.equal(arts.filter((a) => a.startsWith('pickup:')).length, fixture.pickups.length);
   assert.ok(arts.includes('mine') && arts.includes('exit-beacon'));
   assert.deepEqual(billboardsOf({ ...fixture, exit: undefined, pickups: [], mines: [], enemies: [], players: [] }, 'p2', 0), []);
+});
+
+test('the decoded grid is reused while the rows are equal, and rebuilt when one changes', () => {
+  const rows = ['####', '#.D#', '####'];
+  const a = tileGridOf({ width: 4, height: 3, rows });
+  assert.equal(tileGridOf({ width: 4, height: 3, version: 9, rows: rows.slice() }), a);
+  const opened = tileGridOf({ width: 4, height: 3, rows: ['####', '#..#', '####'] });
+  assert.notEqual(opened, a);
+  assert.equal(opened.at(2, 1), TILE.FLOOR);
 });

@@ -1,7 +1,7 @@
 // @ts-check
-// The view state's tile rows as a flat typed array, built once per grid
-// object: the raycaster reads tiles millions of times a second, and a byte
-// lookup is cheaper than `rows[y].charCodeAt(x)` plus a character switch.
+// The view state's tile rows as a flat typed array, rebuilt only when the
+// rows change: the raycaster reads tiles millions of times a second, and a
+// byte lookup is cheaper than `rows[y].charCodeAt(x)` plus a character switch.
 
 import { TILE } from '../snapshot-view.js';
 
@@ -46,19 +46,24 @@ export class TileGrid {
 /** Whether a ray stops at the tile: walls, closed doors and secret walls. */
 export const blocksSight = (/** @type {number} */ t) => t === TILE.WALL || t === TILE.DOOR || t === TILE.SECRET;
 
-/** @type {WeakMap<ViewGrid, TileGrid>} */
-const decoded = new WeakMap();
+/** The last decoded grid and the rows it came from. */
+let last = { /** @type {string[]} */ rows: [], /** @type {TileGrid|null} */ grid: null };
 
 /**
- * The decoded grid, cached per grid object (a new view state with the same
- * grid object costs nothing; a changed grid is a new object).
+ * The decoded grid, reused while the rows are the same: the engine makes a
+ * new view state (and grid object) every tick, but the grid rarely changes
+ * (a door opens, a secret wall slides). Comparing the row strings is much
+ * cheaper than decoding, and unlike `version` it cannot be fooled by a new
+ * level whose version counter restarts.
  * @param {ViewGrid} grid
  */
 export function tileGridOf(grid) {
-  let g = decoded.get(grid);
-  if (!g) {
+  let g = last.grid;
+  const same = g !== null && g.width === grid.width && g.height === grid.height
+    && last.rows.length === grid.rows.length && last.rows.every((r, i) => r === grid.rows[i]);
+  if (!same || g === null) {
     g = new TileGrid(grid);
-    decoded.set(grid, g);
+    last = { rows: grid.rows.slice(), grid: g };
   }
   return g;
 }
