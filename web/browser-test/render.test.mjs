@@ -15,6 +15,8 @@ after(() => rig.close());
 
 /** @param {number[]} p rgba */
 const isDoorColour = (p) => p[0] > p[2] + 25 && p[0] > p[1];
+/** @param {number[]} p rgba: the grey-violet stone */
+const isStoneColour = (p) => p[2] > p[0] && p[2] > p[1] && p[2] > 40;
 /** @param {number[]} p rgba */
 const isBruteColour = (p) => p[2] > p[1] + 40 && p[0] > p[1] + 15;
 /** @param {number[]} a @param {string} hex */
@@ -48,6 +50,7 @@ async function bruteSamples(page) {
     const f = w.draw();
     const v = w.render.interpolateView(w.fixtures.prev, w.fixtures.next, 0.5);
     const brute = v.enemies.find((/** @type {any} */ e) => e.kind === 'brute');
+    // The brute's art is 1.05 tiles wide and 1.0 tall (sprite-art.js).
     const s = w.render.projectSprite(f.camera, brute.x, brute.y, 1.05, 1.0, f.width, f.horizon);
     if (!s) return { projected: false, pixels: [] };
     const y = s.top + (s.bottom - s.top) * 0.42;
@@ -71,6 +74,9 @@ test('first person at 1280x720: walls, the door ahead, a sprite where the brute 
   // The ceiling and floor are not door-coloured: the check can fail.
   const top = await page.evaluate(() => /** @type {any} */ (window).pixel(640, 5));
   assert.ok(!isDoorColour(top), `ceiling ${top}`);
+  // Between the grunt and the door: the stone wall the door sits in, not the door.
+  const wall = await page.evaluate(([x, y]) => /** @type {any} */ (window).pixel(x, y), [0.367 * f.width, f.horizon - 12]);
+  assert.ok(isStoneColour(wall) && !isDoorColour(wall), `stone wall ${wall}`);
   const brute = await bruteSamples(page);
   assert.ok(brute.projected, 'the brute is in view');
   assert.ok(brute.pixels.filter(isBruteColour).length >= 2, `brute colour: ${JSON.stringify(brute.pixels)}`);
