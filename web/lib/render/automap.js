@@ -5,6 +5,7 @@
 
 import { TILE, tileGridOf } from './grid.js';
 import { castRay } from './raycast.js';
+import { makeSurface } from './surface.js';
 import { PALETTE } from './palette.js';
 
 /**
@@ -36,6 +37,30 @@ const TILE_COLOUR = /** @type {Record<number, string>} */ ({
   [TILE.EXIT]: PALETTE.mapExit,
 });
 
+/** The tiles drawn at one scale, kept while the grid and scale stay the same. */
+let layer = { /** @type {import('./grid.js').TileGrid|null} */ grid: null, scale: 0, image: /** @type {OffscreenCanvas|HTMLCanvasElement|null} */ (null) };
+
+/**
+ * The grid's tiles as an image, `scale` pixels per tile: one fillRect per
+ * tile when the grid changes, one drawImage per frame otherwise (a large
+ * map is thousands of tiles).
+ * @param {import('./grid.js').TileGrid} grid
+ * @param {number} scale
+ */
+function tileLayer(grid, scale) {
+  if (layer.grid !== grid || layer.scale !== scale || !layer.image) {
+    const { canvas, ctx } = makeSurface(grid.width * scale, grid.height * scale);
+    for (let y = 0; y < grid.height; y++) {
+      for (let x = 0; x < grid.width; x++) {
+        ctx.fillStyle = TILE_COLOUR[grid.at(x, y)] ?? PALETTE.mapWall;
+        ctx.fillRect(x * scale, y * scale, scale, scale);
+      }
+    }
+    layer = { grid, scale, image: canvas };
+  }
+  return layer.image;
+}
+
 /**
  * @param {CanvasRenderingContext2D} ctx
  * @param {import('./interpolate.js').ViewState} view
@@ -54,12 +79,7 @@ export function drawAutomap(ctx, view, { me, width, height, reserveTop, reserveB
   const { scale, originX, originY } = layout;
   ctx.fillStyle = PALETTE.mapBackground;
   ctx.fillRect(0, 0, width, height);
-  for (let y = 0; y < grid.height; y++) {
-    for (let x = 0; x < grid.width; x++) {
-      ctx.fillStyle = TILE_COLOUR[grid.at(x, y)] ?? PALETTE.mapWall;
-      ctx.fillRect(originX + x * scale, originY + y * scale, scale, scale);
-    }
-  }
+  ctx.drawImage(tileLayer(grid, scale), originX, originY);
   const sx = (/** @type {number} */ x) => originX + x * scale;
   const sy = (/** @type {number} */ y) => originY + y * scale;
   // The exit always shows, even if the grid row says floor.
