@@ -290,7 +290,7 @@ function draw() {
     canvas.width = w;
     canvas.height = h;
   }
-  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d', { alpha: false }));
   renderFrame(ctx, {
     prev: prevView,
     next: nextView,

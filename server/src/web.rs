@@ -28,60 +28,50 @@ struct Asset {
 
 const JS: &str = "text/javascript; charset=utf-8";
 
+/// An embedded file of the repository's `web/` folder, served at `/web/…`.
+macro_rules! asset {
+    ($file:literal, $content_type:expr) => {
+        Asset {
+            path: concat!("/web/", $file),
+            content_type: $content_type,
+            body: include_bytes!(concat!("../../web/", $file)),
+        }
+    };
+    ($file:literal) => {
+        asset!($file, JS)
+    };
+}
+
 /// Everything under `/web/`.
 const ASSETS: &[Asset] = &[
-    Asset {
-        path: "/web/style.css",
-        content_type: "text/css; charset=utf-8",
-        body: include_bytes!("../../web/style.css"),
-    },
-    Asset {
-        path: "/web/lobby.js",
-        content_type: JS,
-        body: include_bytes!("../../web/lobby.js"),
-    },
-    Asset {
-        path: "/web/play.js",
-        content_type: JS,
-        body: include_bytes!("../../web/play.js"),
-    },
-    Asset {
-        path: "/web/lib/constants.js",
-        content_type: JS,
-        body: include_bytes!("../../web/lib/constants.js"),
-    },
-    Asset {
-        path: "/web/lib/name.js",
-        content_type: JS,
-        body: include_bytes!("../../web/lib/name.js"),
-    },
-    Asset {
-        path: "/web/lib/lobby-client.js",
-        content_type: JS,
-        body: include_bytes!("../../web/lib/lobby-client.js"),
-    },
-    Asset {
-        path: "/web/lib/guest-driver.js",
-        content_type: JS,
-        body: include_bytes!("../../web/lib/guest-driver.js"),
-    },
-    Asset {
-        path: "/web/lib/wasm.js",
-        content_type: JS,
-        body: include_bytes!("../../web/lib/wasm.js"),
-    },
+    asset!("style.css", "text/css; charset=utf-8"),
+    asset!("lobby.js"),
+    asset!("play.js"),
+    asset!("lib/index.js"),
+    asset!("lib/constants.js"),
+    asset!("lib/name.js"),
+    asset!("lib/lobby-client.js"),
+    asset!("lib/guest-driver.js"),
+    asset!("lib/wasm.js"),
     // The engine and guest session in WebAssembly (web-bindings; rebuilt
     // and checked byte for byte by scripts/build-wasm).
-    Asset {
-        path: "/web/campfire.wasm",
-        content_type: "application/wasm",
-        body: include_bytes!("../../web/campfire.wasm"),
-    },
-    Asset {
-        path: "/web/lib/index.js",
-        content_type: JS,
-        body: include_bytes!("../../web/lib/index.js"),
-    },
+    asset!("campfire.wasm", "application/wasm"),
+    // The first-person renderer.
+    asset!("lib/render/index.js"),
+    asset!("lib/render/automap.js"),
+    asset!("lib/render/effects.js"),
+    asset!("lib/render/grid.js"),
+    asset!("lib/render/hud.js"),
+    asset!("lib/render/interpolate.js"),
+    asset!("lib/render/palette.js"),
+    asset!("lib/render/projection.js"),
+    asset!("lib/render/raycast.js"),
+    asset!("lib/render/sprite-art.js"),
+    asset!("lib/render/sprites.js"),
+    asset!("lib/render/surface.js"),
+    asset!("lib/render/textures.js"),
+    asset!("lib/render/weapon.js"),
+    asset!("lib/render/world-buffer.js"),
 ];
 
 const LOBBY_HTML: &str = include_str!("../../web/lobby.html");
@@ -173,8 +163,31 @@ mod tests {
         assert!(PLAY_HTML.contains(CONFIG_PLACEHOLDER));
     }
 
+    /// `spec` (`./x.js`, `../x.js` or absolute) relative to folder `dir`.
+    fn resolve(dir: &str, spec: &str) -> String {
+        if spec.starts_with('/') {
+            return spec.to_owned();
+        }
+        let mut parts: Vec<&str> = dir.split('/').collect();
+        for part in spec.split('/') {
+            match part {
+                "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                p => parts.push(p),
+            }
+        }
+        parts.join("/")
+    }
+
     #[test]
     fn every_module_a_page_imports_is_served() {
+        assert_eq!(
+            resolve("/web/lib/render", "../constants.js"),
+            "/web/lib/constants.js"
+        );
+        assert_eq!(resolve("/web", "./lib/wasm.js"), "/web/lib/wasm.js");
         let served: Vec<&str> = ASSETS.iter().map(|a| a.path).collect();
         for asset in ASSETS.iter().filter(|a| a.content_type == JS) {
             let body = std::str::from_utf8(asset.body).expect("scripts are UTF-8");
@@ -186,10 +199,7 @@ mod tests {
                     continue;
                 };
                 let dir = asset.path.rsplit_once('/').map_or("", |(d, _)| d);
-                let target = spec
-                    .strip_prefix("./")
-                    .map(|s| format!("{dir}/{s}"))
-                    .unwrap_or_else(|| spec.to_owned());
+                let target = resolve(dir, spec);
                 assert!(
                     served.contains(&target.as_str()),
                     "{} imports {spec}, which is not served",

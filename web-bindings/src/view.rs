@@ -263,3 +263,117 @@ impl View {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::{Difficulty, LevelSetup};
+
+    /// The JSON the renderer (`web/lib/render/`, fixtures in
+    /// `web/test-support/view-fixture.json`) reads, from a real level.
+    #[test]
+    fn the_view_of_a_generated_level_has_the_renderers_shape() {
+        let roster = vec![PlayerId::new("guest-1"), PlayerId::new("host")];
+        let engine = RaycasterEngine::new_level(LevelSetup {
+            map: engine::level_gen::generate(7, 0, 2),
+            roster: roster.clone(),
+            seed: 7,
+            difficulty: Difficulty::Normal,
+            player_count: 2,
+            carryovers: BTreeMap::new(),
+        })
+        .expect("a generated level builds");
+        let names = BTreeMap::from([(roster[0].clone(), "Ada".to_owned())]);
+        let view = View::of(&engine, Some(&roster[0]), &names, |_| (0.25, 0.0));
+        let json = serde_json::to_value(&view).expect("serializes");
+        let keys = |v: &serde_json::Value| {
+            let mut k: Vec<String> = v.as_object().expect("object").keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(
+            keys(&json),
+            [
+                "countdownTicks",
+                "enemies",
+                "exit",
+                "grid",
+                "me",
+                "mines",
+                "pickups",
+                "players",
+                "tick"
+            ]
+        );
+        let grid = &json["grid"];
+        let rows = grid["rows"].as_array().expect("rows");
+        assert_eq!(rows.len() as u64, grid["height"].as_u64().expect("height"));
+        let first = rows[0].as_str().expect("row");
+        assert_eq!(first.len() as u64, grid["width"].as_u64().expect("width"));
+        assert!(
+            first.chars().all(|c| c == '#'),
+            "the border is wall: {first}"
+        );
+        assert!(
+            rows.iter()
+                .flat_map(|r| r.as_str().unwrap_or("").chars())
+                .all(|c| "#.DSE".contains(c))
+        );
+        let exit = &view.exit;
+        assert_eq!(
+            rows[exit.y as usize].as_str().unwrap_or("").as_bytes()[exit.x as usize],
+            b'E'
+        );
+        let p = &json["players"][0];
+        assert_eq!(
+            keys(p),
+            [
+                "alive",
+                "ammo",
+                "dirX",
+                "dirY",
+                "health",
+                "id",
+                "keys",
+                "kills",
+                "name",
+                "planeX",
+                "planeY",
+                "score",
+                "weapon",
+                "weaponName",
+                "x",
+                "y"
+            ]
+        );
+        assert_eq!(p["id"], "guest-1");
+        assert_eq!(p["name"], "Ada");
+        assert_eq!(keys(&p["ammo"]), ["bullets", "gas", "rockets", "smg"]);
+        let spawned = &engine.state().players[&roster[0]];
+        assert_eq!(
+            p["x"].as_f64(),
+            Some(spawned.pos.x + 0.25),
+            "the render offset is applied"
+        );
+        assert_eq!(json["players"][1]["name"], "");
+        let enemy = &json["enemies"][0];
+        assert_eq!(
+            keys(enemy),
+            ["aggroed", "alive", "hp", "kind", "maxHp", "x", "y"]
+        );
+        assert!(["grunt", "brute", "sniper"].contains(&enemy["kind"].as_str().unwrap_or("")));
+        assert_eq!(enemy["hp"], enemy["maxHp"]);
+        for pickup in json["pickups"].as_array().expect("pickups") {
+            let kind = pickup["kind"].as_str().unwrap_or("");
+            assert!(
+                [
+                    "health", "bullets", "rockets", "smg", "gas", "weapon", "key"
+                ]
+                .contains(&kind),
+                "{kind}"
+            );
+        }
+        assert_eq!(json["me"], "guest-1");
+        assert_eq!(json["countdownTicks"], serde_json::Value::Null);
+    }
+}

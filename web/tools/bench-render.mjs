@@ -1,7 +1,9 @@
 // Benchmark of the first-person renderer in Chromium: renders BENCH_FRAMES
 // frames (600 by default) of the view-state fixture with a camera that
 // walks and turns, at 640x400 and at 1280x720, and prints the median and
-// 95th-percentile time per renderFrame call.
+// 95th-percentile time per renderFrame call. Then runs the WebAssembly
+// engine (web/campfire.wasm) in the same browser: a 5-player all-bot level
+// for three seeds, in ticks per second.
 //
 // Run it (as root) through the browser-test wrapper, which starts Chromium
 // inside its own network namespace; the script runs from web/, so the path
@@ -74,6 +76,9 @@ export async function openRenderPage(browser, viewport, deviceScaleFactor = 1) {
   await context.route(`${ORIGIN}/**`, (route) => {
     const path = new URL(route.request().url()).pathname;
     if (path === '/render-test.html') return route.fulfill({ body: PAGE, contentType: 'text/html' });
+    if (path === '/web/campfire.wasm') {
+      return route.fulfill({ body: readFileSync(resolve(WEB, 'campfire.wasm')), contentType: 'application/wasm' });
+    }
     const file = normalize(resolve(WEB, `.${path}`));
     const allowed = (file.startsWith(`${WEB}lib${sep}`) || file.startsWith(`${WEB}test-support${sep}`)) && TYPES[extname(file)];
     if (!allowed) return route.fulfill({ status: 404, body: 'not found' });
@@ -140,6 +145,24 @@ async function main() {
       console.log(`renderFrame ${width}x${height}: ${frames} frames, median ${quantile(times, 0.5).toFixed(2)} ms, p95 ${quantile(times, 0.95).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms`);
       await context.close();
     }
+    // The WebAssembly engine in the same browser: an all-bot campaign with
+    // 5 players (bots deciding every tick, level generation included).
+    const { page, context } = await openRenderPage(browser, { width: 640, height: 400 });
+    const runs = await page.evaluate(async () => {
+      const { loadCampfire } = await import('/lib/wasm.js');
+      const campfire = await loadCampfire();
+      const out = [];
+      for (const seed of [3, 7, 11]) {
+        const t0 = performance.now();
+        const { summary } = campfire.botmatch({ seed, players: 5, levels: 1 });
+        out.push({ seed, ticks: summary.ticks, ms: performance.now() - t0 });
+      }
+      return out;
+    });
+    for (const r of runs) {
+      console.log(`wasm botmatch seed ${r.seed}, 5 players, 1 level: ${r.ticks} ticks in ${r.ms.toFixed(0)} ms = ${Math.round(r.ticks / (r.ms / 1000))} ticks/s`);
+    }
+    await context.close();
   } finally {
     await rig.close();
   }

@@ -3,9 +3,8 @@
 // rows change: the raycaster reads tiles millions of times a second, and a
 // byte lookup is cheaper than `rows[y].charCodeAt(x)` plus a character switch.
 
-import { TILE } from '../snapshot-view.js';
-
-export { TILE };
+/** Tile codes, in the order of the protocol's `Tile` (`protocol/src/map.rs`). */
+export const TILE = Object.freeze({ FLOOR: 0, WALL: 1, DOOR: 2, SECRET: 3, EXIT: 4 });
 
 /**
  * The grid as the view state carries it.
