@@ -11,7 +11,7 @@
 import { LobbyClient, LobbyError, normalizeCode } from './lib/lobby-client.js';
 import { loadCampfire } from './lib/wasm.js';
 import { GuestDriver } from './lib/guest-driver.js';
-import { renderFrame, tickAlpha } from './lib/render/index.js';
+import { currentAmmo, renderFrame, tickAlpha } from './lib/render/index.js';
 import { displayNameOf, sanitizeDisplayName } from './lib/name.js';
 import { DISCONNECT_GRACE_MS } from './lib/constants.js';
 
@@ -214,7 +214,13 @@ function onStatus(s) {
   if (s.hostLost && !before?.hostLost) {
     say(`Lost the host; waiting up to ${DISCONNECT_GRACE_MS / 1000} s for it to come back…`);
   }
-  if (JSON.stringify(s.roster) !== JSON.stringify(before?.roster)) renderRoster();
+  if (JSON.stringify(s.roster) !== JSON.stringify(before?.roster)) {
+    const removed = s.levelEpoch === before?.levelEpoch
+      ? (before?.roster ?? []).filter((/** @type {string} */ id) => !s.roster.includes(id))
+      : [];
+    if (removed.length > 0) say(`${removed.map(nameOf).join(', ')} left the session.`);
+    renderRoster();
+  }
   if (s.end && !left) showEnd(s.end);
 }
 
@@ -305,6 +311,8 @@ function draw() {
   const me = nextView.players.find((/** @type {any} */ p) => p.id === status?.me);
   if (me) {
     $('hud-health').textContent = me.alive ? String(Math.ceil(me.health)) : 'down';
+    const ammo = currentAmmo(me);
+    $('hud-ammo').textContent = ammo ? `${ammo.count} ${ammo.pool} (${me.weaponName})` : me.weaponName;
     $('hud-keys').textContent = String(me.keys);
   }
   $('hud-rtt').textContent = rttMs == null ? '—' : `${Math.round(rttMs)} ms`;

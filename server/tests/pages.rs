@@ -40,12 +40,12 @@ async fn pages_and_modules_are_served_with_their_types() {
         "/web/play.js",
         "/web/lib/index.js",
         "/web/lib/constants.js",
-        "/web/lib/chunk.js",
-        "/web/lib/input.js",
         "/web/lib/name.js",
         "/web/lib/lobby-client.js",
-        "/web/lib/guest-session.js",
-        "/web/lib/snapshot-view.js",
+        "/web/lib/wasm.js",
+        "/web/lib/guest-driver.js",
+        "/web/lib/render/index.js",
+        "/web/lib/render/raycast.js",
     ] {
         let (status, ct, body) = get(&srv, module).await;
         assert_eq!(status, 200, "{module}");
@@ -57,6 +57,32 @@ async fn pages_and_modules_are_served_with_their_types() {
     }
     let (status, ct, _) = get(&srv, "/web/style.css").await;
     assert_eq!((status, ct.as_str()), (200, "text/css; charset=utf-8"));
+
+    // The WebAssembly module: its type, its magic number, and a policy
+    // that lets this origin compile it and nothing looser.
+    let res = srv
+        .client
+        .get(srv.url("/web/campfire.wasm"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.headers()["content-type"], "application/wasm");
+    let csp = res.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        csp.contains("script-src 'self' 'wasm-unsafe-eval';"),
+        "{csp}"
+    );
+    assert!(
+        !csp.contains("unsafe-inline") && !csp.contains("'unsafe-eval'"),
+        "{csp}"
+    );
+    let wasm = res.bytes().await.unwrap();
+    assert_eq!(&wasm[..4], b"\0asm");
+    assert_eq!(wasm.len(), include_bytes!("../../web/campfire.wasm").len());
 
     // Everything loads from this origin: no CDN, no remote script or style.
     for page in [&lobby, &play] {

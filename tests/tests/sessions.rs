@@ -97,6 +97,28 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
         assert!(report["ticks"].as_u64().unwrap_or(0) > 0, "{report}");
     }
 
+    // The daemon reports the finished session on stdout: both guests sent
+    // hash reports and none differed.
+    let line = next_line(&host_lines, Duration::from_secs(30), "the session report");
+    let report: serde_json::Value = serde_json::from_str(&line).expect("a JSON report line");
+    assert_eq!(report["type"], "session-report", "{line}");
+    assert_eq!(report["endReason"], "completed", "{line}");
+    assert!(
+        report["levelsCompleted"].as_u64().unwrap_or(0) >= 2,
+        "{line}"
+    );
+    let guests: Vec<&serde_json::Value> = report["players"]
+        .as_array()
+        .expect("players")
+        .iter()
+        .filter(|p| p["kind"] == "guest")
+        .collect();
+    assert_eq!(guests.len(), 2, "{line}");
+    for g in guests {
+        assert!(g["hashReports"].as_u64().unwrap_or(0) > 0, "{line}");
+        assert_eq!(g["desyncs"], 0, "{line}");
+    }
+
     // The daemon opens a fresh session (--sessions 1), then shuts down
     // gracefully on SIGTERM: exit 0 and nothing left in the lobby.
     let next = next_line(&host_lines, Duration::from_secs(30), "next session");

@@ -14,7 +14,7 @@ after(() => rig.close());
 
 test('a browser guest and a bot guest play a level to the end with zero desyncs', { timeout: 240_000 }, async () => {
   const url = await rig.lobby();
-  const daemon = rig.daemon(['--name', 'Wasm night', '--start-when', '2', '--levels', '1', '--max-players', '3']);
+  const daemon = rig.daemon(['--name', 'Wasm night', '--bots', '0', '--start-when', '2', '--levels', '1']);
   const [, code] = await daemon.waitLine(/^session (\S+)/, 60_000);
 
   const browser = await rig.browser();
@@ -22,7 +22,7 @@ test('a browser guest and a bot guest play a level to the end with zero desyncs'
   const page = await context.newPage();
   page.on('console', (m) => { if (process.env.CAMPFIRE_TEST_LOG) console.error(`[page] ${m.text()}`); });
   await page.goto(`${url}/play?code=${code}&name=Wasm&bot=1`);
-  await until(async () => (await guestState(page)).phase === 'running', 30_000, 'the browser to finish setup');
+  await until(async () => (await guestState(page)).phase === 'await-init', 30_000, 'the browser to pass the hello');
   const bot = rig.botGuest(code, 'rusty');
 
   const playing = await until(async () => {

@@ -102,20 +102,33 @@ impl PeerConnectionEventHandler for Handler {
             RTCPeerConnectionState::Disconnected => {
                 self.shared.report(ConnectionState::Disconnected)
             }
-            RTCPeerConnectionState::Failed => {
-                self.shared.progress.send_modify(|p| p.failed = true);
-                self.shared.report(ConnectionState::Failed);
-            }
-            RTCPeerConnectionState::Closed => {
-                self.shared.progress.send_modify(|p| p.failed = true);
-                self.shared.report(ConnectionState::Closed);
-            }
+            RTCPeerConnectionState::Failed => self.report_terminal(ConnectionState::Failed),
+            RTCPeerConnectionState::Closed => self.report_terminal(ConnectionState::Closed),
             _ => {}
         }
     }
 
     async fn on_data_channel(&self, data_channel: Arc<dyn DataChannel>) {
         let _ = self.incoming.send(data_channel);
+    }
+}
+
+impl Handler {
+    /// A terminal state of the connection. Set-up waits stop at once, but
+    /// the receiver hears of it only after both channel pumps ended (or a
+    /// short grace): the handler and the pumps are separate tasks, and a
+    /// message the peer sent just before closing (the session's end, say)
+    /// must not be overtaken by the close and dropped.
+    fn report_terminal(&self, state: ConnectionState) {
+        self.shared.progress.send_modify(|p| p.failed = true);
+        let shared = self.shared.clone();
+        tokio::spawn(async move {
+            let mut progress = shared.progress.subscribe();
+            let pumps_done =
+                progress.wait_for(|_| shared.pumps_ended.load(Ordering::SeqCst) >= CHANNELS.len());
+            let _ = tokio::time::timeout(ONE_CHANNEL_CLOSED_GRACE, pumps_done).await;
+            shared.report(state);
+        });
     }
 }
 
@@ -141,6 +154,9 @@ pub(super) fn spawn_pump(dc: Arc<dyn DataChannel>, channel: Channel, shared: Arc
             }
         }
         drop(dc);
+        // Counted before the progress change, which wakes whoever waits
+        // for both pumps to end.
+        let ended = shared.pumps_ended.fetch_add(1, Ordering::SeqCst) + 1;
         shared.progress.send_modify(|p| {
             p.open[idx] = false;
             p.failed = true;
@@ -149,7 +165,7 @@ pub(super) fn spawn_pump(dc: Arc<dyn DataChannel>, channel: Channel, shared: Arc
         // link is over. Reported once both channels ended, so the other
         // channel's last messages come first, or after a short grace when
         // only one did. Not reported when this side closed it.
-        if shared.pumps_ended.fetch_add(1, Ordering::SeqCst) + 1 >= CHANNELS.len() {
+        if ended >= CHANNELS.len() {
             shared.report(ConnectionState::Closed);
         } else {
             tokio::time::sleep(ONE_CHANNEL_CLOSED_GRACE).await;
