@@ -20,8 +20,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
-
 use anyhow::Context;
 use protocol::api::{HostKind, PutSessionRequest};
 use protocol::peer::EndReason;
@@ -34,6 +32,7 @@ use netcode::host::HostConfig;
 use crate::driver::{Host, HostProgress, run_host};
 use crate::lobby_client::{HostedSession, LobbyClient, SignalingError};
 use crate::metrics::DaemonMetrics;
+use crate::stdout;
 use crate::transport::webrtc::{HostOffer, WebRtcLink, WebRtcOptions};
 
 /// How long one answer long-poll waits (the server caps it).
@@ -104,38 +103,6 @@ pub struct SessionOutcome {
     pub joined: usize,
     /// Levels completed.
     pub levels_completed: u32,
-}
-
-/// One line on stdout, flushed at once (testers and tests read it live).
-fn stdout_line(line: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
-}
-
-/// The `session-report` line: `{"type":"session-report","code":...,` then
-/// the report's fields.
-#[derive(Serialize)]
-struct ReportLine<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    code: &'a str,
-    #[serde(flatten)]
-    report: &'a netcode::host::SessionReport,
-}
-
-/// Prints a finished session's report as one JSON line on stdout.
-fn print_report(code: &str, report: &netcode::host::SessionReport) {
-    let line = ReportLine {
-        kind: "session-report",
-        code,
-        report,
-    };
-    match serde_json::to_string(&line) {
-        Ok(text) => stdout_line(&text),
-        Err(e) => tracing::error!(error = %e, "could not encode the session report"),
-    }
 }
 
 /// Runs sessions until `shutdown` turns true; then every running session
@@ -212,7 +179,7 @@ pub async fn run_session(
         .create_session(&create_request(&config))
         .await
         .context("creating the session in the lobby")?;
-    stdout_line(&format!("session {}", session.code));
+    stdout::line(&format!("session {}", session.code));
     let mut webrtc = config.webrtc.clone();
     if webrtc.ice_servers.is_empty() {
         webrtc.ice_servers = session.ice_servers.clone();
@@ -294,7 +261,7 @@ pub async fn run_session(
             }
         }
     };
-    print_report(&session.code, &host.report());
+    stdout::session_report(&session.code, &host.report());
     if let Err(e) = client.delete(&session).await
         && !matches!(e, SignalingError::NoSuchSession(_))
     {

@@ -14,7 +14,8 @@
 //!   time, bounded queues, logs and metrics for the session's events.
 //! - [`lobby_client`]: [`lobby_client::LobbyClient`], the lobby server's HTTP
 //!   API for hosts (sessions, offer rounds, answers) and joiners.
-//! - [`hosting`]: always-on bot-hosted sessions in the lobby (`host`).
+//! - [`hosting`]: always-on bot-hosted sessions in the lobby (`host`);
+//!   [`stdout`]: its `session CODE` and `session-report` lines.
 //! - [`joining`]: a (bot) guest joining through the lobby (`join`).
 //! - [`realtime`]: `netcode::sim` scenarios played through the drivers in
 //!   real time (`simulate --realtime`, the capacity benchmark).
@@ -31,4 +32,5 @@ pub mod joining;
 pub mod lobby_client;
 pub mod metrics;
 pub mod realtime;
+pub mod stdout;
 pub mod transport;
