@@ -1,6 +1,15 @@
 // The public lobby page: the live listing (GET /lobby, then GET
-// /lobby/events), filters, and join by code. Each Join opens the game URL
-// template the server was started with (--game-url).
+// /lobby/events), search and filters (both answered by the server), the
+// count of matching sessions, "Show more" following the cursor, and join
+// by code. Each Join opens the game URL template the server was started
+// with (--game-url).
+//
+// The page holds only what it has loaded: the first page, plus each page
+// "Show more" fetched. The feed is subscribed with the same search and
+// filters, so it tells exactly when a session starts or stops matching:
+// `added` and `removed` move the count by one, and a row is inserted when it
+// falls within the loaded range (newer than the last loaded row, or when
+// everything is loaded); anything older is for "Show more" to fetch.
 
 import { LobbyClient, normalizeCode } from './lib/lobby-client.js';
 import { sanitizeDisplayName } from './lib/name.js';
@@ -11,15 +20,33 @@ const myBuild = meta('campfire-build');
 const gameUrl = meta('campfire-game-url') || '/play?code={code}';
 const NAME_KEY = 'campfire.displayName';
 
+/** @typedef {import('./lib/lobby-client.js').LobbyEntry} LobbyEntry */
+const PAGE_SIZE = 50;
+const SEARCH_DEBOUNCE_MS = 250;
+
 const client = new LobbyClient('');
-/** @type {Map<string, import('./lib/lobby-client.js').LobbyEntry>} */
+/** Loaded rows, by code. @type {Map<string, LobbyEntry>} */
 const entries = new Map();
+/** What is loaded: the count, whether it is a lower bound, the cursor of the next page. */
+const listing = { total: 0, capped: false, /** @type {string|null} */ next: null };
+/** Bumped whenever the search or filters change: answers to older ones are dropped. */
+let generation = 0;
+/** @type {{close: () => void} | null} */
+let feed = null;
+/** Events that arrived while the first page was loading (replayed onto it). @type {import('./lib/lobby-client.js').LobbyEvent[] | null} */
+let held = null;
 
 const rows = /** @type {HTMLTableSectionElement} */ (document.getElementById('session-rows'));
 const empty = /** @type {HTMLElement} */ (document.getElementById('empty'));
 const live = /** @type {HTMLElement} */ (document.getElementById('live-status'));
 const filterBuild = /** @type {HTMLInputElement} */ (document.getElementById('filter-build'));
 const filterSpace = /** @type {HTMLInputElement} */ (document.getElementById('filter-space'));
+const search = /** @type {HTMLInputElement} */ (document.getElementById('search'));
+const countText = /** @type {HTMLElement} */ (document.getElementById('session-count'));
+const noMatch = /** @type {HTMLElement} */ (document.getElementById('no-match'));
+const moreRow = /** @type {HTMLElement} */ (document.getElementById('show-more-row'));
+const moreButton = /** @type {HTMLButtonElement} */ (document.getElementById('show-more'));
+const shownText = /** @type {HTMLElement} */ (document.getElementById('shown-count'));
 const nameInput = /** @type {HTMLInputElement} */ (document.getElementById('player-name'));
 const codeInput = /** @type {HTMLInputElement} */ (document.getElementById('join-code'));
 const joinError = /** @type {HTMLElement} */ (document.getElementById('join-error'));
@@ -82,25 +109,185 @@ function row(e) {
   return tr;
 }
 
-function render() {
-  const shown = [...entries.values()]
-    .filter((e) => !filterBuild.checked || e.build === myBuild)
-    .filter((e) => !filterSpace.checked || e.players < e.maxPlayers)
-    .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.code.localeCompare(b.code));
-  rows.replaceChildren(...shown.map(row));
-  empty.hidden = shown.length > 0;
-  document.body.dataset.sessions = String(shown.length);
+const numbers = new Intl.NumberFormat('en');
+
+/** The search and filters as the server takes them. */
+function filters() {
+  return {
+    q: search.value.trim() || undefined,
+    build: filterBuild.checked && myBuild ? myBuild : undefined,
+    hasSpace: filterSpace.checked || undefined,
+  };
 }
 
-async function reload() {
-  try {
-    const all = await client.listAll();
-    entries.clear();
-    for (const e of all) entries.set(e.code, e);
-    render();
-  } catch (e) {
-    live.textContent = `Could not load the lobby: ${e.message}`;
+/**
+ * Lobby order: newest first, ties by code (as the server orders). Times are
+ * compared as instants: RFC 3339 text drops trailing zeros of the fraction.
+ * @param {LobbyEntry} a
+ * @param {LobbyEntry} b
+ */
+function order(a, b) {
+  return (Date.parse(b.createdAt) - Date.parse(a.createdAt))
+    || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
+}
+
+/** The last loaded entry (the cursor's position), if any. */
+function lastLoaded() {
+  const last = rows.lastElementChild;
+  return last ? entries.get(/** @type {HTMLElement} */ (last).dataset.code ?? '') : undefined;
+}
+
+/**
+ * Puts an entry's row in place (new, or replacing its old row).
+ * @param {LobbyEntry} e
+ */
+function place(e) {
+  const old = rows.querySelector(`tr[data-code="${CSS.escape(e.code)}"]`);
+  entries.set(e.code, e);
+  const tr = row(e);
+  if (old) {
+    old.replaceWith(tr);
+    return;
   }
+  const last = lastLoaded();
+  if (!last || order(e, last) > 0) {
+    rows.append(tr);
+    return;
+  }
+  for (const r of rows.children) {
+    const other = entries.get(/** @type {HTMLElement} */ (r).dataset.code ?? '');
+    if (other && order(e, other) < 0) {
+      rows.insertBefore(tr, r);
+      return;
+    }
+  }
+  rows.append(tr);
+}
+
+/**
+ * Whether a session that just started matching belongs among the loaded
+ * rows (otherwise "Show more" fetches it in turn).
+ * @param {LobbyEntry} e
+ */
+function inLoadedRange(e) {
+  const last = lastLoaded();
+  return listing.next === null || (last !== undefined && order(e, last) < 0);
+}
+
+/** Updates the count, the empty states and "Show more". */
+function renderStatus() {
+  const n = numbers.format(listing.total);
+  const noun = listing.total === 1 && !listing.capped ? 'session' : 'sessions';
+  countText.textContent = `${listing.capped ? 'At least ' : ''}${n} ${noun}`;
+  const shown = rows.children.length;
+  // The build filter is the default view: its empty state is the plain one.
+  const narrowed = Boolean(filters().q || filterSpace.checked);
+  empty.hidden = shown > 0 || listing.total > 0 || narrowed;
+  noMatch.hidden = shown > 0 || listing.total > 0 || !narrowed;
+  moreRow.hidden = listing.next === null;
+  shownText.textContent = `Showing ${numbers.format(shown)} of ${n}`;
+  document.body.dataset.sessions = String(shown);
+  document.body.dataset.total = String(listing.total);
+}
+
+/** Loads the first page of the current search and filters. */
+async function reload() {
+  const mine = generation;
+  held = [];
+  try {
+    const page = await client.list({ ...filters(), limit: PAGE_SIZE });
+    if (mine !== generation) return;
+    entries.clear();
+    rows.replaceChildren();
+    for (const e of page.sessions) place(e);
+    listing.total = page.total;
+    listing.capped = page.totalCapped;
+    listing.next = page.nextCursor;
+    // Events that crossed the page in flight: applying them again is harmless.
+    const replay = held;
+    held = null;
+    for (const ev of replay) apply(ev);
+    renderStatus();
+    document.body.dataset.loaded = String(mine);
+  } catch (e) {
+    if (mine === generation) {
+      held = null;
+      live.textContent = `Could not load the lobby: ${e.message}`;
+    }
+  }
+}
+
+/** Loads the next page after the last loaded row. */
+async function showMore() {
+  const mine = generation;
+  const cursor = listing.next;
+  if (!cursor) return;
+  moreButton.disabled = true;
+  try {
+    const page = await client.list({ ...filters(), limit: PAGE_SIZE, cursor });
+    if (mine !== generation || listing.next !== cursor) return;
+    for (const e of page.sessions) place(e);
+    listing.total = page.total;
+    listing.capped = page.totalCapped;
+    listing.next = page.nextCursor;
+    renderStatus();
+  } catch (e) {
+    live.textContent = `Could not load more sessions: ${e.message}`;
+  } finally {
+    moreButton.disabled = false;
+  }
+}
+
+/**
+ * Applies one event of the (filtered) feed.
+ * @param {import('./lib/lobby-client.js').LobbyEvent} ev
+ */
+function apply(ev) {
+  if (ev.type === 'resync') {
+    reload();
+    return;
+  }
+  if (held) {
+    held.push(ev);
+    return;
+  }
+  if (ev.type === 'added') {
+    // Already shown: the page in flight counted it.
+    if (!entries.has(ev.entry.code)) listing.total += 1;
+    if (inLoadedRange(ev.entry)) place(ev.entry);
+  } else if (ev.type === 'updated') {
+    if (entries.has(ev.entry.code) || inLoadedRange(ev.entry)) place(ev.entry);
+  } else if (ev.type === 'removed') {
+    if (entries.delete(ev.code)) {
+      rows.querySelector(`tr[data-code="${CSS.escape(ev.code)}"]`)?.remove();
+      listing.total = Math.max(0, listing.total - 1);
+    } else if (listing.next !== null) {
+      // Not loaded: one of the sessions "Show more" has yet to fetch.
+      listing.total = Math.max(0, listing.total - 1);
+    }
+  }
+  renderStatus();
+}
+
+/** (Re)subscribes with the current search and filters, then loads the first page. */
+function follow() {
+  generation += 1;
+  feed?.close();
+  // Subscribe first, then load the listing, and apply events by code.
+  const mine = generation;
+  held = null;
+  feed = client.subscribe((ev) => { if (mine === generation) apply(ev); }, {
+    filters: filters(),
+    onOpen: () => {
+      live.textContent = 'Live: the list updates by itself.';
+      document.body.dataset.live = 'true';
+      reload();
+    },
+    onError: () => {
+      live.textContent = 'Lost the live lobby; reconnecting…';
+      document.body.dataset.live = 'false';
+    },
+  });
 }
 
 function start() {
@@ -109,8 +296,26 @@ function start() {
   nameInput.addEventListener('change', () => {
     localStorage.setItem(NAME_KEY, sanitizeDisplayName(nameInput.value));
   });
-  filterBuild.addEventListener('change', render);
-  filterSpace.addEventListener('change', render);
+  filterBuild.addEventListener('change', follow);
+  filterSpace.addEventListener('change', follow);
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let typing;
+  let searched = search.value.trim();
+  const searchNow = () => {
+    clearTimeout(typing);
+    if (search.value.trim() === searched) return;
+    searched = search.value.trim();
+    follow();
+  };
+  search.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(searchNow, SEARCH_DEBOUNCE_MS);
+  });
+  document.getElementById('search-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    searchNow();
+  });
+  moreButton.addEventListener('click', showMore);
   document.getElementById('join-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     localStorage.setItem(NAME_KEY, sanitizeDisplayName(nameInput.value));
@@ -127,23 +332,7 @@ function start() {
     joinError.textContent = '';
     window.location.assign(gameUrlFor(code));
   });
-  // Subscribe first, then load the listing, and apply events by code.
-  client.subscribe((ev) => {
-    if (ev.type === 'added' || ev.type === 'updated') entries.set(ev.entry.code, ev.entry);
-    else if (ev.type === 'removed') entries.delete(ev.code);
-    else if (ev.type === 'resync') { reload(); return; }
-    render();
-  }, {
-    onOpen: () => {
-      live.textContent = 'Live: the list updates by itself.';
-      document.body.dataset.live = 'true';
-      reload();
-    },
-    onError: () => {
-      live.textContent = 'Lost the live lobby; reconnecting…';
-      document.body.dataset.live = 'false';
-    },
-  });
+  follow();
   setInterval(() => {
     for (const td of document.querySelectorAll('td.age')) {
       td.textContent = age(/** @type {HTMLElement} */ (td).dataset.created ?? '');

@@ -2,7 +2,9 @@
 //!
 //! Runs, in order: complete host/joiner exchanges (create, read offer,
 //! answer, receive answer; then delete), a fill of the lobby to N live
-//! sessions, `GET /lobby` page walks, and `GET /healthz` as the ceiling.
+//! sessions, `GET /lobby` page walks (plain; then searched and filtered, the
+//! `search` phase), `GET /healthz` as the ceiling, and the lobby feed's
+//! fan-out cost with many SSE subscribers (the `fanout` phase).
 //! Prints a table per phase and one JSON line with everything at the end.
 //! Every loop is bounded in count and time.
 //!
@@ -11,12 +13,14 @@
 //! - `client`: a lean pooled HTTP/1.1 client.
 //! - `exchange`: the host/joiner exchange workload.
 //! - `reads`: lobby fill, lobby page walks, the healthz ceiling.
+//! - `fanout`: server CPU per lobby change with many SSE subscribers.
 //! - `stats`: latency histograms and the report.
 //! - `cpu`: the server's CPU time from /proc.
 
 mod client;
 mod cpu;
 mod exchange;
+mod fanout;
 mod reads;
 mod stats;
 
@@ -64,10 +68,33 @@ struct Args {
     /// PIDs of the servers, to report their CPU time per exchange.
     #[arg(long = "server-pid")]
     server_pids: Vec<u32>,
-    /// Phases to run, comma-separated: exchange, lobby, healthz.
+    /// Phases to run, comma-separated: exchange, lobby, search, healthz, fanout.
     #[arg(long, value_delimiter = ',', default_value = "exchange,lobby,healthz")]
     phases: Vec<String>,
+    /// SSE subscribers of the fanout phase.
+    #[arg(long, default_value_t = 1_000)]
+    subscribers: usize,
+    /// Lobby changes of each fanout measurement.
+    #[arg(long, default_value_t = 300)]
+    fanout_changes: u64,
 }
+
+/// The searched and filtered pages of the `search` phase (the fill's names
+/// are `lobby session {i}` by `host{i}`; builds v1/v2, every fourth full,
+/// every third a daemon).
+const SEARCHES: [(&str, &str); 5] = [
+    ("q=session (one word, every session)", "q=session"),
+    ("q=host12 (one word, 11,111 sessions)", "q=host12"),
+    ("q=lobby+session+4 (three words)", "q=lobby+session+4"),
+    (
+        "build=v1&hasSpace=true&hostKind=player",
+        "build=v1&hasSpace=true&hostKind=player",
+    ),
+    (
+        "q=host7&build=v2&hasSpace=true",
+        "q=host7&build=v2&hasSpace=true",
+    ),
+];
 
 fn server_cpu(pids: &[u32]) -> Option<Duration> {
     if pids.is_empty() {
@@ -163,6 +190,28 @@ async fn main() -> anyhow::Result<()> {
         report.insert("lobby".into(), summary);
     }
 
+    if args.phases.iter().any(|p| p == "search") {
+        let mut searches = serde_json::Map::new();
+        for (title, query) in SEARCHES {
+            let recorder = Arc::new(Recorder::default());
+            let started = Instant::now();
+            let n = reads::read_loop(
+                &servers,
+                reads::Target::LobbyQuery(query),
+                args.read_concurrency,
+                Duration::from_secs(args.read_seconds),
+                args.max_reads,
+                recorder.clone(),
+            )
+            .await;
+            let mut summary = recorder.summary(started.elapsed());
+            summary["requests"] = json!(n);
+            print_table(&format!("GET /lobby?{title}"), &summary);
+            searches.insert(query.into(), summary);
+        }
+        report.insert("search".into(), serde_json::Value::Object(searches));
+    }
+
     if args.phases.iter().any(|p| p == "healthz") {
         let recorder = Arc::new(Recorder::default());
         let started = Instant::now();
@@ -179,6 +228,56 @@ async fn main() -> anyhow::Result<()> {
         summary["requests"] = json!(n);
         print_table("GET /healthz (ceiling)", &summary);
         report.insert("healthz".into(), summary);
+    }
+
+    if args.phases.iter().any(|p| p == "fanout") {
+        let (Some(server), Some(&pid)) = (servers.first(), args.server_pids.first()) else {
+            anyhow::bail!("the fanout phase needs --server and --server-pid");
+        };
+        let session = fanout::create_session(server).await?;
+        let n = args.subscribers;
+        let runs = [
+            ("no subscriber (the update alone)", 0, "", true),
+            ("unfiltered subscribers", n, "", true),
+            (
+                "subscribers whose search the session never matches",
+                n,
+                "?q=zzzz",
+                false,
+            ),
+            (
+                "subscribers whose filters it matches",
+                n,
+                "?q=fanout&build=v1",
+                true,
+            ),
+        ];
+        println!(
+            "\nLobby feed fan-out: {} changes per run",
+            args.fanout_changes
+        );
+        let mut results = serde_json::Map::new();
+        for (title, subscribers, query, expect) in runs {
+            let r = fanout::run(
+                server,
+                pid,
+                &session,
+                subscribers,
+                query,
+                expect,
+                args.fanout_changes,
+            )
+            .await?;
+            println!(
+                "  {subscribers:>5} {title}: {:.0} µs server CPU per change, {} events received, {:.1} s",
+                r.cpu_us_per_change, r.events_received, r.seconds
+            );
+            results.insert(
+                format!("{subscribers} {title}"),
+                json!({"cpuMicrosPerChange": r.cpu_us_per_change, "eventsReceived": r.events_received, "seconds": r.seconds}),
+            );
+        }
+        report.insert("fanout".into(), serde_json::Value::Object(results));
     }
 
     println!("\n{}", serde_json::Value::Object(report));

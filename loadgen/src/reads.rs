@@ -1,5 +1,5 @@
 //! Read workloads: filling the lobby with sessions, walking `GET /lobby`
-//! pages, and the `/healthz` ceiling.
+//! pages (plain, searched, filtered), and the `/healthz` ceiling.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -75,6 +75,9 @@ fn next_cursor(body: &[u8]) -> Option<String> {
 pub enum Target {
     /// `GET /lobby?limit=50`, walking pages by cursor and starting over.
     LobbyPages,
+    /// `GET /lobby?limit=50&` plus a search and filters, walking pages by
+    /// cursor and starting over.
+    LobbyQuery(&'static str),
     /// `GET /healthz`.
     Healthz,
 }
@@ -114,12 +117,19 @@ pub async fn read_loop(
                             None => format!("{base}/lobby?limit=50"),
                         },
                     ),
+                    Target::LobbyQuery(query) => (
+                        Op::LobbyPage,
+                        match &cursor {
+                            Some(c) => format!("{base}/lobby?limit=50&{query}&cursor={c}"),
+                            None => format!("{base}/lobby?limit=50&{query}"),
+                        },
+                    ),
                 };
                 let t = Instant::now();
                 match client.send(Method::GET, &url, None, None).await {
                     Ok(r) if r.status == 200 => {
                         recorder.record(op, t.elapsed());
-                        if matches!(target, Target::LobbyPages) {
+                        if matches!(target, Target::LobbyPages | Target::LobbyQuery(_)) {
                             cursor = next_cursor(&r.body);
                         }
                     }

@@ -199,6 +199,14 @@ pub struct LobbyPage {
     pub sessions: Vec<LobbyEntry>,
     /// Pass as `cursor=` for the next page; null on the last page.
     pub next_cursor: Option<String>,
+    /// How many sessions match the search and filters (every page, not
+    /// just this one). Exact unless `total_capped`.
+    #[serde(default)]
+    pub total: u64,
+    /// `true` when counting stopped early (a multi-word or filtered search
+    /// over a very common word): `total` is then a lower bound.
+    #[serde(default)]
+    pub total_capped: bool,
 }
 
 /// A change to the public lobby, as sent on `GET /lobby/events`.
@@ -408,7 +416,7 @@ mod tests {
                 round_trips(&LobbyEvent::Updated(e.clone()))?;
                 round_trips(&LobbyEvent::Removed(RemovedEntry { code: e.code.clone() }))?;
             }
-            round_trips(&LobbyPage { sessions: entries, next_cursor: cursor })?;
+            round_trips(&LobbyPage { sessions: entries, next_cursor: cursor, total: 3, total_capped: false })?;
         }
 
         #[test]

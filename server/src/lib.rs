@@ -25,7 +25,8 @@
 //!   group commit to a file) or `postgres` (one database shared by several
 //!   replicas, which learn of each other's changes by `LISTEN`/`NOTIFY`);
 //!   `row` is the row codec both share.
-//! - [`lobby_index`]: the in-memory lobby read model and its change feed.
+//! - [`lobby_index`]: the in-memory lobby read model (with its filter and
+//!   word-prefix index for search and counts) and its change feed.
 //! - [`waiters`]: in-process wake-ups for answer long-polls.
 //! - [`fields`]: sanitizing and validating `PUT /session` bodies.
 //! - [`extract`]: extractors that answer with the API's JSON errors; client address; bearer token.

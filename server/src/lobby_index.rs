@@ -1,12 +1,25 @@
-//! The public lobby as an in-memory read model.
+//! The public lobby as an in-memory read model, with its search index.
 //!
 //! `GET /lobby` is the hottest read, so every replica keeps the listed
-//! sessions in a B-tree ordered newest first, each with its JSON
+//! sessions in B-trees ordered newest first, each entry with its JSON
 //! pre-rendered; a page costs a range scan of the page, not a query over
 //! every session. The index is built from the store at start and kept
 //! current by the same code paths that write the store; every change is
-//! also published as a [`LobbyEvent`] for `GET /lobby/events`. Expiry is
-//! checked at read time, so an expired session disappears at once.
+//! also published as a [`LobbyChange`] for `GET /lobby/events`.
+//!
+//! Filters and search are answered from the same structure (see
+//! `docs/decisions.md`, "Lobby search and counts"): besides the listing of
+//! everything, each session is kept in one listing per filter combination it
+//! satisfies (build, has a free slot, host kind: at most 7 more) and in one
+//! posting listing per word prefix of its name and host name (prefixes of
+//! 1 to [`PREFIX_MAX_CHARS`] characters, lower-cased). A page walks the
+//! smallest listing that every match must be in and checks the rest on each
+//! candidate, so its cost follows the page; counts are the sizes of those
+//! listings (exact), or, for a search that needs checking on each
+//! candidate, a scan bounded by [`COUNT_SCAN_LIMIT`].
+//!
+//! Expired sessions leave the index at the first read after their expiry
+//! (published as `removed`), so counts never include them.
 //!
 //! Rendered pages are kept for up to [`PAGE_CACHE_MS`] in a small cache keyed
 //! by the query, and served again only while nothing listed has changed
@@ -15,32 +28,255 @@
 //! during that second.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
 
-use protocol::api::{HostKind, LobbyEntry, LobbyEvent, RemovedEntry};
+use protocol::api::{HostKind, LobbyEntry};
 use protocol::code::SessionCode;
+use protocol::name::sanitize_label;
 use tokio::sync::broadcast;
 
 use crate::clock::{Millis, to_datetime};
 use crate::store::SessionRecord;
 
-/// Newest first, ties broken by code.
-type IndexKey = (Reverse<Millis>, SessionCode);
+/// A session code packed into its 8 ASCII bytes, big-endian, so that it
+/// orders like the code itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct PackedCode(u64);
 
-struct Listed {
+impl PackedCode {
+    fn new(code: &SessionCode) -> Self {
+        let mut bytes = [0u8; 8];
+        for (b, c) in bytes.iter_mut().zip(code.as_str().bytes()) {
+            *b = c;
+        }
+        Self(u64::from_be_bytes(bytes))
+    }
+
+    fn text(self) -> String {
+        let bytes = self.0.to_be_bytes();
+        bytes
+            .iter()
+            .filter(|b| **b != 0)
+            .map(|b| *b as char)
+            .collect()
+    }
+}
+
+/// Newest first, ties broken by code.
+type IndexKey = (Reverse<Millis>, PackedCode);
+
+/// Sessions in lobby order.
+type Listing = BTreeMap<IndexKey, Arc<Listed>>;
+
+/// One listed session, rendered.
+pub struct Listed {
     entry: LobbyEntry,
     expires_at: Millis,
     json: String,
+    /// Lower-cased words of the name and host name, for search.
+    words: Vec<String>,
+}
+
+/// The filters of one listing: `(build, has a free slot, host kind)`.
+type FilterKey = (Option<String>, bool, Option<HostKind>);
+
+/// Longest search (`q=`), in characters; longer is refused.
+pub const SEARCH_MAX_CHARS: usize = 64;
+
+/// Longest word prefix with its own posting listing; longer search words
+/// walk the listing of their first [`PREFIX_MAX_CHARS`] characters.
+pub const PREFIX_MAX_CHARS: usize = 8;
+
+/// Most candidates a count looks at when it cannot be read off a listing's
+/// size; past this, `totalCapped` is set.
+pub const COUNT_SCAN_LIMIT: usize = 10_000;
+
+/// The lower-cased words of a text: runs of letters and digits.
+fn words_of(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// The posting-listing key of a word: its first [`PREFIX_MAX_CHARS`] characters.
+fn posting_key(word: &str) -> &str {
+    match word.char_indices().nth(PREFIX_MAX_CHARS) {
+        Some((i, _)) => &word[..i],
+        None => word,
+    }
+}
+
+/// Every prefix of `word` that has a posting listing.
+fn prefixes(word: &str) -> impl Iterator<Item = &str> {
+    word.char_indices()
+        .skip(1)
+        .map(|(i, _)| i)
+        .chain(std::iter::once(word.len()))
+        .take(PREFIX_MAX_CHARS)
+        .map(move |end| &word[..end])
+}
+
+/// What one `GET /lobby` page or one event stream is limited to: filters
+/// and a search.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct LobbyFilter {
+    /// Only sessions of this build.
+    pub build: Option<String>,
+    /// Only sessions with a free slot.
+    pub has_space: bool,
+    /// Only sessions with this host kind.
+    pub host_kind: Option<HostKind>,
+    /// Search words: each must begin a word of the name or host name.
+    words: Vec<String>,
+}
+
+impl LobbyFilter {
+    /// Filters without a search.
+    pub fn new(build: Option<String>, has_space: bool, host_kind: Option<HostKind>) -> Self {
+        Self {
+            build,
+            has_space,
+            host_kind,
+            words: Vec::new(),
+        }
+    }
+
+    /// Adds a search: sanitized like names, split into words, lower-cased.
+    /// A search with no letters or digits searches nothing.
+    pub fn with_search(mut self, q: &str) -> Self {
+        let clean = sanitize_label(q, SEARCH_MAX_CHARS);
+        let mut words: Vec<String> = Vec::new();
+        for w in words_of(&clean) {
+            if !words.contains(&w) {
+                words.push(w);
+            }
+        }
+        self.words = words;
+        self
+    }
+
+    fn key(&self) -> FilterKey {
+        (self.build.clone(), self.has_space, self.host_kind)
+    }
+
+    /// Whether a listed session passes (expiry aside).
+    fn matches(&self, l: &Listed) -> bool {
+        self.build.as_deref().is_none_or(|b| l.entry.build == b)
+            && (!self.has_space || l.entry.players < l.entry.max_players)
+            && self.host_kind.is_none_or(|k| l.entry.host_kind == k)
+            && self
+                .words
+                .iter()
+                .all(|w| l.words.iter().any(|lw| lw.starts_with(w.as_str())))
+    }
+
+    /// Whether this filter lets everything through.
+    pub fn is_everything(&self) -> bool {
+        self.build.is_none() && !self.has_space && self.host_kind.is_none() && self.words.is_empty()
+    }
+}
+
+/// Every filter listing a session belongs to (the unfiltered one aside).
+fn filter_keys(entry: &LobbyEntry) -> Vec<FilterKey> {
+    let mut keys = Vec::with_capacity(7);
+    let space = entry.players < entry.max_players;
+    for build in [None, Some(entry.build.clone())] {
+        for has_space in [false, true] {
+            if has_space && !space {
+                continue;
+            }
+            for kind in [None, Some(entry.host_kind)] {
+                if build.is_none() && !has_space && kind.is_none() {
+                    continue;
+                }
+                keys.push((build.clone(), has_space, kind));
+            }
+        }
+    }
+    keys
 }
 
 #[derive(Default)]
 struct Index {
-    by_order: BTreeMap<IndexKey, Arc<Listed>>,
+    by_order: Listing,
+    by_filter: HashMap<FilterKey, Listing>,
+    by_prefix: HashMap<String, Listing>,
     by_code: HashMap<SessionCode, IndexKey>,
+    by_expiry: BTreeSet<(Millis, IndexKey)>,
+}
+
+impl Index {
+    fn insert(&mut self, key: IndexKey, listed: Arc<Listed>) {
+        for fk in filter_keys(&listed.entry) {
+            self.by_filter
+                .entry(fk)
+                .or_default()
+                .insert(key, listed.clone());
+        }
+        let prefixes: HashSet<&str> = listed.words.iter().flat_map(|w| prefixes(w)).collect();
+        for p in prefixes {
+            self.by_prefix
+                .entry(p.to_owned())
+                .or_default()
+                .insert(key, listed.clone());
+        }
+        self.by_expiry.insert((listed.expires_at, key));
+        self.by_code.insert(listed.entry.code.clone(), key);
+        self.by_order.insert(key, listed);
+    }
+
+    fn remove(&mut self, code: &SessionCode) -> Option<Arc<Listed>> {
+        let key = self.by_code.remove(code)?;
+        let listed = self.by_order.remove(&key)?;
+        for fk in filter_keys(&listed.entry) {
+            if let Some(set) = self.by_filter.get_mut(&fk) {
+                set.remove(&key);
+                if set.is_empty() {
+                    self.by_filter.remove(&fk);
+                }
+            }
+        }
+        let prefixes: HashSet<&str> = listed.words.iter().flat_map(|w| prefixes(w)).collect();
+        for p in prefixes {
+            if let Some(set) = self.by_prefix.get_mut(p) {
+                set.remove(&key);
+                if set.is_empty() {
+                    self.by_prefix.remove(p);
+                }
+            }
+        }
+        self.by_expiry.remove(&(listed.expires_at, key));
+        Some(listed)
+    }
+
+    /// The smallest listing every match of `filter` is in, and whether
+    /// each of its entries matches without checking (so its size is the count).
+    /// `None` when nothing can match.
+    fn narrowest(&self, filter: &LobbyFilter) -> Option<(&Listing, bool)> {
+        let key = filter.key();
+        let filtered = key != (None, false, None);
+        let mut best = if filtered {
+            self.by_filter.get(&key)?
+        } else {
+            &self.by_order
+        };
+        let mut exact = filter.words.is_empty();
+        for w in &filter.words {
+            let posting = self.by_prefix.get(posting_key(w))?;
+            if posting.len() < best.len() {
+                best = posting;
+            }
+        }
+        if let [w] = filter.words.as_slice() {
+            exact = !filtered && w.chars().count() <= PREFIX_MAX_CHARS;
+        }
+        Some((best, exact))
+    }
 }
 
 /// How long a rendered page may be served again.
@@ -57,15 +293,11 @@ struct CachedPage {
     first_expiry: Millis,
 }
 
-/// Filters and position of one `GET /lobby` page.
+/// Filters, search and position of one `GET /lobby` page.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct PageQuery {
-    /// Only sessions of this build.
-    pub build: Option<String>,
-    /// Only sessions with a free slot.
-    pub has_space: bool,
-    /// Only sessions with this host kind.
-    pub host_kind: Option<HostKind>,
+    /// What the page is limited to.
+    pub filter: LobbyFilter,
     /// Page size.
     pub limit: usize,
     /// Continue after this position.
@@ -76,7 +308,7 @@ pub struct PageQuery {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cursor {
     created_at: Millis,
-    code: SessionCode,
+    code: PackedCode,
 }
 
 impl Cursor {
@@ -85,19 +317,47 @@ impl Cursor {
         let (ms, code) = text.split_once('.')?;
         Some(Self {
             created_at: ms.parse().ok()?,
-            code: SessionCode::parse(code).ok()?,
+            code: PackedCode::new(&SessionCode::parse(code).ok()?),
         })
     }
 
     fn encode(key: &IndexKey) -> String {
-        format!("{}.{}", key.0.0, key.1)
+        format!("{}.{}", key.0.0, key.1.text())
+    }
+}
+
+/// One change to the listing, as published to `GET /lobby/events`
+/// subscribers: the session as it was listed before (if it was) and after
+/// (if it still is). Each subscriber turns it into the event its own filter
+/// sees, or into nothing.
+pub struct LobbyChange {
+    before: Option<Arc<Listed>>,
+    after: Option<Arc<Listed>>,
+    code: SessionCode,
+}
+
+impl LobbyChange {
+    /// The SSE event (name, data) a subscriber limited to `filter` gets:
+    /// `added` when the session starts matching, `updated` while it keeps
+    /// matching, `removed` when it stops; `None` when it matches neither
+    /// before nor after. So `added` and `removed` move that subscriber's
+    /// count by exactly one.
+    pub fn event_for(&self, filter: &LobbyFilter) -> Option<(&'static str, String)> {
+        let was = self.before.as_deref().is_some_and(|l| filter.matches(l));
+        let is = self.after.as_deref().filter(|l| filter.matches(l));
+        match (was, is) {
+            (false, None) => None,
+            (false, Some(l)) => Some(("added", l.json.clone())),
+            (true, Some(l)) => Some(("updated", l.json.clone())),
+            (true, None) => Some(("removed", format!(r#"{{"code":"{}"}}"#, self.code.as_str()))),
+        }
     }
 }
 
 /// The in-memory lobby listing plus its change feed.
 pub struct LobbyIndex {
     index: RwLock<Index>,
-    events: broadcast::Sender<Arc<LobbyEvent>>,
+    events: broadcast::Sender<Arc<LobbyChange>>,
     /// Bumped by every visible change; cached pages of older generations are stale.
     generation: AtomicU64,
     pages: Mutex<HashMap<PageQuery, CachedPage>>,
@@ -130,10 +390,17 @@ pub fn lobby_entry(record: &SessionRecord) -> LobbyEntry {
 
 fn render(entry: LobbyEntry, expires_at: Millis) -> Arc<Listed> {
     let json = serde_json::to_string(&entry).unwrap_or_else(|_| "null".into());
+    let mut words: Vec<String> = Vec::new();
+    for w in words_of(&entry.name).chain(words_of(&entry.host_name)) {
+        if !words.contains(&w) {
+            words.push(w);
+        }
+    }
     Arc::new(Listed {
         entry,
         expires_at,
         json,
+        words,
     })
 }
 
@@ -163,14 +430,14 @@ impl LobbyIndex {
     }
 
     /// Subscribes to lobby changes.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<LobbyEvent>> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<LobbyChange>> {
         self.events.subscribe()
     }
 
-    fn publish(&self, event: LobbyEvent) {
+    fn publish(&self, change: LobbyChange) {
         self.generation.fetch_add(1, Ordering::Release);
         // No subscribers is fine: nobody is watching.
-        let _ = self.events.send(Arc::new(event));
+        let _ = self.events.send(Arc::new(change));
     }
 
     /// Records the current state of a session: listed if public, unlisted
@@ -181,22 +448,25 @@ impl LobbyIndex {
             self.remove(&record.code);
             return;
         }
-        let key = (Reverse(record.created_at), record.code.clone());
+        let key = (Reverse(record.created_at), PackedCode::new(&record.code));
         let listed = render(lobby_entry(record), record.expires_at);
         let previous = {
             let Ok(mut index) = self.index.write() else {
                 return;
             };
-            let previous = index.by_order.insert(key.clone(), listed.clone());
-            index.by_code.insert(record.code.clone(), key);
+            let previous = index.remove(&record.code);
+            index.insert(key, listed.clone());
             previous
         };
-        match previous {
-            None => self.publish(LobbyEvent::Added(listed.entry.clone())),
-            Some(old) if visible_change(&old.entry, &listed.entry) => {
-                self.publish(LobbyEvent::Updated(listed.entry.clone()))
-            }
-            Some(_) => {}
+        if previous
+            .as_ref()
+            .is_none_or(|old| visible_change(&old.entry, &listed.entry))
+        {
+            self.publish(LobbyChange {
+                before: previous,
+                after: Some(listed),
+                code: record.code.clone(),
+            });
         }
     }
 
@@ -205,29 +475,65 @@ impl LobbyIndex {
         let Ok(mut index) = self.index.write() else {
             return;
         };
-        let Some(key) = index.by_code.get(code).cloned() else {
+        let Some(key) = index.by_code.get(code).copied() else {
             return;
         };
-        if let Some(listed) = index.by_order.get_mut(&key) {
-            let mut entry = listed.entry.clone();
+        if let Some(old) = index.remove(code) {
+            let mut entry = old.entry.clone();
             entry.expires_at = to_datetime(expires_at);
-            *listed = render(entry, expires_at);
+            index.insert(key, render(entry, expires_at));
         }
     }
 
     /// Unlists a session; publishes `removed` if it was listed.
     pub fn remove(&self, code: &SessionCode) {
+        let removed = match self.index.write() {
+            Ok(mut index) => index.remove(code),
+            Err(_) => return,
+        };
+        if let Some(old) = removed {
+            self.publish(LobbyChange {
+                before: Some(old),
+                after: None,
+                code: code.clone(),
+            });
+        }
+    }
+
+    /// Unlists every session expired at `now` (each published as `removed`).
+    fn evict_expired(&self, now: Millis) {
+        let due = |index: &Index| {
+            index
+                .by_expiry
+                .first()
+                .is_some_and(|(expires, _)| *expires <= now)
+        };
+        if !self.index.read().map(|i| due(&i)).unwrap_or(false) {
+            return;
+        }
         let removed = {
             let Ok(mut index) = self.index.write() else {
                 return;
             };
-            match index.by_code.remove(code) {
-                Some(key) => index.by_order.remove(&key).is_some(),
-                None => false,
+            let mut removed = Vec::new();
+            while due(&index) {
+                let Some((_, key)) = index.by_expiry.pop_first() else {
+                    break;
+                };
+                let code = index.by_order.get(&key).map(|l| l.entry.code.clone());
+                if let Some(old) = code.and_then(|c| index.remove(&c)) {
+                    removed.push(old);
+                }
             }
+            removed
         };
-        if removed {
-            self.publish(LobbyEvent::Removed(RemovedEntry { code: code.clone() }));
+        for old in removed {
+            let code = old.entry.code.clone();
+            self.publish(LobbyChange {
+                before: Some(old),
+                after: None,
+                code,
+            });
         }
     }
 
@@ -251,6 +557,7 @@ impl LobbyIndex {
 
     /// The JSON body of one `GET /lobby` page, from the cache when still valid.
     pub fn page(&self, query: &PageQuery, now: Millis) -> Bytes {
+        self.evict_expired(now);
         let generation = self.generation.load(Ordering::Acquire);
         if let Ok(pages) = self.pages.lock() {
             if let Some(page) = pages.get(query) {
@@ -281,26 +588,25 @@ impl LobbyIndex {
 
     /// Renders one page; also returns the earliest expiry on it.
     fn render_page(&self, query: &PageQuery, now: Millis) -> (String, Millis) {
+        const EMPTY: &str = r#"{"sessions":[],"nextCursor":null,"total":0,"totalCapped":false}"#;
         let Ok(index) = self.index.read() else {
-            return (r#"{"sessions":[],"nextCursor":null}"#.to_string(), now);
+            return (EMPTY.to_string(), now);
         };
+        let Some((listing, exact)) = index.narrowest(&query.filter) else {
+            return (EMPTY.to_string(), Millis::MAX);
+        };
+        let matches = |l: &Listed| l.expires_at > now && query.filter.matches(l);
         let start = match &query.after {
-            Some(c) => std::ops::Bound::Excluded((Reverse(c.created_at), c.code.clone())),
-            None => std::ops::Bound::Unbounded,
+            Some(c) => Bound::Excluded((Reverse(c.created_at), c.code)),
+            None => Bound::Unbounded,
         };
-        let matches = |l: &Listed| {
-            l.expires_at > now
-                && query.build.as_deref().is_none_or(|b| l.entry.build == b)
-                && (!query.has_space || l.entry.players < l.entry.max_players)
-                && query.host_kind.is_none_or(|k| l.entry.host_kind == k)
-        };
-        let mut body = String::with_capacity(64 + query.limit * 320);
+        let mut body = String::with_capacity(96 + query.limit * 320);
         body.push_str(r#"{"sessions":["#);
         let mut taken = 0usize;
         let mut first_expiry = Millis::MAX;
         let mut last_key: Option<&IndexKey> = None;
         let mut more = false;
-        for (key, listed) in index.by_order.range((start, std::ops::Bound::Unbounded)) {
+        for (key, listed) in listing.range((start, Bound::Unbounded)) {
             if !matches(listed) {
                 continue;
             }
@@ -325,7 +631,65 @@ impl LobbyIndex {
             }
             _ => body.push_str("null"),
         }
-        body.push('}');
+        let (total, capped) = if exact {
+            (listing.len(), false)
+        } else {
+            let counted = listing
+                .values()
+                .take(COUNT_SCAN_LIMIT)
+                .filter(|l| matches(l))
+                .count();
+            (counted, listing.len() > COUNT_SCAN_LIMIT)
+        };
+        body.push_str(&format!(r#","total":{total},"totalCapped":{capped}}}"#));
         (body, first_expiry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_are_capped_and_char_safe() {
+        assert_eq!(prefixes("abc").collect::<Vec<_>>(), ["a", "ab", "abc"]);
+        assert_eq!(prefixes("héllo").nth(1), Some("hé"));
+        assert_eq!(prefixes("abcdefghijkl").count(), PREFIX_MAX_CHARS);
+        assert_eq!(posting_key("abcdefghijkl"), "abcdefgh");
+    }
+
+    #[test]
+    fn packed_codes_order_like_codes() {
+        let a = SessionCode::parse("ABCDEFGH").unwrap();
+        let b = SessionCode::parse("ABCDEFGJ").unwrap();
+        assert!(PackedCode::new(&a) < PackedCode::new(&b));
+        assert_eq!(PackedCode::new(&a).text(), "ABCDEFGH");
+    }
+
+    #[test]
+    fn a_search_is_sanitized_into_lower_case_words() {
+        let f = LobbyFilter::default().with_search("  Ada\u{202E}'s   CAMP\u{0007}fire ada ");
+        assert_eq!(f.words, ["ada", "s", "campfire"]);
+        assert!(LobbyFilter::default().with_search(" -- ").is_everything());
+    }
+
+    #[test]
+    fn filter_keys_cover_each_combination_once() {
+        let entry = |players| LobbyEntry {
+            code: SessionCode::parse("ABCDEFGH").unwrap(),
+            name: String::new(),
+            host_name: String::new(),
+            players,
+            max_players: 4,
+            build: "b".into(),
+            difficulty: None,
+            campaign: None,
+            host_kind: HostKind::Player,
+            created_at: to_datetime(0),
+            expires_at: to_datetime(0),
+            meta: None,
+        };
+        assert_eq!(filter_keys(&entry(1)).len(), 7);
+        assert_eq!(filter_keys(&entry(4)).len(), 3);
     }
 }

@@ -1001,3 +1001,246 @@ async fn shutdown_answers_pending_long_polls_promptly() {
         started.elapsed()
     );
 }
+
+/// One `GET /lobby` with query parameters (encoded by reqwest).
+async fn lobby_query(srv: &TestServer, params: &[(&str, String)]) -> reqwest::Response {
+    srv.client
+        .get(srv.url("/lobby"))
+        .query(params)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The search rule, restated: each lower-cased query word begins some word
+/// of the name or host name.
+fn search_matches(query: &str, name: &str, host: &str) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let listed: Vec<String> = words(name).into_iter().chain(words(host)).collect();
+    words(query)
+        .iter()
+        .all(|q| listed.iter().any(|w| w.starts_with(q.as_str())))
+}
+
+#[tokio::test]
+async fn lobby_search_and_total_combine_with_every_filter_and_the_cursor() {
+    let srv = TestServer::start().await;
+    // (code, name, host, build, daemon, has space), newest last.
+    let mut model = Vec::new();
+    for i in 0..30u32 {
+        let name = format!(
+            "{} run {i}",
+            ["Dragon", "Goblin", "Dragonfly"][i as usize % 3]
+        );
+        let host = if i % 2 == 0 { "Ada" } else { "Émile" };
+        let build = if i % 4 < 2 { "b1" } else { "b2" };
+        let daemon = i % 5 == 0;
+        let full = i % 4 == 1;
+        let (code, _) = srv
+            .create_with(json!({
+                "name": name, "hostName": host, "build": build,
+                "hostKind": if daemon { "daemon" } else { "player" },
+                "players": if full { 4 } else { 1 },
+            }))
+            .await;
+        model.push((code, name, host, build, daemon, !full));
+        srv.clock.advance_ms(10);
+    }
+    srv.create_with(json!({"public": false, "name": "Dragon hidden"}))
+        .await;
+
+    let searches = [
+        None,
+        Some("dragon"),
+        Some("DRAG"),
+        Some("dragonfly"),
+        Some("émile"),
+        Some("ÉMILE drag"),
+        Some("run 7"),
+        Some("  goblin\u{0007}  "),
+        Some("zzz"),
+    ];
+    for q in searches {
+        for build in [None, Some("b1")] {
+            for has_space in [false, true] {
+                for kind in [None, Some("daemon")] {
+                    let expected: Vec<&String> = model
+                        .iter()
+                        .rev()
+                        .filter(|(_, name, host, b, daemon, space)| {
+                            q.is_none_or(|q| search_matches(q, name, host))
+                                && build.is_none_or(|x| x == *b)
+                                && (!has_space || *space)
+                                && kind.is_none_or(|_| *daemon)
+                        })
+                        .map(|m| &m.0)
+                        .collect();
+                    let mut params: Vec<(&str, String)> = vec![("limit", "4".into())];
+                    if let Some(q) = q {
+                        params.push(("q", q.into()));
+                    }
+                    if let Some(b) = build {
+                        params.push(("build", b.into()));
+                    }
+                    if has_space {
+                        params.push(("hasSpace", "true".into()));
+                    }
+                    if let Some(k) = kind {
+                        params.push(("hostKind", k.into()));
+                    }
+                    let what = format!("{params:?}");
+                    let mut seen = Vec::new();
+                    let mut cursor: Option<String> = None;
+                    for _ in 0..20 {
+                        let mut p = params.clone();
+                        if let Some(c) = &cursor {
+                            p.push(("cursor", c.clone()));
+                        }
+                        let res = lobby_query(&srv, &p).await;
+                        assert_eq!(res.status(), 200, "{what}");
+                        let page: Value = res.json().await.unwrap();
+                        assert_eq!(page["total"], expected.len(), "{what}");
+                        assert_eq!(page["totalCapped"], false, "{what}");
+                        let sessions = page["sessions"].as_array().unwrap();
+                        assert!(sessions.len() <= 4, "{what}");
+                        seen.extend(
+                            sessions
+                                .iter()
+                                .map(|s| s["code"].as_str().unwrap().to_owned()),
+                        );
+                        match page["nextCursor"].as_str() {
+                            Some(c) => cursor = Some(c.to_owned()),
+                            None => break,
+                        }
+                    }
+                    let seen: Vec<&String> = seen.iter().collect();
+                    assert_eq!(seen, expected, "{what}: every match once, newest first");
+                }
+            }
+        }
+    }
+    // A few of the combinations above, by hand, so the model is not the only witness.
+    let total = |v: Value| v["total"].as_u64().unwrap();
+    assert_eq!(total(srv.lobby("").await), 30);
+    assert_eq!(total(srv.lobby("?q=dragon").await), 20);
+    assert_eq!(total(srv.lobby("?q=dragonf").await), 10);
+    assert_eq!(total(srv.lobby("?q=goblin&hasSpace=true").await), 7);
+    assert_eq!(total(srv.lobby("?q=nobody").await), 0);
+}
+
+#[tokio::test]
+async fn lobby_search_is_bounded_and_sanitized() {
+    let srv = TestServer::start().await;
+    srv.create_with(json!({"name": "Night\u{202E} raid", "hostName": "Zoë"}))
+        .await;
+    let res = lobby_query(&srv, &[("q", "x".repeat(65))]).await;
+    let message = assert_error(res, 400, "invalid_field").await;
+    assert!(message.starts_with("q:"), "{message}");
+    let res = lobby_query(&srv, &[("q", "é".repeat(64))]).await;
+    assert_eq!(res.status(), 200, "64 characters (not bytes) are fine");
+    for (q, found) in [
+        ("night raid", 1),
+        ("RAID zo", 1),
+        ("ni\u{0007}ght", 1),
+        ("\u{202E}zoë", 1),
+        ("   ", 1),
+        ("raid night zoe", 0),
+        ("aid", 0),
+    ] {
+        let page: Value = lobby_query(&srv, &[("q", q.into())])
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(page["total"], found, "q={q:?}");
+        assert_eq!(page["sessions"].as_array().unwrap().len(), found, "q={q:?}");
+    }
+    let res = srv
+        .client
+        .get(srv.url(&format!("/lobby/events?q={}", "x".repeat(65))))
+        .send()
+        .await
+        .unwrap();
+    assert_error(res, 400, "invalid_field").await;
+}
+
+#[tokio::test]
+async fn lobby_total_drops_at_expiry_without_a_sweep() {
+    let srv = TestServer::start_with(|c| c.session_ttl = 60).await;
+    let (kept, kept_token) = srv.create_with(json!({"name": "Kept"})).await;
+    srv.create_with(json!({"name": "Dropped"})).await;
+    assert_eq!(srv.lobby("").await["total"], 2);
+    srv.clock.advance_ms(50_000);
+    assert_eq!(srv.poll(&kept, &kept_token, 1, 0).await.status(), 204);
+    srv.clock.advance_ms(20_000);
+    let page = srv.lobby("").await;
+    assert_eq!(page["total"], 1);
+    assert_eq!(page["sessions"][0]["code"], kept);
+    assert_eq!(srv.lobby("?q=dropped").await["total"], 0);
+    assert_eq!(srv.lobby("?q=kept").await["total"], 1);
+}
+
+#[tokio::test]
+async fn a_filtered_feed_sends_only_what_its_listing_gains_loses_or_changes() {
+    let srv = TestServer::start().await;
+    let mut events = SseReader::new(
+        srv.client
+            .get(srv.url("/lobby/events?q=dragon&hasSpace=true&build=b1"))
+            .send()
+            .await
+            .unwrap(),
+    );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Neither before nor after in the listing: nothing is sent.
+    let (other, other_token) = srv.create_with(json!({"name": "Goblin"})).await;
+    srv.put(&json!({"code": other, "players": 2}), Some(&other_token))
+        .await;
+    srv.create_with(json!({"name": "Dragon", "build": "b2"}))
+        .await;
+    srv.create_with(json!({"name": "Dragon", "players": 4}))
+        .await;
+    // In the listing: added, updated, removed when full, added when not, removed when gone.
+    let (code, token) = srv.create_with(json!({"name": "Dragon den"})).await;
+    let next = async |events: &mut SseReader| {
+        let (name, data) = events.next_event(Duration::from_secs(5)).await.unwrap();
+        (name, serde_json::from_str::<Value>(&data).unwrap())
+    };
+    let (name, data) = next(&mut events).await;
+    assert_eq!((name.as_str(), &data["code"]), ("added", &json!(code)));
+    srv.put(&json!({"code": code, "players": 2}), Some(&token))
+        .await;
+    let (name, data) = next(&mut events).await;
+    assert_eq!((name.as_str(), &data["players"]), ("updated", &json!(2)));
+    srv.put(&json!({"code": code, "players": 4}), Some(&token))
+        .await;
+    assert_eq!(
+        next(&mut events).await,
+        ("removed".into(), json!({"code": code}))
+    );
+    srv.put(&json!({"code": code, "players": 3}), Some(&token))
+        .await;
+    assert_eq!(next(&mut events).await.0, "added");
+    srv.put(&json!({"code": code, "name": "Goblin den"}), Some(&token))
+        .await;
+    assert_eq!(
+        next(&mut events).await,
+        ("removed".into(), json!({"code": code}))
+    );
+    // The listing's total agrees with what the feed said.
+    assert_eq!(
+        srv.lobby("?q=dragon&hasSpace=true&build=b1").await["total"],
+        0
+    );
+    let res = srv
+        .client
+        .get(srv.url("/lobby/events?hostKind=robot"))
+        .send()
+        .await
+        .unwrap();
+    assert_error(res, 400, "invalid_field").await;
+}

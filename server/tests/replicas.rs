@@ -223,3 +223,69 @@ async fn replicas_ride_out_a_database_outage() {
         );
     }
 }
+
+/// Codes, total and cursor of one `GET /lobby` (what must agree across replicas).
+async fn listing(srv: &TestServer, query: &str) -> (Vec<String>, Value, Value) {
+    let page = srv.lobby(query).await;
+    let codes = page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["code"].as_str().unwrap().to_owned())
+        .collect();
+    (codes, page["total"].clone(), page["nextCursor"].clone())
+}
+
+#[tokio::test]
+async fn every_replica_answers_searches_and_totals_alike() {
+    let (a, b, db) = two_replicas(|_| {}).await;
+    for i in 0..12u32 {
+        let srv = if i % 2 == 0 { &a } else { &b };
+        let (code, token) = srv
+            .create_with(json!({
+                "name": format!("{} {i}", if i % 3 == 0 { "Dragon" } else { "Goblin" }),
+                "build": if i % 4 == 0 { "b2" } else { "b1" },
+                "hostKind": if i % 5 == 0 { "daemon" } else { "player" },
+            }))
+            .await;
+        if i % 3 == 1 {
+            // Updated on the other replica: full now.
+            let other = if i % 2 == 0 { &b } else { &a };
+            other
+                .put(&json!({"code": code, "players": 4}), Some(&token))
+                .await;
+        }
+        a.clock.advance_ms(10);
+    }
+    let started = Instant::now();
+    while listing(&a, "?hasSpace=true").await.1 != 8 || listing(&b, "?hasSpace=true").await.1 != 8 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "replicas converge"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A third replica builds its index from the store alone.
+    let config = {
+        let mut c = Config::for_tests(db.url());
+        c.disable_rate_limits = true;
+        c
+    };
+    let c = TestServer::start_in(db.clone(), config, a.clock.clone()).await;
+    for query in [
+        "",
+        "?limit=5",
+        "?q=dragon",
+        "?q=gob&hasSpace=true",
+        "?q=goblin&build=b1&limit=3",
+        "?hostKind=daemon",
+        "?q=dragon%209&build=b1&hasSpace=true&hostKind=player",
+    ] {
+        let on_a = listing(&a, query).await;
+        assert_eq!(on_a, listing(&b, query).await, "A and B on {query}");
+        assert_eq!(on_a, listing(&c, query).await, "A and a fresh C on {query}");
+    }
+    assert_eq!(listing(&a, "").await.1, 12);
+    assert_eq!(listing(&a, "?q=dragon").await.1, 4);
+    assert_eq!(listing(&c, "?q=goblin&hasSpace=true").await.1, 4);
+}

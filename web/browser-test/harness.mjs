@@ -89,12 +89,15 @@ export class Rig {
     this.url = '';
   }
 
-  /** Starts lobby-server in the server namespace on an ephemeral port. */
-  async lobby() {
+  /**
+   * Starts lobby-server in the server namespace on an ephemeral port.
+   * @param {string[]} [extraArgs] more flags (e.g. `--disable-rate-limits`)
+   */
+  async lobby(extraArgs = []) {
     const dir = mkdtempSync(join(WORK, 'lobby-'));
     const p = new Proc('lobby', join(BIN_DIR, 'lobby-server'), [
       '--listen', `${SERVER_IP}:0`, '--log-format', 'json',
-      '--database-url', `sqlite://${join(dir, 'lobby.db')}`,
+      '--database-url', `sqlite://${join(dir, 'lobby.db')}`, ...extraArgs,
     ]);
     this.procs.push(p);
     const m = await p.waitLine(/listening on (http:\/\/[0-9.]+:\d+)/, 30_000);

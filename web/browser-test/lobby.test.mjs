@@ -54,15 +54,24 @@ test('the lobby page shows a new daemon session within 2 s and removes it at the
   const other = page.locator('tr', { hasText: 'Old and full' });
   const byBuild = page.getByLabel(/compatible with my build/);
   const bySpace = page.getByLabel('not full');
-  await bySpace.check();
+  // The server applies the filters: wait for each answer (data-loaded moves on).
+  const loaded = () => page.evaluate(() => document.body.dataset.loaded);
+  const settled = async (/** @type {() => Promise<void>} */ act) => {
+    const before = await loaded();
+    await act();
+    await until(async () => (await loaded()) !== before, 2_000, 'the filtered listing');
+  };
+  await settled(() => bySpace.check());
   assert.equal(await other.count(), 0);
-  await byBuild.uncheck();
+  await settled(() => byBuild.uncheck());
   assert.equal(await other.count(), 0, 'full: hidden by "not full"');
-  await bySpace.uncheck();
+  await settled(() => bySpace.uncheck());
   await other.waitFor({ timeout: 2_000 });
   assert.match((await other.locator('td').allTextContents()).join('|'), /Eve\|2\/2\|.*player/);
-  await byBuild.check();
+  assert.equal(await page.locator('#session-count').textContent(), '2 sessions');
+  await settled(() => byBuild.check());
   assert.equal(await other.count(), 0, 'another build: hidden by the build filter');
+  assert.equal(await page.locator('#session-count').textContent(), '1 session');
   assert.equal(await row.count(), 1);
   await page.screenshot({ path: join(OUTPUT, 'lobby-page.png'), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });

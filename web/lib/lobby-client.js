@@ -21,7 +21,8 @@
  * @typedef {LobbyEntry & {public: boolean, round: number|null, offer: string|null, iceServers: RTCIceServer[]}} SessionView
  * @typedef {{code: string, hostToken: string, round: number|null, expiresAt: string, iceServers: RTCIceServer[]}} HostedSession
  * @typedef {{round: number, answer: string, name: string}} AnswerView
- * @typedef {{build?: string, hasSpace?: boolean, hostKind?: 'player'|'daemon', limit?: number, cursor?: string}} LobbyFilters
+ * @typedef {{q?: string, build?: string, hasSpace?: boolean, hostKind?: 'player'|'daemon', limit?: number, cursor?: string}} LobbyFilters
+ * @typedef {{sessions: LobbyEntry[], nextCursor: string|null, total: number, totalCapped: boolean}} LobbyPage
  * @typedef {{type: 'added'|'updated', entry: LobbyEntry} | {type: 'removed', code: string} | {type: 'resync'}} LobbyEvent
  */
 
@@ -165,19 +166,14 @@ export class LobbyClient {
   }
 
   /**
-   * One page of public sessions.
+   * One page of public sessions matching a search and filters, with how
+   * many match in all (`total`; a lower bound when `totalCapped`).
    * @param {LobbyFilters} [filters]
-   * @returns {Promise<{sessions: LobbyEntry[], nextCursor: string|null}>}
+   * @param {{signal?: AbortSignal}} [opts]
+   * @returns {Promise<LobbyPage>}
    */
-  async list(filters = {}) {
-    const q = new URLSearchParams();
-    if (filters.build) q.set('build', filters.build);
-    if (filters.hasSpace) q.set('hasSpace', 'true');
-    if (filters.hostKind) q.set('hostKind', filters.hostKind);
-    if (filters.limit) q.set('limit', String(filters.limit));
-    if (filters.cursor) q.set('cursor', filters.cursor);
-    const qs = q.toString();
-    return (await this.call('GET', `/lobby${qs ? `?${qs}` : ''}`)).json();
+  async list(filters = {}, opts = {}) {
+    return (await this.call('GET', `/lobby${lobbyQuery(filters)}`, opts)).json();
   }
 
   /**
@@ -203,19 +199,24 @@ export class LobbyClient {
    * so it works wherever fetch streams). Reconnects after a drop with a
    * growing pause, and reports `resync` after each reconnect so the caller
    * reloads the listing. Subscribe first, then load the listing, and apply
-   * events by code: nothing falls between.
+   * events by code: nothing falls between. With `hooks.filters` (search
+   * and filters, as for `list`), the stream is that listing's: `added` when
+   * a session starts matching, `removed` when it stops, so each moves the
+   * listing's `total` by exactly one.
    * @param {(event: LobbyEvent) => void} onEvent
-   * @param {{onOpen?: () => void, onError?: (e: Error) => void}} [hooks]
+   * @param {{onOpen?: () => void, onError?: (e: Error) => void, filters?: LobbyFilters}} [hooks]
    * @returns {{close: () => void}}
    */
   subscribe(onEvent, hooks = {}) {
+    const f = hooks.filters ?? {};
+    const path = `/lobby/events${lobbyQuery({ q: f.q, build: f.build, hasSpace: f.hasSpace, hostKind: f.hostKind })}`;
     const abort = new AbortController();
     let pause = 500;
     let connectedBefore = false;
     const run = async () => {
       while (!abort.signal.aborted) {
         try {
-          const res = await this.call('GET', '/lobby/events', { signal: abort.signal });
+          const res = await this.call('GET', path, { signal: abort.signal });
           if (connectedBefore) onEvent({ type: 'resync' });
           connectedBefore = true;
           pause = 500;
@@ -371,6 +372,22 @@ export class LobbyClient {
       }
     }
   }
+}
+
+/**
+ * The query string of a lobby listing or feed ('' when there is none).
+ * @param {LobbyFilters} filters
+ */
+function lobbyQuery(filters) {
+  const q = new URLSearchParams();
+  if (filters.q) q.set('q', filters.q);
+  if (filters.build) q.set('build', filters.build);
+  if (filters.hasSpace) q.set('hasSpace', 'true');
+  if (filters.hostKind) q.set('hostKind', filters.hostKind);
+  if (filters.limit) q.set('limit', String(filters.limit));
+  if (filters.cursor) q.set('cursor', filters.cursor);
+  const qs = q.toString();
+  return qs ? `?${qs}` : '';
 }
 
 /**

@@ -72,6 +72,11 @@ test('list, live events, create, rounds, answers and removal', async () => {
     assert.deepEqual(listed.sessions.map((s) => s.code), [hosted.code]);
     assert.equal((await client.list({ build: 'other' })).sessions.length, 0);
     assert.equal((await client.listAll({ hostKind: 'daemon' })).length, 0);
+    // Search and count: `q` goes to the server, `total` comes back.
+    const found = await client.list({ q: 'NODE tes', build: 'web-test' });
+    assert.deepEqual([found.sessions.map((s) => s.code), found.total, found.totalCapped], [[hosted.code], 1, false]);
+    assert.equal((await client.list({ q: 'nobody' })).total, 0);
+    await assert.rejects(client.list({ q: 'x'.repeat(65) }), (e) => e instanceof LobbyError && e.code === 'invalid_field');
 
     // A joiner answers round 1; the host's long-poll gets it.
     const fake = /** @type {any} */ (FakePeerConnection);

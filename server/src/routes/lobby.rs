@@ -8,14 +8,14 @@ use axum::http::header;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
-use protocol::api::{ErrorBody, HostKind, LobbyEvent, LobbyPage};
+use protocol::api::{ErrorBody, HostKind, LobbyPage};
 use serde::Deserialize;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
 use crate::error::AppError;
 use crate::extract::ApiQuery;
-use crate::lobby_index::{Cursor, PageQuery};
+use crate::lobby_index::{Cursor, LobbyChange, LobbyFilter, PageQuery, SEARCH_MAX_CHARS};
 use crate::state::AppState;
 
 /// Default and largest page sizes of `GET /lobby`.
@@ -27,6 +27,10 @@ const MAX_LIMIT: usize = 100;
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct LobbyQuery {
+    /// Search: words (case-insensitive) that must each begin a word of the
+    /// session name or the host name; sanitized like names; at most 64
+    /// characters.
+    q: Option<String>,
     /// Only sessions of this build.
     build: Option<String>,
     /// `true`: only sessions with a free slot.
@@ -35,8 +39,47 @@ pub struct LobbyQuery {
     host_kind: Option<String>,
     /// Page size, 1 to 100 (default 50).
     limit: Option<usize>,
-    /// `nextCursor` of the previous page.
+    /// `nextCursor` of the previous page (of the same search and filters).
     cursor: Option<String>,
+}
+
+/// Query of `GET /lobby/events`: the same search and filters as `GET /lobby`.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct LobbyEventsQuery {
+    /// Search, as for `GET /lobby`.
+    q: Option<String>,
+    /// Only sessions of this build.
+    build: Option<String>,
+    /// `true`: only sessions with a free slot.
+    has_space: Option<bool>,
+    /// Only sessions hosted by `player` or `daemon`.
+    host_kind: Option<String>,
+}
+
+/// The search and filters shared by the listing and its feed.
+fn parse_filter(
+    q: Option<String>,
+    build: Option<String>,
+    has_space: Option<bool>,
+    host_kind: Option<String>,
+) -> Result<LobbyFilter, AppError> {
+    let host_kind = match host_kind.as_deref() {
+        None => None,
+        Some(k) => Some(HostKind::parse(k).ok_or_else(|| {
+            AppError::invalid_field("hostKind", "must be \"player\" or \"daemon\"")
+        })?),
+    };
+    let filter = LobbyFilter::new(build, has_space.unwrap_or(false), host_kind);
+    match q {
+        None => Ok(filter),
+        Some(q) if q.chars().count() > SEARCH_MAX_CHARS => Err(AppError::invalid_field(
+            "q",
+            format!("at most {SEARCH_MAX_CHARS} characters"),
+        )),
+        Some(q) => Ok(filter.with_search(&q)),
+    }
 }
 
 impl LobbyQuery {
@@ -48,12 +91,6 @@ impl LobbyQuery {
                 format!("must be between 1 and {MAX_LIMIT}"),
             ));
         }
-        let host_kind = match self.host_kind.as_deref() {
-            None => None,
-            Some(k) => Some(HostKind::parse(k).ok_or_else(|| {
-                AppError::invalid_field("hostKind", "must be \"player\" or \"daemon\"")
-            })?),
-        };
         let after = match self.cursor.as_deref() {
             None | Some("") => None,
             Some(c) => Some(Cursor::parse(c).ok_or_else(|| {
@@ -61,22 +98,21 @@ impl LobbyQuery {
             })?),
         };
         Ok(PageQuery {
-            build: self.build,
-            has_space: self.has_space.unwrap_or(false),
-            host_kind,
+            filter: parse_filter(self.q, self.build, self.has_space, self.host_kind)?,
             limit,
             after,
         })
     }
 }
 
-/// Public, unexpired sessions, newest first, filtered and paged.
+/// Public, unexpired sessions, newest first, searched, filtered and paged,
+/// with how many match in all (`total`).
 #[utoipa::path(
     get, path = "/lobby", tag = "lobby",
     params(LobbyQuery),
     responses(
         (status = 200, description = "One page of sessions", body = LobbyPage),
-        (status = 400, description = "Bad filter, limit or cursor", body = ErrorBody),
+        (status = 400, description = "Bad search, filter, limit or cursor", body = ErrorBody),
     )
 )]
 pub async fn get_lobby(
@@ -94,29 +130,41 @@ pub async fn get_lobby(
 /// `removed` (data: `{"code": ...}`); `resync` (no data) means events were
 /// missed and the client should reload `GET /lobby`. Subscribe first, then
 /// load the listing, and apply events by code, so nothing falls between.
+///
+/// With a search or filters, the stream is that listing's: `added` when a
+/// session starts matching, `updated` while it keeps matching, `removed`
+/// when it stops; so `added` and `removed` move the listing's `total` by
+/// exactly one, and nothing is sent about sessions that match neither
+/// before nor after.
 #[utoipa::path(
     get, path = "/lobby/events", tag = "lobby",
-    responses((status = 200, description = "An event stream (text/event-stream)", content_type = "text/event-stream", body = String))
+    params(LobbyEventsQuery),
+    responses(
+        (status = 200, description = "An event stream (text/event-stream)", content_type = "text/event-stream", body = String),
+        (status = 400, description = "Bad search or filter", body = ErrorBody),
+    )
 )]
 pub async fn lobby_events(
     State(state): State<AppState>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let events = BroadcastStream::new(state.lobby.subscribe()).map(|item| Ok(to_sse(item)));
+    ApiQuery(query): ApiQuery<LobbyEventsQuery>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, AppError> {
+    let filter = parse_filter(query.q, query.build, query.has_space, query.host_kind)?;
+    let events = BroadcastStream::new(state.lobby.subscribe())
+        .filter_map(move |item| std::future::ready(to_sse(item, &filter).map(Ok)));
     let shutdown = state.shutdown.clone().cancelled_owned();
-    Sse::new(events.take_until(shutdown)).keep_alive(KeepAlive::default())
+    Ok(Sse::new(events.take_until(shutdown)).keep_alive(KeepAlive::default()))
 }
 
-fn to_sse(item: Result<Arc<LobbyEvent>, BroadcastStreamRecvError>) -> Event {
+/// The event one subscriber gets for a change, if any.
+fn to_sse(
+    item: Result<Arc<LobbyChange>, BroadcastStreamRecvError>,
+    filter: &LobbyFilter,
+) -> Option<Event> {
     match item {
-        Ok(event) => {
-            let data = match event.as_ref() {
-                LobbyEvent::Added(e) | LobbyEvent::Updated(e) => serde_json::to_string(e),
-                LobbyEvent::Removed(r) => serde_json::to_string(r),
-            };
-            Event::default()
-                .event(event.name())
-                .data(data.unwrap_or_else(|_| "{}".into()))
+        Ok(change) => {
+            let (name, data) = change.event_for(filter)?;
+            Some(Event::default().event(name).data(data))
         }
-        Err(BroadcastStreamRecvError::Lagged(_)) => Event::default().event("resync").data(""),
+        Err(BroadcastStreamRecvError::Lagged(_)) => Some(Event::default().event("resync").data("")),
     }
 }
