@@ -38,6 +38,28 @@ fn latency_histogram() -> Histogram {
     ])
 }
 
+/// The method as a label: one of the standard methods, or `other`. The
+/// method is client-chosen text (any token, any length); as a label as is,
+/// each invented one would be a new series forever.
+pub fn method_label(method: &axum::http::Method) -> &'static str {
+    use axum::http::Method;
+    const KNOWN: [(Method, &str); 9] = [
+        (Method::GET, "GET"),
+        (Method::HEAD, "HEAD"),
+        (Method::POST, "POST"),
+        (Method::PUT, "PUT"),
+        (Method::DELETE, "DELETE"),
+        (Method::OPTIONS, "OPTIONS"),
+        (Method::PATCH, "PATCH"),
+        (Method::CONNECT, "CONNECT"),
+        (Method::TRACE, "TRACE"),
+    ];
+    KNOWN
+        .iter()
+        .find(|(m, _)| m == method)
+        .map_or("other", |(_, label)| label)
+}
+
 /// The metrics the server exports.
 pub struct Metrics {
     registry: Registry,
@@ -137,7 +159,7 @@ impl Metrics {
             .get::<MatchedPath>()
             .map_or("unmatched", |p| p.as_str())
             .to_owned();
-        let method = request.method().as_str().to_owned();
+        let method = method_label(request.method()).to_owned();
         let start = Instant::now();
         let response = next.run(request).await;
         let labels = RouteLabels {
@@ -150,5 +172,21 @@ impl Metrics {
             .observe(start.elapsed().as_secs_f64());
         self.requests.get_or_create(&labels).inc();
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::Method;
+
+    #[test]
+    fn invented_methods_share_one_label() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::DELETE), "DELETE");
+        let invented = Method::from_bytes("X".repeat(8_000).as_bytes()).expect("a token");
+        assert_eq!(method_label(&invented), "other");
+        let other = Method::from_bytes(b"FROBNICATE").expect("a token");
+        assert_eq!(method_label(&other), "other");
     }
 }

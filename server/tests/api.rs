@@ -908,6 +908,42 @@ async fn ice_servers_carry_turn_rest_credentials() {
 }
 
 #[tokio::test]
+async fn invented_http_methods_do_not_grow_the_metrics() {
+    let srv = TestServer::start().await;
+    for i in 0..50 {
+        let method =
+            reqwest::Method::from_bytes(format!("INVENTED{i}{}", "X".repeat(500)).as_bytes())
+                .expect("a method token");
+        let res = srv
+            .client
+            .request(method, srv.url("/lobby"))
+            .send()
+            .await
+            .unwrap();
+        assert!(res.status().is_client_error(), "{}", res.status());
+    }
+    let text = srv
+        .client
+        .get(srv.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !text.contains("INVENTED"),
+        "an invented method became a label"
+    );
+    let others: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("lobby_http_requests_total{") && l.contains("method=\"other\""))
+        .collect();
+    assert_eq!(others.len(), 1, "{others:?}");
+    assert!(others[0].ends_with(" 50"), "{others:?}");
+}
+
+#[tokio::test]
 async fn metrics_count_the_exchange() {
     let srv = TestServer::start().await;
     let (code, token) = srv.create().await;
