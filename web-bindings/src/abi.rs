@@ -14,6 +14,8 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
+use netcode::link::ConnectionState;
+use protocol::peer::Channel;
 use serde::Serialize;
 
 use crate::campaign::botmatch;
@@ -165,13 +167,13 @@ pub extern "C" fn cf_guest_message(
     len: usize,
     now_ms: f64,
 ) -> i32 {
-    let label = match channel {
-        0 => "input",
-        1 => "reconciliation",
+    let channel = match channel {
+        0 => Channel::Input,
+        1 => Channel::Reconciliation,
         _ => return answer(Err(format!("unknown channel {channel}"))),
     };
     answer(text(ptr, len).and_then(|t| {
-        with_guest(handle, |g| g.on_message(label, t, now_ms))?.map(|()| String::new())
+        with_guest(handle, |g| g.on_message(channel, t, now_ms)).map(|()| String::new())
     }))
 }
 
@@ -179,16 +181,14 @@ pub extern "C" fn cf_guest_message(
 /// 3 closed.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_guest_state(handle: u32, state: u32, now_ms: f64) -> i32 {
-    let label = match state {
-        0 => "connected",
-        1 => "disconnected",
-        2 => "failed",
-        3 => "closed",
+    let state = match state {
+        0 => ConnectionState::Connected,
+        1 => ConnectionState::Disconnected,
+        2 => ConnectionState::Failed,
+        3 => ConnectionState::Closed,
         _ => return answer(Err(format!("unknown connection state {state}"))),
     };
-    answer(
-        with_guest(handle, |g| g.on_state(label, now_ms)).and_then(|r| r.map(|()| String::new())),
-    )
+    answer(with_guest(handle, |g| g.on_state(state, now_ms)).map(|()| String::new()))
 }
 
 /// Runs timers and applies what can be applied.

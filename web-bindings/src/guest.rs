@@ -161,28 +161,6 @@ fn millis(ms: f64) -> Duration {
     }
 }
 
-fn channel_label(channel: Channel) -> &'static str {
-    channel.label()
-}
-
-fn parse_channel(label: &str) -> Result<Channel, String> {
-    match label {
-        "input" => Ok(Channel::Input),
-        "reconciliation" => Ok(Channel::Reconciliation),
-        other => Err(format!("unknown data channel {other:?}")),
-    }
-}
-
-fn parse_state(state: &str) -> Result<ConnectionState, String> {
-    match state {
-        "connected" => Ok(ConnectionState::Connected),
-        "disconnected" => Ok(ConnectionState::Disconnected),
-        "failed" => Ok(ConnectionState::Failed),
-        "closed" => Ok(ConnectionState::Closed),
-        other => Err(format!("unknown connection state {other:?}")),
-    }
-}
-
 fn kebab<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(s)) => s,
@@ -217,20 +195,16 @@ impl WebGuest {
     }
 
     /// A message arrived on data channel `channel`.
-    pub fn on_message(&mut self, channel: &str, text: String, now_ms: f64) -> Result<(), String> {
-        let channel = parse_channel(channel)?;
+    pub fn on_message(&mut self, channel: Channel, text: String, now_ms: f64) {
         let now = self.advance_clock(now_ms);
         self.session
             .on_event(PeerEvent::Message(channel, text), now);
-        Ok(())
     }
 
     /// The connection changed state.
-    pub fn on_state(&mut self, state: &str, now_ms: f64) -> Result<(), String> {
-        let state = parse_state(state)?;
+    pub fn on_state(&mut self, state: ConnectionState, now_ms: f64) {
         let now = self.advance_clock(now_ms);
         self.session.on_event(PeerEvent::State(state), now);
-        Ok(())
     }
 
     /// Runs timers and applies what can be applied.
@@ -258,7 +232,7 @@ impl WebGuest {
             }
             match msg.to_json() {
                 Ok(data) => send.push(Outgoing {
-                    channel: channel_label(msg.channel()),
+                    channel: msg.channel().label(),
                     data,
                 }),
                 Err(e) => events.push(format!("could not encode a message: {e}")),
