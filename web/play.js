@@ -11,7 +11,8 @@
 import { LobbyClient, LobbyError, normalizeCode } from './lib/lobby-client.js';
 import { loadCampfire } from './lib/wasm.js';
 import { GuestDriver } from './lib/guest-driver.js';
-import { currentAmmo, renderFrame, tickAlpha } from './lib/render/index.js';
+import { Controls } from './lib/controls.js';
+import { GameScreen } from './lib/game-screen.js';
 import { displayNameOf, sanitizeDisplayName } from './lib/name.js';
 import { DISCONNECT_GRACE_MS } from './lib/constants.js';
 
@@ -35,13 +36,8 @@ let driver = null;
 let pc = null;
 /** @type {any} the session's latest status */
 let status = null;
-/** The two newest render views and when the newer arrived. */
-let prevView = /** @type {any} */ (null);
-let nextView = /** @type {any} */ (null);
-let nextAt = 0;
 let rttMs = /** @type {number|null} */ (null);
 let joinedCode = '';
-let mode = /** @type {'first-person'|'automap'} */ ('first-person');
 let left = false;
 
 /** @param {string} text */
@@ -59,105 +55,30 @@ function fail(text) {
 
 // ---- input ---------------------------------------------------------------
 
-/** Keys held now, by KeyboardEvent.code. */
-const held = new Set();
-/** Keys pressed since the last applied tick: a tap between two ticks still counts. */
-const tapped = new Set();
-let weaponTap = /** @type {number|null} */ (null);
-let mouseDx = 0;
-
-const BINDINGS = /** @type {Record<string, string>} */ ({
-  ArrowUp: 'moveForward', KeyW: 'moveForward',
-  ArrowDown: 'moveBack', KeyS: 'moveBack',
-  ArrowLeft: 'turnLeft', ArrowRight: 'turnRight',
-  KeyA: 'strafeLeft', KeyD: 'strafeRight',
-  Space: 'fire', KeyE: 'use',
+const screen = new GameScreen({
+  me: () => status?.me ?? undefined,
+  nameOf,
+  rttMs: () => rttMs,
 });
-
-/** @param {KeyboardEvent} ev */
-function typingInForm(ev) {
-  const t = /** @type {HTMLElement} */ (ev.target);
-  return t instanceof HTMLInputElement || t instanceof HTMLButtonElement;
-}
-
-/** The local input now (the session sanitizes it before it is sent). */
-function currentInput() {
-  /** @type {Record<string, unknown>} */
-  const input = {};
-  if (!dialog.open) {
-    for (const code of new Set([...held, ...tapped])) {
-      const field = BINDINGS[code];
-      if (field) input[field] = true;
-    }
-    if (weaponTap !== null) input.weaponSelect = weaponTap;
-    input.mouseDeltaX = mouseDx;
-  }
-  return input;
-}
-
-function pushInput() {
-  if (driver && !botDriven) driver.setInput(currentInput());
-}
-
-window.addEventListener('keydown', (ev) => {
-  if (status?.phase !== 'running') return;
-  if (ev.code === 'Escape') {
-    ev.preventDefault();
+const controls = new Controls(canvas, {
+  active: () => status?.phase === 'running',
+  paused: () => dialog.open,
+  onInput: (input) => {
+    if (driver && !botDriven) driver.setInput(input);
+  },
+  onEscape: () => {
     if (!dialog.open) dialog.showModal();
-    return;
-  }
-  if (dialog.open || typingInForm(ev)) return;
-  if (ev.code === 'Tab') {
-    ev.preventDefault();
-    mode = mode === 'automap' ? 'first-person' : 'automap';
-    canvas.setAttribute('aria-label', mode === 'automap' ? 'Automap: the level from above' : 'First-person view of the level');
-    return;
-  }
-  if (BINDINGS[ev.code]) {
-    ev.preventDefault();
-    held.add(ev.code);
-    tapped.add(ev.code);
-  } else if (/^Digit[1-6]$/.test(ev.code)) {
-    weaponTap = Number(ev.code.slice(5)) - 1;
-  } else {
-    return;
-  }
-  pushInput();
+  },
+  onToggleMap: () => screen.toggleMap(),
 });
-window.addEventListener('keyup', (ev) => {
-  if (held.delete(ev.code)) pushInput();
-});
-window.addEventListener('blur', () => {
-  held.clear();
-  pushInput();
-});
-canvas.addEventListener('click', () => {
-  if (status?.phase === 'running' && document.pointerLockElement !== canvas) {
-    canvas.requestPointerLock?.();
-  }
-});
-document.addEventListener('mousemove', (ev) => {
-  if (document.pointerLockElement !== canvas || dialog.open) return;
-  mouseDx += ev.movementX;
-  pushInput();
-});
-
-/** A tick was applied with the current input: taps and mouse motion are spent. */
-function inputSpent() {
-  if (tapped.size === 0 && weaponTap === null && mouseDx === 0) return;
-  tapped.clear();
-  weaponTap = null;
-  mouseDx = 0;
-  pushInput();
-}
+controls.attach();
 
 dialog.addEventListener('close', () => {
   if (dialog.returnValue === 'leave') {
     leave();
     window.location.assign('/');
   }
-  held.clear();
-  pushInput();
+  controls.release();
   canvas.focus();
 });
 
@@ -174,17 +95,6 @@ function leave() {
 function nameOf(id) {
   const base = displayNameOf(id, status?.names?.[id]);
   return id === status?.me ? `${base} (you)` : base;
-}
-
-function renderRoster() {
-  const players = new Map((nextView?.players ?? []).map((/** @type {any} */ p) => [p.id, p]));
-  $('roster').replaceChildren(...(status?.roster ?? []).map((/** @type {string} */ id) => {
-    const li = document.createElement('li');
-    li.dataset.player = id;
-    const p = players.get(id);
-    li.textContent = `${nameOf(id)}${p && !p.alive ? ' — down' : ''}`;
-    return li;
-  }));
 }
 
 /** @param {any} s */
@@ -219,23 +129,19 @@ function onStatus(s) {
       ? (before?.roster ?? []).filter((/** @type {string} */ id) => !s.roster.includes(id))
       : [];
     if (removed.length > 0) say(`${removed.map(nameOf).join(', ')} left the session.`);
-    renderRoster();
+    screen.renderRoster(s.roster);
   }
   if (s.end && !left) showEnd(s.end);
 }
 
 /** @param {any} view */
 function onTick(view) {
-  if (nextView && view.tick === nextView.tick + 1) prevView = nextView;
-  else prevView = null;
-  nextView = view;
-  nextAt = performance.now();
-  $('hud-tick').textContent = String(view.tick);
+  screen.onView(view);
   if (view.tick > 0 && document.body.dataset.state === 'ready') {
     document.body.dataset.state = 'playing';
     say('Playing. WASD or arrows to move, mouse (click the view) or arrows to turn, Space to fire, E to use, Tab for the map, Esc to leave.');
   }
-  inputSpent();
+  controls.spent();
 }
 
 /** @param {any} end */
@@ -265,57 +171,9 @@ function showEnd(end) {
     left: 'You left the session.',
   });
   say(reasons[end.reason] ?? `The session ended (${end.reason}).`);
-  if (document.pointerLockElement) document.exitPointerLock();
-  $('results').hidden = false;
-  $('results-note').textContent = end.provisional
+  screen.showResults(end, end.provisional
     ? 'Provisional: the host is gone, so these are this browser\'s last known values.'
-    : 'Final, from the host.';
-  const rows = end.scores.length > 0 ? end.scores : (nextView?.players ?? []).map((/** @type {any} */ p) => (
-    { playerId: p.id, name: p.name, killScore: p.score, kills: p.kills, disconnected: false }));
-  $('results-rows').replaceChildren(...rows.map((/** @type {any} */ r) => {
-    const tr = document.createElement('tr');
-    const th = document.createElement('th');
-    th.scope = 'row';
-    th.textContent = nameOf(r.playerId);
-    const td = (/** @type {string} */ t) => { const c = document.createElement('td'); c.textContent = t; return c; };
-    tr.append(th, td(String(r.killScore)), td(String(r.kills)), td(r.disconnected ? 'disconnected' : ''));
-    return tr;
-  }));
-}
-
-// ---- drawing -------------------------------------------------------------
-
-function draw() {
-  requestAnimationFrame(draw);
-  if (!nextView || $('game').hidden) return;
-  const rect = canvas.getBoundingClientRect();
-  const dpr = window.devicePixelRatio || 1;
-  const w = Math.max(1, Math.round(rect.width * dpr));
-  const h = Math.max(1, Math.round(rect.height * dpr));
-  if (canvas.width !== w || canvas.height !== h) {
-    canvas.width = w;
-    canvas.height = h;
-  }
-  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d', { alpha: false }));
-  renderFrame(ctx, {
-    prev: prevView,
-    next: nextView,
-    alpha: tickAlpha(performance.now(), nextAt),
-    me: status?.me ?? undefined,
-    rttMs,
-    mode,
-    width: w,
-    height: h,
-    pixelRatio: dpr,
-  });
-  const me = nextView.players.find((/** @type {any} */ p) => p.id === status?.me);
-  if (me) {
-    $('hud-health').textContent = me.alive ? String(Math.ceil(me.health)) : 'down';
-    const ammo = currentAmmo(me);
-    $('hud-ammo').textContent = ammo ? `${ammo.count} ${ammo.pool} (${me.weaponName})` : me.weaponName;
-    $('hud-keys').textContent = String(me.keys);
-  }
-  $('hud-rtt').textContent = rttMs == null ? '—' : `${Math.round(rttMs)} ms`;
+    : 'Final, from the host.');
 }
 
 // ---- joining -------------------------------------------------------------
@@ -408,7 +266,7 @@ async function join(typed, name) {
   status = driver.status;
   say('Connected. Checking versions…');
   driver.attach();
-  pushInput();
+  controls.push();
   setInterval(pollRtt, 1000);
 }
 
@@ -416,7 +274,7 @@ async function join(typed, name) {
 /** @type {any} */ (window).campfire = {
   state() {
     const me = status?.me ?? null;
-    const mine = me ? nextView?.players.find((/** @type {any} */ p) => p.id === me) : null;
+    const mine = screen.mine();
     return {
       state: document.body.dataset.state ?? 'loading',
       phase: status?.phase ?? null,
@@ -430,7 +288,7 @@ async function join(typed, name) {
       error: errorEl.textContent,
       stats: status ? { ...status.stats } : null,
       visibility: document.visibilityState,
-      mode,
+      mode: screen.mode,
       rttMs,
     };
   },
@@ -449,7 +307,7 @@ function main() {
     url.searchParams.set('code', codeInput.value.trim());
     window.location.assign(url.toString());
   });
-  requestAnimationFrame(draw);
+  screen.start();
   const code = params.get('code');
   if (code) {
     codeInput.value = code;

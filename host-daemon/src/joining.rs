@@ -21,6 +21,10 @@ use crate::transport::webrtc::{GuestAnswer, WebRtcOptions};
 /// How long a joiner keeps trying for a round (lost races, the gap
 /// between rounds).
 const ROUND_WAIT: Duration = Duration::from_secs(30);
+/// How long a joiner waits for a round of an unlisted session with room:
+/// a private session between two rounds looks just like a started one
+/// (hosts unlist a session when it starts), so only briefly.
+const UNLISTED_ROUND_WAIT: Duration = Duration::from_secs(5);
 /// Most rounds a joiner tries for.
 const MAX_ATTEMPTS: u32 = 60;
 /// Extra whole tries after a connection that failed to open.
@@ -185,7 +189,8 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
     // Racing joiners: the loser of a round retries on the next one; between
     // rounds (the host is connecting the previous joiner) a listed session
     // with room shows no round for a moment. Bounded in count and time.
-    let mut deadline = tokio::time::Instant::now() + ROUND_WAIT;
+    let began = tokio::time::Instant::now();
+    let mut deadline = began + ROUND_WAIT;
     let mut attempts = 0u32;
     let mut connect_retries = 0u32;
     let link = loop {
@@ -198,7 +203,9 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
                     .get_session(&code)
                     .await
                     .map_err(|e| lobby_err(&code, e))?;
-                if view.public && view.entry.players < view.entry.max_players {
+                let room = view.entry.players < view.entry.max_players;
+                let wait = view.public || began.elapsed() < UNLISTED_ROUND_WAIT;
+                if room && wait {
                     tokio::time::sleep(RETRY_PAUSE).await;
                     continue;
                 }

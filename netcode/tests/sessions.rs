@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use engine::{Engine, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd, GuestFault};
-use netcode::host::{HostConfig, HostOutput};
+use netcode::host::{HostConfig, HostOutput, HostPhase};
 use netcode::link::{ConnectionState, PeerEvent};
 use netcode::plan::GeneratedCampaign;
 use netcode::sim::{
@@ -929,4 +929,44 @@ fn over_a_round_trip_longer_than_the_delay_the_late_inputs_are_held_and_applied(
         now.pos_x, now.pos_y
     );
     assert_lockstep(&o, 0);
+}
+
+#[test]
+fn start_now_freezes_the_roster_with_whoever_is_in_and_refuses_later_joiners() {
+    let t0 = Duration::ZERO;
+    let mut h = HostSession::new(HostConfig {
+        lobby_wait: None,
+        ..host(1, 4, Some(60))
+    });
+    let a = h.add_guest(t0);
+    h.on_event(a, hello("A"), t0);
+    h.poll(t0 + Duration::from_secs(1));
+    assert_eq!(h.phase(), HostPhase::Lobby, "one guest of four: waiting");
+    h.start_now(t0 + Duration::from_secs(2));
+    assert_eq!(h.phase(), HostPhase::Setup);
+    let sent = inits(&h.drain_outbox());
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].1.len(), 3, "host, bot and A: {:?}", sent[0].1);
+    let late = h.add_guest(t0 + Duration::from_secs(3));
+    h.on_event(late, hello("Late"), t0 + Duration::from_secs(3));
+    assert_eq!(
+        h.stats().refusals,
+        vec![(late, RefusalReason::SessionStarted)]
+    );
+    h.start_now(t0 + Duration::from_secs(4));
+    assert_eq!(h.roster().len(), 3, "a second start changes nothing");
+}
+
+#[test]
+fn start_now_without_guests_runs_the_host_alone() {
+    let t0 = Duration::ZERO;
+    let mut h = HostSession::new(HostConfig {
+        lobby_wait: None,
+        ..host(1, 2, Some(30))
+    });
+    h.start_now(t0);
+    h.poll(t0);
+    assert_eq!(h.phase(), HostPhase::Running);
+    h.poll(t0 + Duration::from_secs(2));
+    assert!(h.stats().ticks >= 30, "ticks: {}", h.stats().ticks);
 }

@@ -47,12 +47,17 @@ const ASSETS: &[Asset] = &[
     asset!("style.css", "text/css; charset=utf-8"),
     asset!("lobby.js"),
     asset!("play.js"),
+    asset!("host.js"),
     asset!("lib/index.js"),
     asset!("lib/constants.js"),
     asset!("lib/name.js"),
     asset!("lib/lobby-client.js"),
     asset!("lib/guest-driver.js"),
     asset!("lib/wasm.js"),
+    asset!("lib/controls.js"),
+    asset!("lib/game-screen.js"),
+    asset!("lib/browser-host.js"),
+    asset!("lib/host-worker.js"),
     // The engine and guest session in WebAssembly (web-bindings; rebuilt
     // and checked byte for byte by scripts/build-wasm).
     asset!("campfire.wasm", "application/wasm"),
@@ -76,6 +81,7 @@ const ASSETS: &[Asset] = &[
 
 const LOBBY_HTML: &str = include_str!("../../web/lobby.html");
 const PLAY_HTML: &str = include_str!("../../web/play.html");
+const HOST_HTML: &str = include_str!("../../web/host.html");
 
 /// The placeholder in both pages that [`page`] replaces with the meta tags.
 const CONFIG_PLACEHOLDER: &str = "<!--campfire-config-->";
@@ -137,9 +143,11 @@ pub fn router(game_url: &str) -> Router<AppState> {
     const HTML: &str = "text/html; charset=utf-8";
     let lobby = page(LOBBY_HTML, game_url);
     let play = page(PLAY_HTML, game_url);
+    let host = page(HOST_HTML, game_url);
     let mut router = Router::new()
         .route("/", get(move || async move { respond(HTML, lobby) }))
-        .route("/play", get(move || async move { respond(HTML, play) }));
+        .route("/play", get(move || async move { respond(HTML, play) }))
+        .route("/host", get(move || async move { respond(HTML, host) }));
     for asset in ASSETS {
         let (content_type, body) = (asset.content_type, asset.body);
         router = router.route(
@@ -161,6 +169,7 @@ mod tests {
         assert!(html.contains(&format!("content=\"{BUILD_VERSION}\"")));
         assert!(!html.contains(CONFIG_PLACEHOLDER));
         assert!(PLAY_HTML.contains(CONFIG_PLACEHOLDER));
+        assert!(HOST_HTML.contains(CONFIG_PLACEHOLDER));
     }
 
     /// `spec` (`./x.js`, `../x.js` or absolute) relative to folder `dir`.

@@ -35,6 +35,12 @@ async fn pages_and_modules_are_served_with_their_types() {
     assert_eq!((status, ct.as_str()), (200, "text/html; charset=utf-8"));
     assert!(play.contains("<canvas id=\"view\""));
 
+    let (status, ct, host) = get(&srv, "/host?name=x&bot=1").await;
+    assert_eq!((status, ct.as_str()), (200, "text/html; charset=utf-8"));
+    assert!(host.contains("<form id=\"host-form\""));
+    assert!(host.contains("<canvas id=\"view\""));
+    assert!(lobby.contains("href=\"/host\""));
+
     for module in [
         "/web/lobby.js",
         "/web/play.js",
@@ -44,6 +50,9 @@ async fn pages_and_modules_are_served_with_their_types() {
         "/web/lib/lobby-client.js",
         "/web/lib/wasm.js",
         "/web/lib/guest-driver.js",
+        "/web/host.js",
+        "/web/lib/browser-host.js",
+        "/web/lib/host-worker.js",
         "/web/lib/render/index.js",
         "/web/lib/render/raycast.js",
     ] {

@@ -21,10 +21,12 @@ use serde::Serialize;
 use crate::campaign::botmatch;
 use crate::facts::{facts, sanitize_input, sanitize_name};
 use crate::guest::WebGuest;
+use crate::host::WebHost;
 
 thread_local! {
     static RESULT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static GUESTS: RefCell<BTreeMap<u32, WebGuest>> = const { RefCell::new(BTreeMap::new()) };
+    static HOSTS: RefCell<BTreeMap<u32, WebHost>> = const { RefCell::new(BTreeMap::new()) };
     static NEXT_HANDLE: Cell<u32> = const { Cell::new(1) };
 }
 
@@ -65,6 +67,44 @@ fn with_guest<T>(handle: u32, f: impl FnOnce(&mut WebGuest) -> T) -> Result<T, S
             .map(f)
             .ok_or_else(|| format!("no guest session {handle}"))
     })
+}
+
+fn with_host<T>(handle: u32, f: impl FnOnce(&mut WebHost) -> T) -> Result<T, String> {
+    HOSTS.with(|h| {
+        h.borrow_mut()
+            .get_mut(&handle)
+            .map(f)
+            .ok_or_else(|| format!("no host session {handle}"))
+    })
+}
+
+fn next_handle() -> u32 {
+    NEXT_HANDLE.with(|n| {
+        let h = n.get();
+        n.set(h.wrapping_add(1).max(1));
+        h
+    })
+}
+
+/// The ABI's channel numbers: 0 `input`, 1 `reconciliation`.
+fn channel(number: u32) -> Result<Channel, String> {
+    match number {
+        0 => Ok(Channel::Input),
+        1 => Ok(Channel::Reconciliation),
+        _ => Err(format!("unknown channel {number}")),
+    }
+}
+
+/// The ABI's connection states: 0 connected, 1 disconnected, 2 failed,
+/// 3 closed.
+fn connection_state(number: u32) -> Result<ConnectionState, String> {
+    match number {
+        0 => Ok(ConnectionState::Connected),
+        1 => Ok(ConnectionState::Disconnected),
+        2 => Ok(ConnectionState::Failed),
+        3 => Ok(ConnectionState::Closed),
+        _ => Err(format!("unknown connection state {number}")),
+    }
 }
 
 /// A buffer of `len` bytes for the page to write into.
@@ -136,11 +176,7 @@ pub extern "C" fn cf_botmatch(ptr: *const u8, len: usize) -> i32 {
 pub extern "C" fn cf_guest_new(ptr: *const u8, len: usize) -> u32 {
     match text(ptr, len).and_then(|t| WebGuest::new(&t)) {
         Ok(guest) => {
-            let handle = NEXT_HANDLE.with(|n| {
-                let h = n.get();
-                n.set(h.wrapping_add(1).max(1));
-                h
-            });
+            let handle = next_handle();
             GUESTS.with(|g| g.borrow_mut().insert(handle, guest));
             handle
         }
@@ -167,10 +203,9 @@ pub extern "C" fn cf_guest_message(
     len: usize,
     now_ms: f64,
 ) -> i32 {
-    let channel = match channel {
-        0 => Channel::Input,
-        1 => Channel::Reconciliation,
-        _ => return answer(Err(format!("unknown channel {channel}"))),
+    let channel = match self::channel(channel) {
+        Ok(c) => c,
+        Err(e) => return answer(Err(e)),
     };
     answer(text(ptr, len).and_then(|t| {
         with_guest(handle, |g| g.on_message(channel, t, now_ms)).map(|()| String::new())
@@ -181,12 +216,9 @@ pub extern "C" fn cf_guest_message(
 /// 3 closed.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_guest_state(handle: u32, state: u32, now_ms: f64) -> i32 {
-    let state = match state {
-        0 => ConnectionState::Connected,
-        1 => ConnectionState::Disconnected,
-        2 => ConnectionState::Failed,
-        3 => ConnectionState::Closed,
-        _ => return answer(Err(format!("unknown connection state {state}"))),
+    let state = match connection_state(state) {
+        Ok(s) => s,
+        Err(e) => return answer(Err(e)),
     };
     answer(with_guest(handle, |g| g.on_state(state, now_ms)).map(|()| String::new()))
 }
@@ -223,4 +255,120 @@ pub extern "C" fn cf_guest_status(handle: u32) -> i32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_guest_view(handle: u32, now_ms: f64) -> i32 {
     answer(with_guest(handle, |g| g.view(now_ms)).and_then(|v| json(&v)))
+}
+
+/// Creates a host session from its JSON configuration; returns its handle,
+/// or 0 with the error as the answer.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_new(ptr: *const u8, len: usize) -> u32 {
+    match text(ptr, len).and_then(|t| WebHost::new(&t)) {
+        Ok(host) => {
+            let handle = next_handle();
+            HOSTS.with(|h| h.borrow_mut().insert(handle, host));
+            handle
+        }
+        Err(e) => {
+            answer(Err(e));
+            0
+        }
+    }
+}
+
+/// Drops a host session.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_drop(handle: u32) {
+    HOSTS.with(|h| h.borrow_mut().remove(&handle));
+}
+
+/// Hands the session a new guest connection; answers its slot number.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_add_guest(handle: u32, now_ms: f64) -> i32 {
+    answer(with_host(handle, |h| h.add_guest(now_ms).to_string()))
+}
+
+/// Feeds a message from guest `slot` on channel 0 (`input`) or 1
+/// (`reconciliation`) at `now_ms`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_message(
+    handle: u32,
+    slot: u32,
+    channel: u32,
+    ptr: *const u8,
+    len: usize,
+    now_ms: f64,
+) -> i32 {
+    let channel = match self::channel(channel) {
+        Ok(c) => c,
+        Err(e) => return answer(Err(e)),
+    };
+    answer(text(ptr, len).and_then(|t| {
+        with_host(handle, |h| h.on_message(slot as usize, channel, t, now_ms))?
+            .map(|()| String::new())
+    }))
+}
+
+/// Feeds guest `slot`'s connection change (numbers as for the guest).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_state(handle: u32, slot: u32, state: u32, now_ms: f64) -> i32 {
+    let state = match connection_state(state) {
+        Ok(s) => s,
+        Err(e) => return answer(Err(e)),
+    };
+    answer(
+        with_host(handle, |h| h.on_state(slot as usize, state, now_ms))
+            .and_then(|r| r)
+            .map(|()| String::new()),
+    )
+}
+
+/// Runs deadlines and every due tick.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_poll(handle: u32, now_ms: f64) -> i32 {
+    answer(with_host(handle, |h| h.poll(now_ms)).map(|()| String::new()))
+}
+
+/// Starts the level now with whoever is in.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_start(handle: u32, now_ms: f64) -> i32 {
+    answer(with_host(handle, |h| h.start(now_ms)).map(|()| String::new()))
+}
+
+/// Ends the session now (`host-shutdown`).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_shutdown(handle: u32) -> i32 {
+    answer(with_host(handle, WebHost::shutdown).map(|()| String::new()))
+}
+
+/// Sets the host player's input (JSON `InputSnapshot`).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_set_input(handle: u32, ptr: *const u8, len: usize) -> i32 {
+    answer(
+        text(ptr, len)
+            .and_then(|t| with_host(handle, |h| h.set_input(&t))?.map(|()| String::new())),
+    )
+}
+
+/// Answers what to send, what to close and when to wake up (JSON).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_output(handle: u32) -> i32 {
+    answer(with_host(handle, |h| h.output()).and_then(|o| json(&o)))
+}
+
+/// Answers the session's status (JSON `HostStatus`).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_status(handle: u32) -> i32 {
+    answer(with_host(handle, |h| h.status()).and_then(|s| json(&s)))
+}
+
+/// Answers the operator's session report (JSON `SessionReport`).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_report(handle: u32) -> i32 {
+    answer(with_host(handle, |h| h.report()).and_then(|r| json(&r)))
+}
+
+/// Answers the world as the host's player sees it (JSON `View`, or `null`
+/// before setup).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_view(handle: u32) -> i32 {
+    answer(with_host(handle, |h| h.view()).and_then(|v| json(&v)))
 }

@@ -153,7 +153,7 @@ pub struct WebGuest {
 
 /// Milliseconds from the page's clock as a session time (negative, NaN and
 /// infinite values clamp to zero).
-fn millis(ms: f64) -> Duration {
+pub(crate) fn millis(ms: f64) -> Duration {
     if ms.is_finite() && ms > 0.0 {
         Duration::from_secs_f64(ms / 1000.0)
     } else {
@@ -161,7 +161,8 @@ fn millis(ms: f64) -> Duration {
     }
 }
 
-fn kebab<T: Serialize>(value: &T) -> String {
+/// A unit enum's wire spelling (`host-disconnected`, …).
+pub(crate) fn kebab<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(s)) => s,
         _ => String::new(),

@@ -6,6 +6,8 @@
 //!
 //! - [`guest`]: [`guest::WebGuest`], the guest session with a plain-data
 //!   interface (messages and time in, messages, status and view out).
+//! - [`host`]: [`host::WebHost`], the host session (the daemon's host code in
+//!   the player's tab) with the same plain-data interface, for a worker.
 //! - [`view`]: the render view of one tick, the contract with `web/lib/render/`.
 //! - [`facts`]: the shared protocol constants and the input and name sanitizers.
 //! - [`campaign`]: the offline bot campaign for the cross-build determinism test.
@@ -24,4 +26,5 @@ pub mod abi;
 pub mod campaign;
 pub mod facts;
 pub mod guest;
+pub mod host;
 pub mod view;

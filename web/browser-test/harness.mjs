@@ -27,20 +27,28 @@ export class Proc {
    * @param {string} name for logs
    * @param {string} bin
    * @param {string[]} args
+   * @param {{direct?: boolean}} [opts] direct: start `bin` as it is (it
+   *   enters its namespace itself), not inside the server namespace
    */
-  constructor(name, bin, args) {
+  constructor(name, bin, args, opts = {}) {
     this.name = name;
-    this.child = spawn('ip', ['netns', 'exec', NS_SERVER, bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = opts.direct
+      ? spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('ip', ['netns', 'exec', NS_SERVER, bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     /** @type {string[]} */
     this.lines = [];
-    /** @type {((line: string) => void)[]} */
+    /** @type {string[]} */
+    this.errLines = [];
+    /** @type {((line: string, stream: string) => void)[]} */
     this.waiters = [];
     this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
     createInterface({ input: this.child.stdout }).on('line', (line) => {
       this.lines.push(line);
-      for (const w of this.waiters) w(line);
+      for (const w of this.waiters) w(line, 'stdout');
     });
     createInterface({ input: this.child.stderr }).on('line', (line) => {
+      if (this.errLines.length < 200) this.errLines.push(line);
+      for (const w of this.waiters) w(line, 'stderr');
       if (process.env.CAMPFIRE_TEST_LOG) console.error(`[${name}] ${line}`);
     });
   }
@@ -53,7 +61,28 @@ export class Proc {
    * @returns {Promise<RegExpMatchArray>}
    */
   waitLine(re, ms, from = 0) {
-    for (const line of this.lines.slice(from)) {
+    return this.wait('stdout', re, ms, from);
+  }
+
+  /**
+   * The first stderr line that matches, within `ms`.
+   * @param {RegExp} re
+   * @param {number} ms
+   * @returns {Promise<RegExpMatchArray>}
+   */
+  waitStderr(re, ms) {
+    return this.wait('stderr', re, ms, 0);
+  }
+
+  /**
+   * @param {'stdout'|'stderr'} stream
+   * @param {RegExp} re
+   * @param {number} ms
+   * @param {number} from
+   * @returns {Promise<RegExpMatchArray>}
+   */
+  wait(stream, re, ms, from) {
+    for (const line of (stream === 'stdout' ? this.lines : this.errLines).slice(from)) {
       const m = line.match(re);
       if (m) return Promise.resolve(m);
     }
@@ -62,7 +91,8 @@ export class Proc {
         this.waiters = this.waiters.filter((w) => w !== check);
         reject(new Error(`${this.name}: no line matching ${re} within ${ms} ms`));
       }, ms);
-      const check = (/** @type {string} */ line) => {
+      const check = (/** @type {string} */ line, /** @type {string} */ origin) => {
+        if (origin !== stream) return;
         const m = line.match(re);
         if (m) {
           clearTimeout(timer);
@@ -146,6 +176,29 @@ export class Rig {
     return b;
   }
 
+  /**
+   * Debian's Chromium, inside the browser namespace, whose default
+   * context's pages can really be hidden: a second tab hides the first one,
+   * with Chromium's background timer throttling in effect (see hideTab).
+   * Playwright emulates focus (every page "visible") in every context it
+   * creates or launches; a browser it only connects to over CDP with
+   * `noDefaults` keeps its default context as Chromium made it.
+   */
+  async hideableBrowser() {
+    const profile = mkdtempSync(join(WORK, 'chromium-'));
+    const proc = new Proc('chromium', CHROMIUM, [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-features=WebRtcHideLocalIpsWithMdns',
+      `--user-data-dir=${profile}`, '--remote-debugging-port=0', 'about:blank',
+    ], { direct: true });
+    this.procs.push(proc);
+    const [, endpoint] = await proc.waitStderr(/DevTools listening on (ws:\/\/\S+)/, 30_000);
+    const b = await chromium.connectOverCDP(endpoint, { noDefaults: true, timeout: 30_000 });
+    this.browsers.push(b);
+    return b.contexts()[0];
+  }
+
   async close() {
     for (const b of this.browsers) await b.close().catch(() => {});
     for (const p of this.procs) p.kill();
@@ -178,4 +231,19 @@ export async function until(probe, ms, what) {
  */
 export function guestState(page) {
   return page.evaluate(() => /** @type {any} */ (window).campfire.state());
+}
+
+/**
+ * Hides `page` for real: a new tab in front of it (the page must be in the
+ * default context of a hideableBrowser). Chromium then throttles its
+ * main-thread timers to about once a second, as for any background tab.
+ * Resolves with the page's visibility once hidden.
+ * @param {import('playwright-core').Page} page
+ */
+export async function hideTab(page) {
+  await page.context().newPage();
+  return until(async () => {
+    const visibility = await page.evaluate(() => document.visibilityState);
+    return visibility === 'hidden' ? { visibility } : null;
+  }, 5_000, 'the tab to be hidden');
 }

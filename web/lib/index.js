@@ -1,10 +1,11 @@
 // campfire's browser library, one import for a game:
-//   import { LobbyClient, loadCampfire, GuestDriver } from '/web/lib/index.js';
+//   import { LobbyClient, loadCampfire, GuestDriver, BrowserHost } from '/web/lib/index.js';
 // Plain ES modules, no runtime dependencies. The netcode and the engine run
 // as WebAssembly (web/campfire.wasm): the same Rust code as the daemon.
 
 export * from './constants.js';
 export { DISPLAY_NAME_MAX_CHARS, displayNameOf, sanitizeDisplayName, sanitizeLabel } from './name.js';
 export { CODE_ALPHABET, CODE_LEN, LobbyClient, LobbyError, gatheringComplete, normalizeCode } from './lobby-client.js';
-export { Campfire, WasmError, WasmGuest, loadCampfire } from './wasm.js';
+export { Campfire, WasmError, WasmGuest, WasmHost, loadCampfire } from './wasm.js';
 export { GuestDriver } from './guest-driver.js';
+export { BrowserHost } from './browser-host.js';

@@ -30,6 +30,10 @@
 export const CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
 /** Symbols in a session code. */
 export const CODE_LEN = 8;
+/** How long a joiner keeps trying for a round of a listed session (lost races, the gap between rounds). */
+const ROUND_WAIT_MS = 30_000;
+/** The same for an unlisted session, which may have started. */
+const UNLISTED_ROUND_WAIT_MS = 5_000;
 
 /** An error answer of the API (or a join that cannot proceed). */
 export class LobbyError extends Error {
@@ -132,7 +136,7 @@ export class LobbyClient {
    * One API call; error bodies become LobbyErrors.
    * @param {string} method
    * @param {string} path
-   * @param {{body?: any, token?: string, signal?: AbortSignal}} [opts]
+   * @param {{body?: any, token?: string, signal?: AbortSignal, keepalive?: boolean}} [opts]
    * @returns {Promise<Response>}
    */
   async call(method, path, opts = {}) {
@@ -147,6 +151,7 @@ export class LobbyClient {
         headers,
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
         signal: opts.signal,
+        keepalive: opts.keepalive,
       });
     } catch (e) {
       if (opts.signal?.aborted) throw e;
@@ -296,9 +301,10 @@ export class LobbyClient {
   /**
    * Ends a hosted session now.
    * @param {HostedSession} hosted
+   * @param {{keepalive?: boolean}} [opts] keepalive: the request outlives the page (for pagehide)
    */
-  async deleteSession(hosted) {
-    await this.call('DELETE', `/session/${encodeURIComponent(hosted.code)}`, { token: hosted.hostToken });
+  async deleteSession(hosted, opts = {}) {
+    await this.call('DELETE', `/session/${encodeURIComponent(hosted.code)}`, { token: hosted.hostToken, keepalive: opts.keepalive });
   }
 
   /**
@@ -315,19 +321,26 @@ export class LobbyClient {
   }
 
   /**
-   * The session's view once it has an open round. A host publishes the
-   * next round shortly after the previous joiner connected, so a missing
-   * round is looked at again for up to `waitMs` before it counts as "full
-   * or started".
+   * The session's view once it has an open round newer than `after`. A
+   * host publishes the next round shortly after the previous joiner
+   * connected (or after a failed connection), so a missing round is looked
+   * at again, every 250 ms, while the session has room: up to `waitMs` for
+   * a listed session, and up to 5 s for an unlisted one (a private session
+   * between rounds looks just like a started one, which hosts unlist).
    * @param {string} code canonical
    * @param {number} waitMs
-   * @returns {Promise<SessionView>}
+   * @param {number} [after] a round number already lost
+   * @returns {Promise<SessionView>} with `round` null when there is none
    */
-  async openRound(code, waitMs) {
-    const deadline = Date.now() + waitMs;
+  async openRound(code, waitMs, after = 0) {
+    const start = Date.now();
     for (;;) {
       const view = await this.getSession(code);
-      if ((view.round != null && view.offer != null) || Date.now() >= deadline) return view;
+      if (view.round != null && view.offer != null && view.round > after) return view;
+      const elapsed = Date.now() - start;
+      const room = view.players < view.maxPlayers;
+      const patient = elapsed < (view.public ? waitMs : Math.min(waitMs, UNLISTED_ROUND_WAIT_MS));
+      if (!room || !patient) return { ...view, round: null, offer: null };
       await new Promise((r) => setTimeout(r, 250));
     }
   }
@@ -335,7 +348,8 @@ export class LobbyClient {
   /**
    * Joins a session by code: reads the open round's offer, answers it after
    * full ICE gathering, posts the answer. A round another joiner won first
-   * is retried with the next one (up to `attempts` times).
+   * is retried with the next one (up to `attempts` rounds, within
+   * `roundWaitMs` in all, like host-daemon's joiner).
    * @param {string} code as typed
    * @param {{name?: string, RTCPeerConnection?: typeof RTCPeerConnection, timeoutMs?: number, attempts?: number, roundWaitMs?: number}} [options]
    * @returns {Promise<{pc: RTCPeerConnection, view: SessionView, channels: Promise<Record<string, RTCDataChannel>>}>}
@@ -348,9 +362,11 @@ export class LobbyClient {
     }
     const PC = options.RTCPeerConnection ?? globalThis.RTCPeerConnection;
     const timeoutMs = options.timeoutMs ?? 20_000;
-    const attempts = options.attempts ?? 3;
+    const attempts = options.attempts ?? 10;
+    const deadline = Date.now() + (options.roundWaitMs ?? ROUND_WAIT_MS);
+    let lost = 0;
     for (let attempt = 1; ; attempt++) {
-      const view = await this.openRound(canonical, options.roundWaitMs ?? 3_000);
+      const view = await this.openRound(canonical, Math.max(0, deadline - Date.now()), lost);
       if (view.round == null || view.offer == null) {
         throw new LobbyError(409, 'no_open_round',
           'This session is full or has already started: nobody more can join it.');
@@ -367,7 +383,10 @@ export class LobbyClient {
         return { pc, view, channels };
       } catch (e) {
         pc.close();
-        if (e instanceof LobbyError && e.code === 'round_taken' && attempt < attempts) continue;
+        if (e instanceof LobbyError && e.code === 'round_taken' && attempt < attempts && Date.now() < deadline) {
+          lost = view.round;
+          continue;
+        }
         throw e;
       }
     }

@@ -146,7 +146,110 @@ export class WasmGuest {
   }
 }
 
-/** The loaded module: facts, sanitizers, guests and the bot campaign. */
+/**
+ * The Rust host session (netcode's HostSession over the reference engine):
+ * the daemon's host, for a browser host's worker. Hand it each guest
+ * connection (addGuest), feed it every message and connection change with
+ * the time, poll it, then send what output() returns.
+ */
+export class WasmHost {
+  /**
+   * @param {Abi} abi
+   * @param {{seed: number, levels: number, displayName?: string, buildVersion?: string, bot?: boolean, difficulty?: string, startWhen?: number|null}} config
+   */
+  constructor(abi, config) {
+    this.abi = abi;
+    const handle = abi.withText(JSON.stringify(config), (p, n) => abi.x.cf_host_new(p, n));
+    if (handle === 0) throw new WasmError(abi.result());
+    this.handle = handle;
+  }
+
+  /**
+   * A new guest connection (its channels are open).
+   * @param {number} nowMs
+   * @returns {number} the guest's slot
+   */
+  addGuest(nowMs) {
+    return Number(this.abi.answer(this.abi.x.cf_host_add_guest(this.handle, nowMs)));
+  }
+
+  /**
+   * A message from guest `slot` arrived on a data channel.
+   * @param {number} slot
+   * @param {'input'|'reconciliation'} channel
+   * @param {string} text
+   * @param {number} nowMs
+   */
+  onMessage(slot, channel, text, nowMs) {
+    const c = CHANNEL[channel];
+    if (c === undefined) throw new WasmError(`unknown data channel ${channel}`);
+    this.abi.answer(this.abi.withText(text, (p, n) => this.abi.x.cf_host_message(this.handle, slot, c, p, n, nowMs)));
+  }
+
+  /**
+   * Guest `slot`'s connection changed state (states other than the four
+   * the session knows are ignored).
+   * @param {number} slot
+   * @param {string} state
+   * @param {number} nowMs
+   */
+  onState(slot, state, nowMs) {
+    const s = /** @type {Record<string, number>} */ (STATE)[state];
+    if (s === undefined) return;
+    this.abi.answer(this.abi.x.cf_host_state(this.handle, slot, s, nowMs));
+  }
+
+  /** @param {number} nowMs */
+  poll(nowMs) {
+    this.abi.answer(this.abi.x.cf_host_poll(this.handle, nowMs));
+  }
+
+  /**
+   * Starts the level now with whoever is in.
+   * @param {number} nowMs
+   */
+  start(nowMs) {
+    this.abi.answer(this.abi.x.cf_host_start(this.handle, nowMs));
+  }
+
+  /** Ends the session now: every guest gets host-shutdown. */
+  shutdown() {
+    this.abi.answer(this.abi.x.cf_host_shutdown(this.handle));
+  }
+
+  /** @param {object} input the host player's InputSnapshot */
+  setInput(input) {
+    this.abi.answer(this.abi.withText(JSON.stringify(input), (p, n) => this.abi.x.cf_host_set_input(this.handle, p, n)));
+  }
+
+  /** @returns {{send: {slots: number[], channel: 'input'|'reconciliation', data: string}[], close: number[], events: string[], wakeAtMs: number|null}} */
+  output() {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_host_output(this.handle)));
+  }
+
+  /** @returns {any} phase, me, levelEpoch, levelCount, tick, roster, names, guestsPresent, seatsTaken, connections, ticks, end */
+  status() {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_host_status(this.handle)));
+  }
+
+  /** @returns {any} the operator's report (levelsCompleted, ticks, endReason, players with hashReports and desyncs) */
+  report() {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_host_report(this.handle)));
+  }
+
+  /** @returns {any} the world as the host's player sees it, or null before setup */
+  view() {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_host_view(this.handle)));
+  }
+
+  /** Releases the session. */
+  drop() {
+    this.abi.x.cf_host_drop(this.handle);
+    this.handle = 0;
+  }
+}
+
+/** The loaded module: facts, sanitizers, guests, hosts and the bot campaign. */
 export class Campfire {
   /** @param {WebAssembly.Instance} instance */
   constructor(instance) {
@@ -176,6 +279,11 @@ export class Campfire {
     return new WasmGuest(this.abi, config);
   }
 
+  /** @param {{seed: number, levels: number, displayName?: string, buildVersion?: string, bot?: boolean, difficulty?: string, startWhen?: number|null}} config */
+  host(config) {
+    return new WasmHost(this.abi, config);
+  }
+
   /**
    * Runs an all-bot campaign (engine::campaign) to the end.
    * @param {{seed?: number, players?: number, levels?: number, difficulty?: string, maxTicks?: number}} spec
@@ -195,6 +303,6 @@ export class Campfire {
 export async function loadCampfire(source) {
   const { instance } = source
     ? await WebAssembly.instantiate(source, {})
-    : await WebAssembly.instantiateStreaming(fetch('/web/campfire.wasm'), {});
+    : await WebAssembly.instantiateStreaming(fetch(new URL('../campfire.wasm', import.meta.url)), {});
   return new Campfire(instance);
 }

@@ -88,3 +88,41 @@ test('a guest whose host connection is lost ends host-disconnected after the gra
   guest.poll(1000 + campfire.facts.DISCONNECT_GRACE_MS);
   assert.deepEqual(guest.status().end, { kind: 'ended', reason: 'host-disconnected', scores: [], provisional: true });
 });
+
+test('a host and a guest in one module play over the ABI; the host refuses bad calls', () => {
+  assert.throws(() => campfire.host({ seed: 1, levels: 0 }), WasmError);
+  const host = campfire.host({ seed: 5, levels: 1, displayName: 'Hostess', bot: true, startWhen: 1 });
+  const guest = campfire.guest({ displayName: 'Guest', bot: true });
+  assert.throws(() => host.onMessage(0, 'input', '{}', 0), WasmError, 'no slot 0 yet is not a panic either');
+  const slot = host.addGuest(0);
+  assert.equal(slot, 0);
+  assert.throws(() => host.onMessage(slot, /** @type {any} */ ('video'), '{}', 0), WasmError);
+  host.onMessage(slot, 'input', 'not json', 0);
+  guest.onState('connected', 0);
+  let t = 0;
+  for (let step = 0; step < 400; step++) {
+    t += 10;
+    host.poll(t);
+    for (const msg of host.output().send) {
+      if (msg.slots.includes(slot)) guest.onMessage(msg.channel, msg.data, t);
+    }
+    guest.poll(t);
+    for (const msg of guest.output().send) host.onMessage(slot, msg.channel, msg.data, t);
+  }
+  const status = host.status();
+  assert.equal(status.phase, 'running');
+  assert.deepEqual(status.roster, ['guest-1', 'host']);
+  assert.deepEqual(status.guestNames, ['Guest']);
+  assert.ok(status.tick > 100, `tick ${status.tick}`);
+  assert.equal(guest.status().tick, status.tick, 'the guest applied every bundle sent');
+  const view = host.view();
+  assert.equal(view.me, 'host');
+  const report = host.report();
+  const g = report.players.find((/** @type {any} */ p) => p.playerId === 'guest-1');
+  assert.ok(g.hashReports > 0 && g.desyncs === 0, JSON.stringify(report));
+  host.shutdown();
+  assert.equal(host.status().end.reason, 'host-shutdown');
+  host.drop();
+  guest.drop();
+  assert.throws(() => host.status(), WasmError);
+});

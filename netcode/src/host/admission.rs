@@ -48,6 +48,16 @@ impl<E: Engine> HostSession<E> {
             .count()
     }
 
+    /// The display names of the guests admitted and connected, in arrival
+    /// order (who is in, before the roster exists).
+    pub fn guest_names(&self) -> Vec<String> {
+        self.seats
+            .iter()
+            .filter(|s| s.admitted && s.connected && !s.removed)
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
     /// Guest connections handed to the session so far.
     pub fn connections(&self) -> usize {
         self.seats.len()

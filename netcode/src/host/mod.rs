@@ -44,6 +44,21 @@ use audit::HashAudit;
 use inputs::InputBuffer;
 use transition::Transition;
 
+/// Where a host session is, as its driver and page see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostPhase {
+    /// Waiting for guests (phase A handshakes).
+    Lobby,
+    /// The roster is frozen; init and map sent, waiting for acks (phase B).
+    Setup,
+    /// Ticking.
+    Running,
+    /// Between two levels, waiting for acks.
+    Transition,
+    /// Over.
+    Ended,
+}
+
 #[derive(Debug)]
 enum Phase {
     Lobby { deadline: Option<Duration> },
@@ -129,6 +144,27 @@ impl<E: Engine> HostSession<E> {
     /// Whether the session has left its lobby phase (setup or later).
     pub fn started(&self) -> bool {
         !matches!(self.phase, Phase::Lobby { .. })
+    }
+
+    /// Where the session is.
+    pub fn phase(&self) -> HostPhase {
+        match self.phase {
+            Phase::Lobby { .. } => HostPhase::Lobby,
+            Phase::Setup { .. } => HostPhase::Setup,
+            Phase::Running => HostPhase::Running,
+            Phase::Transition(_) => HostPhase::Transition,
+            Phase::Ended(_) => HostPhase::Ended,
+        }
+    }
+
+    /// Starts the session at `now` with whoever is admitted (a player
+    /// host's Start button), without waiting for `expected_guests`. The
+    /// roster is frozen from here; later joiners are refused with
+    /// `session-started`. Does nothing once the session has started.
+    pub fn start_now(&mut self, now: Duration) {
+        if matches!(self.phase, Phase::Lobby { .. }) {
+            self.begin_setup(now);
+        }
     }
 
     /// Counters.

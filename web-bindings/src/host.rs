@@ -1,0 +1,471 @@
+//! [`WebHost`]: `netcode`'s host session over the reference engine, with
+//! the plain-data interface a browser host drives (the daemon's host code,
+//! in the player's tab).
+//!
+//! The page's worker loop is the daemon's driver loop: hand the session
+//! each new guest connection ([`WebHost::add_guest`]), feed every
+//! data-channel message and connection change with the current time, poll,
+//! send what [`WebHost::output`] returns (a message for several guests is
+//! encoded once), and wake up at its `wakeAtMs`. The host's own player takes
+//! its input from [`WebHost::set_input`] through the same input delay as
+//! every guest's, or from the engine's bot.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::{Difficulty, Engine, RaycasterEngine};
+use netcode::host::{HostConfig, HostOutput, HostPhase, HostSession, SessionReport};
+use netcode::link::{ConnectionState, PeerEvent};
+use netcode::plan::GeneratedCampaign;
+use protocol::BUILD_VERSION;
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::peer::{Channel, ScoreRow};
+use serde::{Deserialize, Serialize};
+
+use crate::guest::{kebab, millis};
+use crate::view::View;
+
+/// Most levels a browser-hosted campaign may have.
+pub const MAX_LEVELS: u32 = 50;
+/// Most guests a browser host waits for before it starts on its own.
+pub const MAX_START_WHEN: usize = 15;
+/// The host player's id in every roster.
+pub const HOST_PLAYER_ID: &str = "host";
+/// Safety stop per level, ticks (the daemon's default too).
+const MAX_TICKS_PER_LEVEL: u64 = 20_000;
+
+/// How the page configures a host.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebHostConfig {
+    /// Build identifier guests must match (default: this module's build).
+    #[serde(default)]
+    pub build_version: Option<String>,
+    /// The host player's display name as typed.
+    #[serde(default)]
+    pub display_name: String,
+    /// Let the engine's bot drive the host's player (tests, testers).
+    #[serde(default)]
+    pub bot: bool,
+    /// Campaign seed.
+    pub seed: u32,
+    /// Levels in the generated campaign (1 to [`MAX_LEVELS`]).
+    pub levels: u32,
+    /// Session difficulty (default normal).
+    #[serde(default)]
+    pub difficulty: Difficulty,
+    /// Start on its own once this many guests are in; `None`: only
+    /// [`WebHost::start`] starts it.
+    #[serde(default)]
+    pub start_when: Option<usize>,
+}
+
+/// One message to send.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostOutgoing {
+    /// The guest slots to send it to.
+    pub slots: Vec<usize>,
+    /// Data channel label: `input` or `reconciliation`.
+    pub channel: &'static str,
+    /// The message text.
+    pub data: String,
+}
+
+/// What the page must do after feeding the session.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostOutputView {
+    /// Messages to send, in order.
+    pub send: Vec<HostOutgoing>,
+    /// Connections to close once what was sent before has gone out.
+    pub close: Vec<usize>,
+    /// Diagnostics since the last call (for the console).
+    pub events: Vec<String>,
+    /// When to poll next without an event, in the caller's milliseconds.
+    pub wake_at_ms: Option<f64>,
+}
+
+/// How the session ended.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostEndView {
+    /// The spec's end reason (`completed`, `team-eliminated`, `host-shutdown`).
+    pub reason: String,
+    /// The end table as sent to the guests.
+    pub scores: Vec<ScoreRow>,
+}
+
+/// The session's state for the host page.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostStatus {
+    /// `lobby`, `setup`, `running`, `transition` or `ended`.
+    pub phase: &'static str,
+    /// The host player's id.
+    pub me: &'static str,
+    /// Level epoch (1 for the first level, 0 before setup).
+    pub level_epoch: u32,
+    /// Levels in the campaign.
+    pub level_count: u32,
+    /// Engine tick (0 before setup).
+    pub tick: u64,
+    /// Roster ids of the level, sorted.
+    pub roster: Vec<String>,
+    /// Every admitted player's name.
+    pub names: BTreeMap<String, String>,
+    /// Guests admitted and connected.
+    pub guests_present: usize,
+    /// Their display names, in arrival order.
+    pub guest_names: Vec<String>,
+    /// Seats taken, connections still in their handshake included.
+    pub seats_taken: usize,
+    /// Guest connections handed to the session so far.
+    pub connections: usize,
+    /// Ticks simulated, all levels.
+    pub ticks: u64,
+    /// How it ended, once it has.
+    pub end: Option<HostEndView>,
+}
+
+/// A host session for the browser.
+#[derive(Debug)]
+pub struct WebHost {
+    session: HostSession<RaycasterEngine>,
+    /// The latest time seen: time never goes backwards for the session.
+    now: Duration,
+}
+
+impl WebHost {
+    /// A host from the page's JSON configuration.
+    pub fn new(config_json: &str) -> Result<Self, String> {
+        let c: WebHostConfig =
+            serde_json::from_str(config_json).map_err(|e| format!("host configuration: {e}"))?;
+        if !(1..=MAX_LEVELS).contains(&c.levels) {
+            return Err(format!(
+                "levels must be 1 to {MAX_LEVELS}, not {}",
+                c.levels
+            ));
+        }
+        if c.start_when.is_some_and(|n| n > MAX_START_WHEN) {
+            return Err(format!("startWhen must be at most {MAX_START_WHEN}"));
+        }
+        let config = HostConfig {
+            build_version: c.build_version.unwrap_or_else(|| BUILD_VERSION.to_owned()),
+            plan: Arc::new(GeneratedCampaign {
+                seed: c.seed,
+                levels: c.levels,
+            }),
+            difficulty: c.difficulty,
+            host_player: Some((PlayerId::new(HOST_PLAYER_ID), c.display_name)),
+            host_bot: c.bot,
+            bots: 0,
+            expected_guests: c.start_when.unwrap_or(usize::MAX),
+            lobby_wait: None,
+            max_ticks_per_level: Some(MAX_TICKS_PER_LEVEL),
+            ..HostConfig::default()
+        };
+        Ok(Self {
+            session: HostSession::new(config),
+            now: Duration::ZERO,
+        })
+    }
+
+    fn advance_clock(&mut self, now_ms: f64) -> Duration {
+        self.now = self.now.max(millis(now_ms));
+        self.now
+    }
+
+    /// A new guest connection (its data channels are open); returns its
+    /// slot. The session sends its hello at once.
+    pub fn add_guest(&mut self, now_ms: f64) -> usize {
+        let now = self.advance_clock(now_ms);
+        self.session.add_guest(now)
+    }
+
+    fn known(&self, slot: usize) -> Result<(), String> {
+        if slot < self.session.connections() {
+            Ok(())
+        } else {
+            Err(format!("no guest connection {slot}"))
+        }
+    }
+
+    /// A message arrived from guest `slot` on data channel `channel`.
+    pub fn on_message(
+        &mut self,
+        slot: usize,
+        channel: Channel,
+        text: String,
+        now_ms: f64,
+    ) -> Result<(), String> {
+        self.known(slot)?;
+        let now = self.advance_clock(now_ms);
+        self.session
+            .on_event(slot, PeerEvent::Message(channel, text), now);
+        Ok(())
+    }
+
+    /// Guest `slot`'s connection changed state.
+    pub fn on_state(
+        &mut self,
+        slot: usize,
+        state: ConnectionState,
+        now_ms: f64,
+    ) -> Result<(), String> {
+        self.known(slot)?;
+        let now = self.advance_clock(now_ms);
+        self.session.on_event(slot, PeerEvent::State(state), now);
+        Ok(())
+    }
+
+    /// Runs deadlines and every due tick.
+    pub fn poll(&mut self, now_ms: f64) {
+        let now = self.advance_clock(now_ms);
+        self.session.poll(now);
+    }
+
+    /// Starts the level now with whoever is in (the Start button).
+    pub fn start(&mut self, now_ms: f64) {
+        let now = self.advance_clock(now_ms);
+        self.session.start_now(now);
+        self.session.poll(now);
+    }
+
+    /// Ends the session now (the host leaves): guests get `host-shutdown`.
+    pub fn shutdown(&mut self) {
+        self.session.shutdown();
+    }
+
+    /// The host player's input from now on (JSON `InputSnapshot`;
+    /// sanitized by the session, delayed like every guest's).
+    pub fn set_input(&mut self, input_json: &str) -> Result<(), String> {
+        let input: InputSnapshot =
+            serde_json::from_str(input_json).map_err(|e| format!("input: {e}"))?;
+        self.session.set_local_input(input);
+        Ok(())
+    }
+
+    /// Takes what to send, what to close and what happened.
+    pub fn output(&mut self) -> HostOutputView {
+        let mut send = Vec::new();
+        let mut close = Vec::new();
+        let mut events: Vec<String> = Vec::new();
+        for out in self.session.drain_outbox() {
+            let (slots, msg) = match out {
+                HostOutput::Send(slot, msg) => (vec![slot], msg),
+                HostOutput::Broadcast(slots, msg) => (slots, msg),
+                HostOutput::Close(slot) => {
+                    close.push(slot);
+                    continue;
+                }
+            };
+            match msg.to_json() {
+                Ok(data) => send.push(HostOutgoing {
+                    slots,
+                    channel: msg.channel().label(),
+                    data,
+                }),
+                Err(e) => events.push(format!("could not encode a message: {e}")),
+            }
+        }
+        for event in self.session.drain_events() {
+            // Ticks are counted in the status; the rest is worth a line.
+            if !matches!(event, netcode::host::HostEvent::Ticked { .. }) {
+                events.push(format!("{event:?}"));
+            }
+        }
+        HostOutputView {
+            send,
+            close,
+            events,
+            wake_at_ms: self.session.next_wakeup().map(|d| d.as_secs_f64() * 1000.0),
+        }
+    }
+
+    /// The session's state for the page.
+    pub fn status(&self) -> HostStatus {
+        let s = &self.session;
+        let engine = s.engine();
+        HostStatus {
+            phase: match s.phase() {
+                HostPhase::Lobby => "lobby",
+                HostPhase::Setup => "setup",
+                HostPhase::Running => "running",
+                HostPhase::Transition => "transition",
+                HostPhase::Ended => "ended",
+            },
+            me: HOST_PLAYER_ID,
+            level_epoch: s.level_epoch(),
+            level_count: s.level_count(),
+            tick: engine.map_or(0, |e| e.tick()),
+            roster: s.roster().iter().map(|id| id.to_string()).collect(),
+            names: s
+                .names()
+                .iter()
+                .map(|(id, n)| (id.to_string(), n.clone()))
+                .collect(),
+            guests_present: s.guests_present(),
+            guest_names: s.guest_names(),
+            seats_taken: s.seats_taken(),
+            connections: s.connections(),
+            ticks: s.stats().ticks,
+            end: s.ended().map(|reason| HostEndView {
+                reason: kebab(&reason),
+                scores: s.scores(),
+            }),
+        }
+    }
+
+    /// The operator's report: per player kind, hash reports, desyncs and
+    /// held inputs (the daemon's `session-report` line).
+    pub fn report(&self) -> SessionReport {
+        self.session.report()
+    }
+
+    /// The world to draw, seen by the host's player (`None` before setup).
+    pub fn view(&self) -> Option<View> {
+        let engine = self.session.engine()?;
+        let me = PlayerId::new(HOST_PLAYER_ID);
+        Some(View::of(engine, Some(&me), self.session.names(), |_| {
+            (0.0, 0.0)
+        }))
+    }
+
+    /// The underlying session (native tests).
+    pub fn session(&self) -> &HostSession<RaycasterEngine> {
+        &self.session
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guest::WebGuest;
+
+    fn host(extra: &str) -> WebHost {
+        WebHost::new(&format!(
+            r#"{{"displayName":"Hostess","bot":true,"seed":7,"levels":1{extra}}}"#
+        ))
+        .expect("host")
+    }
+
+    /// Delivers everything each side wants sent, until both are quiet.
+    fn pump(h: &mut WebHost, guests: &mut [(usize, &mut WebGuest)], now_ms: f64) {
+        for _ in 0..50 {
+            h.poll(now_ms);
+            let out = h.output();
+            let mut moved = false;
+            for msg in out.send {
+                for (slot, g) in guests.iter_mut() {
+                    if msg.slots.contains(slot) {
+                        let channel = if msg.channel == "input" {
+                            Channel::Input
+                        } else {
+                            Channel::Reconciliation
+                        };
+                        g.on_message(channel, msg.data.clone(), now_ms);
+                        moved = true;
+                    }
+                }
+            }
+            for (slot, g) in guests.iter_mut() {
+                g.poll(now_ms);
+                for m in g.output().send {
+                    let channel = if m.channel == "input" {
+                        Channel::Input
+                    } else {
+                        Channel::Reconciliation
+                    };
+                    h.on_message(*slot, channel, m.data, now_ms)
+                        .expect("known slot");
+                    moved = true;
+                }
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+
+    #[test]
+    fn bad_configurations_are_errors_not_panics() {
+        for bad in [
+            "",
+            "{}",
+            r#"{"seed":1,"levels":0}"#,
+            r#"{"seed":1,"levels":51}"#,
+            r#"{"seed":1,"levels":1,"startWhen":99}"#,
+            r#"{"seed":1,"levels":1,"difficulty":"impossible"}"#,
+            r#"{"seed":1,"levels":1,"surprise":true}"#,
+        ] {
+            assert!(WebHost::new(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_guest_joins_plays_and_the_host_counts_its_hash_reports() {
+        let mut h = host(r#","startWhen":1"#);
+        let mut g = WebGuest::new(r#"{"displayName":"Guest","bot":true}"#).expect("guest");
+        assert!(h.on_message(0, Channel::Input, "{}".into(), 0.0).is_err());
+        let slot = h.add_guest(0.0);
+        assert_eq!(h.status().phase, "lobby");
+        g.on_state(ConnectionState::Connected, 0.0);
+        let mut t = 0.0;
+        pump(&mut h, &mut [(slot, &mut g)], t);
+        assert_eq!(h.status().guests_present, 1);
+        assert_eq!(h.status().guest_names, vec!["Guest"]);
+        // Ten simulated seconds in 10 ms steps.
+        for _ in 0..1_000 {
+            t += 10.0;
+            pump(&mut h, &mut [(slot, &mut g)], t);
+        }
+        let s = h.status();
+        assert_eq!(s.phase, "running", "{s:?}");
+        assert_eq!(s.roster, vec!["guest-1", "host"]);
+        assert_eq!(s.names["host"], "Hostess");
+        assert!(s.tick >= 290, "ticks at 30 Hz over ten seconds: {}", s.tick);
+        let report = h.report();
+        let guest = report
+            .players
+            .iter()
+            .find(|p| p.player_id.as_str() == "guest-1")
+            .expect("guest in the report");
+        assert!(guest.hash_reports > 0, "{report:?}");
+        assert_eq!(guest.desyncs, 0, "{report:?}");
+        let view = h.view().expect("a view once running");
+        assert_eq!(view.me.as_deref(), Some("host"));
+        assert_eq!(view.players.len(), 2);
+    }
+
+    #[test]
+    fn start_freezes_the_roster_and_shutdown_ends_with_the_table() {
+        let mut h = host("");
+        h.poll(1_000.0);
+        assert_eq!(h.status().phase, "lobby", "no startWhen: waits for start");
+        h.start(2_000.0);
+        h.poll(3_000.0);
+        let s = h.status();
+        assert_eq!(s.phase, "running");
+        assert_eq!(s.roster, vec!["host"]);
+        h.shutdown();
+        let end = h.status().end.expect("ended");
+        assert_eq!(end.reason, "host-shutdown");
+        assert_eq!(end.scores.len(), 1);
+        assert_eq!(h.output().wake_at_ms, None);
+    }
+
+    #[test]
+    fn the_host_players_input_moves_it_after_the_input_delay() {
+        let mut h = WebHost::new(r#"{"seed":3,"levels":1}"#).expect("host");
+        h.start(0.0);
+        h.poll(0.0);
+        let start = h.view().expect("view").players[0].clone();
+        h.set_input(r#"{"moveForward":true}"#).expect("input");
+        h.poll(2_000.0);
+        let moved = h.view().expect("view").players[0].clone();
+        let dist = (moved.x - start.x).hypot(moved.y - start.y);
+        assert!(dist > 0.5, "moved {dist} tiles");
+        assert!(h.set_input("not json").is_err());
+    }
+}

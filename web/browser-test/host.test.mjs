@@ -1,0 +1,216 @@
+// A player hosts from the browser: netcode's host session in WebAssembly,
+// in a worker, published through the lobby as `hostKind: player`, joined by
+// Rust bot guests (`host-daemon join --bot`) and by browser guests alike.
+
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { OUTPUT, Rig, guestState, hideTab, until } from './harness.mjs';
+
+const rig = new Rig();
+after(() => rig.close());
+
+/**
+ * The host page's test view (window.campfire.state()).
+ * @param {import('playwright-core').Page} page
+ */
+const hostState = (page) => page.evaluate(() => /** @type {any} */ (window).campfire.state());
+
+/**
+ * A fresh page in its own browser context.
+ * @param {import('playwright-core').Browser} browser
+ * @param {string} name for console lines
+ */
+async function newPage(browser, name) {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+  const page = await context.newPage();
+  page.on('console', (m) => { if (process.env.CAMPFIRE_TEST_LOG) console.error(`[${name}] ${m.text()}`); });
+  page.on('pageerror', (e) => console.error(`[${name}] page error: ${e.message}`));
+  return page;
+}
+
+/**
+ * Opens a scripted browser host; resolves with its page and session code.
+ * @param {import('playwright-core').Browser|import('playwright-core').BrowserContext} where a browser (a fresh context) or a context
+ * @param {string} query
+ */
+async function openHost(where, query) {
+  const page = 'newContext' in where ? await newPage(where, 'host') : await where.newPage();
+  await page.goto(`${rig.url}/host?${query}`);
+  const s = await until(async () => {
+    const st = await hostState(page);
+    if (st.error) throw new Error(`the host page failed: ${st.error}`);
+    return st.state === 'waiting' && st.code ? st : null;
+  }, 30_000, 'the browser host to open its session');
+  return { page, code: /** @type {string} */ (s.code) };
+}
+
+/**
+ * The public listing as a page sees it, for player hosts.
+ * @param {import('playwright-core').Page} page
+ */
+const playerListing = (page) => page.evaluate(async () => {
+  const res = await fetch('/lobby?hostKind=player&limit=100');
+  return (await res.json()).sessions;
+});
+
+/**
+ * The JSON report line a bot guest prints when it is done.
+ * @param {import('./harness.mjs').Proc} bot
+ */
+async function botReport(bot) {
+  const [line] = await bot.waitLine(/^\{.*"endReason".*\}$/, 30_000);
+  return JSON.parse(line);
+}
+
+test('a browser host (bot-driven) and a Rust bot guest finish a level; listed as a player host until the start', { timeout: 180_000 }, async () => {
+  await rig.lobby();
+  const browser = await rig.browser();
+  const { page, code } = await openHost(browser, 'name=Browser%20night&hostName=Hosty&levels=1&seed=7&startWhen=1&bot=1');
+
+  const listed = await until(async () => (await playerListing(page)).find((/** @type {any} */ e) => e.code === code),
+    5_000, 'the session in the public listing');
+  assert.equal(listed.hostKind, 'player');
+  assert.equal(listed.name, 'Browser night');
+  assert.equal(listed.hostName, 'Hosty');
+  assert.equal(listed.players, 1);
+
+  const bot = rig.botGuest(code, 'rusty');
+  const running = await until(async () => {
+    const s = await hostState(page);
+    return s.phase === 'running' && s.tick > 30 ? s : null;
+  }, 60_000, 'the level to run');
+  assert.deepEqual(running.roster, ['guest-1', 'host']);
+  assert.ok(running.pos, 'the host player is in its own view');
+  await until(async () => !(await playerListing(page)).some((/** @type {any} */ e) => e.code === code),
+    5_000, 'the started session to leave the listing');
+  await page.screenshot({ path: join(OUTPUT, 'host-first-person.png') });
+
+  const ended = await until(async () => {
+    const s = await hostState(page);
+    return s.end && s.report ? s : null;
+  }, 150_000, 'the level to be completed');
+  assert.equal(ended.end.reason, 'completed');
+  assert.equal(ended.report.levelsCompleted, 1);
+  const rusty = ended.report.players.find((/** @type {any} */ p) => p.name === 'rusty');
+  assert.ok(rusty, JSON.stringify(ended.report));
+  assert.equal(rusty.kind, 'guest');
+  assert.ok(rusty.hashReports > 0, JSON.stringify(rusty));
+  assert.equal(rusty.desyncs, 0, JSON.stringify(rusty));
+  await page.locator('#results-rows tr[data-player="guest-1"]').waitFor({ timeout: 5_000 });
+
+  const report = await botReport(bot);
+  assert.equal(report.endReason, 'completed');
+  assert.ok(report.levelsCompleted >= 1, JSON.stringify(report));
+  assert.equal(report.desyncs, 0, JSON.stringify(report));
+  assert.deepEqual(await bot.exited, { code: 0, signal: null });
+
+  const gone = await page.evaluate(async (c) => (await fetch(`/session/${c}`)).status, code);
+  assert.equal(gone, 404, 'the lobby entry is deleted at the end');
+});
+
+test('a browser host, a browser guest and a bot guest play a level; the hidden host tab keeps 30 Hz', { timeout: 240_000 }, async (t) => {
+  await rig.lobby();
+  const browser = await rig.browser();
+  const { page: host, code } = await openHost(await rig.hideableBrowser(), 'name=Trio&levels=1&seed=3&startWhen=2&bot=1');
+  const guest = await newPage(browser, 'guest');
+  await guest.goto(`${rig.url}/play?code=${code}&name=Wasm&bot=1`);
+  await until(async () => (await guestState(guest)).phase === 'await-init', 30_000, 'the browser guest to pass the hello');
+  const bot = rig.botGuest(code, 'rusty');
+
+  const playing = await until(async () => {
+    const s = await guestState(guest);
+    return s.state === 'playing' && s.tick > 60 ? s : null;
+  }, 60_000, 'the level to run');
+  assert.equal(playing.roster.length, 3, `roster ${playing.roster}`);
+
+  // Hide the host's tab: its main thread is throttled for real (timers at
+  // most once a second), while the worker keeps the ticks at 30 Hz.
+  const hidden = await hideTab(host);
+  assert.equal(hidden.visibility, 'hidden');
+  const from = await guestState(guest);
+  const t0 = Date.now();
+  await new Promise((r) => setTimeout(r, 4_000));
+  const to = await guestState(guest);
+  const rate = (to.tick - from.tick) / ((Date.now() - t0) / 1000);
+  const throttle = await host.evaluate(() => new Promise((resolve) => {
+    // Main-thread timers of the hidden host tab: how far apart do 50 ms ones fire?
+    const start = performance.now();
+    let n = 0;
+    const id = setInterval(() => {
+      n += 1;
+      if (n === 3) {
+        clearInterval(id);
+        resolve({ meanGapMs: (performance.now() - start) / 3, visibility: document.visibilityState });
+      }
+    }, 50);
+  }));
+  t.diagnostic(`hidden host: guests saw ${rate.toFixed(1)} ticks/s; the host tab's 50 ms timers fired ${JSON.stringify(throttle)}`);
+  assert.equal(to.end, null, 'the level outlasts the measurement');
+  assert.equal(/** @type {any} */ (throttle).visibility, 'hidden');
+  assert.ok(/** @type {any} */ (throttle).meanGapMs >= 500,
+    `the hidden tab's timers are throttled: ${JSON.stringify(throttle)}`);
+  assert.ok(rate >= 27 && rate <= 33, `guests saw ${rate.toFixed(1)} ticks/s while the host tab was hidden`);
+
+  const ended = await until(async () => {
+    const s = await guestState(guest);
+    return s.end ? s : null;
+  }, 180_000, 'the level to be completed');
+  assert.deepEqual([ended.end.kind, ended.end.reason, ended.end.provisional], ['ended', 'completed', false]);
+  assert.equal(ended.stats.outOfSequence, 0);
+  const hs = await until(async () => {
+    const s = await hostState(host);
+    return s.report ? s : null;
+  }, 10_000, 'the host report');
+  for (const name of ['Wasm', 'rusty']) {
+    const p = hs.report.players.find((/** @type {any} */ x) => x.name === name);
+    assert.ok(p && p.kind === 'guest' && p.hashReports > 0 && p.desyncs === 0, `${name}: ${JSON.stringify(hs.report)}`);
+  }
+  assert.equal((await botReport(bot)).desyncs, 0);
+  await guest.screenshot({ path: join(OUTPUT, 'host-guest-end.png') });
+});
+
+test('a player hosts from the lobby page and starts with whoever is in; closing the tab mid-level ends every guest with host-disconnected', { timeout: 180_000 }, async () => {
+  await rig.lobby();
+  const browser = await rig.browser();
+  const host = await newPage(browser, 'host');
+  await host.goto(`${rig.url}/`);
+  await host.getByRole('link', { name: 'Host a game', exact: true }).click();
+  await host.waitForURL(/\/host$/, { timeout: 5_000 });
+  await host.getByLabel('Session name').fill('Closing time');
+  await host.getByLabel('Your name').fill('Hosty');
+  await host.getByLabel('Levels').fill('3');
+  await host.getByLabel('Private: only with its code').check();
+  await host.getByRole('button', { name: 'Open the session' }).click();
+  const { code } = await until(async () => {
+    const s = await hostState(host);
+    return s.code ? s : null;
+  }, 30_000, 'the session to open');
+  assert.equal((await playerListing(host)).length, 0, 'a private session is not listed');
+
+  const guest = await newPage(browser, 'guest');
+  await guest.goto(`${rig.url}/play?code=${code}&name=Left&bot=1`);
+  await until(async () => (await guestState(guest)).phase === 'await-init', 30_000, 'the browser guest to pass the hello');
+  const bot = rig.botGuest(code, 'rusty');
+  await until(async () => (await hostState(host)).guestsPresent === 2, 30_000, 'both guests in the waiting room');
+  await host.locator('#waiting-roster', { hasText: 'rusty' }).waitFor({ timeout: 5_000 });
+  assert.equal((await hostState(host)).phase, 'lobby', 'no startWhen: the host starts it');
+  await host.getByRole('button', { name: 'Start' }).click();
+  await until(async () => {
+    const s = await guestState(guest);
+    return s.state === 'playing' && s.tick > 60 ? s : null;
+  }, 60_000, 'the level to run');
+  assert.deepEqual((await hostState(host)).roster, ['guest-1', 'guest-2', 'host']);
+
+  await host.close();
+  const ended = await until(async () => {
+    const s = await guestState(guest);
+    return s.end ? s : null;
+  }, 30_000, 'the browser guest to give up on the host');
+  assert.deepEqual([ended.end.kind, ended.end.reason], ['ended', 'host-disconnected']);
+  const report = await botReport(bot);
+  assert.equal(report.endReason, 'host-disconnected');
+  assert.equal((await bot.exited).code, 3, 'a lost host is an abnormal end for the bot guest');
+  const gone = await guest.evaluate(async (c) => (await fetch(`/session/${c}`)).status, code);
+  assert.equal(gone, 404, 'the closing tab deleted its lobby entry');
+});

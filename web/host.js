@@ -1,0 +1,259 @@
+// The browser host (/host): a player hosts a game from the lobby page. The
+// host session (netcode's HostSession in WebAssembly, the daemon's host
+// code) runs in a dedicated worker that paces the ticks; this page owns the
+// lobby lifecycle and the guests' connections (web/lib/browser-host.js) and
+// shows the host's player the same first-person view as every guest.
+//
+// Scripted runs (testers, tests): /host?name=N opens the session at once,
+// with levels=L, seed=S, startWhen=G (start on its own once G guests are
+// in), bot=1 (the engine's bot drives the host's player), hostName,
+// maxPlayers, difficulty and public=0 as further options.
+
+import { LobbyClient } from './lib/lobby-client.js';
+import { BrowserHost } from './lib/browser-host.js';
+import { Controls } from './lib/controls.js';
+import { GameScreen } from './lib/game-screen.js';
+import { displayNameOf, sanitizeDisplayName } from './lib/name.js';
+
+/** @param {string} name */
+const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
+const params = new URLSearchParams(window.location.search);
+const buildVersion = meta('campfire-build');
+const botDriven = params.get('bot') === '1';
+const NAME_KEY = 'campfire.displayName';
+const CAMPAIGN = 'generated';
+
+/** @param {string} id */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const statusEl = $('status');
+const errorEl = $('error');
+const canvas = /** @type {HTMLCanvasElement} */ ($('view'));
+const dialog = /** @type {HTMLDialogElement} */ ($('leave-dialog'));
+const form = /** @type {HTMLFormElement} */ ($('host-form'));
+
+/** @type {BrowserHost|null} */
+let host = null;
+/** @type {any} the session's latest status */
+let status = null;
+/** @type {any} the worker loop's cost so far */
+let cost = null;
+let code = '';
+
+/** @param {string} text */
+function say(text) {
+  statusEl.textContent = text;
+}
+
+/** @param {string} text */
+function fail(text) {
+  errorEl.textContent = text;
+  document.body.dataset.state = 'error';
+}
+
+/** @param {string} id */
+function nameOf(id) {
+  const base = displayNameOf(id, status?.names?.[id]);
+  return id === status?.me ? `${base} (you, host)` : base;
+}
+
+const screen = new GameScreen({ me: () => status?.me, nameOf, rttMs: () => null });
+const controls = new Controls(canvas, {
+  active: () => status?.phase === 'running',
+  paused: () => dialog.open,
+  onInput: (input) => {
+    if (host && !botDriven) host.setInput(input);
+  },
+  onEscape: () => {
+    if (!dialog.open) dialog.showModal();
+  },
+  onToggleMap: () => screen.toggleMap(),
+});
+controls.attach();
+
+dialog.addEventListener('close', () => {
+  if (dialog.returnValue === 'leave') host?.shutdown();
+  controls.release();
+  canvas.focus();
+});
+
+// ---- the session ---------------------------------------------------------
+
+/**
+ * @param {number} value
+ * @param {number} lo
+ * @param {number} hi
+ * @param {number} fallback
+ */
+function clampInt(value, lo, hi, fallback) {
+  return Number.isInteger(value) ? Math.min(hi, Math.max(lo, value)) : fallback;
+}
+
+/** The settings from the form, or from the query string of a scripted run. */
+function settings() {
+  const num = (/** @type {string} */ id) => Number(/** @type {HTMLInputElement} */ ($(id)).value);
+  const scripted = params.has('name');
+  const q = (/** @type {string} */ k) => params.get(k);
+  const seedParam = Number(q('seed'));
+  const startWhen = q('startWhen') === null ? null : clampInt(Number(q('startWhen')), 1, 15, 1);
+  return {
+    name: (scripted ? q('name') ?? '' : /** @type {HTMLInputElement} */ ($('session-name')).value).trim().slice(0, 64),
+    hostName: sanitizeDisplayName(scripted ? q('hostName') ?? 'Host' : /** @type {HTMLInputElement} */ ($('player-name')).value),
+    maxPlayers: clampInt(scripted ? Number(q('maxPlayers') ?? 4) : num('max-players'), 2, 16, 4),
+    difficulty: (scripted ? q('difficulty') : /** @type {HTMLSelectElement} */ ($('difficulty')).value) || 'normal',
+    levels: clampInt(scripted ? Number(q('levels') ?? 1) : num('levels'), 1, 50, 1),
+    public: scripted ? q('public') !== '0'
+      : /** @type {HTMLInputElement} */ (form.querySelector('input[name="visibility"]:checked'))?.value !== 'private',
+    seed: Number.isInteger(seedParam) && seedParam > 0 && seedParam < 2 ** 32
+      ? seedParam : crypto.getRandomValues(new Uint32Array(1))[0],
+    startWhen,
+  };
+}
+
+async function open() {
+  const s = settings();
+  if (!s.name) {
+    fail('Give the session a name: it is how friends find it in the lobby.');
+    form.hidden = false;
+    return;
+  }
+  errorEl.textContent = '';
+  form.hidden = true;
+  document.body.dataset.state = 'opening';
+  say('Opening the session…');
+  host = new BrowserHost(new LobbyClient(''), {
+    seed: s.seed,
+    levels: s.levels,
+    displayName: s.hostName,
+    bot: botDriven,
+    difficulty: s.difficulty,
+    startWhen: s.startWhen,
+    buildVersion,
+  }, {
+    name: s.name,
+    public: s.public,
+    maxPlayers: s.maxPlayers,
+    build: buildVersion,
+    campaign: CAMPAIGN,
+  }, {
+    onStatus,
+    onView: (view) => {
+      screen.onView(view);
+      controls.spent();
+    },
+    onReport: (report) => console.info(`campfire session-report ${JSON.stringify({ code, ...report })}`),
+    onDiagnostic: (d) => console.debug(`campfire host: ${d}`),
+    onLobbyError: (e) => say(`The lobby lost this session (${e.message}); players already in keep playing.`),
+  });
+  try {
+    const hosted = await host.open();
+    code = hosted.code;
+  } catch (e) {
+    fail(`Could not open the session: ${e instanceof Error ? e.message : e}`);
+    form.hidden = false;
+    host = null;
+    return;
+  }
+  $('session-title').textContent = `— session ${code}`;
+  $('session-code').textContent = code;
+  $('join-link').setAttribute('href', `/play?code=${encodeURIComponent(code)}`);
+  $('hud-difficulty').textContent = s.difficulty;
+  $('waiting').hidden = false;
+  document.body.dataset.state = 'waiting';
+  say(s.startWhen ? `Session ${code} is open; it starts once ${s.startWhen} player(s) joined.`
+    : `Session ${code} is open. Press Start when everybody is in.`);
+  if (!botDriven) controls.push();
+}
+
+/**
+ * @param {any} s
+ * @param {any} c
+ */
+function onStatus(s, c) {
+  const before = status;
+  status = s;
+  cost = c;
+  if (s.phase === 'lobby') {
+    $('waiting-count').textContent = `${s.guestsPresent} player(s) joined.`;
+    $('waiting-roster').replaceChildren(...s.guestNames.map((/** @type {string} */ name) => {
+      const li = document.createElement('li');
+      li.textContent = name || 'Player (no name)';
+      return li;
+    }));
+  }
+  if (s.phase !== before?.phase || s.levelEpoch !== before?.levelEpoch) {
+    if (s.phase === 'setup') say('Sending the map to the players…');
+    if (s.phase === 'running') {
+      $('waiting').hidden = true;
+      $('game').hidden = false;
+      document.body.dataset.state = 'playing';
+      say(s.levelEpoch > 1 ? `Level ${s.levelEpoch} of ${s.levelCount}.`
+        : 'Playing. WASD or arrows to move, mouse (click the view) or arrows to turn, Space to fire, E to use, Tab for the map, Esc to end the session.');
+      canvas.focus();
+    }
+    if (s.phase === 'transition') say('Level complete. Waiting for every player to load the next one…');
+  }
+  if (JSON.stringify(s.roster) !== JSON.stringify(before?.roster)) screen.renderRoster(s.roster);
+  if (s.end && !before?.end) showEnd(s.end);
+}
+
+/** @param {any} end */
+function showEnd(end) {
+  document.body.dataset.state = 'ended';
+  $('waiting').hidden = true;
+  const reasons = /** @type {Record<string, string>} */ ({
+    completed: 'The campaign is complete.',
+    'team-eliminated': 'Everybody is down: the run is over.',
+    'host-shutdown': 'You ended the session.',
+  });
+  say(reasons[end.reason] ?? `The session ended (${end.reason}).`);
+  screen.showResults({ scores: end.scores }, 'Final: this browser was the host.');
+}
+
+$('start-button').addEventListener('click', () => host?.start());
+$('cancel-button').addEventListener('click', () => host?.shutdown());
+
+/** What the browser tests read. */
+/** @type {any} */ (window).campfire = {
+  state() {
+    const mine = screen.mine();
+    return {
+      state: document.body.dataset.state ?? 'loading',
+      code,
+      phase: status?.phase ?? null,
+      me: status?.me ?? null,
+      tick: status?.tick ?? 0,
+      ticks: status?.ticks ?? 0,
+      levelEpoch: status?.levelEpoch ?? 0,
+      roster: status?.roster ?? [],
+      guestsPresent: status?.guestsPresent ?? 0,
+      guestNames: status?.guestNames ?? [],
+      pos: mine ? { x: mine.x, y: mine.y } : null,
+      end: status?.end ?? null,
+      report: host?.report ?? null,
+      cost,
+      error: errorEl.textContent,
+      visibility: document.visibilityState,
+      mode: screen.mode,
+    };
+  },
+};
+
+function main() {
+  const nameInput = /** @type {HTMLInputElement} */ ($('player-name'));
+  nameInput.value = sanitizeDisplayName(localStorage.getItem(NAME_KEY) ?? '');
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    localStorage.setItem(NAME_KEY, sanitizeDisplayName(nameInput.value));
+    open();
+  });
+  screen.start();
+  if (params.has('name')) {
+    open();
+  } else {
+    say('Set up your session, then open it: friends join from the lobby or with its code.');
+    form.hidden = false;
+    document.body.dataset.state = 'idle';
+  }
+}
+
+main();

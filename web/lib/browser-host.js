@@ -1,0 +1,434 @@
+// A player's browser as the host: the lobby lifecycle and one
+// RTCPeerConnection per guest on the page, the host session itself in a
+// dedicated worker (web/lib/host-worker.js) that paces the ticks. This is
+// host-daemon's `host` (hosting.rs) for one session, in a tab:
+//
+// - the session is created in the lobby (`hostKind: player`) and one offer
+//   round is kept open while the session waits in its lobby and has a free
+//   seat; each answer is accepted, and once both data channels (`input`,
+//   `reconciliation`, reliable and ordered) are open the connection is
+//   handed to the session, which sends its hello;
+// - the TTL is refreshed by the answer long-polls and by the worker's
+//   heartbeat (worker timers are not throttled in a hidden tab);
+// - `public: false` once the level starts (no new rounds from then on; a
+//   joiner of the round still open is refused with `session-started`);
+// - `DELETE` when the session ends, and, best effort, when the page goes
+//   away (the guests then end with `host-disconnected` after the grace).
+
+import { LobbyError, gatheringComplete } from './lobby-client.js';
+
+/** How long one answer long-poll waits (the server caps it). */
+const ANSWER_POLL_MS = 20_000;
+/** How often the TTL is refreshed besides the answer polls. */
+const REFRESH_EVERY_MS = 20_000;
+/** ICE gathering and channel opening, each. */
+const CONNECT_TIMEOUT_MS = 20_000;
+/** Pause after a failed lobby call before the round loop goes on. */
+const RETRY_PAUSE_MS = 1_000;
+/** Bytes queued on one guest's channel before it counts as not keeping up. */
+const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/** How long a closing connection may take to flush what was sent. */
+const CLOSE_FLUSH_MS = 2_000;
+
+const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * @typedef {Object} HostHooks
+ * @property {(status: any, cost: any) => void} [onStatus] the session's status changed
+ * @property {(view: any) => void} [onView] the host player's view of a new tick
+ * @property {(report: any) => void} [onReport] the session ended: the operator's report
+ * @property {(text: string) => void} [onDiagnostic] for the console
+ * @property {(error: Error) => void} [onLobbyError] the lobby refused or lost the session
+ */
+
+/** One guest connection: its peer connection and two channels. */
+class GuestLink {
+  /**
+   * @param {RTCPeerConnection} pc
+   * @param {{input: RTCDataChannel, reconciliation: RTCDataChannel}} channels
+   */
+  constructor(pc, channels) {
+    this.pc = pc;
+    this.channels = channels;
+    this.closing = false;
+  }
+
+  /**
+   * @param {'input'|'reconciliation'} label
+   * @param {string} data
+   * @returns {boolean} false when the guest is not keeping up
+   */
+  send(label, data) {
+    const dc = this.channels[label];
+    if (dc.readyState !== 'open') return true;
+    if (dc.bufferedAmount > MAX_BUFFERED_BYTES) return false;
+    dc.send(data);
+    return true;
+  }
+
+  /** Closes once what was sent has gone out (bounded). */
+  async closeWhenFlushed() {
+    if (this.closing) return;
+    this.closing = true;
+    const deadline = performance.now() + CLOSE_FLUSH_MS;
+    const pending = () => Object.values(this.channels).some((dc) => dc.readyState === 'open' && dc.bufferedAmount > 0);
+    while (pending() && performance.now() < deadline) await sleep(50);
+    this.pc.close();
+  }
+}
+
+/** An offer round's connection, before its answer arrives. */
+class PendingOffer {
+  /** @param {RTCIceServer[]} iceServers */
+  static async create(iceServers) {
+    const pc = new RTCPeerConnection({ iceServers });
+    const channels = {
+      input: pc.createDataChannel('input', { ordered: true }),
+      reconciliation: pc.createDataChannel('reconciliation', { ordered: true }),
+    };
+    try {
+      await pc.setLocalDescription(await pc.createOffer());
+      await gatheringComplete(pc, CONNECT_TIMEOUT_MS);
+    } catch (e) {
+      pc.close();
+      throw e;
+    }
+    return new PendingOffer(pc, channels, pc.localDescription?.sdp ?? '');
+  }
+
+  /**
+   * @param {RTCPeerConnection} pc
+   * @param {{input: RTCDataChannel, reconciliation: RTCDataChannel}} channels
+   * @param {string} sdp
+   */
+  constructor(pc, channels, sdp) {
+    this.pc = pc;
+    this.channels = channels;
+    this.sdp = sdp;
+  }
+
+  /**
+   * Applies the joiner's answer and waits for both channels to open.
+   * @param {string} answerSdp
+   * @returns {Promise<GuestLink>}
+   */
+  async accept(answerSdp) {
+    await this.pc.setRemoteDescription({ type: 'answer', sdp: answerSdp });
+    const opened = Object.values(this.channels).map((dc) => new Promise((resolve, reject) => {
+      if (dc.readyState === 'open') resolve(null);
+      dc.addEventListener('open', () => resolve(null), { once: true });
+      dc.addEventListener('close', () => reject(new Error(`channel ${dc.label} closed before it opened`)), { once: true });
+    }));
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the joiner's channels did not open within ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([Promise.all(opened), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    return new GuestLink(this.pc, this.channels);
+  }
+
+  close() {
+    this.pc.close();
+  }
+}
+
+export class BrowserHost {
+  /**
+   * @param {import('./lobby-client.js').LobbyClient} client
+   * @param {{seed: number, levels: number, displayName: string, bot?: boolean, difficulty?: string, startWhen?: number|null, buildVersion?: string}} sessionConfig the host session (WebHostConfig)
+   * @param {{name: string, public: boolean, maxPlayers: number, build: string, campaign?: string}} listing the lobby entry
+   * @param {HostHooks} [hooks]
+   */
+  constructor(client, sessionConfig, listing, hooks = {}) {
+    this.client = client;
+    this.sessionConfig = sessionConfig;
+    this.listing = listing;
+    this.hooks = hooks;
+    /** @type {import('./lobby-client.js').HostedSession|null} */
+    this.hosted = null;
+    /** @type {Worker|null} */
+    this.worker = null;
+    /** @type {GuestLink[]} by slot */
+    this.links = [];
+    /** @type {any} the session's latest status */
+    this.status = { phase: 'lobby', seatsTaken: 0, connections: 0, guestsPresent: 0 };
+    /** @type {any} the operator's report, once the session ended */
+    this.report = null;
+    this.stopped = false;
+    this.unlisted = false;
+    this.deleted = false;
+    this.lastRefresh = 0;
+    /** @type {number|null} the `players` count last published */
+    this.publishedPlayers = null;
+    /** @type {(() => void)[]} */
+    this.statusWaiters = [];
+  }
+
+  /** Guest seats: every player but the host's own. */
+  get guestSeats() {
+    return Math.max(0, this.listing.maxPlayers - 1);
+  }
+
+  /** Seats taken, counting connections the worker has not seen yet. */
+  seatsTaken() {
+    return this.status.seatsTaken + Math.max(0, this.links.length - this.status.connections);
+  }
+
+  /**
+   * Starts the worker, creates the session in the lobby and opens rounds.
+   * @returns {Promise<import('./lobby-client.js').HostedSession>}
+   */
+  async open() {
+    const worker = new Worker(new URL('./host-worker.js', import.meta.url), { type: 'module' });
+    this.worker = worker;
+    const ready = new Promise((resolve, reject) => {
+      worker.addEventListener('message', (ev) => {
+        if (ev.data?.type === 'ready') resolve(null);
+        else if (ev.data?.type === 'failed') reject(new Error(ev.data.error));
+      });
+      worker.addEventListener('error', (ev) => reject(new Error(`the host worker failed: ${ev.message}`)));
+    });
+    worker.addEventListener('message', (ev) => this.onWorker(ev.data));
+    worker.postMessage({ type: 'init', config: this.sessionConfig });
+    await ready;
+    this.hosted = await this.client.createSession({
+      public: this.listing.public,
+      name: this.listing.name,
+      hostName: this.sessionConfig.displayName,
+      players: 1,
+      maxPlayers: this.listing.maxPlayers,
+      build: this.listing.build,
+      difficulty: this.sessionConfig.difficulty ?? 'normal',
+      campaign: this.listing.campaign,
+      hostKind: 'player',
+    });
+    this.lastRefresh = performance.now();
+    this.publishedPlayers = 1;
+    window.addEventListener('pagehide', () => this.pageGone());
+    this.roundLoop().catch((e) => this.hooks.onDiagnostic?.(`the round loop stopped: ${e.message}`));
+    return this.hosted;
+  }
+
+  /** Starts the level now with whoever is in. */
+  start() {
+    this.worker?.postMessage({ type: 'start' });
+  }
+
+  /**
+   * The host player's input from now on.
+   * @param {object} input an InputSnapshot
+   */
+  setInput(input) {
+    this.worker?.postMessage({ type: 'input', input });
+  }
+
+  /** Ends the session for everybody now (`host-shutdown`). */
+  shutdown() {
+    this.worker?.postMessage({ type: 'shutdown' });
+  }
+
+  /** @param {any} msg */
+  onWorker(msg) {
+    switch (msg?.type) {
+      case 'out':
+        for (const { slots, channel, data } of msg.send) {
+          for (const slot of slots) {
+            const link = this.links[slot];
+            if (link && !link.send(channel, data)) {
+              this.hooks.onDiagnostic?.(`guest ${slot} is not keeping up (over ${MAX_BUFFERED_BYTES} bytes queued): closing it`);
+              link.pc.close();
+              this.worker?.postMessage({ type: 'state', slot, state: 'closed' });
+            }
+          }
+        }
+        for (const slot of msg.close) this.links[slot]?.closeWhenFlushed();
+        break;
+      case 'status':
+        this.onStatus(msg.status, msg.cost);
+        break;
+      case 'view':
+        this.hooks.onView?.(msg.view);
+        break;
+      case 'report':
+        this.report = msg.report;
+        this.hooks.onReport?.(msg.report);
+        break;
+      case 'diagnostic':
+        this.hooks.onDiagnostic?.(msg.text);
+        break;
+      case 'heartbeat':
+        this.refreshIfDue();
+        break;
+      default:
+    }
+  }
+
+  /**
+   * @param {any} status
+   * @param {any} cost
+   */
+  onStatus(status, cost) {
+    const before = this.status;
+    this.status = status;
+    this.hooks.onStatus?.(status, cost);
+    for (const wake of this.statusWaiters.splice(0)) wake();
+    if (!this.hosted) return;
+    if (status.phase !== 'lobby' && !this.unlisted) {
+      this.unlisted = true;
+      this.client.updateSession(this.hosted, { public: false })
+        .catch((e) => this.hooks.onDiagnostic?.(`could not unlist the started session: ${e.message}`));
+    }
+    if (status.end && !before.end) this.ended();
+    this.refreshIfDue();
+  }
+
+  /** Resolves at the session's next status change. */
+  statusChange() {
+    return new Promise((resolve) => this.statusWaiters.push(() => resolve(null)));
+  }
+
+  refreshIfDue() {
+    if (!this.hosted || this.deleted || performance.now() - this.lastRefresh < REFRESH_EVERY_MS) return;
+    this.lastRefresh = performance.now();
+    this.client.updateSession(this.hosted, {})
+      .catch((e) => this.lobbyError(e));
+  }
+
+  /** @param {Error} e */
+  lobbyError(e) {
+    this.hooks.onDiagnostic?.(`lobby: ${e.message}`);
+    if (e instanceof LobbyError && (e.status === 404 || e.status === 401 || e.status === 403)) {
+      this.hooks.onLobbyError?.(e);
+    }
+  }
+
+  /** The session ended: the lobby entry goes, then every connection. */
+  async ended() {
+    this.stopped = true;
+    for (const wake of this.statusWaiters.splice(0)) wake();
+    if (this.hosted && !this.deleted) {
+      this.deleted = true;
+      await this.client.deleteSession(this.hosted).catch((e) => {
+        if (!(e instanceof LobbyError && e.status === 404)) this.hooks.onDiagnostic?.(`could not delete the session: ${e.message}`);
+      });
+    }
+    await Promise.all(this.links.map((l) => l.closeWhenFlushed()));
+  }
+
+  /** The page is going away: best-effort delete (guests see the host go). */
+  pageGone() {
+    if (!this.hosted || this.deleted) return;
+    this.deleted = true;
+    this.client.deleteSession(this.hosted, { keepalive: true }).catch(() => {});
+  }
+
+  /** @returns {number} the `players` count to publish */
+  playersNow() {
+    return 1 + this.seatsTaken();
+  }
+
+  /**
+   * Keeps one offer round open while the session waits in its lobby and a
+   * seat is free; connects each answer and hands it to the session.
+   */
+  async roundLoop() {
+    const hosted = /** @type {import('./lobby-client.js').HostedSession} */ (this.hosted);
+    while (!this.stopped && this.status.phase === 'lobby') {
+      if (this.seatsTaken() >= this.guestSeats) {
+        await this.publishPlayers();
+        await this.statusChange();
+        continue;
+      }
+      let offer;
+      try {
+        offer = await PendingOffer.create(hosted.iceServers ?? []);
+      } catch (e) {
+        this.hooks.onDiagnostic?.(`gathering an offer failed: ${e instanceof Error ? e.message : e}`);
+        await sleep(RETRY_PAUSE_MS);
+        continue;
+      }
+      let round;
+      try {
+        const players = this.playersNow();
+        round = await this.client.publishRound(hosted, offer.sdp, { players });
+        this.publishedPlayers = players;
+        this.lastRefresh = performance.now();
+      } catch (e) {
+        offer.close();
+        this.lobbyError(/** @type {Error} */ (e));
+        if (e instanceof LobbyError && e.status >= 400 && e.status < 500 && e.status !== 429) return;
+        await sleep(RETRY_PAUSE_MS);
+        continue;
+      }
+      const answer = await this.waitAnswer(round);
+      if (!answer) {
+        offer.close();
+        continue;
+      }
+      try {
+        const link = await offer.accept(answer.answer);
+        this.addGuest(link);
+        this.hooks.onDiagnostic?.(`guest "${answer.name}" connected`);
+      } catch (e) {
+        offer.close();
+        this.hooks.onDiagnostic?.(`a joiner's connection failed: ${e instanceof Error ? e.message : e}`);
+      }
+    }
+  }
+
+  /**
+   * Long-polls round `round` until its answer arrives; null when the
+   * session started or stopped first, or the lobby lost it.
+   * @param {number} round
+   */
+  async waitAnswer(round) {
+    const hosted = /** @type {import('./lobby-client.js').HostedSession} */ (this.hosted);
+    while (!this.stopped) {
+      try {
+        const answer = await this.client.waitAnswer(hosted, round, ANSWER_POLL_MS);
+        this.lastRefresh = performance.now();
+        if (answer) return answer;
+        if (this.status.phase !== 'lobby') return null;
+      } catch (e) {
+        this.lobbyError(/** @type {Error} */ (e));
+        if (e instanceof LobbyError && e.status >= 400 && e.status < 500 && e.status !== 429) return null;
+        await sleep(RETRY_PAUSE_MS);
+      }
+    }
+    return null;
+  }
+
+  /** Publishes `players` when it changed (while the session is full). */
+  async publishPlayers() {
+    const players = this.playersNow();
+    if (!this.hosted || players === this.publishedPlayers) return;
+    try {
+      await this.client.updateSession(this.hosted, { players });
+      this.publishedPlayers = players;
+    } catch (e) {
+      this.lobbyError(/** @type {Error} */ (e));
+    }
+  }
+
+  /** @param {GuestLink} link */
+  addGuest(link) {
+    const slot = this.links.length;
+    this.links.push(link);
+    const worker = /** @type {Worker} */ (this.worker);
+    worker.postMessage({ type: 'add-guest', slot });
+    for (const label of /** @type {const} */ (['input', 'reconciliation'])) {
+      const dc = link.channels[label];
+      dc.addEventListener('message', (ev) => {
+        if (typeof ev.data === 'string') worker.postMessage({ type: 'message', slot, channel: label, data: ev.data });
+      });
+      dc.addEventListener('close', () => worker.postMessage({ type: 'state', slot, state: 'closed' }));
+    }
+    link.pc.addEventListener('connectionstatechange', () => {
+      worker.postMessage({ type: 'state', slot, state: link.pc.connectionState });
+    });
+  }
+}

@@ -1,0 +1,132 @@
+// The game's screen on /play and /host: the first-person view (or the
+// automap) drawn on every animation frame from the two newest tick views,
+// the HUD, the roster and the end-of-run table. Both pages share the same
+// element ids (see play.html and host.html).
+
+import { currentAmmo, renderFrame, tickAlpha } from './render/index.js';
+
+/** @param {string} id */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
+/**
+ * @typedef {Object} ScreenHooks
+ * @property {() => string|undefined} me this player's id, once known
+ * @property {(id: string) => string} nameOf a player's name as shown
+ * @property {() => number|null} rttMs the round trip to show, if any
+ */
+
+export class GameScreen {
+  /** @param {ScreenHooks} hooks */
+  constructor(hooks) {
+    this.hooks = hooks;
+    this.canvas = /** @type {HTMLCanvasElement} */ ($('view'));
+    /** @type {'first-person'|'automap'} */
+    this.mode = 'first-person';
+    /** The two newest views and when the newer arrived. */
+    this.prev = /** @type {any} */ (null);
+    this.next = /** @type {any} */ (null);
+    this.nextAt = 0;
+  }
+
+  /** Starts drawing on animation frames. */
+  start() {
+    const frame = () => {
+      requestAnimationFrame(frame);
+      this.draw();
+    };
+    requestAnimationFrame(frame);
+  }
+
+  toggleMap() {
+    this.mode = this.mode === 'automap' ? 'first-person' : 'automap';
+    this.canvas.setAttribute('aria-label', this.mode === 'automap'
+      ? 'Automap: the level from above' : 'First-person view of the level');
+  }
+
+  /**
+   * A new tick's view arrived.
+   * @param {any} view
+   */
+  onView(view) {
+    if (this.next && view.tick === this.next.tick + 1) this.prev = this.next;
+    else this.prev = null;
+    this.next = view;
+    this.nextAt = performance.now();
+    $('hud-tick').textContent = String(view.tick);
+  }
+
+  /** This player in the newest view. */
+  mine() {
+    const me = this.hooks.me();
+    return me ? this.next?.players.find((/** @type {any} */ p) => p.id === me) ?? null : null;
+  }
+
+  /** @param {string[]} roster ids */
+  renderRoster(roster) {
+    const players = new Map((this.next?.players ?? []).map((/** @type {any} */ p) => [p.id, p]));
+    $('roster').replaceChildren(...roster.map((id) => {
+      const li = document.createElement('li');
+      li.dataset.player = id;
+      const p = players.get(id);
+      li.textContent = `${this.hooks.nameOf(id)}${p && !p.alive ? ' — down' : ''}`;
+      return li;
+    }));
+  }
+
+  /**
+   * Shows the end-of-run table.
+   * @param {{scores: any[], provisional?: boolean}} end
+   * @param {string} note
+   */
+  showResults(end, note) {
+    if (document.pointerLockElement) document.exitPointerLock();
+    $('results').hidden = false;
+    $('results-note').textContent = note;
+    const rows = end.scores.length > 0 ? end.scores : (this.next?.players ?? []).map((/** @type {any} */ p) => (
+      { playerId: p.id, name: p.name, killScore: p.score, kills: p.kills, disconnected: false }));
+    $('results-rows').replaceChildren(...rows.map((/** @type {any} */ r) => {
+      const tr = document.createElement('tr');
+      tr.dataset.player = r.playerId;
+      const th = document.createElement('th');
+      th.scope = 'row';
+      th.textContent = this.hooks.nameOf(r.playerId);
+      const td = (/** @type {string} */ t) => { const c = document.createElement('td'); c.textContent = t; return c; };
+      tr.append(th, td(String(r.killScore)), td(String(r.kills)), td(r.disconnected ? 'disconnected' : ''));
+      return tr;
+    }));
+  }
+
+  draw() {
+    if (!this.next || $('game').hidden) return;
+    const canvas = this.canvas;
+    const rect = canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round(rect.width * dpr));
+    const h = Math.max(1, Math.round(rect.height * dpr));
+    if (canvas.width !== w || canvas.height !== h) {
+      canvas.width = w;
+      canvas.height = h;
+    }
+    const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d', { alpha: false }));
+    const rttMs = this.hooks.rttMs();
+    renderFrame(ctx, {
+      prev: this.prev,
+      next: this.next,
+      alpha: tickAlpha(performance.now(), this.nextAt),
+      me: this.hooks.me(),
+      rttMs,
+      mode: this.mode,
+      width: w,
+      height: h,
+      pixelRatio: dpr,
+    });
+    const me = this.mine();
+    if (me) {
+      $('hud-health').textContent = me.alive ? String(Math.ceil(me.health)) : 'down';
+      const ammo = currentAmmo(me);
+      $('hud-ammo').textContent = ammo ? `${ammo.count} ${ammo.pool} (${me.weaponName})` : me.weaponName;
+      $('hud-keys').textContent = String(me.keys);
+    }
+    $('hud-rtt').textContent = rttMs == null ? '—' : `${Math.round(rttMs)} ms`;
+  }
+}
