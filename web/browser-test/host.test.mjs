@@ -109,10 +109,10 @@ test('a browser host (bot-driven) and a Rust bot guest finish a level; listed as
   assert.equal(gone, 404, 'the lobby entry is deleted at the end');
 });
 
-test('a browser host, a browser guest and a bot guest play a level; the hidden host tab keeps 30 Hz', { timeout: 240_000 }, async (t) => {
+test('a browser host, a browser guest and a bot guest play a two-level campaign; the hidden host tab keeps 30 Hz', { timeout: 360_000 }, async (t) => {
   await rig.lobby();
   const browser = await rig.browser();
-  const { page: host, code } = await openHost(await rig.hideableBrowser(), 'name=Trio&levels=1&seed=3&startWhen=2&bot=1');
+  const { page: host, code } = await openHost(await rig.hideableBrowser(), 'name=Trio&levels=2&seed=3&startWhen=2&bot=1');
   const guest = await newPage(browser, 'guest');
   await guest.goto(`${rig.url}/play?code=${code}&name=Wasm&bot=1`);
   await until(async () => (await guestState(guest)).phase === 'await-init', 30_000, 'the browser guest to pass the hello');
@@ -155,18 +155,21 @@ test('a browser host, a browser guest and a bot guest play a level; the hidden h
   const ended = await until(async () => {
     const s = await guestState(guest);
     return s.end ? s : null;
-  }, 180_000, 'the level to be completed');
+  }, 240_000, 'the campaign to be completed');
   assert.deepEqual([ended.end.kind, ended.end.reason, ended.end.provisional], ['ended', 'completed', false]);
+  assert.equal(ended.levelEpoch, 2, 'the guest followed the transition to level 2');
   assert.equal(ended.stats.outOfSequence, 0);
   const hs = await until(async () => {
     const s = await hostState(host);
     return s.report ? s : null;
   }, 10_000, 'the host report');
+  assert.equal(hs.report.levelsCompleted, 2);
   for (const name of ['Wasm', 'rusty']) {
     const p = hs.report.players.find((/** @type {any} */ x) => x.name === name);
     assert.ok(p && p.kind === 'guest' && p.hashReports > 0 && p.desyncs === 0, `${name}: ${JSON.stringify(hs.report)}`);
   }
-  assert.equal((await botReport(bot)).desyncs, 0);
+  const rusty = await botReport(bot);
+  assert.deepEqual([rusty.endReason, rusty.levelsCompleted, rusty.desyncs], ['completed', 2, 0], JSON.stringify(rusty));
   await guest.screenshot({ path: join(OUTPUT, 'host-guest-end.png') });
 });
 
