@@ -62,6 +62,18 @@ pub enum ChunkError {
         /// Its size.
         len: usize,
     },
+    /// A chunk carried no data (a sender never makes one).
+    #[error("chunk {index} is empty")]
+    EmptyChunk {
+        /// Which chunk.
+        index: u32,
+    },
+    /// More chunks than a payload within the limit can take.
+    #[error("more than {limit} chunks")]
+    TooManyChunks {
+        /// Most chunks accepted.
+        limit: u32,
+    },
     /// The payload grew beyond the reassembler's limit.
     #[error("payload exceeds {limit} bytes")]
     PayloadTooLarge {
@@ -164,13 +176,30 @@ impl Reassembler {
         self.next
     }
 
-    /// Accepts the next chunk; rejects gaps, repeats, oversized chunks and
-    /// payloads over the limit.
+    /// Most chunks a payload within the limit needs: [`split`] fills every
+    /// chunk but the last, cutting up to 3 bytes short at a character
+    /// boundary.
+    pub fn max_chunks(&self) -> u32 {
+        u32::try_from(self.limit.div_ceil(CHUNK_SIZE_BYTES - 3))
+            .unwrap_or(u32::MAX)
+            .max(1)
+    }
+
+    /// Accepts the next chunk; rejects gaps, repeats, empty and oversized
+    /// chunks, more chunks than the limit needs, and payloads over the limit.
     pub fn push(&mut self, chunk: &Chunk) -> Result<(), ChunkError> {
         if chunk.index != self.next {
             return Err(ChunkError::OutOfOrder {
                 expected: self.next,
                 got: chunk.index,
+            });
+        }
+        if chunk.data.is_empty() {
+            return Err(ChunkError::EmptyChunk { index: chunk.index });
+        }
+        if self.next >= self.max_chunks() {
+            return Err(ChunkError::TooManyChunks {
+                limit: self.max_chunks(),
             });
         }
         if chunk.data.len() > CHUNK_SIZE_BYTES {
@@ -322,6 +351,42 @@ mod tests {
             r.push(&chunks[0]),
             Err(ChunkError::PayloadTooLarge { .. })
         ));
+    }
+
+    #[test]
+    fn empty_chunks_and_too_many_chunks_are_rejected() {
+        let mut r = Reassembler::default();
+        let empty = Chunk {
+            index: 0,
+            data: String::new(),
+        };
+        assert_eq!(r.push(&empty), Err(ChunkError::EmptyChunk { index: 0 }));
+        assert_eq!(r.received(), 0, "nothing accepted");
+        // One-byte chunks within the byte limit, but more of them than any
+        // payload of that size needs.
+        let mut r = Reassembler::new(3 * CHUNK_SIZE_BYTES);
+        let limit = r.max_chunks();
+        assert_eq!(limit, 4);
+        for index in 0..limit {
+            r.push(&Chunk {
+                index,
+                data: "x".into(),
+            })
+            .unwrap();
+        }
+        assert_eq!(
+            r.push(&Chunk {
+                index: limit,
+                data: "x".into()
+            }),
+            Err(ChunkError::TooManyChunks { limit })
+        );
+        // A real payload at the limit fits.
+        let payload: String = "é".repeat(3 * CHUNK_SIZE_BYTES / 2);
+        let (chunks, end) = split(&payload);
+        let mut r = Reassembler::new(payload.len());
+        chunks.iter().for_each(|c| r.push(c).unwrap());
+        assert_eq!(r.finish(&end).unwrap(), payload);
     }
 
     #[test]

@@ -127,6 +127,9 @@ pub fn router(state: AppState) -> Router {
     .fallback(not_found)
     .method_not_allowed_fallback(method_not_allowed)
     .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+    .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+        std::time::Duration::from_millis(state.config.body_timeout_ms.max(1)),
+    ))
     .layer(middleware::from_fn_with_state(
         state.clone(),
         track_requests,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
-use crate::store::StoreSettings;
+use crate::store::{SqliteSynchronous, StoreSettings};
 
 /// Log output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -67,6 +67,29 @@ pub struct Config {
     #[arg(long, env = "LOBBY_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
     pub max_body_bytes: usize,
 
+    /// Open connections in all; more are answered 503 (keep it below the
+    /// process's file descriptor limit).
+    #[arg(long, env = "LOBBY_MAX_CONNECTIONS", default_value_t = 4096)]
+    pub max_connections: usize,
+
+    /// Open connections per client address (IPv6: per /64); more are
+    /// answered 503.
+    #[arg(long, env = "LOBBY_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 64)]
+    pub max_connections_per_address: usize,
+
+    /// Milliseconds a client has to send a request's headers.
+    #[arg(long, env = "LOBBY_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
+
+    /// Milliseconds a client has to send a request's body.
+    #[arg(long, env = "LOBBY_BODY_TIMEOUT_MS", default_value_t = 10_000)]
+    pub body_timeout_ms: u64,
+
+    /// Milliseconds requests in flight get after SIGTERM before they are
+    /// dropped and the store is flushed.
+    #[arg(long, env = "LOBBY_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
+    pub shutdown_grace_ms: u64,
+
     /// Largest SDP offer or answer accepted, in bytes.
     #[arg(long, env = "LOBBY_MAX_SDP_BYTES", default_value_t = 32 * 1024)]
     pub max_sdp_bytes: usize,
@@ -96,6 +119,11 @@ pub struct Config {
     #[arg(long, env = "LOBBY_ANSWERS_PER_MINUTE", default_value_t = 60)]
     pub answers_per_minute: u32,
 
+    /// Host updates (`PUT /session` with a code) allowed per session per
+    /// minute (a host refreshes every 20 s and publishes a round per joiner).
+    #[arg(long, env = "LOBBY_UPDATES_PER_MINUTE", default_value_t = 60)]
+    pub updates_per_minute: u32,
+
     /// Lookups of unknown codes allowed per client address per minute.
     #[arg(long, env = "LOBBY_MISSES_PER_MINUTE", default_value_t = 30)]
     pub misses_per_minute: u32,
@@ -112,8 +140,9 @@ pub struct Config {
     #[arg(long, env = "LOBBY_TURN_SECRET", hide_env_values = true)]
     pub turn_secret: Option<String>,
 
-    /// Seconds a TURN credential stays valid.
-    #[arg(long, env = "LOBBY_TURN_CREDENTIAL_TTL", default_value_t = 3600)]
+    /// Seconds a TURN credential stays valid (it is only needed to set up
+    /// one connection; a TURN allocation outlives it).
+    #[arg(long, env = "LOBBY_TURN_CREDENTIAL_TTL", default_value_t = 300)]
     pub turn_credential_ttl: u64,
 
     /// Most database connections in the pool (SQLite writes through one).
@@ -123,6 +152,12 @@ pub struct Config {
     /// Milliseconds to wait for a database connection before answering 503.
     #[arg(long, env = "LOBBY_DB_ACQUIRE_TIMEOUT_MS", default_value_t = 3000)]
     pub db_acquire_timeout_ms: u64,
+
+    /// SQLite durability: `normal` (a commit survives the process being
+    /// killed, not an OS crash or power loss) or `full` (an fsync per
+    /// commit; survives both).
+    #[arg(long, env = "LOBBY_SQLITE_SYNCHRONOUS", value_enum, default_value_t = SqliteSynchronous::Normal)]
+    pub sqlite_synchronous: SqliteSynchronous,
 
     /// What the lobby page's Join buttons open: a URL template in which
     /// `{code}` becomes the session's code (default: the built-in browser
@@ -151,12 +186,23 @@ impl Config {
         Duration::from_secs(self.session_ttl)
     }
 
+    /// What the front door allows (connections, header timeout, drain).
+    pub fn connection_limits(&self) -> crate::serve::ConnectionLimits {
+        crate::serve::ConnectionLimits {
+            max_connections: self.max_connections,
+            max_connections_per_address: self.max_connections_per_address,
+            header_read_timeout: Duration::from_millis(self.header_timeout_ms.max(1)),
+            shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
+        }
+    }
+
     /// What the store reads: the database URL and the pool settings.
     pub fn store_settings(&self) -> StoreSettings {
         StoreSettings {
             url: self.database_url.clone(),
             max_connections: self.db_max_connections,
             acquire_timeout: Duration::from_millis(self.db_acquire_timeout_ms),
+            sqlite_synchronous: self.sqlite_synchronous,
         }
     }
 

@@ -50,8 +50,11 @@ impl IceConfig {
     }
 
     /// The list for one session view; `tag` names the credential's user
-    /// (the session code), `now_secs` is Unix time.
-    pub fn servers(&self, tag: &str, now_secs: i64) -> Vec<IceServer> {
+    /// (the session code), `now_secs` is Unix time. TURN (with a fresh,
+    /// short-lived credential) only `with_turn`: the host's own responses
+    /// and a joiner's read of a session whose round is open, the only
+    /// callers about to connect.
+    pub fn servers(&self, tag: &str, now_secs: i64, with_turn: bool) -> Vec<IceServer> {
         let mut servers = Vec::with_capacity(2);
         if !self.stun_urls.is_empty() {
             servers.push(IceServer {
@@ -60,7 +63,9 @@ impl IceConfig {
                 credential: None,
             });
         }
-        if let (false, Some(secret)) = (self.turn_urls.is_empty(), &self.turn_secret) {
+        if let (true, false, Some(secret)) =
+            (with_turn, self.turn_urls.is_empty(), &self.turn_secret)
+        {
             let username = format!(
                 "{}:{tag}",
                 now_secs.saturating_add(self.credential_ttl_secs)

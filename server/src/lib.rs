@@ -15,6 +15,8 @@
 //! - [`state`]: `AppState`, what every handler shares (configuration, store,
 //!   clock, lobby index, long-poll waiters, rate limits, metrics, shutdown),
 //!   and the upkeep over it: loading and resyncing the lobby, the expiry sweep.
+//! - [`serve`]: the front door: connection caps (total and per address),
+//!   the header read timeout, the bounded shutdown drain.
 //! - [`app`]: the router and the generated OpenAPI document.
 //! - [`routes`]: handlers: `session` (create/update, offers, answers,
 //!   long-poll), `lobby` (listing and SSE feed), `ops` (health, readiness, metrics).
@@ -31,7 +33,8 @@
 //! - [`fields`]: sanitizing and validating `PUT /session` bodies.
 //! - [`extract`]: extractors that answer with the API's JSON errors; client address; bearer token.
 //! - [`error`]: `AppError`, the JSON error response.
-//! - [`rate_limit`]: per-address limits on creates, answers and code misses.
+//! - [`rate_limit`]: per-address limits on creates, answers and code misses
+//!   (IPv6 by /64), per-session limits on host updates.
 //! - [`token`]: host tokens (hashed at rest, constant-time comparison).
 //! - [`ice`]: ICE servers and TURN REST credentials.
 //! - [`metrics`]: Prometheus registry and per-route request tracking.
@@ -50,6 +53,7 @@ pub mod lobby_index;
 pub mod metrics;
 pub mod rate_limit;
 pub mod routes;
+pub mod serve;
 pub mod startup;
 pub mod state;
 pub mod store;

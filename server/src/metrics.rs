@@ -73,6 +73,8 @@ pub struct Metrics {
     pub answers_rejected: Family<RejectLabels, Counter>,
     /// Answer long-polls in flight.
     pub long_poll_waiters: Gauge,
+    /// Connections turned away at a connection cap.
+    pub connections_refused: Counter,
     /// Requests by route, method and status.
     pub requests: Family<RouteLabels, Counter>,
     /// Request latency by route, method and status.
@@ -93,6 +95,7 @@ impl Metrics {
         let answers_accepted = Counter::default();
         let answers_rejected = Family::default();
         let long_poll_waiters = Gauge::default();
+        let connections_refused = Counter::default();
         let requests = Family::default();
         let request_seconds = Family::new_with_constructor(latency_histogram as fn() -> Histogram);
         let mut registry = Registry::with_prefix("lobby");
@@ -122,6 +125,11 @@ impl Metrics {
             long_poll_waiters.clone(),
         );
         registry.register(
+            "connections_refused",
+            "Connections turned away at the total or per-address cap",
+            connections_refused.clone(),
+        );
+        registry.register(
             "http_requests",
             "HTTP requests by route, method and status",
             requests.clone(),
@@ -138,6 +146,7 @@ impl Metrics {
             answers_accepted,
             answers_rejected,
             long_poll_waiters,
+            connections_refused,
             requests,
             request_seconds,
         }

@@ -1,12 +1,16 @@
-//! Per-client-address rate limits on creates, answers and code misses
-//! (GCRA from the `governor` crate).
+//! Per-client-address rate limits on creates, answers and code misses, and
+//! per-session limits on host updates (GCRA from the `governor` crate).
+//!
+//! A client address is its IPv4 address, or its IPv6 /64 network: one
+//! subscriber usually holds a whole /64, so keying by the full address
+//! would give each of them 2^64 budgets.
 //!
 //! Misses are special: the limiter is charged only when a lookup misses, but
 //! once an address is over its budget *every* lookup from it is refused
 //! until the budget refills, hits included; otherwise an enumerator would
 //! still learn which codes exist.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
@@ -14,8 +18,25 @@ use dashmap::DashMap;
 use governor::clock::{Clock as _, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
+use protocol::code::SessionCode;
+
 use crate::config::Config;
 use crate::error::AppError;
+
+/// The key an address's budgets are kept under: the IPv4 address (also
+/// when it arrives IPv4-mapped), or the IPv6 /64 network.
+pub fn client_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+    }
+}
 
 /// Which budget a request draws on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,11 +52,15 @@ pub struct RateLimits {
     creates: Option<DefaultKeyedRateLimiter<IpAddr>>,
     answers: Option<DefaultKeyedRateLimiter<IpAddr>>,
     misses: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    updates: Option<DefaultKeyedRateLimiter<SessionCode>>,
     blocked_until: DashMap<IpAddr, Instant>,
     clock: DefaultClock,
 }
 
-fn limiter(per_minute: u32, enabled: bool) -> Option<DefaultKeyedRateLimiter<IpAddr>> {
+fn limiter<K: std::hash::Hash + Eq + Clone>(
+    per_minute: u32,
+    enabled: bool,
+) -> Option<DefaultKeyedRateLimiter<K>> {
     let n = NonZeroU32::new(per_minute).filter(|_| enabled)?;
     Some(RateLimiter::keyed(Quota::per_minute(n)))
 }
@@ -48,6 +73,7 @@ impl RateLimits {
             creates: limiter(config.creates_per_minute, on),
             answers: limiter(config.answers_per_minute, on),
             misses: limiter(config.misses_per_minute, on),
+            updates: limiter(config.updates_per_minute, on),
             blocked_until: DashMap::new(),
             clock: DefaultClock::default(),
         }
@@ -62,15 +88,28 @@ impl RateLimits {
         let Some(limiter) = limiter else {
             return Ok(());
         };
-        limiter.check_key(&ip).map_err(|not_until| {
+        limiter.check_key(&client_key(ip)).map_err(|not_until| {
             let wait = not_until.wait_time_from(self.clock.now());
             AppError::rate_limited(what, wait.as_secs_f64().ceil() as u64)
         })
     }
 
+    /// Charges one authenticated host update of session `code`; `429` when
+    /// the host updates faster than its budget (each update is a commit, a
+    /// lobby-page invalidation and an event to every subscriber).
+    pub fn check_update(&self, code: &SessionCode) -> Result<(), AppError> {
+        let Some(limiter) = &self.updates else {
+            return Ok(());
+        };
+        limiter.check_key(code).map_err(|not_until| {
+            let wait = not_until.wait_time_from(self.clock.now());
+            AppError::rate_limited("updates of this session", wait.as_secs_f64().ceil() as u64)
+        })
+    }
+
     /// Refuses every code lookup from an address that used up its misses.
     pub fn check_not_blocked(&self, ip: IpAddr) -> Result<(), AppError> {
-        if let Some(until) = self.blocked_until.get(&ip) {
+        if let Some(until) = self.blocked_until.get(&client_key(ip)) {
             let now = Instant::now();
             if *until > now {
                 let secs = (*until - now).as_secs_f64().ceil() as u64;
@@ -85,9 +124,10 @@ impl RateLimits {
         let Some(limiter) = &self.misses else {
             return Ok(());
         };
-        limiter.check_key(&ip).map_err(|not_until| {
+        let key = client_key(ip);
+        limiter.check_key(&key).map_err(|not_until| {
             let wait: Duration = not_until.wait_time_from(self.clock.now());
-            self.blocked_until.insert(ip, Instant::now() + wait);
+            self.blocked_until.insert(key, Instant::now() + wait);
             AppError::rate_limited("lookups of unknown codes", wait.as_secs_f64().ceil() as u64)
         })
     }
@@ -101,7 +141,52 @@ impl RateLimits {
             limiter.retain_recent();
             limiter.shrink_to_fit();
         }
+        if let Some(updates) = &self.updates {
+            updates.retain_recent();
+            updates.shrink_to_fit();
+        }
         let now = Instant::now();
         self.blocked_until.retain(|_, until| *until > now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().expect("address")
+    }
+
+    #[test]
+    fn an_ipv6_network_shares_one_budget_and_ipv4_keeps_its_address() {
+        assert_eq!(client_key(ip("2001:db8:1:2:aaaa::1")), ip("2001:db8:1:2::"));
+        assert_eq!(
+            client_key(ip("2001:db8:1:2:ffff:ffff:ffff:ffff")),
+            client_key(ip("2001:db8:1:2::7"))
+        );
+        assert_ne!(
+            client_key(ip("2001:db8:1:3::1")),
+            client_key(ip("2001:db8:1:2::1"))
+        );
+        assert_eq!(client_key(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
+        assert_eq!(client_key(ip("192.0.2.7")), ip("192.0.2.7"));
+    }
+
+    #[test]
+    fn creates_from_one_ipv6_network_draw_on_one_budget() {
+        let mut config = Config::for_tests("sqlite://unused.db");
+        config.creates_per_minute = 3;
+        let limits = RateLimits::from_config(&config);
+        for i in 1..=3 {
+            let addr = ip(&format!("2001:db8:7:7::{i:x}"));
+            assert!(limits.check(Budget::Creates, addr).is_ok());
+        }
+        assert!(
+            limits
+                .check(Budget::Creates, ip("2001:db8:7:7:ffff::9"))
+                .is_err()
+        );
+        assert!(limits.check(Budget::Creates, ip("2001:db8:7:8::1")).is_ok());
     }
 }

@@ -78,17 +78,26 @@ impl Application {
         let addr = listener.local_addr()?;
         let sweeper = tokio::spawn(run_sweeper(state.clone()));
         let follower = changes.map(|changes| tokio::spawn(follow_changes(state.clone(), changes)));
-        let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+        let app = router(state.clone());
         tracing::info!("listening on http://{addr}");
         let cancel = state.shutdown.clone();
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
+        let limits = state.config.connection_limits();
+        let refused = state.metrics.connections_refused.clone();
+        crate::serve::serve(
+            listener,
+            app,
+            limits,
+            async move {
                 shutdown.await;
                 tracing::info!("shutting down: no new connections, draining requests");
+                // Long-polls and event streams end now.
                 cancel.cancel();
-            })
-            .await
-            .context("serving HTTP")?;
+            },
+            move |_| {
+                refused.inc();
+            },
+        )
+        .await;
         state.shutdown.cancel();
         if let Err(err) = sweeper.await {
             tracing::warn!(error = %err, "the sweeper task failed");

@@ -613,6 +613,41 @@ async fn creates_are_rate_limited_per_address() {
 }
 
 #[tokio::test]
+async fn host_updates_are_rate_limited_per_session_after_the_token_check() {
+    let srv = TestServer::start_with(|c| {
+        c.disable_rate_limits = false;
+        c.updates_per_minute = 5;
+    })
+    .await;
+    let (code, token) = srv.create().await;
+    let (other, other_token) = srv.create().await;
+    // Strangers with a wrong token are refused without spending the budget.
+    for _ in 0..10 {
+        let res = srv
+            .put(&json!({"code": code, "players": 3}), Some("wrong"))
+            .await;
+        assert_error(res, 403, "wrong_token").await;
+    }
+    for players in [1, 2, 3, 4, 2] {
+        let res = srv
+            .put(&json!({"code": code, "players": players}), Some(&token))
+            .await;
+        assert_eq!(res.status(), 200);
+    }
+    let res = srv
+        .put(&json!({"code": code, "players": 4}), Some(&token))
+        .await;
+    assert!(res.headers().contains_key("retry-after"));
+    assert_error(res, 429, "rate_limited").await;
+    let view: Value = srv.get_session(&code).await.json().await.unwrap();
+    assert_eq!(view["players"], 2, "the refused update changed nothing");
+    let res = srv
+        .put(&json!({"code": other, "players": 2}), Some(&other_token))
+        .await;
+    assert_eq!(res.status(), 200, "another session keeps its own budget");
+}
+
+#[tokio::test]
 async fn code_misses_block_every_lookup_from_that_address() {
     let srv = TestServer::start_with(|c| {
         c.disable_rate_limits = false;
@@ -905,6 +940,30 @@ async fn ice_servers_carry_turn_rest_credentials() {
     mac.update(username.as_bytes());
     let expected = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
     assert_eq!(servers[1]["credential"], expected);
+
+    // Once the round is taken, a reader gets no TURN credential (STUN only);
+    // the host's own update still does.
+    assert_eq!(srv.answer(&code, 1, "Bob").await.status(), 201);
+    let view: Value = srv.get_session(&code).await.json().await.unwrap();
+    assert_eq!(view["round"], Value::Null);
+    assert_eq!(
+        view["iceServers"],
+        json!([{"urls": ["stun:127.0.0.1:3478"]}])
+    );
+    let (code2, token2) = srv.create().await;
+    let update: Value = srv
+        .put(&json!({"code": code2, "players": 2}), Some(&token2))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(update["iceServers"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn turn_credentials_live_minutes_by_default() {
+    let c = lobby_server::config::Config::for_tests("sqlite://unused.db");
+    assert!(c.turn_credential_ttl <= 600, "{}", c.turn_credential_ttl);
 }
 
 #[tokio::test]

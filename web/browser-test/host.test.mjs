@@ -192,9 +192,12 @@ test('a player hosts from the lobby page and starts with whoever is in; closing 
   assert.equal((await playerListing(host)).length, 0, 'a private session is not listed');
 
   const guest = await newPage(browser, 'guest');
-  await guest.goto(`${rig.url}/play?code=${code}&name=Left&bot=1`);
-  await until(async () => (await guestState(guest)).phase === 'await-init', 30_000, 'the browser guest to pass the hello');
+  // Both join at the same moment: one wins the round, the other takes the
+  // next one. (A loser that had reached the host over ICE used to spoil the
+  // winner's DTLS handshake: joiners now add the host's candidates only
+  // after their answer won.)
   const bot = rig.botGuest(code, 'rusty');
+  await guest.goto(`${rig.url}/play?code=${code}&name=Left&bot=1`);
   await until(async () => (await hostState(host)).guestsPresent === 2, 30_000, 'both guests in the waiting room');
   await host.locator('#waiting-roster', { hasText: 'rusty' }).waitFor({ timeout: 5_000 });
   assert.equal((await hostState(host)).phase, 'lobby', 'no startWhen: the host starts it');

@@ -9,6 +9,8 @@
 // hidden tab keeps pace). The only timer is the session's own wake-up (the
 // disconnect grace), which may fire late in a hidden tab without harm.
 
+import { takeEarlyMessages } from './lobby-client.js';
+
 /** Polls per batch before yielding to the event loop. */
 const MAX_POLLS_PER_BATCH = 64;
 
@@ -51,8 +53,11 @@ export class GuestDriver {
 
   /** Starts listening to the channels and the connection. */
   attach() {
+    this.feed(() => this.guest.onState('connected', this.now()));
     for (const label of /** @type {const} */ (['input', 'reconciliation'])) {
       const dc = this.channels[label];
+      // What the host sent before this listener existed, first.
+      for (const data of takeEarlyMessages(dc)) this.feed(() => this.guest.onMessage(label, data, this.now()));
       dc.addEventListener('message', (ev) => {
         if (this.stopped) return;
         if (typeof ev.data !== 'string') {
@@ -67,7 +72,6 @@ export class GuestDriver {
       const state = this.pc?.connectionState ?? 'closed';
       this.feed(() => this.guest.onState(state, this.now()));
     });
-    this.feed(() => this.guest.onState('connected', this.now()));
   }
 
   /**

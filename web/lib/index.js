@@ -5,7 +5,7 @@
 
 export * from './constants.js';
 export { DISPLAY_NAME_MAX_CHARS, displayNameOf, sanitizeDisplayName, sanitizeLabel } from './name.js';
-export { CODE_ALPHABET, CODE_LEN, LobbyClient, LobbyError, gatheringComplete, normalizeCode } from './lobby-client.js';
+export { CODE_ALPHABET, CODE_LEN, LobbyClient, LobbyError, gatheringComplete, normalizeCode, takeEarlyMessages, withoutCandidates } from './lobby-client.js';
 export { Campfire, WasmError, WasmGuest, WasmHost, loadCampfire } from './wasm.js';
 export { GuestDriver } from './guest-driver.js';
 export { BrowserHost } from './browser-host.js';

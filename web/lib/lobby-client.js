@@ -89,8 +89,72 @@ export function gatheringComplete(pc, timeoutMs) {
 }
 
 /**
+ * An offer without its ICE candidates, and the candidates set aside.
+ *
+ * A joiner applies the offer without them, so it sends no connectivity
+ * check to the host before its answer has won the round: a losing
+ * Chromium joiner that had the candidates would reach the host over ICE
+ * and start a DTLS handshake the host then keeps, so the winner's never
+ * completes. The candidates are added once the answer is accepted.
+ * @param {string} sdp
+ * @returns {{sdp: string, candidates: RTCIceCandidateInit[]}}
+ */
+export function withoutCandidates(sdp) {
+  const lines = sdp.split('\r\n');
+  /** @type {RTCIceCandidateInit[]} */
+  const candidates = [];
+  const kept = [];
+  let mLine = -1;
+  /** @type {string|null} */
+  let mid = null;
+  /** @type {RTCIceCandidateInit[]} */
+  let section = [];
+  const closeSection = () => {
+    for (const c of section) c.sdpMid = mid;
+    section = [];
+  };
+  for (const line of lines) {
+    if (line.startsWith('m=')) {
+      closeSection();
+      mLine += 1;
+      mid = null;
+    } else if (line.startsWith('a=mid:')) {
+      mid = line.slice('a=mid:'.length);
+    }
+    if (line.startsWith('a=candidate:') && mLine >= 0) {
+      const c = { candidate: line.slice(2), sdpMLineIndex: mLine, sdpMid: /** @type {string|null} */ (null) };
+      candidates.push(c);
+      section.push(c);
+    } else if (line !== 'a=end-of-candidates') {
+      kept.push(line);
+    }
+  }
+  closeSection();
+  return { sdp: kept.join('\r\n'), candidates };
+}
+
+/** Messages that arrived on a channel before its consumer attached. */
+const early = new WeakMap();
+
+/**
+ * Takes the messages that arrived on `dc` before this call and stops
+ * buffering: a consumer calls it as it adds its own `message` listener, so
+ * nothing the host sent while the other channel was still opening is lost.
+ * @param {RTCDataChannel} dc
+ * @returns {string[]}
+ */
+export function takeEarlyMessages(dc) {
+  const buffered = early.get(dc);
+  if (!buffered) return [];
+  early.delete(dc);
+  dc.removeEventListener('message', buffered.listener);
+  return buffered.messages;
+}
+
+/**
  * Resolves with the named data channels once the remote side has opened
- * them all.
+ * them all. Text messages arriving before then are kept for
+ * takeEarlyMessages.
  * @param {RTCPeerConnection} pc
  * @param {string[]} labels
  * @param {number} timeoutMs
@@ -111,6 +175,13 @@ function remoteChannels(pc, labels, timeoutMs) {
     pc.addEventListener('datachannel', (ev) => {
       const dc = ev.channel;
       if (!labels.includes(dc.label)) return;
+      /** @type {string[]} */
+      const messages = [];
+      const listener = (/** @type {MessageEvent} */ m) => {
+        if (typeof m.data === 'string') messages.push(m.data);
+      };
+      dc.addEventListener('message', listener);
+      early.set(dc, { messages, listener });
       if (dc.readyState === 'open') {
         open[dc.label] = dc;
         done();
@@ -375,11 +446,14 @@ export class LobbyClient {
       const channels = remoteChannels(pc, ['input', 'reconciliation'], timeoutMs);
       channels.catch(() => {});
       try {
-        await pc.setRemoteDescription({ type: 'offer', sdp: view.offer });
+        const offer = withoutCandidates(view.offer);
+        await pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
         await pc.setLocalDescription(await pc.createAnswer());
         await gatheringComplete(pc, timeoutMs);
         const sdp = pc.localDescription?.sdp ?? '';
         await this.postAnswer(canonical, view.round, sdp, options.name ?? '');
+        // The round is ours: now reach the host.
+        for (const candidate of offer.candidates) await pc.addIceCandidate(candidate);
         return { pc, view, channels };
       } catch (e) {
         pc.close();

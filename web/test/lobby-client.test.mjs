@@ -2,7 +2,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { LobbyClient, LobbyError, normalizeCode } from '../lib/lobby-client.js';
+import { LobbyClient, LobbyError, normalizeCode, withoutCandidates } from '../lib/lobby-client.js';
 import { startLobbyServer } from '../test-support/lobby-server.mjs';
 
 const SDP = 'v=0\r\no=- 4611 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=sctp-port:5000\r\n';
@@ -46,6 +46,7 @@ class FakePeerConnection {
   addEventListener() {}
   removeEventListener() {}
   async setRemoteDescription(/** @type {any} */ d) { this.remote = d; }
+  async addIceCandidate(/** @type {any} */ c) { (this.added ??= []).push(c); }
   async createAnswer() { return { type: 'answer', sdp: SDP.replace('4611', '7777') }; }
   async setLocalDescription(/** @type {any} */ d) { this.localDescription = d; this.iceGatheringState = 'complete'; }
   close() { this.closed = true; }
@@ -120,4 +121,25 @@ test('codes are normalized like the server does', () => {
   assert.equal(normalizeCode(' ab cd ef gh '), 'ABCDEFGH');
   assert.equal(normalizeCode('ABCDEFG0'), null);
   assert.equal(normalizeCode('ABC'), null);
+});
+
+test('a joiner applies the offer without its candidates and keeps them for later', () => {
+  const offer = [
+    'v=0', 'o=- 1 2 IN IP4 127.0.0.1', 's=-', 't=0 0', 'a=group:BUNDLE 0',
+    'm=application 9 UDP/DTLS/SCTP webrtc-datachannel', 'c=IN IP4 0.0.0.0', 'a=mid:0',
+    'a=candidate:1 1 udp 2113937151 10.0.0.1 5000 typ host', 'a=candidate:2 1 tcp 1518280447 10.0.0.1 9 typ host tcptype active',
+    'a=end-of-candidates', 'a=sctp-port:5000',
+    'm=application 9 UDP/DTLS/SCTP webrtc-datachannel', 'a=candidate:3 1 udp 1 10.0.0.2 6000 typ host', 'a=mid:data2', '',
+  ].join('\r\n');
+  const { sdp, candidates } = withoutCandidates(offer);
+  assert.ok(!sdp.includes('a=candidate'), sdp);
+  assert.ok(!sdp.includes('end-of-candidates'), sdp);
+  assert.ok(sdp.includes('a=sctp-port:5000\r\n'), 'everything else is kept');
+  assert.ok(sdp.endsWith('a=mid:data2\r\n'));
+  assert.deepEqual(candidates, [
+    { candidate: 'candidate:1 1 udp 2113937151 10.0.0.1 5000 typ host', sdpMLineIndex: 0, sdpMid: '0' },
+    { candidate: 'candidate:2 1 tcp 1518280447 10.0.0.1 9 typ host tcptype active', sdpMLineIndex: 0, sdpMid: '0' },
+    { candidate: 'candidate:3 1 udp 1 10.0.0.2 6000 typ host', sdpMLineIndex: 1, sdpMid: 'data2' },
+  ]);
+  assert.deepEqual(withoutCandidates(SDP), { sdp: SDP, candidates: [] });
 });

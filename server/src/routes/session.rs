@@ -39,7 +39,7 @@ use crate::token::{HostToken, token_matches};
         (status = 403, description = "Missing or wrong host token", body = ErrorBody),
         (status = 404, description = "Unknown or expired code", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
-        (status = 429, description = "Too many creates from this address", body = ErrorBody),
+        (status = 429, description = "Too many creates from this address, or updates of this session", body = ErrorBody),
         (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
@@ -118,6 +118,8 @@ async fn update_session(
 ) -> Result<Response, AppError> {
     let now = state.now();
     let current = authorize(state, ip, code, token, now).await?;
+    // Charged after the token check, so a stranger cannot spend a host's budget.
+    state.limits.check_update(code)?;
     let update = SessionUpdate {
         fields: fields_for_update(req, &current.fields, &state.config)?,
         offer: checked_offer(req, &state.config)?,
@@ -171,7 +173,9 @@ fn put_response(
         host_token,
         round: record.open_round(),
         expires_at: to_datetime(record.expires_at),
-        ice_servers: state.ice.servers(record.code.as_str(), state.now() / 1000),
+        ice_servers: state
+            .ice
+            .servers(record.code.as_str(), state.now() / 1000, true),
     }
 }
 
@@ -203,7 +207,11 @@ pub async fn get_session(
         public: record.fields.public,
         round: record.open_round(),
         offer: record.offer.clone(),
-        ice_servers: state.ice.servers(record.code.as_str(), now / 1000),
+        ice_servers: state.ice.servers(
+            record.code.as_str(),
+            now / 1000,
+            record.open_round().is_some(),
+        ),
     }))
 }
 

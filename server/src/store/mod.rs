@@ -33,6 +33,21 @@ pub struct StoreSettings {
     pub max_connections: u32,
     /// How long to wait for a connection before giving up (503).
     pub acquire_timeout: Duration,
+    /// When SQLite makes a commit durable (ignored on PostgreSQL).
+    pub sqlite_synchronous: SqliteSynchronous,
+}
+
+/// When an embedded SQLite database makes a commit durable.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SqliteSynchronous {
+    /// Write-ahead log synced at checkpoints: a commit survives the process
+    /// being killed, but the last commits before an OS crash or power loss
+    /// may be lost (the database stays consistent). The fastest.
+    #[default]
+    Normal,
+    /// The log is synced at every commit: commits survive an OS crash or
+    /// power loss too, at the cost of an fsync per write.
+    Full,
 }
 
 /// A change another replica made, as the shared database reports it.

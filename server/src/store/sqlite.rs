@@ -88,7 +88,10 @@ impl SqliteStore {
         let options = SqliteConnectOptions::from_str(&settings.url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
+            .synchronous(match settings.sqlite_synchronous {
+                super::SqliteSynchronous::Normal => SqliteSynchronous::Normal,
+                super::SqliteSynchronous::Full => SqliteSynchronous::Full,
+            })
             .busy_timeout(Duration::from_secs(5));
         if let Some(dir) = Path::new(options.get_filename()).parent() {
             if !dir.as_os_str().is_empty() {
@@ -420,4 +423,32 @@ async fn write_batch(inner: &Inner, codes: &HashSet<SessionCode>) -> Result<(), 
         q.build().execute(&mut *tx).await?;
     }
     tx.commit().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn synchronous_of(mode: super::super::SqliteSynchronous) -> i64 {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let settings = StoreSettings {
+            url: format!("sqlite://{}", dir.path().join("lobby.db").display()),
+            max_connections: 2,
+            acquire_timeout: Duration::from_secs(3),
+            sqlite_synchronous: mode,
+        };
+        let store = SqliteStore::connect(&settings).await.expect("open");
+        sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&store.inner.pool)
+            .await
+            .expect("pragma")
+    }
+
+    #[tokio::test]
+    async fn the_synchronous_setting_reaches_every_connection() {
+        use super::super::SqliteSynchronous as Mode;
+        // SQLite's numbers: 1 NORMAL, 2 FULL.
+        assert_eq!(synchronous_of(Mode::Normal).await, 1);
+        assert_eq!(synchronous_of(Mode::Full).await, 2);
+    }
 }

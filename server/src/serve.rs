@@ -1,0 +1,220 @@
+//! The HTTP front door: accepts connections within bounds and serves each
+//! with hyper, so one client cannot hold the server's sockets or memory.
+//!
+//! - At most `max_connections` open connections in all and
+//!   `max_connections_per_address` per client address (IPv4 address or IPv6
+//!   /64, as for rate limits). A connection over either cap is answered
+//!   `503` with `Retry-After` at once and closed, before its request is read.
+//! - Request headers must arrive within `header_read_timeout` (hyper closes
+//!   the connection otherwise); bodies are bounded in time by the router's
+//!   body timeout and in size by its body limit.
+//! - On shutdown the listener closes, idle connections close, requests in
+//!   flight may finish, and after `shutdown_grace` whatever is still open is
+//!   dropped, so a slow client cannot keep a stopping server alive (the
+//!   caller then flushes the store).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::Request;
+use dashmap::DashMap;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tower::ServiceExt;
+
+use crate::rate_limit::client_key;
+
+/// What the front door allows.
+#[derive(Clone, Debug)]
+pub struct ConnectionLimits {
+    /// Open connections in all.
+    pub max_connections: usize,
+    /// Open connections per client address.
+    pub max_connections_per_address: usize,
+    /// Time a client has to send a request's headers.
+    pub header_read_timeout: Duration,
+    /// Time requests in flight get after shutdown begins.
+    pub shutdown_grace: Duration,
+}
+
+/// The answer to a connection over a cap: sent before reading anything.
+const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: 71\r\nConnection: close\r\n\r\n{\"error\":\"unavailable\",\"message\":\"too many connections; retry shortly\"}";
+
+/// Pause after a failed accept (for example out of file descriptors), so
+/// the loop does not spin.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Open connections per address; an entry leaves with its last connection.
+#[derive(Default)]
+struct PerAddress(DashMap<IpAddr, usize>);
+
+/// One counted connection of an address.
+struct AddressSlot {
+    counts: Arc<PerAddress>,
+    key: IpAddr,
+}
+
+impl PerAddress {
+    fn try_take(self: &Arc<Self>, key: IpAddr, max: usize) -> Option<AddressSlot> {
+        let mut count = self.0.entry(key).or_insert(0);
+        if *count >= max {
+            return None;
+        }
+        *count += 1;
+        Some(AddressSlot {
+            counts: self.clone(),
+            key,
+        })
+    }
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        self.counts.0.remove_if_mut(&self.key, |_, n| {
+            *n = n.saturating_sub(1);
+            *n == 0
+        });
+    }
+}
+
+/// Why a connection was turned away.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The server holds `max_connections`.
+    Total,
+    /// The client's address holds `max_connections_per_address`.
+    PerAddress,
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then drains for
+/// at most `limits.shutdown_grace`. `on_refused` hears of every connection
+/// turned away (for metrics).
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send,
+    on_refused: impl Fn(Refusal) + Send + Sync + 'static,
+) {
+    let total = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let per_address = Arc::new(PerAddress::default());
+    let graceful = GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(permit) = total.clone().try_acquire_owned() else {
+            refuse(stream);
+            on_refused(Refusal::Total);
+            continue;
+        };
+        let Some(slot) =
+            per_address.try_take(client_key(peer.ip()), limits.max_connections_per_address)
+        else {
+            refuse(stream);
+            on_refused(Refusal::PerAddress);
+            continue;
+        };
+        let conn = http.serve_connection(TokioIo::new(stream), service(app.clone(), peer));
+        let conn = graceful.watch(conn);
+        tokio::spawn(hold(conn, permit, slot));
+    }
+    drop(listener);
+    let open = graceful.count();
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(limits.shutdown_grace) => {
+            tracing::warn!(
+                open,
+                grace_ms = limits.shutdown_grace.as_millis() as u64,
+                "connections still open after the shutdown grace: dropping them"
+            );
+        }
+    }
+}
+
+/// Runs one connection, holding its place under the caps until it ends.
+async fn hold<E>(
+    conn: impl Future<Output = Result<(), E>>,
+    _permit: OwnedSemaphorePermit,
+    _slot: AddressSlot,
+) {
+    // Errors here are the client's (reset, timeout, malformed request).
+    let _ = conn.await;
+}
+
+/// The router for one connection, with its peer address for extractors.
+fn service(
+    app: Router,
+    peer: SocketAddr,
+) -> impl hyper::service::Service<
+    Request<Incoming>,
+    Response = axum::response::Response,
+    Error = Infallible,
+    Future = impl Future<Output = Result<axum::response::Response, Infallible>> + Send,
+> + Clone {
+    hyper::service::service_fn(move |mut req: Request<Incoming>| {
+        req.extensions_mut().insert(ConnectInfo(peer));
+        app.clone().oneshot(req.map(Body::new))
+    })
+}
+
+/// Answers 503 without reading the request, and closes.
+fn refuse(stream: TcpStream) {
+    // Best effort: a full socket buffer just means a plain close.
+    let _ = stream.try_write(OVER_CAPACITY);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_address_slots_count_and_free_themselves() {
+        let counts = Arc::new(PerAddress::default());
+        let a: IpAddr = "10.0.0.1".parse().expect("ip");
+        let first = counts.try_take(a, 2).expect("first");
+        let second = counts.try_take(a, 2).expect("second");
+        assert!(counts.try_take(a, 2).is_none(), "a third is over the cap");
+        drop(first);
+        let third = counts.try_take(a, 2).expect("a freed slot is reusable");
+        drop(second);
+        drop(third);
+        assert!(counts.0.is_empty(), "no entry is left for a gone address");
+    }
+
+    #[test]
+    fn the_over_capacity_answer_is_well_formed() {
+        let text = std::str::from_utf8(OVER_CAPACITY).expect("ascii");
+        let (head, body) = text.split_once("\r\n\r\n").expect("head and body");
+        let declared: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Length: "))
+            .and_then(|n| n.parse().ok())
+            .expect("a length");
+        assert_eq!(declared, body.len());
+        let json: serde_json::Value = serde_json::from_str(body).expect("JSON body");
+        assert_eq!(json["error"], "unavailable");
+    }
+}

@@ -1,0 +1,165 @@
+//! The front door under attack, on loopback: connection caps, the header
+//! read timeout, a body that never finishes, and a shutdown that a slow
+//! client cannot hold open. Every wait is bounded.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::TestServer;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Reads what the server sends until it closes (or `within` passes).
+async fn read_until_closed(stream: &mut TcpStream, within: Duration) -> Option<String> {
+    let mut out = Vec::new();
+    let read = tokio::time::timeout(within, stream.read_to_end(&mut out)).await;
+    match read {
+        Ok(_) => Some(String::from_utf8_lossy(&out).into_owned()),
+        Err(_) => None,
+    }
+}
+
+/// A complete request on a fresh connection: the status line's code.
+async fn get_status(srv: &TestServer, path: &str) -> Option<u16> {
+    let addr = srv.base.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).await.ok()?;
+    let req = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.ok()?;
+    let text = read_until_closed(&mut s, Duration::from_secs(5)).await?;
+    text.split(' ').nth(1)?.parse().ok()
+}
+
+async fn connect(srv: &TestServer) -> TcpStream {
+    TcpStream::connect(srv.base.trim_start_matches("http://"))
+        .await
+        .expect("connect")
+}
+
+#[tokio::test]
+async fn connections_over_the_per_address_cap_are_answered_503_and_freed_slots_reused() {
+    let srv = TestServer::start_with(|c| c.max_connections_per_address = 3).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut s = connect(&srv).await;
+        // A request in progress: the server holds the connection open.
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .unwrap();
+        held.push(s);
+    }
+    // The server accepts in order; the fourth is over the cap.
+    let mut fourth = connect(&srv).await;
+    let answer = read_until_closed(&mut fourth, Duration::from_secs(5))
+        .await
+        .expect("the fourth connection is answered and closed at once");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("Retry-After: 1"), "{answer}");
+    assert!(answer.contains("\"error\":\"unavailable\""), "{answer}");
+
+    drop(held.pop());
+    let mut status = None;
+    for _ in 0..50 {
+        status = get_status(&srv, "/healthz").await;
+        if status == Some(200) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, Some(200), "a closed connection frees its slot");
+    drop(held);
+    let mut metrics = String::new();
+    for _ in 0..50 {
+        let res = srv.client.get(srv.url("/metrics")).send().await;
+        if let Ok(res) = res
+            && res.status() == 200
+        {
+            metrics = res.text().await.unwrap();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        metrics.contains("lobby_connections_refused_total 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn the_total_connection_cap_holds_for_every_address() {
+    let srv = TestServer::start_with(|c| c.max_connections = 2).await;
+    let a = connect(&srv).await;
+    let b = connect(&srv).await;
+    let mut c = connect(&srv).await;
+    let answer = read_until_closed(&mut c, Duration::from_secs(5))
+        .await
+        .expect("answered at once");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    drop((a, b));
+}
+
+#[tokio::test]
+async fn headers_that_never_finish_are_cut_off() {
+    let srv = TestServer::start_with(|c| c.header_timeout_ms = 300).await;
+    let mut s = connect(&srv).await;
+    let started = Instant::now();
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .await
+        .unwrap();
+    let answer = read_until_closed(&mut s, Duration::from_secs(10))
+        .await
+        .expect("the server closes a connection whose headers stall");
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 408"),
+        "{answer}"
+    );
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    assert_eq!(get_status(&srv, "/healthz").await, Some(200));
+}
+
+#[tokio::test]
+async fn a_body_that_never_finishes_is_cut_off() {
+    let srv = TestServer::start_with(|c| c.body_timeout_ms = 300).await;
+    let mut s = connect(&srv).await;
+    s.write_all(
+        b"PUT /session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"name\":",
+    )
+    .await
+    .unwrap();
+    let answer = read_until_closed(&mut s, Duration::from_secs(10))
+        .await
+        .expect("the server answers a stalled body and closes");
+    assert!(answer.starts_with("HTTP/1.1 4"), "{answer}");
+    assert_eq!(
+        srv.lobby("").await["sessions"],
+        Value::Array(vec![]),
+        "nothing was created"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_client_cannot_hold_a_stopping_server_and_the_store_is_flushed() {
+    let mut srv = TestServer::start_with(|c| {
+        c.shutdown_grace_ms = 300;
+        c.header_timeout_ms = 60_000;
+    })
+    .await;
+    let (code, _) = srv.create().await;
+    let mut slow = connect(&srv).await;
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    srv.stop().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "stopped after {:?}",
+        started.elapsed()
+    );
+    let (db, config, clock) = (srv.db.clone(), srv.config.clone(), srv.clock.clone());
+    drop(srv);
+    let srv = TestServer::start_in(db, config, clock).await;
+    assert_eq!(srv.get_session(&code).await.status(), 200);
+    drop(slow);
+}
