@@ -192,13 +192,24 @@ test('a player hosts from the lobby page and starts with whoever is in; closing 
   assert.equal((await playerListing(host)).length, 0, 'a private session is not listed');
 
   const guest = await newPage(browser, 'guest');
-  // Both join at the same moment: one wins the round, the other takes the
-  // next one. (A loser that had reached the host over ICE used to spoil the
-  // winner's DTLS handshake: joiners now add the host's candidates only
-  // after their answer won.)
-  const bot = rig.botGuest(code, 'rusty');
+  // Both join the same round: the bot guest starts as the browser guest
+  // reads the offer, and the browser's answer is held back, so the bot wins
+  // and the browser (with the offer applied and its answer gathered) loses
+  // and takes the next round. A loser that reached the host over ICE used to
+  // spoil the winner's DTLS handshake; joiners now add the host's candidates
+  // only after their answer won.
+  /** @type {import('./harness.mjs').Proc|null} */
+  let bot = null;
+  let answersPosted = 0;
+  await guest.route(`**/session/${code}**`, async (route) => {
+    const method = route.request().method();
+    if (method === 'GET' && !bot) bot = rig.botGuest(code, 'rusty');
+    if (method === 'POST' && answersPosted++ === 0) await new Promise((r) => setTimeout(r, 1_500));
+    await route.continue();
+  });
   await guest.goto(`${rig.url}/play?code=${code}&name=Left&bot=1`);
   await until(async () => (await hostState(host)).guestsPresent === 2, 30_000, 'both guests in the waiting room');
+  assert.equal(answersPosted, 2, 'the browser lost its first round and won the next');
   await host.locator('#waiting-roster', { hasText: 'rusty' }).waitFor({ timeout: 5_000 });
   assert.equal((await hostState(host)).phase, 'lobby', 'no startWhen: the host starts it');
   await host.getByRole('button', { name: 'Start' }).click();
@@ -214,9 +225,10 @@ test('a player hosts from the lobby page and starts with whoever is in; closing 
     return s.end ? s : null;
   }, 30_000, 'the browser guest to give up on the host');
   assert.deepEqual([ended.end.kind, ended.end.reason], ['ended', 'host-disconnected']);
-  const report = await botReport(bot);
+  const rusty = /** @type {import('./harness.mjs').Proc} */ (bot);
+  const report = await botReport(rusty);
   assert.equal(report.endReason, 'host-disconnected');
-  assert.equal((await bot.exited).code, 3, 'a lost host is an abnormal end for the bot guest');
+  assert.equal((await rusty.exited).code, 3, 'a lost host is an abnormal end for the bot guest');
   const gone = await guest.evaluate(async (c) => (await fetch(`/session/${c}`)).status, code);
   assert.equal(gone, 404, 'the closing tab deleted its lobby entry');
 });
