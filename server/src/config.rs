@@ -77,6 +77,16 @@ pub struct Config {
     #[arg(long, env = "LOBBY_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 64)]
     pub max_connections_per_address: usize,
 
+    /// Lobby event streams (`GET /lobby/events`) open per client address;
+    /// more get 429.
+    #[arg(long, env = "LOBBY_MAX_EVENT_STREAMS_PER_ADDRESS", default_value_t = 8)]
+    pub max_event_streams_per_address: usize,
+
+    /// Answer long-polls open per session (its host polls one at a time);
+    /// more get 429.
+    #[arg(long, env = "LOBBY_MAX_LONG_POLLS_PER_SESSION", default_value_t = 4)]
+    pub max_long_polls_per_session: usize,
+
     /// Milliseconds a client has to send a request's headers.
     #[arg(long, env = "LOBBY_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
     pub header_timeout_ms: u64,
@@ -107,7 +117,8 @@ pub struct Config {
     #[arg(long, env = "LOBBY_TRUST_FORWARDED_FOR", default_value_t = false)]
     pub trust_forwarded_for: bool,
 
-    /// Switch every rate limit off (for benchmarks).
+    /// Switch every rate limit off, and the per-address caps on connections
+    /// and event streams (for load tests from one address).
     #[arg(long, env = "LOBBY_DISABLE_RATE_LIMITS", default_value_t = false)]
     pub disable_rate_limits: bool,
 
@@ -190,9 +201,22 @@ impl Config {
     pub fn connection_limits(&self) -> crate::serve::ConnectionLimits {
         crate::serve::ConnectionLimits {
             max_connections: self.max_connections,
-            max_connections_per_address: self.max_connections_per_address,
+            max_connections_per_address: if self.disable_rate_limits {
+                self.max_connections
+            } else {
+                self.max_connections_per_address
+            },
             header_read_timeout: Duration::from_millis(self.header_timeout_ms.max(1)),
             shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
+        }
+    }
+
+    /// Lobby event streams one client address may hold open.
+    pub fn event_streams_per_address(&self) -> usize {
+        if self.disable_rate_limits {
+            usize::MAX
+        } else {
+            self.max_event_streams_per_address
         }
     }
 

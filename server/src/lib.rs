@@ -30,6 +30,8 @@
 //! - [`lobby_index`]: the in-memory lobby read model (with its filter and
 //!   word-prefix index for search and counts) and its change feed.
 //! - [`waiters`]: in-process wake-ups for answer long-polls.
+//! - [`slots`]: counted places per key (connections, event streams and
+//!   long-polls a client may hold open).
 //! - [`fields`]: sanitizing and validating `PUT /session` bodies.
 //! - [`extract`]: extractors that answer with the API's JSON errors; client address; bearer token.
 //! - [`error`]: `AppError`, the JSON error response.
@@ -54,6 +56,7 @@ pub mod metrics;
 pub mod rate_limit;
 pub mod routes;
 pub mod serve;
+pub mod slots;
 pub mod startup;
 pub mod state;
 pub mod store;

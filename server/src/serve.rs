@@ -23,7 +23,6 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::Request;
-use dashmap::DashMap;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -32,6 +31,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
 use crate::rate_limit::client_key;
+use crate::slots::{Slot, Slots};
 
 /// What the front door allows.
 #[derive(Clone, Debug)]
@@ -53,39 +53,6 @@ const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 
 /// the loop does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
-/// Open connections per address; an entry leaves with its last connection.
-#[derive(Default)]
-struct PerAddress(DashMap<IpAddr, usize>);
-
-/// One counted connection of an address.
-struct AddressSlot {
-    counts: Arc<PerAddress>,
-    key: IpAddr,
-}
-
-impl PerAddress {
-    fn try_take(self: &Arc<Self>, key: IpAddr, max: usize) -> Option<AddressSlot> {
-        let mut count = self.0.entry(key).or_insert(0);
-        if *count >= max {
-            return None;
-        }
-        *count += 1;
-        Some(AddressSlot {
-            counts: self.clone(),
-            key,
-        })
-    }
-}
-
-impl Drop for AddressSlot {
-    fn drop(&mut self) {
-        self.counts.0.remove_if_mut(&self.key, |_, n| {
-            *n = n.saturating_sub(1);
-            *n == 0
-        });
-    }
-}
-
 /// Why a connection was turned away.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -106,7 +73,7 @@ pub async fn serve(
     on_refused: impl Fn(Refusal) + Send + Sync + 'static,
 ) {
     let total = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    let per_address = Arc::new(PerAddress::default());
+    let per_address: Slots<IpAddr> = Slots::default();
     let graceful = GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -158,7 +125,7 @@ pub async fn serve(
 async fn hold<E>(
     conn: impl Future<Output = Result<(), E>>,
     _permit: OwnedSemaphorePermit,
-    _slot: AddressSlot,
+    _slot: Slot<IpAddr>,
 ) {
     // Errors here are the client's (reset, timeout, malformed request).
     let _ = conn.await;
@@ -189,20 +156,6 @@ fn refuse(stream: TcpStream) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn per_address_slots_count_and_free_themselves() {
-        let counts = Arc::new(PerAddress::default());
-        let a: IpAddr = "10.0.0.1".parse().expect("ip");
-        let first = counts.try_take(a, 2).expect("first");
-        let second = counts.try_take(a, 2).expect("second");
-        assert!(counts.try_take(a, 2).is_none(), "a third is over the cap");
-        drop(first);
-        let third = counts.try_take(a, 2).expect("a freed slot is reusable");
-        drop(second);
-        drop(third);
-        assert!(counts.0.is_empty(), "no entry is left for a gone address");
-    }
 
     #[test]
     fn the_over_capacity_answer_is_well_formed() {

@@ -3,9 +3,11 @@
 //! metrics and the shutdown signal, behind one cheaply clonable handle.
 
 use std::collections::HashSet;
+use std::net::IpAddr;
 use std::ops::Deref;
 use std::sync::Arc;
 
+use protocol::code::SessionCode;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, Millis};
@@ -14,6 +16,7 @@ use crate::ice::IceConfig;
 use crate::lobby_index::LobbyIndex;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimits;
+use crate::slots::Slots;
 use crate::store::{Store, StoreError};
 use crate::waiters::AnswerWaiters;
 
@@ -37,6 +40,10 @@ pub struct AppInner {
     pub ice: IceConfig,
     /// Cancelled when the server begins shutting down.
     pub shutdown: CancellationToken,
+    /// Lobby event streams open per client address.
+    pub event_streams: Slots<IpAddr>,
+    /// Answer long-polls open per session.
+    pub long_polls: Slots<SessionCode>,
 }
 
 /// Cheaply clonable handle to the shared state.
@@ -60,6 +67,8 @@ impl AppState {
             waiters: AnswerWaiters::default(),
             metrics: Metrics::new(),
             shutdown: CancellationToken::new(),
+            event_streams: Slots::default(),
+            long_polls: Slots::default(),
             store,
             clock,
             config,

@@ -39,7 +39,11 @@ async fn connect(srv: &TestServer) -> TcpStream {
 
 #[tokio::test]
 async fn connections_over_the_per_address_cap_are_answered_503_and_freed_slots_reused() {
-    let srv = TestServer::start_with(|c| c.max_connections_per_address = 3).await;
+    let srv = TestServer::start_with(|c| {
+        c.disable_rate_limits = false;
+        c.max_connections_per_address = 3;
+    })
+    .await;
     let mut held = Vec::new();
     for _ in 0..3 {
         let mut s = connect(&srv).await;
@@ -162,4 +166,89 @@ async fn a_slow_client_cannot_hold_a_stopping_server_and_the_store_is_flushed() 
     let srv = TestServer::start_in(db, config, clock).await;
     assert_eq!(srv.get_session(&code).await.status(), 200);
     drop(slow);
+}
+
+#[tokio::test]
+async fn event_streams_per_address_and_long_polls_per_session_are_capped() {
+    let srv = TestServer::start_with(|c| {
+        c.disable_rate_limits = false;
+        c.max_event_streams_per_address = 2;
+        c.max_long_polls_per_session = 1;
+    })
+    .await;
+    let a = srv
+        .client
+        .get(srv.url("/lobby/events"))
+        .send()
+        .await
+        .unwrap();
+    let b = srv
+        .client
+        .get(srv.url("/lobby/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!((a.status().as_u16(), b.status().as_u16()), (200, 200));
+    let c = srv
+        .client
+        .get(srv.url("/lobby/events"))
+        .send()
+        .await
+        .unwrap();
+    assert!(c.headers().contains_key("retry-after"));
+    common::assert_error(c, 429, "rate_limited").await;
+    drop(a);
+    let mut reopened = None;
+    for _ in 0..50 {
+        let res = srv
+            .client
+            .get(srv.url("/lobby/events"))
+            .send()
+            .await
+            .unwrap();
+        if res.status() == 200 {
+            reopened = Some(res);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(reopened.is_some(), "a closed stream frees its place");
+
+    let (code, token) = srv.create().await;
+    let first = {
+        let srv_url = srv.url(&format!("/session/{code}/answer?round=1&waitMs=5000"));
+        let client = srv.client.clone();
+        let token = token.clone();
+        tokio::spawn(async move { client.get(srv_url).bearer_auth(token).send().await })
+    };
+    let key = protocol::code::SessionCode::parse(&code).unwrap();
+    for _ in 0..250 {
+        if srv.state.long_polls.held(&key) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(srv.state.long_polls.held(&key), 1, "the first poll waits");
+    let second = srv.poll(&code, &token, 1, 0).await;
+    common::assert_error(second, 429, "rate_limited").await;
+    assert_eq!(srv.answer(&code, 1, "Bob").await.status(), 201);
+    let first = first.await.unwrap().unwrap();
+    assert_eq!(first.status(), 200, "the waiting poll gets the answer");
+}
+
+#[tokio::test]
+async fn the_header_timeout_does_not_cut_a_long_response() {
+    let srv = TestServer::start_with(|c| c.header_timeout_ms = 200).await;
+    let mut events = common::SseReader::new(
+        srv.client.get(srv.url("/lobby/events")).send().await.unwrap(),
+    );
+    // Well past the header timeout, the stream still delivers.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let (code, _) = srv.create().await;
+    let (name, data) = events
+        .next_event(Duration::from_secs(5))
+        .await
+        .expect("the stream is still open");
+    assert_eq!(name, "added");
+    assert!(data.contains(&code), "{data}");
 }

@@ -14,8 +14,9 @@ use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
 use crate::error::AppError;
-use crate::extract::ApiQuery;
+use crate::extract::{ApiQuery, ClientIp};
 use crate::lobby_index::{Cursor, LobbyChange, LobbyFilter, PageQuery, SEARCH_MAX_CHARS};
+use crate::rate_limit::client_key;
 use crate::state::AppState;
 
 /// Default and largest page sizes of `GET /lobby`.
@@ -142,15 +143,24 @@ pub async fn get_lobby(
     responses(
         (status = 200, description = "An event stream (text/event-stream)", content_type = "text/event-stream", body = String),
         (status = 400, description = "Bad search or filter", body = ErrorBody),
+        (status = 429, description = "Too many event streams open from this address", body = ErrorBody),
     )
 )]
 pub async fn lobby_events(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     ApiQuery(query): ApiQuery<LobbyEventsQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, AppError> {
     let filter = parse_filter(query.q, query.build, query.has_space, query.host_kind)?;
-    let events = BroadcastStream::new(state.lobby.subscribe())
-        .filter_map(move |item| std::future::ready(to_sse(item, &filter).map(Ok)));
+    let slot = state
+        .event_streams
+        .try_take(client_key(ip), state.config.max_event_streams_per_address)
+        .ok_or_else(|| AppError::rate_limited("open lobby event streams from this address", 5))?;
+    let events = BroadcastStream::new(state.lobby.subscribe()).filter_map(move |item| {
+        // The stream holds its place under the cap until it is dropped.
+        let _held = &slot;
+        std::future::ready(to_sse(item, &filter).map(Ok))
+    });
     let shutdown = state.shutdown.clone().cancelled_owned();
     Ok(Sse::new(events.take_until(shutdown)).keep_alive(KeepAlive::default()))
 }

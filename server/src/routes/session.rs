@@ -340,6 +340,7 @@ pub struct AnswerPoll {
         (status = 400, description = "Bad query", body = ErrorBody),
         (status = 403, description = "Missing or wrong host token", body = ErrorBody),
         (status = 404, description = "Unknown session, or a round that is neither open nor answered", body = ErrorBody),
+        (status = 429, description = "Too many long-polls of this session open at once", body = ErrorBody),
         (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
@@ -358,6 +359,10 @@ pub async fn get_answer(
     notified.as_mut().enable();
     let now = state.now();
     let mut current = authorize(&state, ip, &code, bearer_token(&headers), now).await?;
+    let _held = state
+        .long_polls
+        .try_take(code.clone(), state.config.max_long_polls_per_session)
+        .ok_or_else(|| AppError::rate_limited("open answer long-polls of this session", 1))?;
     let expires_at = state.expiry_from(now);
     if state.store.refresh(&code, expires_at, now).await? {
         state.lobby.touch(&code, expires_at);
