@@ -11,6 +11,11 @@
 //   the page and its worker, network service, GPU process), from
 //   /proc/PID/stat, per tick: the whole cost of the tab, WebRTC included.
 //
+// With BENCH_HIDDEN=1 the host tab is hidden (a tab in front of it) before
+// the window, so nothing is drawn: the cost of hosting alone. Otherwise
+// the page draws the first-person view on every animation frame (software
+// rendering: headless Chromium without a GPU).
+//
 // Run it (as root) through the browser-test wrapper, which starts everything
 // inside its own network namespaces (release or debug binaries: name them
 // with CAMPFIRE_BIN_DIR; release for figures worth recording):
@@ -19,12 +24,13 @@
 
 import { test, after } from 'node:test';
 import { readFileSync, readdirSync } from 'node:fs';
-import { Proc, Rig, until } from '../browser-test/harness.mjs';
+import { Proc, Rig, hideTab, until } from '../browser-test/harness.mjs';
 
 const GUESTS = (process.env.BENCH_GUESTS ?? '1 2 4').split(/\s+/).filter(Boolean).map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const TICKS_PER_SECOND = 30;
 const CLK_TCK = 100;
+const HIDDEN = process.env.BENCH_HIDDEN === '1';
 
 /** Every descendant of `pid` (and `pid`), from /proc. */
 function processTree(/** @type {number} */ pid) {
@@ -61,7 +67,8 @@ function cpuSeconds(/** @type {number[]} */ pids) {
 
 const rows = [];
 after(() => {
-  console.log('\n| guests | ticks in window | worker ms/tick | Chromium CPU ms/tick | Chromium CPU (cores) |');
+  console.log(`\n(host tab ${HIDDEN ? 'hidden: nothing drawn' : 'visible: the view drawn every frame'})`);
+  console.log('| guests | ticks in window | worker ms/tick | Chromium CPU ms/tick | Chromium CPU (cores) |');
   console.log('|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     console.log(`| ${r.guests} | ${r.ticks} | ${r.workerMsPerTick.toFixed(3)} | ${r.cpuMsPerTick.toFixed(3)} | ${r.cores.toFixed(3)} |`);
@@ -91,6 +98,7 @@ for (const guests of GUESTS) {
         const s = await state();
         return s.phase === 'running' && s.tick > 90 ? s : null;
       }, 90_000, 'the level to run for three seconds');
+      if (HIDDEN) await hideTab(page);
       const pids = processTree(chrome.child.pid ?? 0);
       const a = await state();
       const cpuA = cpuSeconds(pids);
