@@ -240,7 +240,11 @@ async fn event_streams_per_address_and_long_polls_per_session_are_capped() {
 async fn the_header_timeout_does_not_cut_a_long_response() {
     let srv = TestServer::start_with(|c| c.header_timeout_ms = 200).await;
     let mut events = common::SseReader::new(
-        srv.client.get(srv.url("/lobby/events")).send().await.unwrap(),
+        srv.client
+            .get(srv.url("/lobby/events"))
+            .send()
+            .await
+            .unwrap(),
     );
     // Well past the header timeout, the stream still delivers.
     tokio::time::sleep(Duration::from_millis(800)).await;
