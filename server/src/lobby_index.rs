@@ -284,6 +284,17 @@ pub const PAGE_CACHE_MS: Millis = 1000;
 
 /// Most pages kept in the cache (it is cleared when full).
 const PAGE_CACHE_ENTRIES: usize = 4096;
+/// Most bytes of page bodies kept in the cache (it is cleared when a new
+/// page would pass it): the cache's keys are client-chosen (cursors,
+/// filters), so its size must not be.
+pub const PAGE_CACHE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The cached pages and the bytes their bodies hold.
+#[derive(Default)]
+struct PageCache {
+    pages: HashMap<PageQuery, CachedPage>,
+    bytes: usize,
+}
 
 struct CachedPage {
     body: Bytes,
@@ -360,7 +371,7 @@ pub struct LobbyIndex {
     events: broadcast::Sender<Arc<LobbyChange>>,
     /// Bumped by every visible change; cached pages of older generations are stale.
     generation: AtomicU64,
-    pages: Mutex<HashMap<PageQuery, CachedPage>>,
+    pages: Mutex<PageCache>,
 }
 
 impl Default for LobbyIndex {
@@ -425,7 +436,7 @@ impl LobbyIndex {
             index: RwLock::new(Index::default()),
             events,
             generation: AtomicU64::new(0),
-            pages: Mutex::new(HashMap::new()),
+            pages: Mutex::new(PageCache::default()),
         }
     }
 
@@ -559,8 +570,8 @@ impl LobbyIndex {
     pub fn page(&self, query: &PageQuery, now: Millis) -> Bytes {
         self.evict_expired(now);
         let generation = self.generation.load(Ordering::Acquire);
-        if let Ok(pages) = self.pages.lock() {
-            if let Some(page) = pages.get(query) {
+        if let Ok(cache) = self.pages.lock() {
+            if let Some(page) = cache.pages.get(query) {
                 if page.generation == generation
                     && now < page.first_expiry
                     && now - page.rendered_at < PAGE_CACHE_MS
@@ -571,9 +582,12 @@ impl LobbyIndex {
         }
         let (body, first_expiry) = self.render_page(query, now);
         let body = Bytes::from(body);
-        if let Ok(mut pages) = self.pages.lock() {
-            if pages.len() >= PAGE_CACHE_ENTRIES {
-                pages.clear();
+        if let Ok(mut cache) = self.pages.lock() {
+            if cache.pages.len() >= PAGE_CACHE_ENTRIES
+                || cache.bytes + body.len() > PAGE_CACHE_BYTES
+            {
+                cache.pages.clear();
+                cache.bytes = 0;
             }
             let page = CachedPage {
                 body: body.clone(),
@@ -581,9 +595,17 @@ impl LobbyIndex {
                 rendered_at: now,
                 first_expiry,
             };
-            pages.insert(query.clone(), page);
+            cache.bytes += body.len();
+            if let Some(old) = cache.pages.insert(query.clone(), page) {
+                cache.bytes -= old.body.len();
+            }
         }
         body
+    }
+
+    /// Bytes of page bodies in the cache now.
+    pub fn cached_page_bytes(&self) -> usize {
+        self.pages.lock().map_or(0, |c| c.bytes)
     }
 
     /// Renders one page; also returns the earliest expiry on it.

@@ -1339,3 +1339,40 @@ async fn a_filtered_feed_sends_only_what_its_listing_gains_loses_or_changes() {
         .unwrap();
     assert_error(res, 400, "invalid_field").await;
 }
+
+#[tokio::test]
+async fn client_chosen_page_keys_cannot_grow_the_page_cache_past_its_budget() {
+    use lobby_server::lobby_index::PAGE_CACHE_BYTES;
+    let srv = TestServer::start().await;
+    for i in 0..100 {
+        srv.create_with(json!({"name": format!("Big {i}"), "meta": {"x": "y".repeat(1000)}}))
+            .await;
+    }
+    // Distinct cursors, each a full page of 100 sessions: the attack that
+    // once grew the cache to about 1 GB.
+    let mut served = 0usize;
+    for i in 0..200i64 {
+        let cursor = format!("{}.ABCDEFGH", common::START_MS + 1_000_000 + i);
+        let res = srv
+            .client
+            .get(srv.url(&format!("/lobby?limit=100&cursor={cursor}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        served += res.bytes().await.unwrap().len();
+        assert!(srv.state.lobby.cached_page_bytes() <= PAGE_CACHE_BYTES);
+    }
+    assert!(
+        served > PAGE_CACHE_BYTES,
+        "the test served {served} bytes: more than the budget"
+    );
+    // A build filter no session can match is refused, not cached.
+    let res = srv
+        .client
+        .get(srv.url(&format!("/lobby?build={}", "b".repeat(65))))
+        .send()
+        .await
+        .unwrap();
+    assert_error(res, 400, "invalid_field").await;
+}

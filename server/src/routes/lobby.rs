@@ -9,6 +9,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
 use protocol::api::{ErrorBody, HostKind, LobbyPage};
+use protocol::name::LABEL_MAX_CHARS;
 use serde::Deserialize;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
@@ -72,6 +73,16 @@ fn parse_filter(
             AppError::invalid_field("hostKind", "must be \"player\" or \"daemon\"")
         })?),
     };
+    if build
+        .as_deref()
+        .is_some_and(|b| b.chars().count() > LABEL_MAX_CHARS)
+    {
+        // No session's build is longer: such a filter matches nothing.
+        return Err(AppError::invalid_field(
+            "build",
+            format!("at most {LABEL_MAX_CHARS} characters"),
+        ));
+    }
     let filter = LobbyFilter::new(build, has_space.unwrap_or(false), host_kind);
     match q {
         None => Ok(filter),
