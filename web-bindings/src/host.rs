@@ -350,6 +350,14 @@ mod tests {
         .expect("host")
     }
 
+    /// The channel with data channel label `label`.
+    fn channel_of(label: &str) -> Channel {
+        [Channel::Input, Channel::Reconciliation]
+            .into_iter()
+            .find(|c| c.label() == label)
+            .expect("a known label")
+    }
+
     /// Delivers everything each side wants sent, until both are quiet.
     fn pump(h: &mut WebHost, guests: &mut [(usize, &mut WebGuest)], now_ms: f64) {
         for _ in 0..50 {
@@ -359,12 +367,7 @@ mod tests {
             for msg in out.send {
                 for (slot, g) in guests.iter_mut() {
                     if msg.slots.contains(slot) {
-                        let channel = if msg.channel == "input" {
-                            Channel::Input
-                        } else {
-                            Channel::Reconciliation
-                        };
-                        g.on_message(channel, msg.data.clone(), now_ms);
+                        g.on_message(channel_of(msg.channel), msg.data.clone(), now_ms);
                         moved = true;
                     }
                 }
@@ -372,12 +375,7 @@ mod tests {
             for (slot, g) in guests.iter_mut() {
                 g.poll(now_ms);
                 for m in g.output().send {
-                    let channel = if m.channel == "input" {
-                        Channel::Input
-                    } else {
-                        Channel::Reconciliation
-                    };
-                    h.on_message(*slot, channel, m.data, now_ms)
+                    h.on_message(*slot, channel_of(m.channel), m.data, now_ms)
                         .expect("known slot");
                     moved = true;
                 }
