@@ -7,9 +7,9 @@
 //! exactly one offer round open while the session waits in its lobby and
 //! has a free seat: it gathers a complete offer (with the daemon's own ICE
 //! servers, or else those the lobby hands out), publishes it, long-polls
-//! its answer (each poll refreshes the TTL), accepts it over WebRTC and
-//! hands the link to the host session's admission, keeping `players`
-//! current. A guest that leaves before the start frees its seat, and a
+//! its answer (each poll refreshes the TTL), connects it over WebRTC in the
+//! background while the next round opens, and hands the link to the host
+//! session's admission, keeping `players` current. A guest that leaves before the start frees its seat, and a
 //! round opens again. Once the session has started no further round is
 //! published and the session is PUT `public: false`; a round still open
 //! then is still served, and the host session refuses its joiner with
@@ -33,7 +33,7 @@ use crate::driver::{Host, HostProgress, run_host};
 use crate::lobby_client::{HostedSession, LobbyClient, SignalingError};
 use crate::metrics::DaemonMetrics;
 use crate::stdout;
-use crate::transport::webrtc::{HostOffer, WebRtcLink, WebRtcOptions};
+use crate::transport::webrtc::{HostOffer, WebRtcError, WebRtcLink, WebRtcOptions};
 
 /// How long one answer long-poll waits (the server caps it).
 const ANSWER_POLL: Duration = Duration::from_secs(20);
@@ -41,6 +41,9 @@ const ANSWER_POLL: Duration = Duration::from_secs(20);
 const REFRESH_EVERY: Duration = Duration::from_secs(20);
 /// Pause after a failed lobby call or handshake before the loop goes on.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
+/// Answers being connected at once per session: a stranger's answer that
+/// never connects holds one of these until the connect timeout, never a seat.
+const MAX_JOINS_IN_FLIGHT: usize = 4;
 /// Consecutive session failures after which the daemon gives up.
 const MAX_CONSECUTIVE_FAILURES: u32 = 5;
 
@@ -278,6 +281,12 @@ pub async fn run_session(
 /// Serves offer rounds while the session waits in its lobby: keeps one
 /// round open whenever a seat is free, connects each answer and hands the
 /// link to the session. Returns once the session has started or is gone.
+///
+/// An answer is connected in the background and the next round opens at
+/// once, so a stranger who grabs a round with an answer that never
+/// connects costs the real joiner one round, not the connect timeout (see
+/// docs/decisions.md, "Round grabbing"). Joins in flight do not hold
+/// seats: the session refuses a joiner beyond its seats at its hello.
 async fn round_loop(
     config: &HostingConfig,
     webrtc: &WebRtcOptions,
@@ -288,16 +297,17 @@ async fn round_loop(
 ) {
     let wanted = config.guest_seats().min(config.start_when);
     let mut open: Option<(HostOffer, u32)> = None;
+    let mut joins = JoinSet::new();
     let mut handed = 0usize;
     let mut published_players = None;
     loop {
         let p = *progress.borrow_and_update();
         if p.started {
-            return;
+            break;
         }
         let players = config.local_players() + u32::try_from(p.seats_taken).unwrap_or(u32::MAX);
         let Some((offer, round)) = open.take() else {
-            if p.seats_taken < wanted {
+            if p.seats_taken < wanted && joins.len() < MAX_JOINS_IN_FLIGHT {
                 // A seat is free: open a round.
                 let offer = match HostOffer::new(webrtc).await {
                     Ok(o) => o,
@@ -336,8 +346,8 @@ async fn round_loop(
                 }
                 continue;
             }
-            // Full for now: keep `players` current, wait for a seat to free
-            // up or for the start.
+            // Full, or as many joins in flight as allowed: keep `players`
+            // current, wait for a seat to free up, a join to end, or the start.
             if published_players != Some(players) {
                 let update = PutSessionRequest {
                     players: Some(players),
@@ -347,8 +357,15 @@ async fn round_loop(
                     published_players = Some(players);
                 }
             }
-            if progress.changed().await.is_err() {
-                return;
+            tokio::select! {
+                changed = progress.changed() => if changed.is_err() {
+                    return;
+                },
+                Some(joined) = joins.join_next(), if !joins.is_empty() => {
+                    if !hand_over(joined, &links, &mut progress, &mut handed).await {
+                        return;
+                    }
+                }
             }
             continue;
         };
@@ -361,6 +378,13 @@ async fn round_loop(
                     return;
                 }
                 open = Some((offer, round));
+                continue;
+            }
+            Some(joined) = joins.join_next(), if !joins.is_empty() => {
+                open = Some((offer, round));
+                if !hand_over(joined, &links, &mut progress, &mut handed).await {
+                    return;
+                }
                 continue;
             }
         };
@@ -381,25 +405,57 @@ async fn round_loop(
                 continue;
             }
         };
-        match offer.accept(&answer.answer).await {
-            Ok(link) => {
-                if links.send(link).await.is_err() {
-                    return;
-                }
-                handed += 1;
-                tracing::info!(code = %session.code, name = %answer.name, guests = handed, "guest connected");
-                // Wait until the session holds the link, so the seat count
-                // below includes it (bounded: the session may be gone).
-                let seen = tokio::time::timeout(
-                    Duration::from_secs(5),
-                    progress.wait_for(|p| p.connections >= handed || p.started),
-                )
-                .await;
-                if !matches!(seen, Ok(Ok(_))) {
-                    return;
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "a joiner's connection failed"),
+        joins.spawn(async move {
+            let link = offer.accept(&answer.answer).await;
+            (answer.name, link)
+        });
+    }
+    // Started: joins still in flight are handed over all the same, so their
+    // joiners hear `session-started` from the session instead of silence.
+    while let Some(joined) = joins.join_next().await {
+        if !hand_over(joined, &links, &mut progress, &mut handed).await {
+            return;
         }
     }
+}
+
+/// A finished join, as the round loop's background task returns it.
+type Joined = Result<(String, Result<WebRtcLink, WebRtcError>), tokio::task::JoinError>;
+
+/// Hands a connected joiner's link to the session and waits until the
+/// session holds it (so the next seat count includes it); logs a failed
+/// join. `false` when the session is gone.
+async fn hand_over(
+    joined: Joined,
+    links: &mpsc::Sender<WebRtcLink>,
+    progress: &mut watch::Receiver<HostProgress>,
+    handed: &mut usize,
+) -> bool {
+    let (name, link) = match joined {
+        Ok(j) => j,
+        Err(e) => {
+            tracing::warn!(error = %e, "a join task failed");
+            return true;
+        }
+    };
+    let link = match link {
+        Ok(link) => link,
+        Err(e) => {
+            tracing::warn!(error = %e, name = %name, "a joiner's connection failed");
+            return true;
+        }
+    };
+    if links.send(link).await.is_err() {
+        return false;
+    }
+    *handed += 1;
+    tracing::info!(name = %name, guests = *handed, "guest connected");
+    // Bounded: the session may be gone.
+    let want = *handed;
+    let seen = tokio::time::timeout(
+        Duration::from_secs(5),
+        progress.wait_for(|p| p.connections >= want || p.started),
+    )
+    .await;
+    matches!(seen, Ok(Ok(_)))
 }

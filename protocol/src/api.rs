@@ -311,6 +311,9 @@ pub enum ErrorCode {
     Unavailable,
     /// The server is shutting down (503).
     ShuttingDown,
+    /// The lobby holds as many sessions as it is configured for; see
+    /// `Retry-After` (503).
+    LobbyFull,
     /// A bug on the server (500); details are in its log.
     Internal,
 }
@@ -330,7 +333,7 @@ impl ErrorCode {
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::RateLimited => 429,
-            ErrorCode::Unavailable | ErrorCode::ShuttingDown => 503,
+            ErrorCode::Unavailable | ErrorCode::ShuttingDown | ErrorCode::LobbyFull => 503,
             ErrorCode::Internal => 500,
         }
     }

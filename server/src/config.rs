@@ -135,6 +135,21 @@ pub struct Config {
     #[arg(long, env = "LOBBY_UPDATES_PER_MINUTE", default_value_t = 60)]
     pub updates_per_minute: u32,
 
+    /// Answer polls (`GET /session/{code}/answer`) allowed per session per
+    /// minute (a host long-polls 25 s at a time; a poll refreshes the TTL).
+    #[arg(long, env = "LOBBY_ANSWER_POLLS_PER_MINUTE", default_value_t = 120)]
+    pub answer_polls_per_minute: u32,
+
+    /// Sessions one client address (an IPv6 /64) may hold at once: live,
+    /// or expired and not yet swept. 0: no cap.
+    #[arg(long, env = "LOBBY_MAX_SESSIONS_PER_ADDRESS", default_value_t = 20)]
+    pub max_sessions_per_address: u32,
+
+    /// Live sessions the whole lobby holds at most (counted at each sweep,
+    /// plus this replica's creates since); creates beyond it get 503. 0: no cap.
+    #[arg(long, env = "LOBBY_MAX_SESSIONS", default_value_t = 100_000)]
+    pub max_sessions: u64,
+
     /// Lookups of unknown codes allowed per client address per minute.
     #[arg(long, env = "LOBBY_MISSES_PER_MINUTE", default_value_t = 30)]
     pub misses_per_minute: u32,

@@ -38,6 +38,14 @@ pub fn client_key(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// [`client_key`] as text: `203.0.113.7`, or `2001:db8:1:2::/64`.
+pub fn client_label(ip: IpAddr) -> String {
+    match client_key(ip) {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("{v6}/64"),
+    }
+}
+
 /// Which budget a request draws on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Budget {
@@ -53,6 +61,7 @@ pub struct RateLimits {
     answers: Option<DefaultKeyedRateLimiter<IpAddr>>,
     misses: Option<DefaultKeyedRateLimiter<IpAddr>>,
     updates: Option<DefaultKeyedRateLimiter<SessionCode>>,
+    answer_polls: Option<DefaultKeyedRateLimiter<SessionCode>>,
     blocked_until: DashMap<IpAddr, Instant>,
     clock: DefaultClock,
 }
@@ -74,6 +83,7 @@ impl RateLimits {
             answers: limiter(config.answers_per_minute, on),
             misses: limiter(config.misses_per_minute, on),
             updates: limiter(config.updates_per_minute, on),
+            answer_polls: limiter(config.answer_polls_per_minute, on),
             blocked_until: DashMap::new(),
             clock: DefaultClock::default(),
         }
@@ -104,6 +114,22 @@ impl RateLimits {
         limiter.check_key(code).map_err(|not_until| {
             let wait = not_until.wait_time_from(self.clock.now());
             AppError::rate_limited("updates of this session", wait.as_secs_f64().ceil() as u64)
+        })
+    }
+
+    /// Charges one authenticated answer poll of session `code`; `429` when
+    /// the host polls faster than its budget (a poll with no wait is cheap
+    /// to send and refreshes the TTL, so it must not be free).
+    pub fn check_answer_poll(&self, code: &SessionCode) -> Result<(), AppError> {
+        let Some(limiter) = &self.answer_polls else {
+            return Ok(());
+        };
+        limiter.check_key(code).map_err(|not_until| {
+            let wait = not_until.wait_time_from(self.clock.now());
+            AppError::rate_limited(
+                "answer polls of this session",
+                wait.as_secs_f64().ceil() as u64,
+            )
         })
     }
 
@@ -141,9 +167,9 @@ impl RateLimits {
             limiter.retain_recent();
             limiter.shrink_to_fit();
         }
-        if let Some(updates) = &self.updates {
-            updates.retain_recent();
-            updates.shrink_to_fit();
+        for limiter in [&self.updates, &self.answer_polls].into_iter().flatten() {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
         }
         let now = Instant::now();
         self.blocked_until.retain(|_, until| *until > now);

@@ -41,6 +41,10 @@ impl Application {
             .load_lobby()
             .await
             .context("loading the lobby from the database")?;
+        state
+            .recount_live()
+            .await
+            .context("counting the live sessions")?;
         let listener = TcpListener::bind(listen)
             .await
             .with_context(|| format!("binding {listen}"))?;

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::net::IpAddr;
 use std::ops::Deref;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use protocol::code::SessionCode;
 use tokio_util::sync::CancellationToken;
@@ -44,6 +45,9 @@ pub struct AppInner {
     pub event_streams: Slots<IpAddr>,
     /// Answer long-polls open per session.
     pub long_polls: Slots<SessionCode>,
+    /// Live sessions as of the latest sweep, plus this replica's creates
+    /// since: what the `--max-sessions` cap compares against.
+    pub live_sessions: AtomicU64,
 }
 
 /// Cheaply clonable handle to the shared state.
@@ -69,6 +73,7 @@ impl AppState {
             shutdown: CancellationToken::new(),
             event_streams: Slots::default(),
             long_polls: Slots::default(),
+            live_sessions: AtomicU64::new(0),
             store,
             clock,
             config,
@@ -110,8 +115,9 @@ impl AppState {
         Ok(())
     }
 
-    /// Deletes expired sessions, unlists them, ends their long-polls, and
-    /// forgets idle rate-limit entries. Returns how many were deleted.
+    /// Deletes expired sessions, unlists them, ends their long-polls,
+    /// forgets idle rate-limit entries and recounts the live sessions.
+    /// Returns how many were deleted.
     pub async fn sweep_once(&self) -> Result<usize, StoreError> {
         let expired = self.store.delete_expired(self.now()).await?;
         for code in &expired {
@@ -119,6 +125,33 @@ impl AppState {
             self.waiters.wake(code);
         }
         self.limits.forget_idle();
+        self.recount_live().await?;
         Ok(expired.len())
+    }
+
+    /// Counts the live sessions again (all replicas' on PostgreSQL).
+    pub async fn recount_live(&self) -> Result<u64, StoreError> {
+        let n = self.store.count_live(self.now()).await?;
+        self.live_sessions.store(n, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    /// Whether the lobby holds `--max-sessions` live sessions already.
+    pub fn lobby_full(&self) -> bool {
+        let cap = self.config.max_sessions;
+        cap > 0 && self.live_sessions.load(Ordering::Relaxed) >= cap
+    }
+
+    /// Counts a session this replica created or deleted until the next recount.
+    pub fn count_session(&self, created: bool) {
+        if created {
+            self.live_sessions.fetch_add(1, Ordering::Relaxed);
+        } else {
+            let _ = self
+                .live_sessions
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                    Some(n.saturating_sub(1))
+                });
+        }
     }
 }

@@ -1376,3 +1376,140 @@ async fn client_chosen_page_keys_cannot_grow_the_page_cache_past_its_budget() {
         .unwrap();
     assert_error(res, 400, "invalid_field").await;
 }
+
+/// Issue 14, attack 7: one address (an IPv6 /64) holding unbounded sessions.
+#[tokio::test]
+async fn live_sessions_per_address_are_capped_by_ipv6_network_and_freed_by_delete_and_sweep() {
+    let srv = TestServer::start_with(|c| {
+        c.disable_rate_limits = false;
+        c.creates_per_minute = 1_000;
+        c.max_sessions_per_address = 3;
+        c.trust_forwarded_for = true;
+    })
+    .await;
+    let create_from = |ip: &'static str| {
+        srv.client
+            .put(srv.url("/session"))
+            .header("x-forwarded-for", ip)
+            .json(&json!({
+                "name": "n", "hostName": "h", "maxPlayers": 4, "build": "b1",
+                "hostKind": "player", "offer": SDP,
+            }))
+            .send()
+    };
+    let mut tokens = Vec::new();
+    // Three addresses of one /64: one budget.
+    for ip in ["2001:db8:7:7::1", "2001:db8:7:7::2", "2001:db8:7:7:ffff::3"] {
+        let res = create_from(ip).await.unwrap();
+        assert_eq!(res.status(), 201);
+        let v: Value = res.json().await.unwrap();
+        tokens.push((
+            v["code"].as_str().unwrap().to_owned(),
+            v["hostToken"].as_str().unwrap().to_owned(),
+        ));
+    }
+    let refused = create_from("2001:db8:7:7::4").await.unwrap();
+    let retry: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry >= srv.config.session_ttl, "Retry-After {retry}");
+    assert_error(refused, 429, "rate_limited").await;
+    // Another /64 and an IPv4 address have budgets of their own.
+    assert_eq!(create_from("2001:db8:7:8::1").await.unwrap().status(), 201);
+    assert_eq!(create_from("192.0.2.1").await.unwrap().status(), 201);
+
+    // A deleted session frees its place at once...
+    let (code, token) = &tokens[0];
+    let res = srv
+        .client
+        .delete(srv.url(&format!("/session/{code}")))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    assert_eq!(create_from("2001:db8:7:7::5").await.unwrap().status(), 201);
+    assert_error(
+        create_from("2001:db8:7:7::6").await.unwrap(),
+        429,
+        "rate_limited",
+    )
+    .await;
+    // ...and expired ones once swept.
+    srv.clock
+        .advance_ms(srv.config.session_ttl as i64 * 1000 + 1);
+    srv.state.sweep_once().await.unwrap();
+    for _ in 0..3 {
+        assert_eq!(create_from("2001:db8:7:7::7").await.unwrap().status(), 201);
+    }
+    assert_error(
+        create_from("2001:db8:7:7::8").await.unwrap(),
+        429,
+        "rate_limited",
+    )
+    .await;
+}
+
+/// Issue 14, attack 7: no cap on live sessions in total.
+#[tokio::test]
+async fn creates_beyond_the_lobby_wide_cap_get_503_until_a_session_ends() {
+    let srv = TestServer::start_with(|c| c.max_sessions = 2).await;
+    let (code, token) = srv.create().await;
+    srv.create().await;
+    let body = json!({
+        "name": "n", "hostName": "h", "maxPlayers": 4, "build": "b1", "hostKind": "player",
+    });
+    let full = srv.put(&body, None).await;
+    assert!(full.headers().contains_key("retry-after"));
+    assert_error(full, 503, "lobby_full").await;
+    let res = srv
+        .client
+        .delete(srv.url(&format!("/session/{code}")))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    assert_eq!(srv.put(&body, None).await.status(), 201);
+    assert_error(srv.put(&body, None).await, 503, "lobby_full").await;
+    // The sweep recounts: expired sessions free their places.
+    srv.clock
+        .advance_ms(srv.config.session_ttl as i64 * 1000 + 1);
+    srv.state.sweep_once().await.unwrap();
+    assert_eq!(srv.put(&body, None).await.status(), 201);
+}
+
+/// Issue 14, attack 7: a free, unlimited `waitMs=0` poll kept a session alive.
+#[tokio::test]
+async fn answer_polls_are_budgeted_per_session_and_strangers_cannot_spend_it() {
+    let srv = TestServer::start_with(|c| {
+        c.disable_rate_limits = false;
+        c.answer_polls_per_minute = 5;
+    })
+    .await;
+    let (code, token) = srv.create().await;
+    for _ in 0..10 {
+        assert_error(
+            srv.poll(&code, "not-the-token", 1, 0).await,
+            403,
+            "wrong_token",
+        )
+        .await;
+    }
+    for _ in 0..5 {
+        assert_eq!(srv.poll(&code, &token, 1, 0).await.status(), 204);
+    }
+    let before: Value = srv.get_session(&code).await.json().await.unwrap();
+    srv.clock.advance_ms(1_000);
+    let refused = srv.poll(&code, &token, 1, 0).await;
+    assert!(refused.headers().contains_key("retry-after"));
+    assert_error(refused, 429, "rate_limited").await;
+    // A refused poll does not refresh the TTL.
+    let after: Value = srv.get_session(&code).await.json().await.unwrap();
+    assert_eq!(before["expiresAt"], after["expiresAt"]);
+    // Another session's budget is its own.
+    let (other, other_token) = srv.create().await;
+    assert_eq!(srv.poll(&other, &other_token, 1, 0).await.status(), 204);
+}

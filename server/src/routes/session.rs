@@ -22,9 +22,9 @@ use crate::extract::{ApiJson, ApiQuery, ClientIp, CodePath, bearer_token};
 use crate::fields::{checked_offer, fields_for_create, fields_for_update};
 use crate::lobby_index::lobby_entry;
 use crate::metrics::RejectLabels;
-use crate::rate_limit::Budget;
+use crate::rate_limit::{Budget, client_label};
 use crate::state::AppState;
-use crate::store::{ClaimOutcome, SessionRecord, SessionUpdate, StoredAnswer};
+use crate::store::{ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoredAnswer};
 use crate::token::{HostToken, token_matches};
 
 /// Create a session (no `code`), or update one (`code` and the host's token).
@@ -39,8 +39,8 @@ use crate::token::{HostToken, token_matches};
         (status = 403, description = "Missing or wrong host token", body = ErrorBody),
         (status = 404, description = "Unknown or expired code", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
-        (status = 429, description = "Too many creates from this address, or updates of this session", body = ErrorBody),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
+        (status = 429, description = "Too many creates or live sessions from this address, or updates of this session", body = ErrorBody),
+        (status = 503, description = "Database unreachable, or the lobby holds as many sessions as it is configured for", body = ErrorBody),
     )
 )]
 pub async fn put_session(
@@ -52,7 +52,7 @@ pub async fn put_session(
     match req.code.as_deref() {
         None => {
             state.limits.check(Budget::Creates, ip)?;
-            create_session(&state, &req).await
+            create_session(&state, ip, &req).await
         }
         Some(raw) => {
             let code = SessionCode::parse(raw)
@@ -63,9 +63,22 @@ pub async fn put_session(
     }
 }
 
-async fn create_session(state: &AppState, req: &PutSessionRequest) -> Result<Response, AppError> {
+async fn create_session(
+    state: &AppState,
+    ip: std::net::IpAddr,
+    req: &PutSessionRequest,
+) -> Result<Response, AppError> {
     let fields = fields_for_create(req, &state.config)?;
     let offer = checked_offer(req, &state.config)?;
+    if state.lobby_full() {
+        return Err(AppError {
+            retry_after_secs: Some(state.config.sweep_interval.max(1)),
+            ..AppError::new(
+                ErrorCode::LobbyFull,
+                "the lobby holds as many sessions as it is configured for; try again later",
+            )
+        });
+    }
     let token = HostToken::generate();
     let now = state.now();
     let mut record = SessionRecord {
@@ -77,15 +90,27 @@ async fn create_session(state: &AppState, req: &PutSessionRequest) -> Result<Res
         round: u32::from(offer.is_some()),
         offer,
         answered: None,
+        creator: client_label(ip),
     };
+    let per_creator = Some(state.config.max_sessions_per_address)
+        .filter(|&cap| cap > 0 && !state.config.disable_rate_limits);
     // A collision among 8.5e11 codes is rare enough that three tries suffice.
     let mut created = false;
     for _ in 0..3 {
-        if state.store.create(&record).await? {
-            created = true;
-            break;
+        match state.store.create(&record, per_creator).await? {
+            CreateOutcome::Created => {
+                created = true;
+                break;
+            }
+            CreateOutcome::CodeTaken => {
+                record.code = SessionCode::generate(rand::random::<u32>);
+            }
+            CreateOutcome::CreatorAtCap => {
+                // A session frees its place when deleted or swept after expiry.
+                let ttl = state.config.ttl().as_secs() + state.config.sweep_interval;
+                return Err(AppError::rate_limited("live sessions", ttl));
+            }
         }
-        record.code = SessionCode::generate(rand::random::<u32>);
     }
     if !created {
         return Err(AppError::new(
@@ -93,6 +118,7 @@ async fn create_session(state: &AppState, req: &PutSessionRequest) -> Result<Res
             "could not allocate a session code; retry",
         ));
     }
+    state.count_session(true);
     if record.offer.is_some() {
         state.metrics.rounds_published.inc();
     }
@@ -235,7 +261,9 @@ pub async fn delete_session(
 ) -> Result<StatusCode, AppError> {
     state.limits.check_not_blocked(ip)?;
     authorize(&state, ip, &code, bearer_token(&headers), state.now()).await?;
-    state.store.delete(&code).await?;
+    if state.store.delete(&code).await? {
+        state.count_session(false);
+    }
     state.lobby.remove(&code);
     state.waiters.wake(&code);
     Ok(StatusCode::NO_CONTENT)
@@ -340,7 +368,7 @@ pub struct AnswerPoll {
         (status = 400, description = "Bad query", body = ErrorBody),
         (status = 403, description = "Missing or wrong host token", body = ErrorBody),
         (status = 404, description = "Unknown session, or a round that is neither open nor answered", body = ErrorBody),
-        (status = 429, description = "Too many long-polls of this session open at once", body = ErrorBody),
+        (status = 429, description = "Too many answer polls of this session, at once or per minute", body = ErrorBody),
         (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
@@ -359,6 +387,8 @@ pub async fn get_answer(
     notified.as_mut().enable();
     let now = state.now();
     let mut current = authorize(&state, ip, &code, bearer_token(&headers), now).await?;
+    // Charged after the token check, so a stranger cannot spend a host's budget.
+    state.limits.check_answer_poll(&code)?;
     let _held = state
         .long_polls
         .try_take(code.clone(), state.config.max_long_polls_per_session)

@@ -118,6 +118,10 @@ pub struct SessionRecord {
     pub offer: Option<String>,
     /// The latest answered round, its answer and the joiner's name.
     pub answered: Option<StoredAnswer>,
+    /// The client key of the address that created it (see
+    /// [`crate::rate_limit::client_key`]); the per-address cap on live
+    /// sessions counts by it. Never shown to anyone.
+    pub creator: String,
 }
 
 impl SessionRecord {
@@ -148,6 +152,17 @@ pub struct SessionUpdate {
     pub expires_at: Millis,
     /// Offer of a new round.
     pub offer: Option<String>,
+}
+
+/// Outcome of creating a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateOutcome {
+    /// Stored.
+    Created,
+    /// The code is already taken (draw another).
+    CodeTaken,
+    /// Its creator already has the most live sessions allowed.
+    CreatorAtCap,
 }
 
 /// Outcome of posting an answer.
@@ -197,10 +212,17 @@ impl Store {
         }
     }
 
-    /// Inserts a new session with an optional first offer; `Ok(false)` when
-    /// the code is already taken.
-    pub async fn create(&self, record: &SessionRecord) -> Result<bool, StoreError> {
-        dispatch!(self, s => s.create(record).await)
+    /// Inserts a new session with an optional first offer, unless its code
+    /// is taken or its creator already has `per_creator` sessions stored
+    /// (live, or expired and not yet swept). With several PostgreSQL
+    /// replicas the count and the insert are two statements, so concurrent
+    /// creates from one address may overshoot the cap by their number.
+    pub async fn create(
+        &self,
+        record: &SessionRecord,
+        per_creator: Option<u32>,
+    ) -> Result<CreateOutcome, StoreError> {
+        dispatch!(self, s => s.create(record, per_creator).await)
     }
 
     /// The live session with `code`.

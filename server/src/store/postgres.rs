@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::row::{self, COLUMNS, corrupt};
 use super::{
-    ClaimOutcome, SessionRecord, SessionUpdate, StoreChange, StoreError, StoreSettings,
-    StoredAnswer,
+    ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoreChange, StoreError,
+    StoreSettings, StoredAnswer,
 };
 use crate::clock::Millis;
 
@@ -60,11 +60,31 @@ impl PostgresStore {
         Ok((Self { pool, stop }, rx))
     }
 
-    pub(super) async fn create(&self, record: &SessionRecord) -> Result<bool, StoreError> {
+    pub(super) async fn create(
+        &self,
+        record: &SessionRecord,
+        per_creator: Option<u32>,
+    ) -> Result<CreateOutcome, StoreError> {
+        if let Some(cap) = per_creator {
+            // Counts what the sweep has not deleted yet, as SQLite does.
+            let row = sqlx::query("SELECT COUNT(*) AS n FROM sessions WHERE creator = $1")
+                .bind(&record.creator)
+                .fetch_one(&self.pool)
+                .await
+                .map_err(unavailable)?;
+            let n: i64 = row.try_get("n").map_err(corrupt)?;
+            if n >= i64::from(cap) {
+                return Ok(CreateOutcome::CreatorAtCap);
+            }
+        }
         let mut q = row::insert::<Postgres>([record]);
         q.push(" ON CONFLICT (code) DO NOTHING");
         let result = q.build().execute(&self.pool).await.map_err(unavailable)?;
-        Ok(result.rows_affected() == 1)
+        Ok(if result.rows_affected() == 1 {
+            CreateOutcome::Created
+        } else {
+            CreateOutcome::CodeTaken
+        })
     }
 
     pub(super) async fn get(

@@ -15,7 +15,7 @@ use super::{LobbyFields, SessionRecord, StoreError, StoredAnswer};
 
 /// Every column of `sessions`, in the order [`insert`] binds them.
 pub(super) const COLUMNS: &str = "code, token_hash, public, name, host_name, players, max_players, build, \
-     difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer, answer_round, answer, answer_name";
+     difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer, answer_round, answer, answer_name, creator";
 
 /// One row of `sessions` in the column types both backends read and write.
 #[derive(Debug, FromRow)]
@@ -39,6 +39,7 @@ pub(super) struct SessionRow {
     answer_round: Option<i64>,
     answer: Option<String>,
     answer_name: Option<String>,
+    creator: String,
 }
 
 /// A row the database could not decode: a bug or a hand-edited database.
@@ -105,6 +106,7 @@ impl SessionRow {
             answer_round: r.answered.as_ref().map(|a| i64::from(a.round)),
             answer: r.answered.as_ref().map(|a| a.answer.clone()),
             answer_name: r.answered.as_ref().map(|a| a.name.clone()),
+            creator: r.creator.clone(),
         }
     }
 
@@ -138,7 +140,8 @@ impl SessionRow {
             .push_bind(self.offer)
             .push_bind(self.answer_round)
             .push_bind(self.answer)
-            .push_bind(self.answer_name);
+            .push_bind(self.answer_name)
+            .push_bind(self.creator);
     }
 
     fn into_record(self) -> Result<SessionRecord, StoreError> {
@@ -172,6 +175,7 @@ impl SessionRow {
             round: to_u32("round", self.round)?,
             offer: self.offer,
             answered,
+            creator: self.creator,
         })
     }
 }
@@ -212,6 +216,7 @@ mod tests {
                 answer: "v=0".into(),
                 name: "bob".into(),
             }),
+            creator: "2001:db8:1:2::/64".into(),
         }
     }
 

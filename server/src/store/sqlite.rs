@@ -28,7 +28,10 @@ use sqlx::{QueryBuilder, Sqlite, SqlitePool};
 use tokio::sync::{Notify, watch};
 
 use super::row::{self, COLUMNS};
-use super::{ClaimOutcome, SessionRecord, SessionUpdate, StoreError, StoreSettings, StoredAnswer};
+use super::{
+    ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoreError, StoreSettings,
+    StoredAnswer,
+};
 use crate::clock::Millis;
 
 /// Rows per upsert statement (19 bound values each, well under SQLite's limit).
@@ -51,6 +54,9 @@ impl std::fmt::Debug for SqliteStore {
 struct Inner {
     pool: SqlitePool,
     sessions: DashMap<SessionCode, SessionRecord>,
+    /// Sessions stored per creator (live, or expired and not yet swept),
+    /// so the per-address cap costs one lookup, not a scan.
+    creators: DashMap<String, u32>,
     journal: Mutex<Journal>,
     /// Wakes the writer when something became dirty (or at close).
     dirty: Notify,
@@ -111,15 +117,18 @@ impl SqliteStore {
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
 
         let sessions = DashMap::new();
+        let creators = DashMap::<String, u32>::new();
         let sql = format!("SELECT {COLUMNS} FROM sessions");
         for row in sqlx::query(&sql).fetch_all(&pool).await? {
             let record = row::decode(&row)?;
+            *creators.entry(record.creator.clone()).or_default() += 1;
             sessions.insert(record.code.clone(), record);
         }
         let (flushed, _) = watch::channel(FlushState::default());
         let inner = Arc::new(Inner {
             pool,
             sessions,
+            creators,
             journal: Mutex::new(Journal::default()),
             dirty: Notify::new(),
             flushed,
@@ -169,16 +178,44 @@ impl SqliteStore {
         Ok(())
     }
 
-    pub(super) async fn create(&self, record: &SessionRecord) -> Result<bool, StoreError> {
+    pub(super) async fn create(
+        &self,
+        record: &SessionRecord,
+        per_creator: Option<u32>,
+    ) -> Result<CreateOutcome, StoreError> {
         self.check_open()?;
-        match self.inner.sessions.entry(record.code.clone()) {
-            dashmap::Entry::Occupied(_) => return Ok(false),
-            dashmap::Entry::Vacant(slot) => {
-                slot.insert(record.clone());
+        {
+            // The creator's count is locked from the check to the insert, so
+            // racing creates from one address cannot overshoot the cap.
+            let mut count = self
+                .inner
+                .creators
+                .entry(record.creator.clone())
+                .or_default();
+            if per_creator.is_some_and(|cap| *count >= cap) {
+                return Ok(CreateOutcome::CreatorAtCap);
             }
+            match self.inner.sessions.entry(record.code.clone()) {
+                dashmap::Entry::Occupied(_) => return Ok(CreateOutcome::CodeTaken),
+                dashmap::Entry::Vacant(slot) => {
+                    slot.insert(record.clone());
+                }
+            }
+            *count += 1;
         }
         self.persist(&record.code).await?;
-        Ok(true)
+        Ok(CreateOutcome::Created)
+    }
+
+    /// Counts one stored session of `creator` less (forgetting creators
+    /// with none, so the map stays as small as the sessions).
+    fn release_creator(&self, creator: &str) {
+        if let dashmap::Entry::Occupied(mut count) = self.inner.creators.entry(creator.to_owned()) {
+            *count.get_mut() = count.get().saturating_sub(1);
+            if *count.get() == 0 {
+                count.remove();
+            }
+        }
     }
 
     pub(super) async fn get(
@@ -272,9 +309,10 @@ impl SqliteStore {
 
     pub(super) async fn delete(&self, code: &SessionCode) -> Result<bool, StoreError> {
         self.check_open()?;
-        if self.inner.sessions.remove(code).is_none() {
+        let Some((_, removed)) = self.inner.sessions.remove(code) else {
             return Ok(false);
-        }
+        };
+        self.release_creator(&removed.creator);
         self.persist(code).await?;
         Ok(true)
     }
@@ -282,13 +320,18 @@ impl SqliteStore {
     pub(super) async fn delete_expired(&self, now: Millis) -> Result<Vec<SessionCode>, StoreError> {
         self.check_open()?;
         let mut expired = Vec::new();
+        let mut creators = Vec::new();
         self.inner.sessions.retain(|code, record| {
             let keep = record.expires_at > now;
             if !keep {
                 expired.push(code.clone());
+                creators.push(std::mem::take(&mut record.creator));
             }
             keep
         });
+        for creator in &creators {
+            self.release_creator(creator);
+        }
         if expired.is_empty() {
             return Ok(expired);
         }
