@@ -23,6 +23,11 @@ const ANSWER_POLL_MS = 20_000;
 const REFRESH_EVERY_MS = 20_000;
 /** ICE gathering and channel opening, each. */
 const CONNECT_TIMEOUT_MS = 20_000;
+/**
+ * Answers being connected at once: a stranger's answer that never connects
+ * holds one of these until the connect timeout, never a seat.
+ */
+const MAX_JOINS_IN_FLIGHT = 4;
 /** Pause after a failed lobby call before the round loop goes on. */
 const RETRY_PAUSE_MS = 1_000;
 /** Bytes queued on one guest's channel before it counts as not keeping up. */
@@ -166,6 +171,8 @@ export class BrowserHost {
     this.publishedPlayers = null;
     /** @type {(() => void)[]} */
     this.statusWaiters = [];
+    /** Answers being connected (see MAX_JOINS_IN_FLIGHT). */
+    this.joinsInFlight = 0;
   }
 
   /** Guest seats: every player but the host's own. */
@@ -333,12 +340,15 @@ export class BrowserHost {
 
   /**
    * Keeps one offer round open while the session waits in its lobby and a
-   * seat is free; connects each answer and hands it to the session.
+   * seat is free; connects each answer in the background and hands it to
+   * the session. The next round opens as soon as an answer arrives, so a
+   * stranger's answer that never connects costs the real joiner one round,
+   * not the connect timeout (docs/decisions.md, "Round grabbing").
    */
   async roundLoop() {
     const hosted = /** @type {import('./lobby-client.js').HostedSession} */ (this.hosted);
     while (!this.stopped && this.status.phase === 'lobby') {
-      if (this.seatsTaken() >= this.guestSeats) {
+      if (this.seatsTaken() >= this.guestSeats || this.joinsInFlight >= MAX_JOINS_IN_FLIGHT) {
         await this.publishPlayers();
         await this.statusChange();
         continue;
@@ -369,15 +379,34 @@ export class BrowserHost {
         offer.close();
         continue;
       }
-      try {
-        const link = await offer.accept(answer.answer);
+      this.join(offer, answer);
+    }
+  }
+
+  /**
+   * Connects one answer in the background and hands the link to the session.
+   * @param {PendingOffer} offer
+   * @param {{answer: string, name: string}} answer
+   */
+  join(offer, answer) {
+    this.joinsInFlight += 1;
+    offer.accept(answer.answer)
+      .then((link) => {
+        if (this.stopped) {
+          offer.close();
+          return;
+        }
         this.addGuest(link);
         this.hooks.onDiagnostic?.(`guest "${answer.name}" connected`);
-      } catch (e) {
+      }, (e) => {
         offer.close();
         this.hooks.onDiagnostic?.(`a joiner's connection failed: ${e instanceof Error ? e.message : e}`);
-      }
-    }
+      })
+      .finally(() => {
+        this.joinsInFlight -= 1;
+        // The round loop may be waiting for a join to end.
+        for (const wake of this.statusWaiters.splice(0)) wake();
+      });
   }
 
   /**

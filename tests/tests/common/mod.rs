@@ -120,6 +120,30 @@ pub fn http_get(addr: &str, path: &str) -> String {
     body.to_owned()
 }
 
+/// A minimal HTTP/1.0 request with an optional JSON body: the status and
+/// the body.
+pub fn http_request(addr: &str, method: &str, path: &str, json: Option<&str>) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).expect("connect to the lobby");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let body = json.unwrap_or("");
+    write!(
+        s,
+        "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).expect("read the response");
+    let (head, body) = resp.split_once("\r\n\r\n").expect("an HTTP response");
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {head}"));
+    (status, body.to_owned())
+}
+
 /// Whether the public lobby at `addr` lists the session `code`.
 pub fn listed(addr: &str, code: &str) -> bool {
     let page: serde_json::Value =
