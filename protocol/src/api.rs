@@ -48,6 +48,11 @@ impl HostKind {
 /// omitting it keeps the current round as it is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({
+    "public": true, "name": "Friday co-op", "hostName": "Ada", "maxPlayers": 4,
+    "build": "v1", "hostKind": "player",
+    "offer": "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\n"
+})))]
 #[serde(rename_all = "camelCase")]
 pub struct PutSessionRequest {
     /// The session to update; absent to create a new one.
@@ -165,6 +170,10 @@ pub struct SessionView {
 /// `POST /session/{code}/answer` request: a joiner claims a round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({
+    "round": 1, "name": "Bo",
+    "answer": "v=0\r\no=- 3 4 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\n"
+})))]
 #[serde(rename_all = "camelCase")]
 pub struct PostAnswerRequest {
     /// The round the answer is for (from `GET /session/{code}`).

@@ -60,9 +60,9 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .split_for_parts()
 }
 
-/// The OpenAPI document of the API.
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    api_routes().1
+/// The OpenAPI document of the API, as `/openapi.json` serves it.
+pub fn openapi() -> serde_json::Value {
+    serde_json::from_str(&openapi_json(&api_routes().1)).unwrap_or_default()
 }
 
 fn cors(config: &Config) -> CorsLayer {
@@ -107,10 +107,45 @@ async fn track_requests(State(state): State<AppState>, request: Request, next: N
     state.metrics.track(request, next).await
 }
 
+/// The OpenAPI document as served. utoipa 5.5 writes a link object's
+/// fields in snake case (`operation_id`); the specification spells them
+/// `operationId`, `operationRef` and `requestBody`, and clients following
+/// links (Schemathesis's stateful tests) look for those.
+fn openapi_json(doc: &utoipa::openapi::OpenApi) -> String {
+    let Ok(mut value) = serde_json::to_value(doc) else {
+        return "{}".into();
+    };
+    if let Some(paths) = value.get_mut("paths").and_then(|p| p.as_object_mut()) {
+        let responses = paths
+            .values_mut()
+            .filter_map(|item| item.as_object_mut())
+            .flat_map(|item| item.values_mut())
+            .filter_map(|op| op.get_mut("responses").and_then(|r| r.as_object_mut()))
+            .flat_map(|r| r.values_mut());
+        for response in responses {
+            let Some(links) = response.get_mut("links").and_then(|l| l.as_object_mut()) else {
+                continue;
+            };
+            for link in links.values_mut().filter_map(|l| l.as_object_mut()) {
+                for (snake, camel) in [
+                    ("operation_id", "operationId"),
+                    ("operation_ref", "operationRef"),
+                    ("request_body", "requestBody"),
+                ] {
+                    if let Some(v) = link.remove(snake) {
+                        link.insert(camel.to_owned(), v);
+                    }
+                }
+            }
+        }
+    }
+    serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".into())
+}
+
 /// The whole HTTP application over `state`.
 pub fn router(state: AppState) -> Router {
     let (api, doc) = api_routes();
-    let doc_json = Arc::new(doc.to_pretty_json().unwrap_or_else(|_| "{}".into()));
+    let doc_json = Arc::new(openapi_json(&doc));
     api.route(
         "/openapi.json",
         axum::routing::get(move || {

@@ -85,7 +85,8 @@ fn a_round_grabbed_with_an_answer_that_never_connects_reopens_at_once() {
         assert!(Instant::now() < deadline, "no round opened within 30 s");
         std::thread::sleep(Duration::from_millis(100));
     };
-    let answer = serde_json::json!({"round": round, "answer": junk_answer(&offer), "name": "grabber"});
+    let answer =
+        serde_json::json!({"round": round, "answer": junk_answer(&offer), "name": "grabber"});
     let (status, body) = http_request(
         &addr,
         "POST",
@@ -113,9 +114,12 @@ fn a_round_grabbed_with_an_answer_that_never_connects_reopens_at_once() {
             .expect("spawn join"),
     );
     let joiner = children.0.len() - 1;
-    let (failed, line) = wait_log(&host_log, Duration::from_secs(60), "junk join failing", |l| {
-        l.contains("a joiner's connection failed")
-    });
+    let (failed, line) = wait_log(
+        &host_log,
+        Duration::from_secs(60),
+        "junk join failing",
+        |l| l.contains("a joiner's connection failed"),
+    );
     assert!(
         reopened < failed,
         "the daemon waited for the junk connection ({line}) before reopening"
@@ -125,7 +129,12 @@ fn a_round_grabbed_with_an_answer_that_never_connects_reopens_at_once() {
         reopened - grabbed,
         failed - grabbed
     );
-    let out = outputs_of(&mut children, &[joiner], Duration::from_secs(120), "the joiner");
+    let out = outputs_of(
+        &mut children,
+        &[joiner],
+        Duration::from_secs(120),
+        "the joiner",
+    );
     let report = successful_report(&out[0], "the real joiner");
     assert_eq!(report["endReason"], "completed", "{report}");
     assert_eq!(report["desyncs"], 0, "{report}");

@@ -32,14 +32,18 @@ pub struct LobbyQuery {
     /// Search: words (case-insensitive) that must each begin a word of the
     /// session name or the host name; sanitized like names; at most 64
     /// characters.
+    #[param(max_length = 64)]
     q: Option<String>,
     /// Only sessions of this build.
+    #[param(max_length = 64)]
     build: Option<String>,
     /// `true`: only sessions with a free slot.
     has_space: Option<bool>,
     /// Only sessions hosted by `player` or `daemon`.
+    #[param(value_type = Option<protocol::api::HostKind>)]
     host_kind: Option<String>,
     /// Page size, 1 to 100 (default 50).
+    #[param(minimum = 1, maximum = 100)]
     limit: Option<usize>,
     /// `nextCursor` of the previous page (of the same search and filters).
     cursor: Option<String>,
@@ -51,12 +55,15 @@ pub struct LobbyQuery {
 #[into_params(parameter_in = Query)]
 pub struct LobbyEventsQuery {
     /// Search, as for `GET /lobby`.
+    #[param(max_length = 64)]
     q: Option<String>,
     /// Only sessions of this build.
+    #[param(max_length = 64)]
     build: Option<String>,
     /// `true`: only sessions with a free slot.
     has_space: Option<bool>,
     /// Only sessions hosted by `player` or `daemon`.
+    #[param(value_type = Option<protocol::api::HostKind>)]
     host_kind: Option<String>,
 }
 

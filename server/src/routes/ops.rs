@@ -44,7 +44,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Value>, AppErr
 }
 
 /// Prometheus metrics (OpenMetrics text).
-#[utoipa::path(get, path = "/metrics", tag = "ops", responses((status = 200, description = "OpenMetrics text", body = String)))]
+#[utoipa::path(get, path = "/metrics", tag = "ops", responses((status = 200, description = "OpenMetrics text", body = String, content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8")))]
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     if let Ok(n) = state.store.count_live(state.now()).await {
         state

@@ -27,18 +27,44 @@ use crate::state::AppState;
 use crate::store::{ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoredAnswer};
 use crate::token::{HostToken, token_matches};
 
+/// The session code in a path.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // documents the path; `CodePath` parses it
+pub struct CodeParam {
+    /// Session code: 8 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`, any
+    /// case; dashes and spaces between them are ignored.
+    #[param(pattern = "^[- ]*([2-9A-HJKMNP-Za-hjkmnp-z][- ]*){8}$")]
+    code: String,
+}
+
 /// Create a session (no `code`), or update one (`code` and the host's token).
 #[utoipa::path(
     put, path = "/session", tag = "session",
     request_body = PutSessionRequest,
     security((), ("host_token" = [])),
     responses(
-        (status = 201, description = "Session created; `Location` names it", body = PutSessionResponse),
+        (status = 201, description = "Session created; `Location` names it", body = PutSessionResponse,
+            links(
+                ("read" = (operation_id = "get_session", parameters(("code" = "$response.body#/code")))),
+                ("answer" = (operation_id = "post_answer", parameters(("code" = "$response.body#/code")))),
+                ("poll" = (operation_id = "get_answer", parameters(
+                    ("code" = "$response.body#/code"),
+                    ("round" = "$response.body#/round"),
+                    ("header.Authorization" = "Bearer {$response.body#/hostToken}")
+                ))),
+                ("delete" = (operation_id = "delete_session", parameters(
+                    ("code" = "$response.body#/code"),
+                    ("header.Authorization" = "Bearer {$response.body#/hostToken}")
+                ))),
+            )
+        ),
         (status = 200, description = "Session updated", body = PutSessionResponse),
         (status = 400, description = "Invalid body, field, code or offer", body = ErrorBody),
         (status = 403, description = "Missing or wrong host token", body = ErrorBody),
         (status = 404, description = "Unknown or expired code", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 415, description = "Body not sent as `application/json`", body = ErrorBody),
         (status = 429, description = "Too many creates or live sessions from this address, or updates of this session", body = ErrorBody),
         (status = 503, description = "Database unreachable, or the lobby holds as many sessions as it is configured for", body = ErrorBody),
     )
@@ -208,7 +234,7 @@ fn put_response(
 /// A session's public view with its open round, for joiners.
 #[utoipa::path(
     get, path = "/session/{code}", tag = "session",
-    params(("code" = String, Path, description = "Session code")),
+    params(CodeParam),
     responses(
         (status = 200, description = "The session; `round` and `offer` are null when no round is open", body = SessionView),
         (status = 400, description = "Not a session code", body = ErrorBody),
@@ -244,12 +270,14 @@ pub async fn get_session(
 /// End a session now.
 #[utoipa::path(
     delete, path = "/session/{code}", tag = "session",
-    params(("code" = String, Path, description = "Session code")),
+    params(CodeParam),
     security(("host_token" = [])),
     responses(
         (status = 204, description = "Deleted"),
+        (status = 400, description = "Not a session code", body = ErrorBody),
         (status = 403, description = "Missing or wrong host token", body = ErrorBody),
         (status = 404, description = "Unknown or expired session", body = ErrorBody),
+        (status = 429, description = "Too many unknown codes looked up from this address", body = ErrorBody),
         (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
@@ -272,7 +300,7 @@ pub async fn delete_session(
 /// Claim the open round with an answer: the first valid answer wins.
 #[utoipa::path(
     post, path = "/session/{code}/answer", tag = "session",
-    params(("code" = String, Path, description = "Session code")),
+    params(CodeParam),
     request_body = PostAnswerRequest,
     responses(
         (status = 201, description = "This answer won the round", body = AnswerView),
@@ -280,6 +308,7 @@ pub async fn delete_session(
         (status = 404, description = "Unknown or expired session", body = ErrorBody),
         (status = 409, description = "The round was already answered or is not the open round", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 415, description = "Body not sent as `application/json`", body = ErrorBody),
         (status = 429, description = "Too many answers or unknown codes from this address", body = ErrorBody),
         (status = 503, description = "Database unreachable", body = ErrorBody),
     )
@@ -360,12 +389,12 @@ pub struct AnswerPoll {
 /// The host's long-poll for the answer to a round; refreshes the TTL.
 #[utoipa::path(
     get, path = "/session/{code}/answer", tag = "session",
-    params(("code" = String, Path, description = "Session code"), AnswerPoll),
+    params(CodeParam, AnswerPoll),
     security(("host_token" = [])),
     responses(
         (status = 200, description = "The round's answer", body = AnswerView),
         (status = 204, description = "The wait ran out with no answer"),
-        (status = 400, description = "Bad query", body = ErrorBody),
+        (status = 400, description = "Not a session code, or a bad query", body = ErrorBody),
         (status = 403, description = "Missing or wrong host token", body = ErrorBody),
         (status = 404, description = "Unknown session, or a round that is neither open nor answered", body = ErrorBody),
         (status = 429, description = "Too many answer polls of this session, at once or per minute", body = ErrorBody),
