@@ -26,8 +26,19 @@ pub struct Reply {
 impl HttpClient {
     /// A client keeping up to `max_idle` idle connections per server.
     pub fn new(max_idle: usize) -> Self {
+        Self::build(max_idle, None)
+    }
+
+    /// [`HttpClient::new`], connecting from `local` (one client address of
+    /// many on 127.0.0.0/8).
+    pub fn with_local_address(max_idle: usize, local: std::net::IpAddr) -> Self {
+        Self::build(max_idle, Some(local))
+    }
+
+    fn build(max_idle: usize, local: Option<std::net::IpAddr>) -> Self {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
+        connector.set_local_address(local);
         let inner = Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(max_idle)
             .build(connector);

@@ -16,7 +16,9 @@
 //! - `fanout`: server CPU per lobby change with many SSE subscribers.
 //! - `stats`: latency histograms and the report.
 //! - `cpu`: the server's CPU time from /proc.
+//! - `abuse`: normal traffic while one address attacks (the `abuse` phase).
 
+mod abuse;
 mod client;
 mod cpu;
 mod exchange;
@@ -68,7 +70,8 @@ struct Args {
     /// PIDs of the servers, to report their CPU time per exchange.
     #[arg(long = "server-pid")]
     server_pids: Vec<u32>,
-    /// Phases to run, comma-separated: exchange, lobby, search, healthz, fanout.
+    /// Phases to run, comma-separated: exchange, lobby, search, healthz,
+    /// fanout, abuse.
     #[arg(long, value_delimiter = ',', default_value = "exchange,lobby,healthz")]
     phases: Vec<String>,
     /// SSE subscribers of the fanout phase.
@@ -77,6 +80,24 @@ struct Args {
     /// Lobby changes of each fanout measurement.
     #[arg(long, default_value_t = 300)]
     fanout_changes: u64,
+    /// Seconds of each phase of the `abuse` benchmark.
+    #[arg(long, default_value_t = 15)]
+    abuse_seconds: u64,
+    /// Normal clients of the `abuse` benchmark (a host and a joiner each,
+    /// every one from its own 127.0.x.y address).
+    #[arg(long, default_value_t = 100)]
+    normal_clients: usize,
+    /// Seconds between one normal client's exchanges.
+    #[arg(long, default_value_t = 3.0)]
+    pace_seconds: f64,
+    /// The attacks of the `abuse` benchmark, in order (`none` is the baseline).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "none,methods,page-cache,slow-headers,event-streams,long-polls,round-grab,sessions,update-flood"
+    )]
+    attacks: Vec<abuse::Attack>,
 }
 
 /// The searched and filtered pages of the `search` phase (the fill's names
@@ -113,6 +134,27 @@ async fn main() -> anyhow::Result<()> {
         .collect();
     let mut report = serde_json::Map::new();
     report.insert("servers".into(), json!(servers));
+
+    if args.phases.iter().any(|p| p == "abuse") {
+        let server = servers
+            .first()
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("abuse: no --server"))?;
+        println!(
+            "\nAbuse: {} normal clients, one exchange each per {} s; {} s per attack",
+            args.normal_clients, args.pace_seconds, args.abuse_seconds
+        );
+        let results = abuse::run(abuse::AbuseRun {
+            server,
+            server_pid: args.server_pids.first().copied(),
+            seconds: args.abuse_seconds,
+            normal_clients: args.normal_clients,
+            pace_seconds: args.pace_seconds,
+            attacks: args.attacks.clone(),
+        })
+        .await?;
+        report.insert("abuse".into(), json!(results));
+    }
 
     if args.phases.iter().any(|p| p == "exchange") {
         let recorder = Arc::new(Recorder::default());
