@@ -103,10 +103,16 @@ pub async fn run(
         }
     }
     drop(stop_tx);
+    let bytes_to_guests = controls
+        .iter()
+        .take(guests.len())
+        .map(LinkControl::host_bytes_sent)
+        .collect();
     Outcome {
         host,
         guests,
         late,
         elapsed: started.elapsed(),
+        bytes_to_guests,
     }
 }

@@ -970,3 +970,39 @@ fn start_now_without_guests_runs_the_host_alone() {
     h.poll(t0 + Duration::from_secs(2));
     assert!(h.stats().ticks >= 30, "ticks: {}", h.stats().ticks);
 }
+
+/// Issue 15's simulator: a lossy link (2% of messages retransmitted 200 ms
+/// late) still plays in lockstep; the summary reports held inputs as a share
+/// of ticks and what the host sent each guest.
+#[test]
+fn a_lossy_link_stays_in_lockstep_and_the_summary_reports_held_ratio_and_bytes() {
+    let lossy = |seed| LinkConfig {
+        loss: 0.02,
+        retransmit: Duration::from_millis(200),
+        ..net(30, 5, seed)
+    };
+    let o = run(Scenario {
+        host: host(1, 2, Some(1_500)),
+        guests: vec![(guest("A"), lossy(1)), (guest("B"), net(1, 0, 2))],
+        events: vec![],
+    });
+    let summary = Summary::of(&o.host, &o.guests).with_traffic(&o.bytes_to_guests, o.elapsed);
+    assert_eq!(summary.desyncs, 0, "{summary:?}");
+    assert_lockstep(&o, 0);
+    let (a, b) = (&summary.guests[0], &summary.guests[1]);
+    // Retransmissions make the lossy guest's input late on some ticks; the
+    // clean guest's never is.
+    assert!(a.held_inputs > 0, "{summary:?}");
+    assert_eq!(b.held_inputs, 0, "{summary:?}");
+    let ticks = summary.ticks as f64;
+    assert!((a.held_input_ratio - a.held_inputs as f64 / ticks).abs() < 1e-9);
+    assert!(
+        (summary.held_input_ratio - (a.held_inputs + b.held_inputs) as f64 / (2.0 * ticks)).abs()
+            < 1e-9
+    );
+    // Both receive the same broadcast; every byte counted is a byte sent.
+    assert_eq!(o.bytes_to_guests.len(), 2);
+    assert!(o.bytes_to_guests[0] > 10_000, "{:?}", o.bytes_to_guests);
+    let per_second = a.bytes_per_second.expect("bytes counted");
+    assert!((per_second - o.bytes_to_guests[0] as f64 / o.elapsed.as_secs_f64()).abs() < 1e-6);
+}

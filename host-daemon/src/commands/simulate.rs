@@ -27,6 +27,13 @@ pub struct SimulateArgs {
     /// One-way jitter per link (uniform 0..=J), milliseconds.
     #[arg(long, default_value_t = 0)]
     jitter_ms: u64,
+    /// Share of messages (0 to 1) whose first transmission is lost; each
+    /// arrives after --retransmit-ms more, later ones waiting behind it.
+    #[arg(long, default_value_t = 0.0)]
+    loss: f64,
+    /// Extra delay of a lost message, milliseconds (its retransmission).
+    #[arg(long, default_value_t = 200)]
+    retransmit_ms: u64,
     /// Stall guest 1's link for this long, 3 s (90 ticks) into the run.
     #[arg(long, default_value_t = 0)]
     stall_ms: u64,
@@ -68,6 +75,9 @@ fn parse_disconnect(s: &str, guests: usize) -> anyhow::Result<NetEvent> {
 /// The scenario the flags describe.
 pub fn scenario(a: &SimulateArgs) -> anyhow::Result<Scenario> {
     let difficulty = Difficulty::parse(&a.difficulty).context("unknown --difficulty")?;
+    if !(0.0..1.0).contains(&a.loss) {
+        bail!("--loss is a share of messages, from 0 up to (not including) 1");
+    }
     let mut events = a
         .disconnect
         .iter()
@@ -89,6 +99,8 @@ pub fn scenario(a: &SimulateArgs) -> anyhow::Result<Scenario> {
                 LinkConfig {
                     latency: Duration::from_millis(a.latency_ms),
                     jitter: Duration::from_millis(a.jitter_ms),
+                    loss: a.loss,
+                    retransmit: Duration::from_millis(a.retransmit_ms),
                     seed: u64::from(a.seed) * 1000 + i as u64,
                     ..LinkConfig::default()
                 },
@@ -126,7 +138,8 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<()> {
     } else {
         netcode::sim::run::<RaycasterEngine>(scenario)
     };
-    let summary = Summary::of(&outcome.host, &outcome.guests);
+    let summary = Summary::of(&outcome.host, &outcome.guests)
+        .with_traffic(&outcome.bytes_to_guests, outcome.elapsed);
     println!(
         "{}",
         serde_json::to_string(&summary).context("encoding the summary")?

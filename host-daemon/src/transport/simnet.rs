@@ -16,7 +16,7 @@
 //! it, and every random draw comes from the seed.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use protocol::peer::Channel;
@@ -39,6 +39,7 @@ pub struct SimSender {
     queues: [mpsc::Sender<Item>; 2],
     closing: Arc<AtomicBool>,
     cut: Arc<AtomicBool>,
+    bytes: Arc<AtomicU64>,
 }
 
 /// The receiving half of a simulated endpoint.
@@ -57,6 +58,7 @@ pub struct LinkControl {
     stall_until: Arc<watch::Sender<Instant>>,
     host_events: mpsc::UnboundedSender<PeerEvent>,
     guest_events: mpsc::UnboundedSender<PeerEvent>,
+    host_bytes: Arc<AtomicU64>,
 }
 
 impl LinkControl {
@@ -74,6 +76,11 @@ impl LinkControl {
             let _ = self.host_events.send(ev.clone());
             let _ = self.guest_events.send(ev);
         }
+    }
+
+    /// Bytes the host end has sent so far.
+    pub fn host_bytes_sent(&self) -> u64 {
+        self.host_bytes.load(Ordering::Relaxed)
     }
 
     /// Whether the link has been cut or closed.
@@ -109,6 +116,8 @@ fn splitmix(state: &mut u64) -> u64 {
 struct Pipe {
     latency: Duration,
     jitter: Duration,
+    loss: f64,
+    retransmit: Duration,
     rng: u64,
     channel: Channel,
     cut: Arc<AtomicBool>,
@@ -142,7 +151,15 @@ impl Pipe {
             } else {
                 splitmix(&mut self.rng) % (jitter_ns + 1)
             };
-            let due = (sent_at + self.latency + Duration::from_nanos(extra)).max(last);
+            // Drawn only on lossy links, so lossless runs keep their jitter draws.
+            let lost =
+                self.loss > 0.0 && (splitmix(&mut self.rng) as f64 / u64::MAX as f64) < self.loss;
+            let resend = if lost {
+                self.retransmit
+            } else {
+                Duration::ZERO
+            };
+            let due = (sent_at + self.latency + resend + Duration::from_nanos(extra)).max(last);
             sleep_until(due).await;
             loop {
                 let until = *self.stall_until.borrow();
@@ -188,6 +205,8 @@ pub fn link(config: LinkConfig) -> (SimEndpoint, SimEndpoint, LinkControl) {
             let pipe = Pipe {
                 latency: config.latency,
                 jitter: config.jitter,
+                loss: config.loss,
+                retransmit: config.retransmit,
                 rng: splitmix(&mut seed),
                 channel,
                 cut: cut.clone(),
@@ -202,11 +221,13 @@ pub fn link(config: LinkConfig) -> (SimEndpoint, SimEndpoint, LinkControl) {
     };
     let down = make_queues(&guest_ev_tx, &config.tamper_down);
     let up = make_queues(&host_ev_tx, &config.tamper_up);
+    let host_bytes = Arc::new(AtomicU64::new(0));
     let host = PeerLink {
         sender: SimSender {
             queues: down,
             closing: Arc::new(AtomicBool::new(false)),
             cut: cut.clone(),
+            bytes: host_bytes.clone(),
         },
         receiver: SimReceiver { events: host_ev_rx },
     };
@@ -215,6 +236,7 @@ pub fn link(config: LinkConfig) -> (SimEndpoint, SimEndpoint, LinkControl) {
             queues: up,
             closing: Arc::new(AtomicBool::new(false)),
             cut: cut.clone(),
+            bytes: Arc::new(AtomicU64::new(0)),
         },
         receiver: SimReceiver {
             events: guest_ev_rx,
@@ -225,6 +247,7 @@ pub fn link(config: LinkConfig) -> (SimEndpoint, SimEndpoint, LinkControl) {
         stall_until: Arc::new(stall_tx),
         host_events: host_ev_tx,
         guest_events: guest_ev_tx,
+        host_bytes,
     };
     (host, guest, control)
 }
@@ -234,6 +257,7 @@ impl PeerSender for SimSender {
         if self.cut.load(Ordering::SeqCst) || self.closing.load(Ordering::SeqCst) {
             return Err(TransportError::NotOpen(channel.label()));
         }
+        self.bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
         self.queues[channel_index(channel)]
             .send(Item::Message(Instant::now(), text))
             .await
@@ -296,6 +320,38 @@ mod tests {
             assert_eq!(t, i.to_string());
             assert!(at - start >= Duration::from_millis(50));
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn lost_messages_arrive_a_retransmission_late_in_order_and_bytes_are_counted() {
+        let (host, mut guest, control) = link(LinkConfig {
+            latency: Duration::from_millis(20),
+            loss: 0.1,
+            retransmit: Duration::from_millis(300),
+            seed: 4,
+            ..LinkConfig::default()
+        });
+        let start = Instant::now();
+        for i in 0..60 {
+            host.sender
+                .send(Channel::Input, format!("{i:03}"))
+                .await
+                .unwrap();
+        }
+        assert_eq!(control.host_bytes_sent(), 180);
+        let mut last = start;
+        for i in 0..60 {
+            let (at, t) = next_message(&mut guest.receiver).await;
+            assert_eq!(t, format!("{i:03}"));
+            assert!(at >= last);
+            last = at;
+        }
+        // At least one of 60 was lost and retransmitted (seeded).
+        assert!(
+            last - start >= Duration::from_millis(320),
+            "{:?}",
+            last - start
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -70,6 +70,8 @@ pub struct Outcome<E: Engine> {
     pub late: Vec<GuestSession<E>>,
     /// Virtual time the run took.
     pub elapsed: Duration,
+    /// Bytes the host sent to each guest of `guests`.
+    pub bytes_to_guests: Vec<u64>,
 }
 
 struct Guest<E: Engine> {
@@ -261,10 +263,12 @@ pub fn run<E: Engine>(scenario: Scenario) -> Outcome<E> {
     }
     let mut guests = Vec::new();
     let mut late = Vec::new();
+    let mut bytes_to_guests = Vec::new();
     for g in run.guests {
         if g.late {
             late.push(g.session);
         } else {
+            bytes_to_guests.push(run.net.bytes_sent(g.link, End::Host));
             guests.push(g.session);
         }
     }
@@ -273,5 +277,6 @@ pub fn run<E: Engine>(scenario: Scenario) -> Outcome<E> {
         guests,
         late,
         elapsed: run.now,
+        bytes_to_guests,
     }
 }

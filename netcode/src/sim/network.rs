@@ -22,8 +22,15 @@ pub struct LinkConfig {
     /// Extra one-way delay drawn uniformly from `0..=jitter` per message
     /// (never reordering a channel).
     pub jitter: Duration,
-    /// Seed of the jitter draws.
+    /// Seed of the jitter and loss draws.
     pub seed: u64,
+    /// Probability (0 to 1) that a message's first transmission is lost.
+    /// The channel is reliable, so it still arrives, `retransmit` later, and
+    /// everything sent after it on that channel waits behind it, as on an
+    /// SCTP data channel.
+    pub loss: f64,
+    /// The extra delay of a lost message (the retransmission).
+    pub retransmit: Duration,
     /// Applied to host-to-guest messages.
     pub tamper_down: Option<Tamper>,
     /// Applied to guest-to-host messages.
@@ -36,6 +43,8 @@ impl std::fmt::Debug for LinkConfig {
             .field("latency", &self.latency)
             .field("jitter", &self.jitter)
             .field("seed", &self.seed)
+            .field("loss", &self.loss)
+            .field("retransmit", &self.retransmit)
             .finish_non_exhaustive()
     }
 }
@@ -66,6 +75,8 @@ struct Link {
     /// Latest due time per (receiving end, channel): order is kept.
     last_due: BTreeMap<(End, u8), Duration>,
     stalled_until: Duration,
+    /// Bytes sent from each end (message text, every transmission counted once).
+    bytes_sent: [u64; 2],
     /// Cut, or closed by the sending end: nothing more goes through.
     closed_by: [bool; 2],
     cut: bool,
@@ -102,6 +113,7 @@ impl Network {
             config,
             last_due: BTreeMap::new(),
             stalled_until: Duration::ZERO,
+            bytes_sent: [0; 2],
             closed_by: [false; 2],
             cut: false,
         });
@@ -140,8 +152,18 @@ impl Network {
         } else {
             u64::from(l.rng.next_u32()) % (jitter_us + 1)
         };
+        // Drawn only on lossy links, so lossless runs keep their jitter draws.
+        let lost = l.config.loss > 0.0
+            && f64::from(l.rng.next_u32()) / f64::from(u32::MAX) < l.config.loss;
+        let resend = if lost {
+            l.config.retransmit
+        } else {
+            Duration::ZERO
+        };
+        l.bytes_sent[idx(from)] += text.len() as u64;
         let key = (to, channel_key(channel));
-        let earliest = (now + l.config.latency + Duration::from_micros(draw)).max(l.stalled_until);
+        let earliest =
+            (now + l.config.latency + resend + Duration::from_micros(draw)).max(l.stalled_until);
         let due = earliest.max(l.last_due.get(&key).copied().unwrap_or_default());
         l.last_due.insert(key, due);
         let event = PeerEvent::Message(channel, text);
@@ -216,6 +238,11 @@ impl Network {
         }
     }
 
+    /// Bytes sent so far from the `from` end of `link`.
+    pub fn bytes_sent(&self, link: usize, from: End) -> u64 {
+        self.links.get(link).map_or(0, |l| l.bytes_sent[idx(from)])
+    }
+
     /// When the next delivery is due.
     pub fn next_due(&self) -> Option<Duration> {
         self.in_flight.keys().next().map(|k| k.0)
@@ -228,5 +255,72 @@ impl Network {
             return None;
         }
         Some(entry.remove())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arrivals(config: LinkConfig, messages: usize) -> Vec<(Duration, String)> {
+        let mut net = Network::default();
+        let link = net.add_link(config);
+        for i in 0..messages {
+            let now = Duration::from_millis(10 * i as u64);
+            net.send(link, End::Host, Channel::Input, &i.to_string(), now);
+        }
+        let mut out = Vec::new();
+        while let Some(due) = net.next_due() {
+            let d = net.pop_due(due).expect("a delivery is due");
+            if let PeerEvent::Message(_, text) = d.event {
+                out.push((due, text));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_lost_message_arrives_one_retransmission_late_and_later_ones_wait_behind_it() {
+        let config = LinkConfig {
+            latency: Duration::from_millis(50),
+            loss: 0.1,
+            retransmit: Duration::from_millis(300),
+            seed: 7,
+            ..LinkConfig::default()
+        };
+        let got = arrivals(config, 400);
+        // Reliable and ordered: everything arrives, in order.
+        let texts: Vec<String> = got.iter().map(|(_, t)| t.clone()).collect();
+        let expected: Vec<String> = (0..400).map(|i| i.to_string()).collect();
+        assert_eq!(texts, expected);
+        // About a tenth were retransmitted (each 300 ms late), and nothing
+        // arrives before a message sent ahead of it.
+        let late = got
+            .iter()
+            .enumerate()
+            .filter(|(i, (due, _))| *due >= Duration::from_millis(10 * *i as u64 + 350))
+            .count();
+        assert!((20..=120).contains(&late), "{late} late of 400");
+        assert!(got.windows(2).all(|w| w[0].0 <= w[1].0));
+        let mut net = Network::default();
+        let link = net.add_link(LinkConfig::default());
+        net.send(link, End::Host, Channel::Input, "12345", Duration::ZERO);
+        assert_eq!(net.bytes_sent(link, End::Host), 5);
+        assert_eq!(net.bytes_sent(link, End::Guest), 0);
+    }
+
+    #[test]
+    fn a_lossless_link_keeps_its_jitter_draws() {
+        let base = LinkConfig {
+            latency: Duration::from_millis(20),
+            jitter: Duration::from_millis(15),
+            seed: 3,
+            ..LinkConfig::default()
+        };
+        let with_retransmit = LinkConfig {
+            retransmit: Duration::from_millis(500),
+            ..base.clone()
+        };
+        assert_eq!(arrivals(base, 50), arrivals(with_retransmit, 50));
     }
 }

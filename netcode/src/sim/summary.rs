@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::guest::{GuestEnd, GuestSession};
 use crate::host::HostSession;
+use protocol::tick::INPUT_DELAY_TICKS;
 
 /// One guest's line in the summary.
 #[derive(Clone, Debug, Serialize)]
@@ -29,6 +30,14 @@ pub struct GuestSummary {
     pub desyncs: u32,
     /// Mean ticks ahead of the host's tick its inputs arrived.
     pub avg_input_lead_ticks: f64,
+    /// `held_inputs` over the host's ticks: the share of ticks this guest's
+    /// input arrived too late and was held.
+    pub held_input_ratio: f64,
+    /// The input delay it played with, ticks.
+    pub input_delay_ticks: u64,
+    /// Bytes the host sent it per second of the run (message text), when
+    /// the network counted them.
+    pub bytes_per_second: Option<f64>,
 }
 
 /// The `host-daemon simulate` report.
@@ -55,6 +64,8 @@ pub struct Summary {
     pub transition_resends: u32,
     /// 99th percentile of tick lateness, microseconds.
     pub tick_lateness_p99_us: u32,
+    /// Held guest inputs over guest-ticks (every guest's ticks together).
+    pub held_input_ratio: f64,
     /// Per guest.
     pub guests: Vec<GuestSummary>,
 }
@@ -128,9 +139,36 @@ impl Summary {
                             .and_then(|p| s.input_lead.get(p))
                             .filter(|l| l.0 > 0)
                             .map_or(0.0, |l| l.1 as f64 / l.0 as f64),
+                        held_input_ratio: 0.0,
+                        input_delay_ticks: INPUT_DELAY_TICKS,
+                        bytes_per_second: None,
                     }
                 })
                 .collect(),
+            held_input_ratio: 0.0,
         }
+        .with_ratios()
+    }
+
+    fn with_ratios(mut self) -> Self {
+        let ticks = self.ticks.max(1) as f64;
+        for g in &mut self.guests {
+            g.held_input_ratio = g.held_inputs as f64 / ticks;
+        }
+        let held: u64 = self.guests.iter().map(|g| g.held_inputs).sum();
+        self.held_input_ratio = held as f64 / (ticks * self.guests.len().max(1) as f64);
+        self
+    }
+
+    /// Adds what the host sent each guest (`bytes_to_guests[i]` for guest
+    /// `i + 1`) over a run of `elapsed`.
+    pub fn with_traffic(mut self, bytes_to_guests: &[u64], elapsed: std::time::Duration) -> Self {
+        let seconds = elapsed.as_secs_f64();
+        if seconds > 0.0 {
+            for (g, bytes) in self.guests.iter_mut().zip(bytes_to_guests) {
+                g.bytes_per_second = Some(*bytes as f64 / seconds);
+            }
+        }
+        self
     }
 }
