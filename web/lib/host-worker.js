@@ -27,6 +27,12 @@ import { loadCampfire } from './wasm.js';
 
 /** How often the page hears from the worker when nothing else happens. */
 const HEARTBEAT_MS = 5_000;
+/**
+ * Diagnostics passed on per window: a guest sending garbage makes one per
+ * message, and the console must not become its megaphone.
+ */
+const DIAGNOSTICS_PER_WINDOW = 20;
+const DIAGNOSTIC_WINDOW_MS = 10_000;
 
 const post = (/** @type {any} */ msg) => self.postMessage(msg);
 const now = () => performance.now();
@@ -39,6 +45,28 @@ let lastStatus = '';
 let lastTick = -1;
 let lastEpoch = -1;
 let reported = false;
+/** The current diagnostics window: when it opened, lines passed and held back. */
+const diagnostics = { since: -Infinity, passed: 0, suppressed: 0 };
+
+/** Passes a diagnostic on to the page, at most DIAGNOSTICS_PER_WINDOW per window. */
+function diagnostic(/** @type {string} */ text) {
+  const t = now();
+  if (t - diagnostics.since >= DIAGNOSTIC_WINDOW_MS) {
+    if (diagnostics.suppressed > 0) {
+      post({ type: 'diagnostic', text: `(${diagnostics.suppressed} more diagnostics in the last ${DIAGNOSTIC_WINDOW_MS / 1000} s were not shown)` });
+    }
+    diagnostics.since = t;
+    diagnostics.passed = 0;
+    diagnostics.suppressed = 0;
+  }
+  if (diagnostics.passed < DIAGNOSTICS_PER_WINDOW) {
+    diagnostics.passed += 1;
+    post({ type: 'diagnostic', text });
+  } else {
+    diagnostics.suppressed += 1;
+  }
+}
+
 /** Time spent inside the session (milliseconds), and in which ticks. */
 const cost = { busyMs: 0, ticks: 0, since: 0 };
 
@@ -56,7 +84,7 @@ function run(fn) {
   try {
     fn(host, t0);
   } catch (e) {
-    post({ type: 'diagnostic', text: `the host session refused a call: ${e instanceof Error ? e.message : e}` });
+    diagnostic(`the host session refused a call: ${e instanceof Error ? e.message : e}`);
   }
   pump(t0);
 }
@@ -67,7 +95,7 @@ function pump(t0) {
   host.poll(now());
   const out = host.output();
   if (out.send.length > 0 || out.close.length > 0) post({ type: 'out', send: out.send, close: out.close });
-  for (const text of out.events) post({ type: 'diagnostic', text });
+  for (const text of out.events) diagnostic(text);
   const status = host.status();
   const view = status.tick !== lastTick || status.levelEpoch !== lastEpoch ? host.view() : null;
   cost.busyMs += now() - t0;
@@ -115,7 +143,7 @@ self.onmessage = async (ev) => {
     case 'add-guest':
       run((h, t) => {
         const slot = h.addGuest(t);
-        if (slot !== msg.slot) post({ type: 'diagnostic', text: `guest slot ${slot} was expected to be ${msg.slot}` });
+        if (slot !== msg.slot) diagnostic(`guest slot ${slot} was expected to be ${msg.slot}`);
       });
       break;
     case 'message':
@@ -134,6 +162,6 @@ self.onmessage = async (ev) => {
       run((h) => h.shutdown());
       break;
     default:
-      post({ type: 'diagnostic', text: `the host worker ignored a ${msg?.type} message` });
+      diagnostic(`the host worker ignored a ${msg?.type} message`);
   }
 };
