@@ -56,7 +56,13 @@ function nameOf(id) {
   return id === status?.me ? `${base} (you, host)` : base;
 }
 
-const screen = new GameScreen({ me: () => status?.me, nameOf, rttMs: () => null });
+/** The HUD's RTT on the host: the slowest guest's measured round trip. */
+function slowestGuestRttMs() {
+  const rtts = (status?.guestRttMs ?? []).filter((/** @type {number|null} */ r) => r != null);
+  return rtts.length > 0 ? Math.max(...rtts) : null;
+}
+
+const screen = new GameScreen({ me: () => status?.me, nameOf, rttMs: slowestGuestRttMs });
 const controls = new Controls(canvas, {
   active: () => status?.phase === 'running',
   paused: () => dialog.open,
@@ -174,9 +180,10 @@ function onStatus(s, c) {
   cost = c;
   if (s.phase === 'lobby') {
     $('waiting-count').textContent = `${s.guestsPresent} player(s) joined.`;
-    $('waiting-roster').replaceChildren(...s.guestNames.map((/** @type {string} */ name) => {
+    $('waiting-roster').replaceChildren(...s.guestNames.map((/** @type {string} */ name, /** @type {number} */ i) => {
       const li = document.createElement('li');
-      li.textContent = name || 'Player (no name)';
+      const rtt = s.guestRttMs?.[i];
+      li.textContent = (name || 'Player (no name)') + (rtt == null ? '' : ` (${Math.round(rtt)} ms)`);
       return li;
     }));
   }
@@ -227,6 +234,7 @@ $('cancel-button').addEventListener('click', () => host?.shutdown());
       roster: status?.roster ?? [],
       guestsPresent: status?.guestsPresent ?? 0,
       guestNames: status?.guestNames ?? [],
+      guestRttMs: status?.guestRttMs ?? [],
       pos: mine ? { x: mine.x, y: mine.y } : null,
       end: status?.end ?? null,
       report: host?.report ?? null,

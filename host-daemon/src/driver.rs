@@ -148,7 +148,7 @@ fn log_host_event(event: &HostEvent, warnings: &mut Warnings, metrics: Option<&S
         m.record(event);
     }
     match event {
-        HostEvent::Ticked { .. } | HostEvent::GuestsPresent(_) => {}
+        HostEvent::Ticked { .. } | HostEvent::GuestsPresent(_) | HostEvent::RoundTrip { .. } => {}
         HostEvent::GuestLost(slot, state) => tracing::info!(slot, ?state, "guest transport lost"),
         HostEvent::Refused(slot, reason) => tracing::info!(slot, ?reason, "join refused"),
         HostEvent::PlayerRemoved(epoch, tick, player) => {

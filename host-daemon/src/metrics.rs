@@ -19,6 +19,12 @@ const LATENESS_BUCKETS: [f64; 14] = [
     0.0005, 0.001, 0.002, 0.004, 0.006, 0.008, 0.010, 0.012, 0.016, 0.024, 0.033, 0.066, 0.25, 1.0,
 ];
 
+/// Upper bounds of the guest round-trip buckets, seconds (LAN to a bad
+/// mobile link; a tick is 33 ms).
+const RTT_BUCKETS: [f64; 12] = [
+    0.001, 0.005, 0.010, 0.020, 0.033, 0.050, 0.075, 0.100, 0.150, 0.250, 0.500, 1.0,
+];
+
 /// The series every session feeds.
 #[derive(Debug)]
 struct Series {
@@ -29,6 +35,7 @@ struct Series {
     held_inputs: Counter,
     desyncs: Counter,
     bytes_sent: Counter,
+    guest_rtt: Histogram,
 }
 
 /// The daemon's metrics registry.
@@ -56,6 +63,7 @@ impl DaemonMetrics {
             held_inputs: Counter::default(),
             desyncs: Counter::default(),
             bytes_sent: Counter::default(),
+            guest_rtt: Histogram::new(RTT_BUCKETS.iter().copied()),
         };
         let mut registry = Registry::with_prefix("campfire_daemon");
         registry.register(
@@ -87,6 +95,11 @@ impl DaemonMetrics {
             "desyncs",
             "Guest hash reports that disagreed with the host",
             series.desyncs.clone(),
+        );
+        registry.register(
+            "guest_rtt_seconds",
+            "Round trips of guests' input channels, measured with ping/pong",
+            series.guest_rtt.clone(),
         );
         registry.register(
             "sent_bytes",
@@ -184,6 +197,9 @@ impl SessionMetrics {
             }
             HostEvent::Desync { .. } => self.desync(),
             HostEvent::GuestsPresent(n) => self.set_guests(*n),
+            HostEvent::RoundTrip { rtt, .. } => {
+                self.inner.series.guest_rtt.observe(rtt.as_secs_f64());
+            }
             _ => {}
         }
     }

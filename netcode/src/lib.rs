@@ -29,5 +29,6 @@ pub mod host;
 pub mod link;
 pub mod pilot;
 pub mod plan;
+pub mod rtt;
 pub mod sim;
 pub mod stats;

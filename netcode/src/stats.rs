@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use protocol::input::PlayerId;
 use protocol::peer::RefusalReason;
 
+use crate::rtt::RttEstimate;
+
 /// Index of a guest connection, in arrival order.
 pub type GuestSlot = usize;
 
@@ -52,6 +54,8 @@ pub struct HostStats {
     pub refusals: Vec<(GuestSlot, RefusalReason)>,
     /// Guest messages that did not parse.
     pub bad_messages: u64,
+    /// Round trip per guest player that takes up `ping` (issue 15).
+    pub rtt: BTreeMap<PlayerId, RttEstimate>,
 }
 
 /// The guest's counters.

@@ -624,6 +624,7 @@ fn transition_stale_epoch_bundles_are_discarded() {
         HostMessage::HostHello {
             build_version: protocol::BUILD_VERSION.into(),
             protocol_version: PEER_PROTOCOL_VERSION,
+            features: vec![],
         },
     );
     feed(
@@ -748,6 +749,7 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
         HostMessage::HostHello {
             build_version: protocol::BUILD_VERSION.into(),
             protocol_version: PEER_PROTOCOL_VERSION,
+            features: vec![],
         },
     );
     feed(
@@ -817,6 +819,7 @@ fn hello(name: &str) -> PeerEvent {
         build_version: protocol::BUILD_VERSION.into(),
         protocol_version: PEER_PROTOCOL_VERSION,
         display_name: name.into(),
+        features: vec![],
     }
     .to_json()
     .expect("encode hello");
@@ -1005,4 +1008,64 @@ fn a_lossy_link_stays_in_lockstep_and_the_summary_reports_held_ratio_and_bytes()
     assert!(o.bytes_to_guests[0] > 10_000, "{:?}", o.bytes_to_guests);
     let per_second = a.bytes_per_second.expect("bytes counted");
     assert!((per_second - o.bytes_to_guests[0] as f64 / o.elapsed.as_secs_f64()).abs() < 1e-6);
+}
+
+/// Issue 15, item 1: the host measures each guest's round trip with `ping`
+/// on the input channel, for guests that take the feature up; a guest that
+/// does not (an older peer) never sees a ping and plays on as before.
+#[test]
+fn the_host_measures_the_round_trip_of_guests_that_take_up_ping_only() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let pings_to_old = Arc::new(AtomicUsize::new(0));
+    let counter = pings_to_old.clone();
+    let count_pings: Tamper = Arc::new(move |_, text: &str| {
+        if text.starts_with(r#"{"type":"ping""#) {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+        text.to_owned()
+    });
+    let old_guest = GuestConfig {
+        features: vec![],
+        ..guest("Old")
+    };
+    let o = run(Scenario {
+        host: host(1, 2, Some(900)),
+        guests: vec![
+            (guest("New"), net(75, 0, 1)),
+            (
+                old_guest,
+                LinkConfig {
+                    tamper_down: Some(count_pings),
+                    ..net(20, 0, 2)
+                },
+            ),
+        ],
+        events: vec![],
+    });
+    let summary = Summary::of(&o.host, &o.guests);
+    assert_eq!(summary.desyncs, 0, "{summary:?}");
+    // The old guest plays in lockstep all the same.
+    assert_lockstep(&o, 1);
+    // 75 ms each way: 150 ms, measured exactly on the virtual clock.
+    let rtt = summary.guests[0]
+        .rtt_ms
+        .expect("the new guest's round trip");
+    assert!((rtt - 150.0).abs() < 1.0, "{rtt}");
+    assert_eq!(summary.guests[1].rtt_ms, None);
+    assert_eq!(pings_to_old.load(Ordering::SeqCst), 0);
+    // The operator's report carries it too, with the jitter.
+    let report = o.host.report();
+    let new = report
+        .players
+        .iter()
+        .find(|p| Some(&p.player_id) == o.guests[0].player_id())
+        .expect("the new guest's line");
+    assert!((new.rtt_ms.unwrap() - 150.0).abs() < 1.0, "{new:?}");
+    assert!(new.rtt_jitter_ms.unwrap() < 1.0, "{new:?}");
+    let old = report
+        .players
+        .iter()
+        .find(|p| Some(&p.player_id) == o.guests[1].player_id())
+        .expect("the old guest's line");
+    assert_eq!(old.rtt_ms, None);
 }

@@ -25,6 +25,10 @@ use crate::snapshot::{Carryover, ReconciliationSnapshot};
 /// other at the handshake.
 pub const PEER_PROTOCOL_VERSION: u32 = 1;
 
+/// Hello feature: the host probes the round trip with `ping`, the guest
+/// answers `pong` (issue 15). Peers without it never see either message.
+pub const FEATURE_PING: &str = "ping";
+
 /// The two reliable, ordered data channels of a host-guest connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -232,6 +236,11 @@ pub enum HostMessage {
         build_version: String,
         /// [`PEER_PROTOCOL_VERSION`].
         protocol_version: u32,
+        /// Extensions the host offers ([`FEATURE_PING`], ...); a guest
+        /// uses only those it names back in its hello. Absent for peers
+        /// that offer none, which the spec's fixed protocol is.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        features: Vec<String>,
     },
     /// The join is refused; the host closes the connection after this.
     #[serde(rename_all = "camelCase")]
@@ -277,6 +286,12 @@ pub enum HostMessage {
         #[serde(flatten)]
         end: ChunkEnd,
     },
+    /// RTT probe ([`FEATURE_PING`] only): the guest answers `pong` with
+    /// the same `id` at once, on the input channel.
+    Ping {
+        /// Echoed back.
+        id: u32,
+    },
     /// The session is over. A guest first applies the bundles up to
     /// `finalTick` of `levelEpoch` (they ride the other channel and may
     /// still be in flight).
@@ -306,9 +321,18 @@ pub enum GuestMessage {
         protocol_version: u32,
         /// The chosen display name, unsanitized ("" for none).
         display_name: String,
+        /// The offered extensions the guest takes up (a subset of the
+        /// host's `features`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        features: Vec<String>,
     },
     /// The guest holds a validated level-1 map and is ready for tick 0.
     SetupAck,
+    /// The answer to [`HostMessage::Ping`].
+    Pong {
+        /// The ping's `id`.
+        id: u32,
+    },
     /// One sampled input, tagged for its tick.
     TickInput(TickInput),
     /// The guest has applied a level transition.
@@ -339,7 +363,7 @@ impl HostMessage {
     /// The data channel this message rides.
     pub fn channel(&self) -> Channel {
         match self {
-            HostMessage::TickInputBundle(_) => Channel::Input,
+            HostMessage::TickInputBundle(_) | HostMessage::Ping { .. } => Channel::Input,
             _ => Channel::Reconciliation,
         }
     }
@@ -364,7 +388,7 @@ impl GuestMessage {
     /// The data channel this message rides.
     pub fn channel(&self) -> Channel {
         match self {
-            GuestMessage::TickInput(_) => Channel::Input,
+            GuestMessage::TickInput(_) | GuestMessage::Pong { .. } => Channel::Input,
             _ => Channel::Reconciliation,
         }
     }
@@ -484,10 +508,33 @@ mod tests {
             build_version: "b".into(),
             protocol_version: 1,
             display_name: "".into(),
+            features: vec![],
         };
         let v = serde_json::to_value(&h).unwrap();
         assert_eq!(v["type"], "guest-hello");
         assert_eq!(v["displayName"], "");
+        // No features: the spec's own hello, field and all.
+        assert!(v.get("features").is_none());
+        // A hello from a peer that knows no features still parses.
+        let old = r#"{"type":"host-hello","buildVersion":"b","protocolVersion":1}"#;
+        assert_eq!(
+            HostMessage::from_json(old).unwrap(),
+            HostMessage::HostHello {
+                build_version: "b".into(),
+                protocol_version: 1,
+                features: vec![],
+            }
+        );
+        let ping = HostMessage::Ping { id: 7 };
+        assert_eq!(ping.to_json().unwrap(), r#"{"type":"ping","id":7}"#);
+        assert_eq!(ping.channel(), Channel::Input);
+        let pong = GuestMessage::Pong { id: 7 };
+        assert_eq!(pong.to_json().unwrap(), r#"{"type":"pong","id":7}"#);
+        assert_eq!(
+            GuestMessage::from_json(r#"{"type":"pong","id":7}"#).unwrap(),
+            pong
+        );
+        assert_eq!(pong.channel(), Channel::Input);
         let e = HostMessage::SessionEnd {
             reason: EndReason::LevelTransitionFailed,
             scores: vec![],
@@ -597,8 +644,9 @@ mod tests {
         #[test]
         fn guest_messages_round_trip(tick in any::<u32>(), epoch in any::<u32>(), hash in any::<u64>(), name in ".{0,20}") {
             let msgs = vec![
-                GuestMessage::GuestHello { build_version: name.clone(), protocol_version: epoch, display_name: name.clone() },
+                GuestMessage::GuestHello { build_version: name.clone(), protocol_version: epoch, display_name: name.clone(), features: vec![name.clone()] },
                 GuestMessage::SetupAck,
+                GuestMessage::Pong { id: tick },
                 GuestMessage::LevelTransitionAck { level_epoch: epoch },
                 GuestMessage::HashReport { tick: u64::from(tick), level_epoch: epoch, hash: format_hash(hash) },
                 GuestMessage::TickInput(TickInput { tick: u64::from(tick), player_id: PlayerId::new(name.clone()), input: InputSnapshot { mouse_delta_x: f64::from(tick) / 8.0, ..InputSnapshot::NEUTRAL } }),

@@ -181,8 +181,7 @@ impl WebGuest {
                     .unwrap_or_else(|| BUILD_VERSION.to_owned()),
                 display_name: config.display_name,
                 bot: config.bot,
-                record_ticks: false,
-                fault: None,
+                ..GuestConfig::default()
             }),
             now: Duration::ZERO,
             hash_reports: 0,

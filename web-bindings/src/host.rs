@@ -118,6 +118,8 @@ pub struct HostStatus {
     pub guests_present: usize,
     /// Their display names, in arrival order.
     pub guest_names: Vec<String>,
+    /// Their smoothed round trips in the same order, ms (null until measured).
+    pub guest_rtt_ms: Vec<Option<f64>>,
     /// Seats taken, connections still in their handshake included.
     pub seats_taken: usize,
     /// Guest connections handed to the session so far.
@@ -270,8 +272,12 @@ impl WebHost {
             }
         }
         for event in self.session.drain_events() {
-            // Ticks are counted in the status; the rest is worth a line.
-            if !matches!(event, netcode::host::HostEvent::Ticked { .. }) {
+            // Ticks and round trips are in the status; the rest is worth a line.
+            if !matches!(
+                event,
+                netcode::host::HostEvent::Ticked { .. }
+                    | netcode::host::HostEvent::RoundTrip { .. }
+            ) {
                 events.push(format!("{event:?}"));
             }
         }
@@ -307,6 +313,11 @@ impl WebHost {
                 .collect(),
             guests_present: s.guests_present(),
             guest_names: s.guest_names(),
+            guest_rtt_ms: s
+                .guest_links()
+                .into_iter()
+                .map(|(_, rtt)| rtt.map(|d| d.as_secs_f64() * 1000.0))
+                .collect(),
             seats_taken: s.seats_taken(),
             connections: s.connections(),
             ticks: s.stats().ticks,

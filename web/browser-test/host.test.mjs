@@ -82,6 +82,14 @@ test('a browser host (bot-driven) and a Rust bot guest finish a level; listed as
   }, 60_000, 'the level to run');
   assert.deepEqual(running.roster, ['guest-1', 'host']);
   assert.ok(running.pos, 'the host player is in its own view');
+  // The browser host measures the Rust guest's round trip (ping/pong), and
+  // its HUD shows it.
+  const measured = await until(async () => {
+    const s = await hostState(page);
+    return typeof s.guestRttMs[0] === 'number' ? s : null;
+  }, 10_000, 'a measured round trip to the guest');
+  assert.ok(measured.guestRttMs[0] >= 0 && measured.guestRttMs[0] < 1_000, JSON.stringify(measured.guestRttMs));
+  assert.match(await page.locator('#hud-rtt').textContent() ?? '', /^\d+ ms$/);
   await until(async () => !(await playerListing(page)).some((/** @type {any} */ e) => e.code === code),
     5_000, 'the started session to leave the listing');
   await page.screenshot({ path: join(OUTPUT, 'host-first-person.png') });
@@ -97,6 +105,7 @@ test('a browser host (bot-driven) and a Rust bot guest finish a level; listed as
   assert.equal(rusty.kind, 'guest');
   assert.ok(rusty.hashReports > 0, JSON.stringify(rusty));
   assert.equal(rusty.desyncs, 0, JSON.stringify(rusty));
+  assert.equal(typeof rusty.rttMs, 'number', JSON.stringify(rusty));
   await page.locator('#results-rows tr[data-player="guest-1"]').waitFor({ timeout: 5_000 });
 
   const report = await botReport(bot);

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
-use protocol::peer::{EndReason, RefusalReason};
+use protocol::peer::{EndReason, FEATURE_PING, RefusalReason};
 
 /// How a guest's session ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +39,10 @@ pub struct GuestConfig {
     pub record_ticks: bool,
     /// A fault to inject.
     pub fault: Option<GuestFault>,
+    /// Hello features this guest takes up when the host offers them
+    /// (default: every one this build knows; empty: the spec's plain
+    /// protocol, as an older peer speaks it).
+    pub features: Vec<String>,
 }
 
 impl Default for GuestConfig {
@@ -49,6 +53,7 @@ impl Default for GuestConfig {
             bot: true,
             record_ticks: false,
             fault: None,
+            features: vec![FEATURE_PING.to_owned()],
         }
     }
 }

@@ -13,7 +13,12 @@ use super::{GuestEnd, GuestEvent, GuestSession, Phase};
 use crate::pilot::DelayAwareBot;
 
 impl<E: Engine> GuestSession<E> {
-    pub(super) fn on_host_hello(&mut self, build_version: String, protocol_version: u32) {
+    pub(super) fn on_host_hello(
+        &mut self,
+        build_version: String,
+        protocol_version: u32,
+        offered: &[String],
+    ) {
         if !matches!(self.phase, Phase::AwaitHello) {
             return;
         }
@@ -26,6 +31,11 @@ impl<E: Engine> GuestSession<E> {
             build_version: self.config.build_version.clone(),
             protocol_version: PEER_PROTOCOL_VERSION,
             display_name: self.config.display_name.clone(),
+            features: offered
+                .iter()
+                .filter(|f| self.config.features.contains(f))
+                .cloned()
+                .collect(),
         });
         self.phase = Phase::AwaitInit;
     }

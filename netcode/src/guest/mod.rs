@@ -285,7 +285,11 @@ impl<E: Engine> GuestSession<E> {
             HostMessage::HostHello {
                 build_version,
                 protocol_version,
-            } => self.on_host_hello(build_version, protocol_version),
+                features,
+            } => self.on_host_hello(build_version, protocol_version, &features),
+            // Answered at once, whatever the phase: the host measures the
+            // round trip of the input channel.
+            HostMessage::Ping { id } => self.outbox.push(GuestMessage::Pong { id }),
             HostMessage::JoinRefused { reason, detail } => {
                 self.end(GuestEnd::Refused(reason, detail));
             }

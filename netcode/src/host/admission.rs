@@ -6,10 +6,11 @@ use std::time::Duration;
 use engine::Engine;
 use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
-use protocol::peer::{HostMessage, PEER_PROTOCOL_VERSION, RefusalReason};
+use protocol::peer::{FEATURE_PING, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason};
 
 use super::{HostEvent, HostOutput, HostSession, Phase};
 use crate::link::ConnectionState;
+use crate::rtt::{PING_GIVE_UP, PING_INTERVAL};
 use crate::stats::GuestSlot;
 
 /// One guest connection and what the host knows of it.
@@ -28,6 +29,14 @@ pub(super) struct GuestSeat {
     pub(super) closed: bool,
     /// The guest's last hash report: `(epoch, tick, mismatched)`.
     pub(super) last_report: Option<(u32, u64, bool)>,
+    /// It took up [`FEATURE_PING`]: the host probes its round trip.
+    pub(super) ping: bool,
+    /// The ping in flight: `(id, sent at)`.
+    pub(super) ping_in_flight: Option<(u32, Duration)>,
+    /// When the last ping went out.
+    pub(super) last_ping_at: Option<Duration>,
+    /// Ids handed out so far.
+    pub(super) pings_sent: u32,
 }
 
 impl<E: Engine> HostSession<E> {
@@ -78,15 +87,99 @@ impl<E: Engine> HostSession<E> {
             removed: false,
             closed: false,
             last_report: None,
+            ping: false,
+            ping_in_flight: None,
+            last_ping_at: None,
+            pings_sent: 0,
         });
         self.send(
             slot,
             HostMessage::HostHello {
                 build_version: self.config.build_version.clone(),
                 protocol_version: PEER_PROTOCOL_VERSION,
+                features: self.config.features.clone(),
             },
         );
         slot
+    }
+
+    /// Sends a ping to every guest in the session that took up
+    /// [`FEATURE_PING`] and is due one (one in flight at a time).
+    pub(super) fn send_pings(&mut self, now: Duration) {
+        for slot in 0..self.seats.len() {
+            let seat = &mut self.seats[slot];
+            if !seat.ping || !seat.admitted || !seat.connected || seat.removed || seat.closed {
+                continue;
+            }
+            if seat.last_ping_at.is_some_and(|t| now < t + PING_INTERVAL) {
+                continue;
+            }
+            if seat
+                .ping_in_flight
+                .is_some_and(|(_, sent)| now < sent + PING_GIVE_UP)
+            {
+                continue;
+            }
+            seat.pings_sent = seat.pings_sent.wrapping_add(1);
+            let id = seat.pings_sent;
+            seat.ping_in_flight = Some((id, now));
+            seat.last_ping_at = Some(now);
+            self.send(slot, HostMessage::Ping { id });
+        }
+    }
+
+    /// When the next ping is due (in the past: at once).
+    pub(super) fn next_ping_due(&self) -> Option<Duration> {
+        self.seats
+            .iter()
+            .filter(|s| s.ping && s.admitted && s.connected && !s.removed && !s.closed)
+            .map(|s| {
+                let next = s.last_ping_at.map_or(Duration::ZERO, |t| t + PING_INTERVAL);
+                match s.ping_in_flight {
+                    Some((_, sent)) => next.max(sent + PING_GIVE_UP),
+                    None => next,
+                }
+            })
+            .min()
+    }
+
+    /// A guest's pong: one round-trip sample when it answers the ping in
+    /// flight (anything else is ignored).
+    pub(super) fn on_pong(&mut self, slot: GuestSlot, id: u32, now: Duration) {
+        let seat = &mut self.seats[slot];
+        let Some((expected, sent)) = seat.ping_in_flight else {
+            return;
+        };
+        if id != expected {
+            return;
+        }
+        seat.ping_in_flight = None;
+        if let Some(player) = seat.player.clone() {
+            let rtt = now.saturating_sub(sent);
+            self.stats
+                .rtt
+                .entry(player.clone())
+                .or_default()
+                .sample(rtt);
+            self.events.push(HostEvent::RoundTrip { player, rtt });
+        }
+    }
+
+    /// The guests admitted and connected, in arrival order: display name
+    /// and smoothed round trip (once measured).
+    pub fn guest_links(&self) -> Vec<(String, Option<Duration>)> {
+        self.seats
+            .iter()
+            .filter(|s| s.admitted && s.connected && !s.removed)
+            .map(|s| {
+                let rtt = s
+                    .player
+                    .as_ref()
+                    .and_then(|p| self.stats.rtt.get(p))
+                    .and_then(|r| r.smoothed());
+                (s.name.clone(), rtt)
+            })
+            .collect()
     }
 
     pub(super) fn next_hello_deadline(&self) -> Option<Duration> {
@@ -177,6 +270,7 @@ impl<E: Engine> HostSession<E> {
         build: String,
         protocol_version: u32,
         name: &str,
+        features: &[String],
         now: Duration,
     ) {
         let seat = &mut self.seats[slot];
@@ -207,6 +301,9 @@ impl<E: Engine> HostSession<E> {
         seat.admitted = true;
         seat.player = Some(PlayerId::new(format!("guest-{number}")));
         seat.name = sanitize_display_name(name);
+        // Only what was offered counts; anything else a guest names is ignored.
+        seat.ping = features.iter().any(|f| f == FEATURE_PING)
+            && self.config.features.iter().any(|f| f == FEATURE_PING);
         if let Phase::Lobby { deadline } = &mut self.phase
             && deadline.is_none()
         {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use engine::Difficulty;
 use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
-use protocol::peer::{EndReason, HostMessage, RefusalReason};
+use protocol::peer::{EndReason, FEATURE_PING, HostMessage, RefusalReason};
 
 use crate::link::ConnectionState;
 use crate::plan::{GeneratedCampaign, LevelPlan};
@@ -43,6 +43,9 @@ pub struct HostConfig {
     pub max_ticks_per_level: Option<u64>,
     /// Keep every tick's world hash (tests compare whole runs).
     pub record_hashes: bool,
+    /// Hello features offered to guests (default: every one this build
+    /// knows; empty: the spec's plain protocol).
+    pub features: Vec<String>,
 }
 
 impl Default for HostConfig {
@@ -60,6 +63,7 @@ impl Default for HostConfig {
             setup_timeout: Duration::from_secs(10),
             max_ticks_per_level: None,
             record_hashes: false,
+            features: vec![FEATURE_PING.to_owned()],
         }
     }
 }
@@ -109,6 +113,13 @@ pub enum HostEvent {
     },
     /// A guest never acknowledged a level transition and is dropped.
     TransitionDropped(PlayerId),
+    /// A guest answered a ping: one round trip of its input channel.
+    RoundTrip {
+        /// Whose.
+        player: PlayerId,
+        /// The round trip measured.
+        rtt: Duration,
+    },
     /// The host could not build or encode a level and ends the session.
     LevelFailed(String),
     /// The session ended.

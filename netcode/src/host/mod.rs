@@ -248,7 +248,16 @@ impl<E: Engine> HostSession<E> {
                 build_version,
                 protocol_version,
                 display_name,
-            } => self.on_hello(slot, build_version, protocol_version, &display_name, now),
+                features,
+            } => self.on_hello(
+                slot,
+                build_version,
+                protocol_version,
+                &display_name,
+                &features,
+                now,
+            ),
+            GuestMessage::Pong { id } => self.on_pong(slot, id, now),
             GuestMessage::SetupAck => self.on_setup_ack(slot),
             GuestMessage::TickInput(input) => self.on_input(slot, input),
             GuestMessage::LevelTransitionAck { level_epoch } => {
@@ -278,15 +287,16 @@ impl<E: Engine> HostSession<E> {
             Phase::Ended(_) => return None,
             Phase::Running => self.next_tick_due(),
         };
-        match (phase, self.next_hello_deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [phase, self.next_hello_deadline(), self.next_ping_due()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Runs whatever is due at `now`: deadlines and every due tick.
     pub fn poll(&mut self, now: Duration) {
         self.expire_silent_connections(now);
+        self.send_pings(now);
         match &self.phase {
             Phase::Lobby { deadline } => {
                 let admitted = self.seats.iter().filter(|s| s.admitted).count();

@@ -23,7 +23,7 @@ pub enum PlayerKind {
 }
 
 /// One player's line of the report.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlayerReport {
     /// Player id.
@@ -40,10 +40,17 @@ pub struct PlayerReport {
     pub persistent_desyncs: u32,
     /// Ticks simulated with this player's held (late or missing) input.
     pub held_inputs: u64,
+    /// Smoothed round trip of its input channel, ms (guests that take up
+    /// `ping`, once measured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_ms: Option<f64>,
+    /// The round trip's variation (jitter), ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_jitter_ms: Option<f64>,
 }
 
 /// A finished (or running) session's report.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionReport {
     /// Levels completed.
@@ -84,6 +91,8 @@ impl<E: Engine> HostSession<E> {
         let count = |m: &std::collections::BTreeMap<PlayerId, u32>, id: &PlayerId| {
             m.get(id).copied().unwrap_or(0)
         };
+        let rtt = &stats.rtt;
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
         let mut players: Vec<PlayerReport> = ids
             .into_iter()
             .map(|id| {
@@ -95,6 +104,11 @@ impl<E: Engine> HostSession<E> {
                     desyncs,
                     persistent_desyncs: count(&stats.persistent_desyncs, &id),
                     held_inputs: stats.held_per_player.get(&id).copied().unwrap_or(0),
+                    rtt_ms: rtt.get(&id).and_then(|r| r.smoothed()).map(ms),
+                    rtt_jitter_ms: rtt
+                        .get(&id)
+                        .filter(|r| r.samples() > 0)
+                        .map(|r| ms(r.variation())),
                     player_id: id,
                 }
             })

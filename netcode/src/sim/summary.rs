@@ -35,6 +35,8 @@ pub struct GuestSummary {
     pub held_input_ratio: f64,
     /// The input delay it played with, ticks.
     pub input_delay_ticks: u64,
+    /// The host's smoothed round trip to it, ms (once measured).
+    pub rtt_ms: Option<f64>,
     /// Bytes the host sent it per second of the run (message text), when
     /// the network counted them.
     pub bytes_per_second: Option<f64>,
@@ -141,6 +143,11 @@ impl Summary {
                             .map_or(0.0, |l| l.1 as f64 / l.0 as f64),
                         held_input_ratio: 0.0,
                         input_delay_ticks: INPUT_DELAY_TICKS,
+                        rtt_ms: id
+                            .as_ref()
+                            .and_then(|p| s.rtt.get(p))
+                            .and_then(|r| r.smoothed())
+                            .map(|d| d.as_secs_f64() * 1000.0),
                         bytes_per_second: None,
                     }
                 })

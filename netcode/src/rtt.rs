@@ -1,0 +1,101 @@
+//! Round-trip time per guest, from `ping`/`pong` on the input channel
+//! (issue 15): smoothed as TCP does (RFC 6298: SRTT with gain 1/8, RTTVAR
+//! with gain 1/4), so one slow sample moves the estimate a little and the
+//! variation is the jitter an input delay must cover.
+
+use std::time::Duration;
+
+/// How often the host probes each guest that takes up the `ping` feature.
+pub const PING_INTERVAL: Duration = Duration::from_secs(1);
+
+/// A ping unanswered this long is given up (a new one goes out); the
+/// channel is reliable, so this only happens on a stalled link.
+pub const PING_GIVE_UP: Duration = Duration::from_secs(10);
+
+/// One link's round-trip estimate.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RttEstimate {
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    min: Option<Duration>,
+    samples: u32,
+}
+
+impl RttEstimate {
+    /// Folds in one measured round trip.
+    pub fn sample(&mut self, rtt: Duration) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(rtt);
+                self.rttvar = rtt / 2;
+            }
+            Some(srtt) => {
+                let delta = srtt.abs_diff(rtt);
+                self.rttvar = (self.rttvar * 3 + delta) / 4;
+                self.srtt = Some((srtt * 7 + rtt) / 8);
+            }
+        }
+        self.min = Some(self.min.map_or(rtt, |m| m.min(rtt)));
+        self.samples += 1;
+    }
+
+    /// The smoothed round trip, once measured.
+    pub fn smoothed(&self) -> Option<Duration> {
+        self.srtt
+    }
+
+    /// The round-trip variation (mean deviation): the link's jitter.
+    pub fn variation(&self) -> Duration {
+        self.rttvar
+    }
+
+    /// The fastest round trip seen.
+    pub fn min(&self) -> Option<Duration> {
+        self.min
+    }
+
+    /// How many round trips were measured.
+    pub fn samples(&self) -> u32 {
+        self.samples
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_sample_sets_the_estimate_and_later_ones_move_it_by_an_eighth() {
+        let mut e = RttEstimate::default();
+        assert_eq!(e.smoothed(), None);
+        e.sample(Duration::from_millis(100));
+        assert_eq!(e.smoothed(), Some(Duration::from_millis(100)));
+        assert_eq!(e.variation(), Duration::from_millis(50));
+        e.sample(Duration::from_millis(180));
+        assert_eq!(e.smoothed(), Some(Duration::from_millis(110)));
+        // (3 × 50 + 80) / 4
+        assert_eq!(e.variation(), Duration::from_micros(57_500));
+        assert_eq!(e.min(), Some(Duration::from_millis(100)));
+        assert_eq!(e.samples(), 2);
+    }
+
+    #[test]
+    fn a_steady_link_converges_with_its_variation_shrinking() {
+        let mut e = RttEstimate::default();
+        for i in 0..200 {
+            // 150 ms ± 10 ms
+            e.sample(Duration::from_millis(if i % 2 == 0 { 140 } else { 160 }));
+        }
+        let srtt = e.smoothed().unwrap();
+        assert!(
+            srtt.abs_diff(Duration::from_millis(150)) < Duration::from_millis(5),
+            "{srtt:?}"
+        );
+        assert!(
+            e.variation() <= Duration::from_millis(20),
+            "{:?}",
+            e.variation()
+        );
+        assert_eq!(e.min(), Some(Duration::from_millis(140)));
+    }
+}
