@@ -48,6 +48,10 @@ pub struct AppInner {
     /// Live sessions as of the latest sweep, plus this replica's creates
     /// since: what the `--max-sessions` cap compares against.
     pub live_sessions: AtomicU64,
+    /// Creates and deletes hold it shared from their store call to their
+    /// count; a recount holds it alone, so no change is counted twice or
+    /// lost between the two.
+    pub live_gate: tokio::sync::RwLock<()>,
 }
 
 /// Cheaply clonable handle to the shared state.
@@ -74,6 +78,7 @@ impl AppState {
             event_streams: Slots::default(),
             long_polls: Slots::default(),
             live_sessions: AtomicU64::new(0),
+            live_gate: tokio::sync::RwLock::new(()),
             store,
             clock,
             config,
@@ -131,6 +136,7 @@ impl AppState {
 
     /// Counts the live sessions again (all replicas' on PostgreSQL).
     pub async fn recount_live(&self) -> Result<u64, StoreError> {
+        let _alone = self.live_gate.write().await;
         let n = self.store.count_live(self.now()).await?;
         self.live_sessions.store(n, Ordering::Relaxed);
         Ok(n)

@@ -120,6 +120,8 @@ async fn create_session(
     };
     let per_creator = Some(state.config.max_sessions_per_address)
         .filter(|&cap| cap > 0 && !state.config.disable_rate_limits);
+    // Held until the create is counted (see `AppInner::live_gate`).
+    let _counting = state.live_gate.read().await;
     // A collision among 8.5e11 codes is rare enough that three tries suffice.
     let mut created = false;
     for _ in 0..3 {
@@ -289,9 +291,11 @@ pub async fn delete_session(
 ) -> Result<StatusCode, AppError> {
     state.limits.check_not_blocked(ip)?;
     authorize(&state, ip, &code, bearer_token(&headers), state.now()).await?;
+    let counting = state.live_gate.read().await;
     if state.store.delete(&code).await? {
         state.count_session(false);
     }
+    drop(counting);
     state.lobby.remove(&code);
     state.waiters.wake(&code);
     Ok(StatusCode::NO_CONTENT)
