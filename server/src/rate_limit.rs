@@ -55,6 +55,15 @@ pub enum Budget {
     Answers,
 }
 
+/// Which per-session budget an authenticated host call draws on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionBudget {
+    /// `PUT /session` with a code.
+    Updates,
+    /// `GET /session/{code}/answer`.
+    AnswerPolls,
+}
+
 /// The server's rate limiters (all `None` when limits are switched off).
 pub struct RateLimits {
     creates: Option<DefaultKeyedRateLimiter<IpAddr>>,
@@ -104,32 +113,23 @@ impl RateLimits {
         })
     }
 
-    /// Charges one authenticated host update of session `code`; `429` when
-    /// the host updates faster than its budget (each update is a commit, a
-    /// lobby-page invalidation and an event to every subscriber).
-    pub fn check_update(&self, code: &SessionCode) -> Result<(), AppError> {
-        let Some(limiter) = &self.updates else {
+    /// Charges one authenticated host call of session `code` to `budget`;
+    /// `429` when the host calls faster than it. Charged after the token
+    /// check, so a stranger cannot spend a host's budget. (An update is a
+    /// commit, a lobby-page invalidation and an event to every subscriber;
+    /// a poll with no wait is cheap to send and refreshes the TTL, so
+    /// neither may be free.)
+    pub fn check_session(&self, budget: SessionBudget, code: &SessionCode) -> Result<(), AppError> {
+        let (limiter, what) = match budget {
+            SessionBudget::Updates => (&self.updates, "updates of this session"),
+            SessionBudget::AnswerPolls => (&self.answer_polls, "answer polls of this session"),
+        };
+        let Some(limiter) = limiter else {
             return Ok(());
         };
         limiter.check_key(code).map_err(|not_until| {
             let wait = not_until.wait_time_from(self.clock.now());
-            AppError::rate_limited("updates of this session", wait.as_secs_f64().ceil() as u64)
-        })
-    }
-
-    /// Charges one authenticated answer poll of session `code`; `429` when
-    /// the host polls faster than its budget (a poll with no wait is cheap
-    /// to send and refreshes the TTL, so it must not be free).
-    pub fn check_answer_poll(&self, code: &SessionCode) -> Result<(), AppError> {
-        let Some(limiter) = &self.answer_polls else {
-            return Ok(());
-        };
-        limiter.check_key(code).map_err(|not_until| {
-            let wait = not_until.wait_time_from(self.clock.now());
-            AppError::rate_limited(
-                "answer polls of this session",
-                wait.as_secs_f64().ceil() as u64,
-            )
+            AppError::rate_limited(what, wait.as_secs_f64().ceil() as u64)
         })
     }
 

@@ -22,7 +22,7 @@ use crate::extract::{ApiJson, ApiQuery, ClientIp, CodePath, bearer_token};
 use crate::fields::{checked_offer, fields_for_create, fields_for_update};
 use crate::lobby_index::lobby_entry;
 use crate::metrics::RejectLabels;
-use crate::rate_limit::{Budget, client_label};
+use crate::rate_limit::{Budget, SessionBudget, client_label};
 use crate::state::AppState;
 use crate::store::{ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoredAnswer};
 use crate::token::{HostToken, token_matches};
@@ -173,7 +173,7 @@ async fn update_session(
     let now = state.now();
     let current = authorize(state, ip, code, token, now).await?;
     // Charged after the token check, so a stranger cannot spend a host's budget.
-    state.limits.check_update(code)?;
+    state.limits.check_session(SessionBudget::Updates, code)?;
     let update = SessionUpdate {
         fields: fields_for_update(req, &current.fields, &state.config)?,
         offer: checked_offer(req, &state.config)?,
@@ -421,7 +421,9 @@ pub async fn get_answer(
     let now = state.now();
     let mut current = authorize(&state, ip, &code, bearer_token(&headers), now).await?;
     // Charged after the token check, so a stranger cannot spend a host's budget.
-    state.limits.check_answer_poll(&code)?;
+    state
+        .limits
+        .check_session(SessionBudget::AnswerPolls, &code)?;
     let _held = state
         .long_polls
         .try_take(code.clone(), state.config.max_long_polls_per_session)
