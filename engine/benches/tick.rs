@@ -28,6 +28,7 @@ fn level(players: u32) -> RaycasterEngine {
         difficulty: Difficulty::Normal,
         player_count: players,
         carryovers: BTreeMap::new(),
+        input_delays: BTreeMap::new(),
     };
     RaycasterEngine::new_level(setup).expect("generated level is valid")
 }

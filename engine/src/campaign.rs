@@ -135,6 +135,7 @@ impl Campaign {
             difficulty: self.spec.difficulty,
             player_count: self.spec.players,
             carryovers: self.carryovers.clone(),
+            input_delays: BTreeMap::new(),
         };
         let built = RaycasterEngine::new_level(setup);
         if built.is_err() {

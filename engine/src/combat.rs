@@ -2,9 +2,10 @@
 //! and kills (credit and loot).
 //!
 //! Lag compensation (spec §2): in a multiplayer level the hit test projects
-//! enemies at their positions `INPUT_DELAY_TICKS` ticks ago, from the
-//! history ring; only the target is rewound, never the shooter, and damage
-//! lands on the live enemy.
+//! enemies at their positions the shooter's input delay ago (the spec's
+//! `INPUT_DELAY_TICKS`, or the delay fitted to its link), from the history
+//! ring; only the target is rewound, never the shooter, and damage lands on
+//! the live enemy.
 
 use protocol::input::PlayerId;
 use protocol::map::GameMap;
@@ -17,8 +18,9 @@ use crate::weapon;
 use crate::world::SimState;
 
 /// Fires `shooter`'s current weapon if it can fire: spends ammo, sets the
-/// cooldown, and resolves one hitscan ray per pellet (one stream draw each).
-pub fn fire(state: &mut SimState, map: &GameMap, shooter: &PlayerId) {
+/// cooldown, and resolves one hitscan ray per pellet (one stream draw
+/// each), hit-testing enemies where they were `rewind` ticks ago.
+pub fn fire(state: &mut SimState, map: &GameMap, shooter: &PlayerId, rewind: u64) {
     let Some(p) = state.players.get_mut(shooter) else {
         return;
     };
@@ -41,7 +43,7 @@ pub fn fire(state: &mut SimState, map: &GameMap, shooter: &PlayerId) {
         let angle = w.spread * state.rng.next_signed();
         let d = if angle == 0.0 { dir } else { dir.rotate(angle) };
         let wall = state.grid.ray_distance(origin, d, w.range);
-        let (impact, hit) = match nearest_on_ray(state, origin, d, wall) {
+        let (impact, hit) = match nearest_on_ray(state, origin, d, wall, rewind) {
             Some((index, t)) => (origin.plus(d.scale(t)), Some(index)),
             None => (origin.plus(d.scale(wall)), None),
         };
@@ -62,16 +64,23 @@ pub fn fire(state: &mut SimState, map: &GameMap, shooter: &PlayerId) {
     }
 }
 
-/// Where the hit test sees enemy `index`: rewound in multiplayer.
-fn hit_test_position(state: &SimState, index: usize) -> Option<Vec2> {
+/// Where the hit test sees enemy `index`: in multiplayer, where it was at
+/// the end of the tick `rewind` ticks before the one running (the history's
+/// oldest frame when the level is younger than that).
+fn hit_test_position(state: &SimState, index: usize, rewind: u64) -> Option<Vec2> {
     let live = state.enemies.get(index)?.pos;
     if !state.multiplayer {
         return Some(live);
     }
+    let rewind = usize::try_from(rewind).unwrap_or(usize::MAX);
+    let frame = state
+        .enemy_history
+        .len()
+        .saturating_sub(rewind.saturating_add(1));
     Some(
         state
             .enemy_history
-            .front()
+            .get(frame)
             .and_then(|frame| frame.get(index).copied())
             .unwrap_or(live),
     )
@@ -79,14 +88,20 @@ fn hit_test_position(state: &SimState, index: usize) -> Option<Vec2> {
 
 /// The closest live enemy whose hit circle the ray enters before `max`
 /// (ties go to the lower index), with the distance along the ray.
-fn nearest_on_ray(state: &SimState, origin: Vec2, d: Vec2, max: f64) -> Option<(usize, f64)> {
+fn nearest_on_ray(
+    state: &SimState,
+    origin: Vec2,
+    d: Vec2,
+    max: f64,
+    rewind: u64,
+) -> Option<(usize, f64)> {
     let mut best: Option<(usize, f64)> = None;
     let r2 = ENEMY_HIT_RADIUS * ENEMY_HIT_RADIUS;
     for (index, e) in state.enemies.iter().enumerate() {
         if !e.alive {
             continue;
         }
-        let Some(at) = hit_test_position(state, index) else {
+        let Some(at) = hit_test_position(state, index, rewind) else {
             continue;
         };
         let rel = at.minus(origin);

@@ -27,6 +27,10 @@ pub struct LevelSetup {
     pub player_count: u32,
     /// What each player carries from the previous level (absent: fresh).
     pub carryovers: BTreeMap<PlayerId, Carryover>,
+    /// Each player's input delay in ticks, how far lag compensation
+    /// rewinds the targets of that player's shots (absent: the spec's
+    /// `INPUT_DELAY_TICKS`). Every peer must be given the same map.
+    pub input_delays: BTreeMap<PlayerId, u64>,
 }
 
 /// Where a level stands.

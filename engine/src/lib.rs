@@ -48,6 +48,7 @@
 //!     difficulty: Difficulty::Normal,
 //!     player_count: 2,
 //!     carryovers: BTreeMap::new(),
+//!     input_delays: BTreeMap::new(),
 //! };
 //! let mut world = RaycasterEngine::new_level(setup)?;
 //! let bots: Vec<_> = roster.into_iter().map(BotController::new).collect();

@@ -17,7 +17,7 @@ use protocol::map::LootKind;
 use protocol::snapshot::{
     EnemyResidual, PlayerResidual, ReconciliationSnapshot, ResidualState, TileMutation,
 };
-use protocol::tick::INPUT_DELAY_TICKS;
+use protocol::tick::MAX_INPUT_DELAY_TICKS;
 
 use crate::engine::EngineError;
 use crate::geom::Vec2;
@@ -232,7 +232,7 @@ fn validate_residual(s: &SimState, r: &ResidualState) -> Result<(), EngineError>
         "residual.mineFuses",
         &r.mine_fuses.iter().flatten().copied().collect::<Vec<_>>(),
     )?;
-    let frames = usize::try_from(INPUT_DELAY_TICKS + 1).unwrap_or(usize::MAX);
+    let frames = usize::try_from(MAX_INPUT_DELAY_TICKS + 1).unwrap_or(usize::MAX);
     if r.enemy_history.len() > frames || r.enemy_history.iter().any(|f| f.len() != s.enemies.len())
     {
         return Err(bad("residual.enemyHistory", "wrong shape"));

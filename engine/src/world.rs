@@ -21,7 +21,7 @@ use protocol::map::{GameMap, Tile};
 use protocol::snapshot::{
     Carryover, LevelOutcome, PlayerScore, ReconciliationSnapshot, TileMutation,
 };
-use protocol::tick::{COUNTDOWN_TICKS, FIXED_DT, INPUT_DELAY_TICKS};
+use protocol::tick::{COUNTDOWN_TICKS, FIXED_DT, INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
 use serde::{Deserialize, Serialize};
 
 use crate::ai;
@@ -96,6 +96,8 @@ struct SavedWorld {
 #[derive(Clone, Debug)]
 pub struct RaycasterEngine {
     map: GameMap,
+    /// Each player's input delay: how many ticks its shots rewind targets.
+    input_delays: BTreeMap<PlayerId, u64>,
     pub(crate) state: SimState,
     pub(crate) grid_log: Vec<TileMutation>,
     pub(crate) snapshot_cursor: usize,
@@ -167,7 +169,8 @@ impl RaycasterEngine {
                 self.use_in_front(id);
             }
             if input.fire {
-                combat::fire(&mut self.state, &self.map, id);
+                let rewind = self.rewind_ticks(id);
+                combat::fire(&mut self.state, &self.map, id, rewind);
             }
         }
     }
@@ -251,13 +254,31 @@ impl RaycasterEngine {
         }
     }
 
+    /// How many ticks `player`'s shots rewind their targets: its input
+    /// delay, at most [`MAX_INPUT_DELAY_TICKS`].
+    fn rewind_ticks(&self, player: &PlayerId) -> u64 {
+        self.input_delays
+            .get(player)
+            .copied()
+            .unwrap_or(INPUT_DELAY_TICKS)
+            .min(MAX_INPUT_DELAY_TICKS)
+    }
+
     fn record_history(&mut self) {
         if !self.state.multiplayer {
             return;
         }
         let frame = self.state.enemies.iter().map(|e| e.pos).collect();
         self.state.enemy_history.push_back(frame);
-        let cap = usize::try_from(INPUT_DELAY_TICKS + 1).unwrap_or(usize::MAX);
+        // Deep enough for the longest rewind of any player this level.
+        let deepest = self
+            .state
+            .players
+            .keys()
+            .map(|id| self.rewind_ticks(id))
+            .max()
+            .unwrap_or(INPUT_DELAY_TICKS);
+        let cap = usize::try_from(deepest + 1).unwrap_or(usize::MAX);
         while self.state.enemy_history.len() > cap {
             self.state.enemy_history.pop_front();
         }
@@ -342,6 +363,7 @@ impl Engine for RaycasterEngine {
             difficulty,
             player_count,
             carryovers,
+            input_delays,
         } = setup;
         map.validate()?;
         if roster.is_empty() || roster.windows(2).any(|w| w[0] >= w[1]) {
@@ -390,6 +412,7 @@ impl Engine for RaycasterEngine {
         };
         Ok(Self {
             map,
+            input_delays,
             state,
             grid_log: Vec::new(),
             snapshot_cursor: 0,
@@ -514,6 +537,7 @@ mod tests {
             difficulty: Difficulty::Normal,
             player_count: players,
             carryovers: BTreeMap::new(),
+            input_delays: BTreeMap::new(),
         };
         RaycasterEngine::new_level(setup).expect("valid level")
     }
@@ -555,6 +579,36 @@ mod tests {
         let inputs = fire_only(&e);
         e.advance(&inputs, &[]);
         e.state.enemies[0].hp < hp
+    }
+
+    /// Enemy 0 was in p0's sights exactly `ago` ticks before this one (and
+    /// nowhere near at any other time); p0's input delay is `delay`.
+    fn shot_from_ticks_ago_lands(ago: usize, delay: u64) -> bool {
+        let mut e = level(2);
+        e.input_delays = BTreeMap::from([(PlayerId::new("p0"), delay)]);
+        let p0 = e.state.players.values().next().expect("p0").clone();
+        let aimed = p0.pos.plus(p0.dir.scale(1.2));
+        let aside = p0.pos.plus(Vec2::new(0.0, 1.0));
+        let n = e.state.enemies.len();
+        // End-of-tick frames, oldest first; the newest is one tick ago.
+        let frames = 8;
+        e.state.enemy_history = (0..frames)
+            .map(|_| vec![Vec2::new(-50.0, -50.0); n])
+            .collect();
+        e.state.enemy_history[frames - ago][0] = aimed;
+        e.state.enemies[0].pos = aside;
+        let hp = e.state.enemies[0].hp;
+        let inputs = fire_only(&e);
+        e.advance(&inputs, &[]);
+        e.state.enemies[0].hp < hp
+    }
+
+    #[test]
+    fn each_shooter_rewinds_targets_by_its_own_input_delay() {
+        assert!(shot_from_ticks_ago_lands(2, 1));
+        assert!(!shot_from_ticks_ago_lands(4, 1));
+        assert!(shot_from_ticks_ago_lands(6, 5));
+        assert!(!shot_from_ticks_ago_lands(2, 5));
     }
 
     #[test]

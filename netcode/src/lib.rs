@@ -17,6 +17,7 @@
 //!   the snapshot backlog.
 //! - [`plan`]: the levels a host plays ([`plan::GeneratedCampaign`],
 //!   [`plan::FixedCampaign`]).
+//! - [`delay`]: input delays fitted to each link.
 //! - [`pilot`]: [`pilot::DelayAwareBot`], an engine's bot corrected for the
 //!   input delay.
 //! - [`stats`]: counters as plain values.
@@ -24,6 +25,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod delay;
 pub mod guest;
 pub mod host;
 pub mod link;

@@ -1,9 +1,8 @@
 //! [`DelayAwareBot`]: an engine's bot corrected for the input delay.
 //!
 //! A bot aims as if its input applied at once: it turns by the whole angle
-//! to its target every tick. Under the netcode's `INPUT_DELAY_TICKS` the
-//! same correction is issued `INPUT_DELAY_TICKS + 1` times before the first
-//! one lands, so the aim overshoots and oscillates and bots stop finishing
+//! to its target every tick. Under an input delay of `d` ticks the same
+//! correction is issued `d + 1` times before the first one lands, so the aim overshoots and oscillates and bots stop finishing
 //! levels. This wrapper subtracts the turns still in flight (a Smith
 //! predictor), so the sum of pending turns equals the error the bot sees.
 
@@ -13,10 +12,11 @@ use engine::{Bot, Engine};
 use protocol::input::{InputSnapshot, MAX_MOUSE_DELTA_X, PlayerId};
 use protocol::tick::INPUT_DELAY_TICKS;
 
-/// A bot whose inputs are applied `INPUT_DELAY_TICKS` after it samples them.
+/// A bot whose inputs are applied its input delay after it samples them.
 pub struct DelayAwareBot<E: Engine> {
     bot: E::Bot,
     in_flight: VecDeque<f64>,
+    delay: u64,
 }
 
 impl<E: Engine> std::fmt::Debug for DelayAwareBot<E> {
@@ -34,6 +34,7 @@ impl<E: Engine> DelayAwareBot<E> {
         Self {
             bot: E::Bot::new(id),
             in_flight: VecDeque::new(),
+            delay: INPUT_DELAY_TICKS,
         }
     }
 
@@ -42,19 +43,21 @@ impl<E: Engine> DelayAwareBot<E> {
         self.bot.player_id()
     }
 
-    /// Forgets turns in flight (a new level starts).
-    pub fn reset(&mut self) {
+    /// Forgets turns in flight: a new level starts, with input delay
+    /// `delay` ticks.
+    pub fn start_level(&mut self, delay: u64) {
         self.in_flight.clear();
+        self.delay = delay;
     }
 
-    /// The input to tag for `engine.tick() + INPUT_DELAY_TICKS`.
+    /// The input to tag for `engine.tick()` plus the input delay.
     pub fn decide(&mut self, engine: &E) -> InputSnapshot {
         let mut input = self.bot.decide(engine);
         let pending: f64 = self.in_flight.iter().sum();
         input.mouse_delta_x =
             (input.mouse_delta_x - pending).clamp(-MAX_MOUSE_DELTA_X, MAX_MOUSE_DELTA_X);
         self.in_flight.push_back(input.mouse_delta_x);
-        while self.in_flight.len() > INPUT_DELAY_TICKS as usize {
+        while self.in_flight.len() > usize::try_from(self.delay).unwrap_or(usize::MAX) {
             self.in_flight.pop_front();
         }
         input

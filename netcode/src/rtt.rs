@@ -8,9 +8,22 @@ use std::time::Duration;
 /// How often the host probes each guest that takes up the `ping` feature.
 pub const PING_INTERVAL: Duration = Duration::from_secs(1);
 
+/// Round trips measured back to back after a guest is admitted (the hello
+/// exchange counts as the first), so a delay can be fitted before the
+/// first level even when the session starts at once.
+pub const WARM_UP_SAMPLES: u32 = 5;
+
+/// How long a lobby whose guests are all in waits for their warm-up before
+/// it starts anyway (a link that slow gets a large delay either way).
+pub const WARM_UP_LIMIT: Duration = Duration::from_secs(2);
+
 /// A ping unanswered this long is given up (a new one goes out); the
 /// channel is reliable, so this only happens on a stalled link.
 pub const PING_GIVE_UP: Duration = Duration::from_secs(10);
+
+/// Round trips [`RttEstimate::recent_max`] looks back over (about 16 s
+/// at one ping a second).
+pub const RECENT_SAMPLES: usize = 16;
 
 /// One link's round-trip estimate.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -19,6 +32,8 @@ pub struct RttEstimate {
     rttvar: Duration,
     min: Option<Duration>,
     samples: u32,
+    /// The last [`RECENT_SAMPLES`] round trips, a ring indexed by `samples`.
+    recent: [Duration; RECENT_SAMPLES],
 }
 
 impl RttEstimate {
@@ -36,7 +51,20 @@ impl RttEstimate {
             }
         }
         self.min = Some(self.min.map_or(rtt, |m| m.min(rtt)));
-        self.samples += 1;
+        self.recent[self.samples as usize % RECENT_SAMPLES] = rtt;
+        self.samples = self.samples.saturating_add(1);
+    }
+
+    /// The slowest of the last [`RECENT_SAMPLES`] round trips: on a lossy
+    /// link, one that waited for a retransmission (in-order delivery holds
+    /// everything behind a lost message), which the smoothed figures
+    /// forget within a few samples.
+    pub fn recent_max(&self) -> Option<Duration> {
+        self.recent
+            .iter()
+            .copied()
+            .max()
+            .filter(|_| self.samples > 0)
     }
 
     /// The smoothed round trip, once measured.
@@ -77,6 +105,20 @@ mod tests {
         assert_eq!(e.variation(), Duration::from_micros(57_500));
         assert_eq!(e.min(), Some(Duration::from_millis(100)));
         assert_eq!(e.samples(), 2);
+        assert_eq!(e.recent_max(), Some(Duration::from_millis(180)));
+    }
+
+    #[test]
+    fn the_recent_maximum_forgets_a_spike_after_the_window() {
+        let mut e = RttEstimate::default();
+        assert_eq!(e.recent_max(), None);
+        e.sample(Duration::from_millis(400));
+        for _ in 0..RECENT_SAMPLES - 1 {
+            e.sample(Duration::from_millis(150));
+        }
+        assert_eq!(e.recent_max(), Some(Duration::from_millis(400)));
+        e.sample(Duration::from_millis(150));
+        assert_eq!(e.recent_max(), Some(Duration::from_millis(150)));
     }
 
     #[test]

@@ -18,7 +18,9 @@ use protocol::peer::{
     Channel, EndReason, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
     TickInputBundle, TransitionPayload,
 };
-use protocol::tick::{DISCONNECT_GRACE_MS, RECONCILE_INTERVAL_TICKS};
+use protocol::tick::{
+    DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS,
+};
 
 type Outcome = netcode::sim::Outcome<RaycasterEngine>;
 type HostSession = netcode::host::HostSession<RaycasterEngine>;
@@ -44,6 +46,15 @@ fn guest(name: &str) -> GuestConfig {
         display_name: name.into(),
         record_ticks: true,
         ..GuestConfig::default()
+    }
+}
+
+/// A guest that does not take up `input-delay`: its session keeps the
+/// spec's fixed `INPUT_DELAY_TICKS` for every player.
+fn fixed_delay_guest(name: &str) -> GuestConfig {
+    GuestConfig {
+        features: vec![protocol::peer::FEATURE_PING.to_owned()],
+        ..guest(name)
     }
 }
 
@@ -197,7 +208,10 @@ fn setup_rejects_corrupted_and_truncated_map_chunks_cleanly() {
 fn lockstep_host_and_two_guests_hash_equal_every_tick() {
     let o = run(Scenario {
         host: host(1, 2, Some(300)),
-        guests: vec![(guest("A"), net(0, 0, 1)), (guest("B"), net(0, 0, 2))],
+        guests: vec![
+            (fixed_delay_guest("A"), net(0, 0, 1)),
+            (fixed_delay_guest("B"), net(0, 0, 2)),
+        ],
         events: vec![],
     });
     assert_eq!(o.host.ended(), Some(EndReason::HostShutdown));
@@ -231,7 +245,10 @@ fn lockstep_host_and_two_guests_hash_equal_every_tick() {
 fn lockstep_jitter_beyond_the_delay_holds_inputs_and_snapshots_agree() {
     let o = run(Scenario {
         host: host(1, 2, Some(450)),
-        guests: vec![(guest("A"), net(40, 150, 1)), (guest("B"), net(40, 150, 2))],
+        guests: vec![
+            (fixed_delay_guest("A"), net(40, 150, 1)),
+            (fixed_delay_guest("B"), net(40, 150, 2)),
+        ],
         events: vec![],
     });
     let s = o.host.stats();
@@ -640,6 +657,7 @@ fn transition_stale_epoch_bundles_are_discarded() {
             difficulty: protocol::peer::Difficulty::Normal,
             player_count: 2,
             player_names: BTreeMap::new(),
+            input_delays: BTreeMap::new(),
         }),
     );
     let (chunks, end) = split(&serde_json::to_string(&generate(3, 0, 2)).unwrap());
@@ -671,6 +689,7 @@ fn transition_stale_epoch_bundles_are_discarded() {
         player_count: 2,
         carryovers: g.engine().unwrap().carryovers(),
         map: generate(3, 1, 2),
+        input_delays: BTreeMap::new(),
     };
     let (chunks, end) = split(&serde_json::to_string(&payload).unwrap());
     feed(
@@ -734,6 +753,7 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
         difficulty: engine::Difficulty::Normal,
         player_count: 2,
         carryovers: BTreeMap::new(),
+        input_delays: BTreeMap::new(),
     })
     .unwrap();
     let mut g = GuestSession::new(GuestConfig {
@@ -765,6 +785,7 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
             difficulty: protocol::peer::Difficulty::Normal,
             player_count: 2,
             player_names: BTreeMap::new(),
+            input_delays: BTreeMap::new(),
         }),
     );
     let (chunks, end) = split(&serde_json::to_string(&map).unwrap());
@@ -909,7 +930,7 @@ fn over_a_round_trip_longer_than_the_delay_the_late_inputs_are_held_and_applied(
     // last-received input, which must be its real (late) one, not neutral.
     let bot = GuestConfig {
         bot: true,
-        ..guest("Far")
+        ..fixed_delay_guest("Far")
     };
     let o = run(Scenario {
         host: host(1, 1, Some(300)),
@@ -976,7 +997,8 @@ fn start_now_without_guests_runs_the_host_alone() {
 
 /// Issue 15's simulator: a lossy link (2% of messages retransmitted 200 ms
 /// late) still plays in lockstep; the summary reports held inputs as a share
-/// of ticks and what the host sent each guest.
+/// of ticks and what the host sent each guest. Guest A does not take up
+/// `input-delay`, so the whole session keeps the spec's fixed delay.
 #[test]
 fn a_lossy_link_stays_in_lockstep_and_the_summary_reports_held_ratio_and_bytes() {
     let lossy = |seed| LinkConfig {
@@ -984,15 +1006,23 @@ fn a_lossy_link_stays_in_lockstep_and_the_summary_reports_held_ratio_and_bytes()
         retransmit: Duration::from_millis(200),
         ..net(30, 5, seed)
     };
+    let fixed = fixed_delay_guest("A");
     let o = run(Scenario {
         host: host(1, 2, Some(1_500)),
-        guests: vec![(guest("A"), lossy(1)), (guest("B"), net(1, 0, 2))],
+        guests: vec![(fixed, lossy(1)), (guest("B"), net(1, 0, 2))],
         events: vec![],
     });
     let summary = Summary::of(&o.host, &o.guests).with_traffic(&o.bytes_to_guests, o.elapsed);
     assert_eq!(summary.desyncs, 0, "{summary:?}");
     assert_lockstep(&o, 0);
     let (a, b) = (&summary.guests[0], &summary.guests[1]);
+    // One guest without the feature: nobody's delay is fitted.
+    assert_eq!(a.input_delay_ticks, INPUT_DELAY_TICKS, "{summary:?}");
+    assert_eq!(b.input_delay_ticks, INPUT_DELAY_TICKS, "{summary:?}");
+    assert_eq!(
+        o.host.input_delay(&PlayerId::new("host")),
+        INPUT_DELAY_TICKS
+    );
     // Retransmissions make the lossy guest's input late on some ticks; the
     // clean guest's never is.
     assert!(a.held_inputs > 0, "{summary:?}");
@@ -1008,6 +1038,63 @@ fn a_lossy_link_stays_in_lockstep_and_the_summary_reports_held_ratio_and_bytes()
     assert!(o.bytes_to_guests[0] > 10_000, "{:?}", o.bytes_to_guests);
     let per_second = a.bytes_per_second.expect("bytes counted");
     assert!((per_second - o.bytes_to_guests[0] as f64 / o.elapsed.as_secs_f64()).abs() < 1e-6);
+}
+
+/// Issue 15, item 2: each guest's input delay is fitted to its link before
+/// the first level (the lobby waits for a short warm-up of back-to-back
+/// pings), the host's own players take the smallest guest delay, and the
+/// slow link's inputs arrive in time where the fixed delay held them on
+/// nearly every tick.
+#[test]
+fn input_delays_are_fitted_to_each_link_before_the_first_level() {
+    let o = run(Scenario {
+        host: host(1, 2, Some(900)),
+        guests: vec![
+            (guest("Far"), net(75, 10, 1)),
+            (guest("Near"), net(1, 0, 2)),
+        ],
+        events: vec![],
+    });
+    let summary = Summary::of(&o.host, &o.guests);
+    assert_eq!(summary.desyncs, 0, "{summary:?}");
+    assert_lockstep(&o, 0);
+    assert_lockstep(&o, 1);
+    let (far, near) = (&summary.guests[0], &summary.guests[1]);
+    // 150-170 ms round trips: at least 5 ticks of budget (167 ms) and more
+    // for the jitter; the clean link gets the minimum.
+    assert!((4..=8).contains(&far.input_delay_ticks), "{summary:?}");
+    assert_eq!(near.input_delay_ticks, MIN_INPUT_DELAY_TICKS, "{summary:?}");
+    assert_eq!(
+        o.host.input_delay(&PlayerId::new("host")),
+        MIN_INPUT_DELAY_TICKS
+    );
+    assert_eq!(
+        o.host.input_delay(&PlayerId::new("bot-1")),
+        MIN_INPUT_DELAY_TICKS
+    );
+    // Fitted before the level: not one held input on either link.
+    assert_eq!(far.held_inputs, 0, "{summary:?}");
+    assert_eq!(near.held_inputs, 0, "{summary:?}");
+}
+
+/// A host that does not offer `input-delay` keeps the spec's delay for a
+/// guest that would take it up.
+#[test]
+fn a_host_without_the_feature_keeps_the_fixed_delay() {
+    let o = run(Scenario {
+        host: HostConfig {
+            features: vec![protocol::peer::FEATURE_PING.to_owned()],
+            ..host(1, 1, Some(300))
+        },
+        guests: vec![(guest("Far"), net(75, 10, 1))],
+        events: vec![],
+    });
+    assert_eq!(o.guests[0].input_delay(), INPUT_DELAY_TICKS);
+    assert_eq!(
+        o.host.input_delay(&PlayerId::new("host")),
+        INPUT_DELAY_TICKS
+    );
+    assert_lockstep(&o, 0);
 }
 
 /// Issue 15, item 1: the host measures each guest's round trip with `ping`

@@ -29,6 +29,13 @@ pub const PEER_PROTOCOL_VERSION: u32 = 1;
 /// answers `pong` (issue 15). Peers without it never see either message.
 pub const FEATURE_PING: &str = "ping";
 
+/// Hello feature: each player's input delay is fitted to its link (issue
+/// 15) instead of the spec's fixed `INPUT_DELAY_TICKS`. The host uses it
+/// only when every guest of the session took it up, since every peer's
+/// engine must know every player's delay; `SessionInit::input_delays` and
+/// `TransitionPayload::input_delays` carry them.
+pub const FEATURE_INPUT_DELAY: &str = "input-delay";
+
 /// The two reliable, ordered data channels of a host-guest connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -162,7 +169,8 @@ pub struct SessionInit {
     pub tick_rate_hz: u32,
     /// Seconds per tick.
     pub fixed_dt: f64,
-    /// Input delay in ticks.
+    /// This guest's input delay in ticks (the spec's fixed
+    /// `INPUT_DELAY_TICKS` unless [`FEATURE_INPUT_DELAY`] is in use).
     pub input_delay_ticks: u64,
     /// Ticks between reconciliation snapshots.
     pub reconcile_interval_ticks: u64,
@@ -174,6 +182,11 @@ pub struct SessionInit {
     pub player_count: u32,
     /// Every player's sanitized display name ("" for none).
     pub player_names: BTreeMap<PlayerId, String>,
+    /// Every player's input delay for level 1, when the session fits
+    /// delays to links ([`FEATURE_INPUT_DELAY`]); absent otherwise, and
+    /// then every player's delay is `input_delay_ticks`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub input_delays: BTreeMap<PlayerId, u64>,
 }
 
 /// What every peer advances from for one tick (spec §1).
@@ -223,6 +236,10 @@ pub struct TransitionPayload {
     pub carryovers: BTreeMap<PlayerId, Carryover>,
     /// The next level's map.
     pub map: GameMap,
+    /// Every player's input delay for this level, refitted to the links
+    /// ([`FEATURE_INPUT_DELAY`]); absent when delays are fixed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub input_delays: BTreeMap<PlayerId, u64>,
 }
 
 /// A message from the host to a guest.
@@ -621,6 +638,7 @@ mod tests {
                     difficulty: Difficulty::Hard,
                     player_count: ids.len() as u32,
                     player_names: ids.iter().map(|i| (i.clone(), name.clone())).collect(),
+                    input_delays: ids.iter().map(|i| (i.clone(), 2)).collect(),
                 }),
                 HostMessage::ReconciliationSnapshot(ReconciliationSnapshotMessage {
                     level_epoch: u32::from(epoch),

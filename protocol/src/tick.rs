@@ -12,6 +12,14 @@ pub const FIXED_DT: f64 = 1.0 / 30.0;
 /// Ticks between sampling an input and the tick it is applied at.
 pub const INPUT_DELAY_TICKS: u64 = 3;
 
+/// The smallest input delay a fitted delay may be (the `input-delay`
+/// feature, issue 15): one tick, so a clean link adds about 33 ms.
+pub const MIN_INPUT_DELAY_TICKS: u64 = 1;
+
+/// The largest fitted input delay (400 ms): a link slower than this holds
+/// inputs rather than making every key press wait longer still.
+pub const MAX_INPUT_DELAY_TICKS: u64 = 12;
+
 /// Ticks between two host reconciliation snapshots (once a second).
 pub const RECONCILE_INTERVAL_TICKS: u64 = 30;
 

@@ -281,6 +281,7 @@ mod tests {
             difficulty: Difficulty::Normal,
             player_count: 2,
             carryovers: BTreeMap::new(),
+            input_delays: BTreeMap::new(),
         })
         .expect("a generated level builds");
         let names = BTreeMap::from([(roster[0].clone(), "Ada".to_owned())]);

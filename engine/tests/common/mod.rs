@@ -19,6 +19,7 @@ pub fn setup(campaign_seed: u32, level: u32, players: u32, gameplay_seed: u32) -
         difficulty: Difficulty::Normal,
         player_count: players,
         carryovers: BTreeMap::new(),
+        input_delays: BTreeMap::new(),
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use engine::{Engine, LevelStatus};
 use protocol::input::{InputSnapshot, PlayerId, TickInput};
 use protocol::peer::{GuestMessage, TickInputBundle, format_hash};
-use protocol::tick::{HASH_REPORT_INTERVAL_TICKS, INPUT_DELAY_TICKS};
+use protocol::tick::HASH_REPORT_INTERVAL_TICKS;
 
 use super::{AppliedTick, GuestEvent, GuestFault, GuestSession, Phase};
 
@@ -105,7 +105,8 @@ impl<E: Engine> GuestSession<E> {
         self.sample_input();
     }
 
-    /// Samples this player's input for `tick + INPUT_DELAY_TICKS`.
+    /// Samples this player's input for the engine's tick plus this
+    /// player's input delay.
     pub(super) fn sample_input(&mut self) {
         let (Some(engine), Some(me)) = (&self.engine, &self.me) else {
             return;
@@ -121,7 +122,7 @@ impl<E: Engine> GuestSession<E> {
             None => self.local_input.clone(),
         };
         self.outbox.push(GuestMessage::TickInput(TickInput {
-            tick: engine.tick() + INPUT_DELAY_TICKS,
+            tick: engine.tick() + self.input_delay,
             player_id: me.clone(),
             input: input.sanitized(),
         }));

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use engine::{Engine, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
 use protocol::map::GameMap;
-use protocol::peer::{GuestMessage, PEER_PROTOCOL_VERSION, SessionInit};
-use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
+use protocol::peer::{FEATURE_INPUT_DELAY, GuestMessage, PEER_PROTOCOL_VERSION, SessionInit};
+use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};
+use crate::delay;
 use crate::pilot::DelayAwareBot;
 
 impl<E: Engine> GuestSession<E> {
@@ -27,16 +28,18 @@ impl<E: Engine> GuestSession<E> {
             self.events
                 .push(GuestEvent::HostBuildDiffers(build_version));
         }
+        let taken: Vec<String> = offered
+            .iter()
+            .filter(|f| self.config.features.contains(f))
+            .cloned()
+            .collect();
         self.outbox.push(GuestMessage::GuestHello {
             build_version: self.config.build_version.clone(),
             protocol_version: PEER_PROTOCOL_VERSION,
             display_name: self.config.display_name.clone(),
-            features: offered
-                .iter()
-                .filter(|f| self.config.features.contains(f))
-                .cloned()
-                .collect(),
+            features: taken.clone(),
         });
+        self.features = taken;
         self.phase = Phase::AwaitInit;
     }
 
@@ -46,13 +49,32 @@ impl<E: Engine> GuestSession<E> {
         }
         if init.tick_rate_hz != TICK_RATE_HZ
             || init.fixed_dt != FIXED_DT
-            || init.input_delay_ticks != INPUT_DELAY_TICKS
             || init.reconcile_interval_ticks != RECONCILE_INTERVAL_TICKS
         {
             self.end(GuestEnd::SetupFailed(
                 "tick constants differ from this build's".into(),
             ));
             return;
+        }
+        let took_up = self.took_up(FEATURE_INPUT_DELAY);
+        match delay::check_level(
+            &init.input_delays,
+            &init.roster,
+            &init.your_player_id,
+            took_up,
+        ) {
+            Ok(d) if d == init.input_delay_ticks => self.input_delay = d,
+            Ok(d) => {
+                self.end(GuestEnd::SetupFailed(format!(
+                    "input delay {} differs from this player's {d} in the delays",
+                    init.input_delay_ticks
+                )));
+                return;
+            }
+            Err(e) => {
+                self.end(GuestEnd::SetupFailed(e));
+                return;
+            }
         }
         self.phase = Phase::Map(Box::new(init), Reassembler::default());
     }
@@ -85,12 +107,15 @@ impl<E: Engine> GuestSession<E> {
             difficulty: init.difficulty,
             player_count: init.player_count,
             carryovers: BTreeMap::new(),
+            input_delays: init.input_delays.clone(),
         };
         match E::new_level(setup) {
             Ok(engine) => {
                 self.engine = Some(engine);
                 if self.config.bot {
-                    self.pilot = Some(DelayAwareBot::new(init.your_player_id.clone()));
+                    let mut pilot = DelayAwareBot::new(init.your_player_id.clone());
+                    pilot.start_level(self.input_delay);
+                    self.pilot = Some(pilot);
                 }
                 self.me = Some(init.your_player_id);
                 self.names = init.player_names;

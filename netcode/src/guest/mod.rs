@@ -24,7 +24,7 @@ use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
     EndReason, GuestMessage, HostMessage, ScoreRow, SessionInit, TickInputBundle,
 };
-use protocol::tick::DISCONNECT_GRACE_MS;
+use protocol::tick::{DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS};
 
 pub use config::{AppliedTick, GuestConfig, GuestEnd, GuestEvent, GuestFault, RenderOffset};
 
@@ -81,6 +81,10 @@ pub struct GuestSession<E: Engine> {
     clock_hint: Duration,
     pilot: Option<DelayAwareBot<E>>,
     local_input: InputSnapshot,
+    /// The hello features this guest took up (offered and wanted).
+    features: Vec<String>,
+    /// This player's input delay this level.
+    input_delay: u64,
 }
 
 impl<E: Engine> std::fmt::Debug for GuestSession<E> {
@@ -119,6 +123,8 @@ impl<E: Engine> GuestSession<E> {
             clock_hint: Duration::ZERO,
             pilot: None,
             local_input: InputSnapshot::NEUTRAL,
+            features: Vec::new(),
+            input_delay: INPUT_DELAY_TICKS,
         }
     }
 
@@ -196,6 +202,16 @@ impl<E: Engine> GuestSession<E> {
     /// This player's own input from now on, when no bot drives it.
     pub fn set_local_input(&mut self, input: InputSnapshot) {
         self.local_input = input.sanitized();
+    }
+
+    /// This player's input delay in the current level, in ticks.
+    pub fn input_delay(&self) -> u64 {
+        self.input_delay
+    }
+
+    /// Whether this guest took up hello feature `name`.
+    fn took_up(&self, name: &str) -> bool {
+        self.features.iter().any(|f| f == name)
     }
 
     /// Takes what should be sent to the host.

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use engine::{Engine, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
-use protocol::peer::{GuestMessage, TransitionPayload};
+use protocol::peer::{FEATURE_INPUT_DELAY, GuestMessage, TransitionPayload};
 
 use super::{GuestEvent, GuestSession};
+use crate::delay;
 
 impl<E: Engine> GuestSession<E> {
     pub(super) fn on_transition_init(&mut self, level_epoch: u32) {
@@ -63,6 +64,14 @@ impl<E: Engine> GuestSession<E> {
         let Some(difficulty) = self.engine.as_ref().map(|e| e.difficulty()) else {
             return;
         };
+        let took_up = self.took_up(FEATURE_INPUT_DELAY);
+        let my_delay = match delay::check_level(&p.input_delays, &p.roster, &me, took_up) {
+            Ok(d) => d,
+            Err(e) => {
+                self.transition_failed(e, now);
+                return;
+            }
+        };
         let setup = LevelSetup {
             map: p.map,
             roster: p.roster,
@@ -70,17 +79,19 @@ impl<E: Engine> GuestSession<E> {
             difficulty,
             player_count: p.player_count,
             carryovers: p.carryovers,
+            input_delays: p.input_delays,
         };
         match E::new_level(setup) {
             Ok(engine) => {
                 self.engine = Some(engine);
                 self.level_epoch = epoch;
+                self.input_delay = my_delay;
                 self.backlog.clear();
                 self.snapshots.clear();
                 self.fell_behind_since = None;
                 self.render_offsets.clear();
                 if let Some(p) = &mut self.pilot {
-                    p.reset();
+                    p.start_level(my_delay);
                 }
                 self.stats.transitions += 1;
                 self.outbox

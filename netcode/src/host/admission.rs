@@ -6,11 +6,13 @@ use std::time::Duration;
 use engine::Engine;
 use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
-use protocol::peer::{FEATURE_PING, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason};
+use protocol::peer::{
+    FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
+};
 
 use super::{HostEvent, HostOutput, HostSession, Phase};
 use crate::link::ConnectionState;
-use crate::rtt::{PING_GIVE_UP, PING_INTERVAL};
+use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, WARM_UP_LIMIT, WARM_UP_SAMPLES};
 use crate::stats::GuestSlot;
 
 /// One guest connection and what the host knows of it.
@@ -31,6 +33,10 @@ pub(super) struct GuestSeat {
     pub(super) last_report: Option<(u32, u64, bool)>,
     /// It took up [`FEATURE_PING`]: the host probes its round trip.
     pub(super) ping: bool,
+    /// It took up [`FEATURE_INPUT_DELAY`]: it accepts a fitted delay.
+    pub(super) input_delay: bool,
+    /// When its hello admitted it.
+    pub(super) admitted_at: Option<Duration>,
     /// The ping in flight: `(id, sent at)`.
     pub(super) ping_in_flight: Option<(u32, Duration)>,
     /// When the last ping went out.
@@ -88,6 +94,8 @@ impl<E: Engine> HostSession<E> {
             closed: false,
             last_report: None,
             ping: false,
+            input_delay: false,
+            admitted_at: None,
             ping_in_flight: None,
             last_ping_at: None,
             pings_sent: 0,
@@ -107,11 +115,16 @@ impl<E: Engine> HostSession<E> {
     /// [`FEATURE_PING`] and is due one (one in flight at a time).
     pub(super) fn send_pings(&mut self, now: Duration) {
         for slot in 0..self.seats.len() {
+            let interval = if self.link_measured(&self.seats[slot]) {
+                PING_INTERVAL
+            } else {
+                Duration::ZERO
+            };
             let seat = &mut self.seats[slot];
             if !seat.ping || !seat.admitted || !seat.connected || seat.removed || seat.closed {
                 continue;
             }
-            if seat.last_ping_at.is_some_and(|t| now < t + PING_INTERVAL) {
+            if seat.last_ping_at.is_some_and(|t| now < t + interval) {
                 continue;
             }
             if seat
@@ -134,13 +147,56 @@ impl<E: Engine> HostSession<E> {
             .iter()
             .filter(|s| s.ping && s.admitted && s.connected && !s.removed && !s.closed)
             .map(|s| {
-                let next = s.last_ping_at.map_or(Duration::ZERO, |t| t + PING_INTERVAL);
+                let interval = if self.link_measured(s) {
+                    PING_INTERVAL
+                } else {
+                    Duration::ZERO
+                };
+                let next = s.last_ping_at.map_or(Duration::ZERO, |t| t + interval);
                 match s.ping_in_flight {
                     Some((_, sent)) => next.max(sent + PING_GIVE_UP),
                     None => next,
                 }
             })
             .min()
+    }
+
+    /// Whether `seat`'s round trip is measured well enough to fit a delay
+    /// to: [`WARM_UP_SAMPLES`] round trips (until then pings go back to
+    /// back), or it does not take part in the measurement.
+    fn link_measured(&self, seat: &GuestSeat) -> bool {
+        !seat.ping
+            || seat
+                .player
+                .as_ref()
+                .and_then(|p| self.stats.rtt.get(p))
+                .is_some_and(|r| r.samples() >= WARM_UP_SAMPLES)
+    }
+
+    /// Whether every admitted guest's link is measured, or has had
+    /// [`WARM_UP_LIMIT`] to be: the lobby waits for that before a level
+    /// is fitted to the links (the delays go out with the session init).
+    pub(super) fn links_measured(&self, now: Duration) -> bool {
+        self.warm_up_ends().is_none_or(|end| now >= end)
+    }
+
+    /// When the last admitted guest still warming up stops being waited
+    /// for (`None` when nobody is warming up).
+    pub(super) fn warm_up_ends(&self) -> Option<Duration> {
+        let fitting = self
+            .config
+            .features
+            .iter()
+            .any(|f| f == FEATURE_INPUT_DELAY);
+        if !fitting {
+            return None;
+        }
+        self.seats
+            .iter()
+            .filter(|s| s.admitted && s.connected && !s.removed && !s.closed)
+            .filter(|s| !self.link_measured(s))
+            .filter_map(|s| s.admitted_at.map(|t| t + WARM_UP_LIMIT))
+            .max()
     }
 
     /// A guest's pong: one round-trip sample when it answers the ping in
@@ -277,7 +333,7 @@ impl<E: Engine> HostSession<E> {
         if seat.admitted || seat.closed {
             return;
         }
-        seat.awaiting_hello_since = None;
+        let hello_sent = seat.awaiting_hello_since.take();
         if !matches!(self.phase, Phase::Lobby { .. }) {
             self.refuse(
                 slot,
@@ -297,13 +353,27 @@ impl<E: Engine> HostSession<E> {
         let present = self.guests_present();
         self.guests_admitted_ever += 1;
         let number = self.guests_admitted_ever;
+        // Only what was offered counts; anything else a guest names is ignored.
+        let took_up = |name: &str| {
+            features.iter().any(|f| f == name) && self.config.features.iter().any(|f| f == name)
+        };
+        let (ping, input_delay) = (took_up(FEATURE_PING), took_up(FEATURE_INPUT_DELAY));
         let seat = &mut self.seats[slot];
         seat.admitted = true;
         seat.player = Some(PlayerId::new(format!("guest-{number}")));
         seat.name = sanitize_display_name(name);
-        // Only what was offered counts; anything else a guest names is ignored.
-        seat.ping = features.iter().any(|f| f == FEATURE_PING)
-            && self.config.features.iter().any(|f| f == FEATURE_PING);
+        seat.ping = ping;
+        seat.input_delay = input_delay;
+        seat.admitted_at = Some(now);
+        // The hellos are the link's first round trip (a little long if the
+        // guest was slow to answer, which only makes a delay safer).
+        if let (true, Some(sent), Some(player)) = (ping, hello_sent, seat.player.clone()) {
+            self.stats
+                .rtt
+                .entry(player)
+                .or_default()
+                .sample(now.saturating_sub(sent));
+        }
         if let Phase::Lobby { deadline } = &mut self.phase
             && deadline.is_none()
         {

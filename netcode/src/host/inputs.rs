@@ -4,10 +4,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use protocol::input::{InputSnapshot, PlayerId};
-use protocol::tick::INPUT_DELAY_TICKS;
+use protocol::tick::{INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
 
 /// How far ahead of the current tick a guest input may be tagged.
-pub const INPUT_WINDOW_TICKS: u64 = INPUT_DELAY_TICKS + 90;
+pub const INPUT_WINDOW_TICKS: u64 = MAX_INPUT_DELAY_TICKS + 90;
 
 /// Where an arriving input went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,11 +20,13 @@ pub enum Placement {
     TooFarAhead,
 }
 
-/// Inputs by tick, plus every player's last-received one.
+/// Inputs by tick, plus every player's last-received one and the level's
+/// input delays.
 #[derive(Debug, Default)]
 pub struct InputBuffer {
     by_tick: BTreeMap<u64, BTreeMap<PlayerId, InputSnapshot>>,
     last: BTreeMap<PlayerId, InputSnapshot>,
+    delays: BTreeMap<PlayerId, u64>,
 }
 
 /// The inputs of one tick.
@@ -78,7 +80,7 @@ impl InputBuffer {
             } else if let Some(i) = arrived.get(id) {
                 self.last.insert(id.clone(), i.clone());
                 i.clone()
-            } else if tick < INPUT_DELAY_TICKS {
+            } else if tick < self.delay(id) {
                 InputSnapshot::NEUTRAL
             } else {
                 out.held.push(id.clone());
@@ -89,10 +91,26 @@ impl InputBuffer {
         out
     }
 
-    /// Forgets everything (a new level starts at tick 0).
-    pub fn clear(&mut self) {
+    /// Forgets everything: a new level starts at tick 0, with each
+    /// player's input delay from `delays` (empty: the spec's fixed delay
+    /// for everyone).
+    pub fn start_level(&mut self, delays: BTreeMap<PlayerId, u64>) {
         self.by_tick.clear();
         self.last.clear();
+        self.delays = delays;
+    }
+
+    /// `player`'s input delay this level.
+    pub fn delay(&self, player: &PlayerId) -> u64 {
+        self.delays
+            .get(player)
+            .copied()
+            .unwrap_or(INPUT_DELAY_TICKS)
+    }
+
+    /// The level's fitted delays (empty when every delay is the spec's).
+    pub fn delays(&self) -> &BTreeMap<PlayerId, u64> {
+        &self.delays
     }
 }
 

@@ -187,6 +187,11 @@ impl<E: Engine> HostSession<E> {
         &self.hash_log
     }
 
+    /// `player`'s input delay in the current level, ticks.
+    pub fn input_delay(&self, player: &PlayerId) -> u64 {
+        self.inputs.delay(player)
+    }
+
     /// The player ids in the current level's roster.
     pub fn roster(&self) -> Vec<PlayerId> {
         self.engine.as_ref().map(|e| e.roster()).unwrap_or_default()
@@ -281,7 +286,14 @@ impl<E: Engine> HostSession<E> {
     /// When the session next needs [`HostSession::poll`].
     pub fn next_wakeup(&self) -> Option<Duration> {
         let phase = match &self.phase {
-            Phase::Lobby { deadline } => *deadline,
+            Phase::Lobby { deadline } => {
+                let admitted = self.seats.iter().filter(|s| s.admitted).count();
+                // Everyone is in: the start waits for the warm-up at most.
+                let warm = (admitted >= self.config.expected_guests)
+                    .then(|| self.warm_up_ends())
+                    .flatten();
+                [*deadline, warm].into_iter().flatten().min()
+            }
             Phase::Setup { deadline } => Some(*deadline),
             Phase::Transition(t) => Some(t.deadline),
             Phase::Ended(_) => return None,
@@ -301,7 +313,8 @@ impl<E: Engine> HostSession<E> {
             Phase::Lobby { deadline } => {
                 let admitted = self.seats.iter().filter(|s| s.admitted).count();
                 let due = deadline.is_some_and(|d| now >= d);
-                if admitted >= self.config.expected_guests || (due && admitted > 0) {
+                let all_in = admitted >= self.config.expected_guests && self.links_measured(now);
+                if all_in || (due && admitted > 0) {
                     self.begin_setup(now);
                 }
             }

@@ -9,10 +9,12 @@ use engine::{Engine, LevelSetup};
 use protocol::chunk::split;
 use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
-use protocol::peer::{EndReason, HostMessage, SessionInit};
-use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
+use protocol::peer::{EndReason, FEATURE_INPUT_DELAY, HostMessage, SessionInit};
+use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{HostEvent, HostSession, Phase};
+use crate::delay;
+use crate::rtt::RttEstimate;
 
 impl<E: Engine> HostSession<E> {
     /// The host's own players (bots, then the host player) with their names.
@@ -32,6 +34,50 @@ impl<E: Engine> HostSession<E> {
             .collect()
     }
 
+    /// Every player's input delay for a level with `roster`, fitted to the
+    /// links ([`crate::delay`]) when the host offers [`FEATURE_INPUT_DELAY`]
+    /// and every guest in the roster took it up; empty (the spec's fixed
+    /// delay for everyone) otherwise, since each peer's engine must know
+    /// every player's delay.
+    pub(super) fn level_delays(&self, roster: &[PlayerId]) -> BTreeMap<PlayerId, u64> {
+        let offered = self
+            .config
+            .features
+            .iter()
+            .any(|f| f == FEATURE_INPUT_DELAY);
+        let guests: Vec<&super::admission::GuestSeat> = self
+            .seats
+            .iter()
+            .filter(|s| s.player.as_ref().is_some_and(|p| roster.contains(p)))
+            .collect();
+        if !offered || guests.iter().any(|s| !s.input_delay) {
+            return BTreeMap::new();
+        }
+        let links: BTreeMap<PlayerId, RttEstimate> = guests
+            .iter()
+            .filter_map(|s| s.player.clone())
+            .map(|p| {
+                let rtt = self.stats.rtt.get(&p).copied().unwrap_or_default();
+                (p, rtt)
+            })
+            .collect();
+        let local: Vec<PlayerId> = roster
+            .iter()
+            .filter(|p| !links.contains_key(*p))
+            .cloned()
+            .collect();
+        delay::for_level(&links, &local)
+    }
+
+    /// Gives the level's delays to the input buffer and the host's bots.
+    pub(super) fn start_level_inputs(&mut self, delays: BTreeMap<PlayerId, u64>) {
+        self.inputs.start_level(delays);
+        for bot in &mut self.bots {
+            let d = self.inputs.delay(bot.player_id());
+            bot.start_level(d);
+        }
+    }
+
     pub(super) fn begin_setup(&mut self, now: Duration) {
         let mut names: BTreeMap<PlayerId, String> = self.local_players().into_iter().collect();
         for seat in self.seats.iter().filter(|s| s.admitted) {
@@ -48,6 +94,7 @@ impl<E: Engine> HostSession<E> {
         }
         let seed = self.config.plan.gameplay_seed(0);
         let map = self.config.plan.map(0, self.player_count);
+        let delays = self.level_delays(&roster);
         let setup = LevelSetup {
             map: map.clone(),
             roster: roster.clone(),
@@ -55,6 +102,7 @@ impl<E: Engine> HostSession<E> {
             difficulty: self.config.difficulty,
             player_count: self.player_count,
             carryovers: BTreeMap::new(),
+            input_delays: delays.clone(),
         };
         let payload = serde_json::to_string(&map);
         let (engine, payload) = match (E::new_level(setup), payload) {
@@ -64,6 +112,7 @@ impl<E: Engine> HostSession<E> {
         };
         self.engine = Some(engine);
         self.level_epoch = 1;
+        self.start_level_inputs(delays);
         let (chunks, end) = split(&payload);
         for slot in 0..self.seats.len() {
             let Some(player) = self.seats[slot].player.clone() else {
@@ -71,15 +120,16 @@ impl<E: Engine> HostSession<E> {
             };
             let init = SessionInit {
                 roster: roster.clone(),
+                input_delay_ticks: self.inputs.delay(&player),
                 your_player_id: player,
                 tick_rate_hz: TICK_RATE_HZ,
                 fixed_dt: FIXED_DT,
-                input_delay_ticks: INPUT_DELAY_TICKS,
                 reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
                 gameplay_seed: seed,
                 difficulty: self.config.difficulty,
                 player_count: self.player_count,
                 player_names: self.names.clone(),
+                input_delays: self.inputs.delays().clone(),
             };
             self.send(slot, HostMessage::SessionInit(init));
             for c in &chunks {

@@ -8,8 +8,8 @@ use engine::{Engine, LevelStatus};
 use protocol::input::{PlayerId, TickInput};
 use protocol::peer::{EndReason, HostMessage, ReconciliationSnapshotMessage, TickInputBundle};
 use protocol::tick::{
-    DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, INPUT_DELAY_TICKS,
-    RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ,
+    DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
+    TICK_RATE_HZ,
 };
 
 use super::audit::Verdict;
@@ -58,8 +58,8 @@ impl<E: Engine> HostSession<E> {
             sampled.push((id.clone(), self.local_input.clone()));
         }
         for (id, input) in sampled {
-            self.inputs
-                .insert(id, tick + INPUT_DELAY_TICKS, input.sanitized(), tick);
+            let at = tick + self.inputs.delay(&id);
+            self.inputs.insert(id, at, input.sanitized(), tick);
         }
     }
 

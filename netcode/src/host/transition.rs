@@ -10,7 +10,6 @@ use protocol::peer::{EndReason, HostMessage, TransitionPayload};
 use protocol::tick::{TRANSITION_ACK_TIMEOUT_MS, TRANSITION_RETRY_LIMIT};
 
 use super::{HostEvent, HostSession, Phase};
-use crate::pilot::DelayAwareBot;
 use crate::stats::GuestSlot;
 
 /// A transition waiting for acks.
@@ -37,6 +36,8 @@ impl<E: Engine> HostSession<E> {
         self.fold_level_scores();
         self.level_index += 1;
         let player_count = u32::try_from(roster.len()).unwrap_or(u32::MAX);
+        // Refitted to the links as they are now.
+        let delays = self.level_delays(&roster);
         let payload = TransitionPayload {
             level_index: self.level_index,
             gameplay_seed: self.config.plan.gameplay_seed(self.level_index),
@@ -44,6 +45,7 @@ impl<E: Engine> HostSession<E> {
             roster: roster.clone(),
             carryovers: carryovers.clone(),
             map: self.config.plan.map(self.level_index, player_count),
+            input_delays: delays.clone(),
         };
         let setup = LevelSetup {
             map: payload.map.clone(),
@@ -52,6 +54,7 @@ impl<E: Engine> HostSession<E> {
             difficulty: self.config.difficulty,
             player_count,
             carryovers,
+            input_delays: delays.clone(),
         };
         let text = serde_json::to_string(&payload);
         let (engine, text) = match (E::new_level(setup), text) {
@@ -66,8 +69,7 @@ impl<E: Engine> HostSession<E> {
         // The engine holds nothing else we need; the run table kept the scores.
         self.engine = Some(engine);
         self.level_epoch += 1;
-        self.bots.iter_mut().for_each(DelayAwareBot::reset);
-        self.inputs.clear();
+        self.start_level_inputs(delays);
         self.audit.clear();
         let epoch = self.level_epoch;
         let (chunks, end) = split(&text);

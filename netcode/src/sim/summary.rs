@@ -6,7 +6,6 @@ use serde::Serialize;
 
 use crate::guest::{GuestEnd, GuestSession};
 use crate::host::HostSession;
-use protocol::tick::INPUT_DELAY_TICKS;
 
 /// One guest's line in the summary.
 #[derive(Clone, Debug, Serialize)]
@@ -33,7 +32,7 @@ pub struct GuestSummary {
     /// `held_inputs` over the host's ticks: the share of ticks this guest's
     /// input arrived too late and was held.
     pub held_input_ratio: f64,
-    /// The input delay it played with, ticks.
+    /// Its input delay in the last level it played, ticks.
     pub input_delay_ticks: u64,
     /// The host's smoothed round trip to it, ms (once measured).
     pub rtt_ms: Option<f64>,
@@ -142,7 +141,7 @@ impl Summary {
                             .filter(|l| l.0 > 0)
                             .map_or(0.0, |l| l.1 as f64 / l.0 as f64),
                         held_input_ratio: 0.0,
-                        input_delay_ticks: INPUT_DELAY_TICKS,
+                        input_delay_ticks: g.input_delay(),
                         rtt_ms: id
                             .as_ref()
                             .and_then(|p| s.rtt.get(p))
