@@ -258,7 +258,7 @@ async function join(typed, name) {
     fail(joinErrorText(e));
     return;
   }
-  driver = new GuestDriver(guest, { input: channels.input, reconciliation: channels.reconciliation }, pc, {
+  driver = new GuestDriver(guest, channels, pc, {
     onStatus,
     onTick,
     onDiagnostic: (d) => console.debug(`campfire session: ${d}`),

@@ -1,5 +1,5 @@
-//! Round-trip time per guest, from `ping`/`pong` on the input channel
-//! (issue 15): smoothed as TCP does (RFC 6298: SRTT with gain 1/8, RTTVAR
+//! Round-trip time per guest, from `ping`/`pong` on the unreliable channel
+//! the redundant inputs ride (issue 15): smoothed as TCP does (RFC 6298: SRTT with gain 1/8, RTTVAR
 //! with gain 1/4), so one slow sample moves the estimate a little and the
 //! variation is the jitter an input delay must cover.
 
@@ -17,9 +17,11 @@ pub const WARM_UP_SAMPLES: u32 = 5;
 /// it starts anyway (a link that slow gets a large delay either way).
 pub const WARM_UP_LIMIT: Duration = Duration::from_secs(2);
 
-/// A ping unanswered this long is given up (a new one goes out); the
-/// channel is reliable, so this only happens on a stalled link.
-pub const PING_GIVE_UP: Duration = Duration::from_secs(10);
+/// A ping unanswered this long is given up and a new one goes out: the
+/// probes ride the unreliable channel, so a lost ping or pong is never
+/// answered (a pong arriving later is ignored). Longer than any round trip
+/// a delay can be fitted to.
+pub const PING_GIVE_UP: Duration = Duration::from_secs(1);
 
 /// Round trips [`RttEstimate::recent_max`] looks back over (about 16 s
 /// at one ping a second).

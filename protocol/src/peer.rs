@@ -6,7 +6,9 @@
 //! objects with a kebab-case `type` tag and camelCase fields, so a browser
 //! peer needs no custom codec. [`HostMessage::channel`] and
 //! [`GuestMessage::channel`] say which data channel each message rides:
-//! per-tick input on `input`, everything else on `reconciliation`.
+//! per-tick input on `input`, everything else on `reconciliation`, and the
+//! issue-15 extensions' round-trip probes and redundant inputs on
+//! `input-unreliable`.
 //!
 //! Large payloads (the level-1 map at setup, a level-transition payload)
 //! travel chunked; see [`crate::chunk`].
@@ -18,6 +20,7 @@ use thiserror::Error;
 
 use crate::chunk::{Chunk, ChunkEnd};
 use crate::input::{InputSnapshot, PlayerId, TickInput};
+
 use crate::map::GameMap;
 use crate::snapshot::{Carryover, ReconciliationSnapshot};
 
@@ -36,24 +39,51 @@ pub const FEATURE_PING: &str = "ping";
 /// `TransitionPayload::input_delays` carry them.
 pub const FEATURE_INPUT_DELAY: &str = "input-delay";
 
-/// The two reliable, ordered data channels of a host-guest connection.
+/// Hello feature: the guest samples its input on its own estimate of the
+/// host's clock (not when a bundle arrives, so a bundle held up behind a
+/// retransmission does not hold its input up too) and sends each input
+/// again with the next few, as [`GuestMessage::TickInputs`] on the
+/// unordered, unreliable [`Channel::Unreliable`]: a lost message costs
+/// nothing while the next one arrives in time (issue 15).
+pub const FEATURE_REDUNDANT_INPUTS: &str = "redundant-inputs";
+
+/// Inputs one [`GuestMessage::TickInputs`] carries at most: the newest and
+/// the ones before it (about 270 ms at 30 Hz).
+pub const REDUNDANT_INPUTS: usize = 8;
+
+/// The data channels of a host-guest connection, all created by the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Channel {
     /// Per-tick input: guest `TickInput`s up, host `TickInputBundle`s down.
+    /// Reliable and ordered.
     Input,
     /// Setup, map transfer, reconciliation snapshots, level transitions,
-    /// session end, hash reports.
+    /// session end, hash reports. Reliable and ordered.
     Reconciliation,
+    /// Round-trip probes and redundant inputs (issue 15): unordered, never
+    /// retransmitted (`maxRetransmits: 0`), so nothing waits behind a lost
+    /// message. Not in the netcode spec; unused by peers without the
+    /// features that ride it.
+    Unreliable,
 }
 
 impl Channel {
+    /// Every channel, in the order the host creates them.
+    pub const ALL: [Channel; 3] = [Channel::Input, Channel::Reconciliation, Channel::Unreliable];
+
     /// The data channel's label.
     pub fn label(self) -> &'static str {
         match self {
             Channel::Input => "input",
             Channel::Reconciliation => "reconciliation",
+            Channel::Unreliable => "input-unreliable",
         }
+    }
+
+    /// Whether it delivers everything, in order (the spec's two channels).
+    pub fn reliable(self) -> bool {
+        !matches!(self, Channel::Unreliable)
     }
 }
 
@@ -189,6 +219,22 @@ pub struct SessionInit {
     pub input_delays: BTreeMap<PlayerId, u64>,
 }
 
+/// One player's inputs for the consecutive ticks `first_tick..`, sent again
+/// with each newer one ([`GuestMessage::TickInputs`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TickInputs {
+    /// Whose inputs they are.
+    pub player_id: PlayerId,
+    /// The level they belong to (unordered delivery can carry one across a
+    /// transition).
+    pub level_epoch: u32,
+    /// The tick the first input applies at.
+    pub first_tick: u64,
+    /// Oldest first; the last is the newest input.
+    pub inputs: Vec<InputSnapshot>,
+}
+
 /// What every peer advances from for one tick (spec §1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -304,7 +350,9 @@ pub enum HostMessage {
         end: ChunkEnd,
     },
     /// RTT probe ([`FEATURE_PING`] only): the guest answers `pong` with
-    /// the same `id` at once, on the input channel.
+    /// the same `id` at once. Both ride [`Channel::Unreliable`], as
+    /// redundant inputs do: a lost probe is given up and the next one
+    /// measures.
     Ping {
         /// Echoed back.
         id: u32,
@@ -352,6 +400,9 @@ pub enum GuestMessage {
     },
     /// One sampled input, tagged for its tick.
     TickInput(TickInput),
+    /// The newest inputs of this guest's player, for consecutive ticks
+    /// ([`FEATURE_REDUNDANT_INPUTS`] only; at most [`REDUNDANT_INPUTS`]).
+    TickInputs(TickInputs),
     /// The guest has applied a level transition.
     #[serde(rename_all = "camelCase")]
     LevelTransitionAck {
@@ -380,7 +431,8 @@ impl HostMessage {
     /// The data channel this message rides.
     pub fn channel(&self) -> Channel {
         match self {
-            HostMessage::TickInputBundle(_) | HostMessage::Ping { .. } => Channel::Input,
+            HostMessage::TickInputBundle(_) => Channel::Input,
+            HostMessage::Ping { .. } => Channel::Unreliable,
             _ => Channel::Reconciliation,
         }
     }
@@ -405,7 +457,8 @@ impl GuestMessage {
     /// The data channel this message rides.
     pub fn channel(&self) -> Channel {
         match self {
-            GuestMessage::TickInput(_) | GuestMessage::Pong { .. } => Channel::Input,
+            GuestMessage::TickInput(_) => Channel::Input,
+            GuestMessage::TickInputs(_) | GuestMessage::Pong { .. } => Channel::Unreliable,
             _ => Channel::Reconciliation,
         }
     }
@@ -544,14 +597,35 @@ mod tests {
         );
         let ping = HostMessage::Ping { id: 7 };
         assert_eq!(ping.to_json().unwrap(), r#"{"type":"ping","id":7}"#);
-        assert_eq!(ping.channel(), Channel::Input);
+        assert_eq!(ping.channel(), Channel::Unreliable);
         let pong = GuestMessage::Pong { id: 7 };
         assert_eq!(pong.to_json().unwrap(), r#"{"type":"pong","id":7}"#);
         assert_eq!(
             GuestMessage::from_json(r#"{"type":"pong","id":7}"#).unwrap(),
             pong
         );
-        assert_eq!(pong.channel(), Channel::Input);
+        assert_eq!(pong.channel(), Channel::Unreliable);
+        let batch = GuestMessage::TickInputs(TickInputs {
+            player_id: PlayerId::new("g"),
+            level_epoch: 2,
+            first_tick: 40,
+            inputs: vec![InputSnapshot::NEUTRAL; 2],
+        });
+        let v = serde_json::to_value(&batch).unwrap();
+        assert_eq!(v["type"], "tick-inputs");
+        assert_eq!(v["firstTick"], 40);
+        assert_eq!(v["inputs"].as_array().map(Vec::len), Some(2));
+        assert_eq!(batch.channel(), Channel::Unreliable);
+        assert_eq!(
+            GuestMessage::from_json(&batch.to_json().unwrap()).unwrap(),
+            batch
+        );
+        assert!(
+            Channel::ALL
+                .iter()
+                .filter(|c| !c.reliable())
+                .eq([Channel::Unreliable].iter())
+        );
         let e = HostMessage::SessionEnd {
             reason: EndReason::LevelTransitionFailed,
             scores: vec![],

@@ -86,13 +86,13 @@ fn next_handle() -> u32 {
     })
 }
 
-/// The ABI's channel numbers: 0 `input`, 1 `reconciliation`.
+/// The ABI's channel numbers: 0 `input`, 1 `reconciliation`, 2
+/// `input-unreliable` (the order of [`Channel::ALL`]).
 fn channel(number: u32) -> Result<Channel, String> {
-    match number {
-        0 => Ok(Channel::Input),
-        1 => Ok(Channel::Reconciliation),
-        _ => Err(format!("unknown channel {number}")),
-    }
+    usize::try_from(number)
+        .ok()
+        .and_then(|n| Channel::ALL.get(n).copied())
+        .ok_or_else(|| format!("unknown channel {number}"))
 }
 
 /// The ABI's connection states: 0 connected, 1 disconnected, 2 failed,

@@ -5,7 +5,7 @@
 use protocol::chunk::{CHUNK_SIZE_BYTES, MAX_PAYLOAD_BYTES};
 use protocol::input::{InputSnapshot, MAX_MOUSE_DELTA_X, WEAPON_SLOT_COUNT};
 use protocol::name::{DISPLAY_NAME_MAX_CHARS, sanitize_display_name};
-use protocol::peer::PEER_PROTOCOL_VERSION;
+use protocol::peer::{Channel, PEER_PROTOCOL_VERSION};
 use protocol::tick::{
     CORRECTION_SMOOTH_MS, COUNTDOWN_TICKS, DISCONNECT_GRACE_MS, FIXED_DT,
     HASH_REPORT_INTERVAL_TICKS, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, SNAP_THRESHOLD_TILES,
@@ -51,6 +51,10 @@ pub struct Facts {
     pub DISPLAY_NAME_MAX_CHARS: usize,
     /// The all-neutral input.
     pub NEUTRAL_INPUT: InputSnapshot,
+    /// The data channels' labels, in the order the host creates them.
+    pub CHANNELS: Vec<&'static str>,
+    /// The labels of the channels that are unordered and never retransmit.
+    pub UNRELIABLE_CHANNELS: Vec<&'static str>,
 }
 
 /// The facts of this build.
@@ -73,6 +77,12 @@ pub fn facts() -> Facts {
         WEAPON_SLOT_COUNT,
         DISPLAY_NAME_MAX_CHARS,
         NEUTRAL_INPUT: InputSnapshot::NEUTRAL,
+        CHANNELS: Channel::ALL.iter().map(|c| c.label()).collect(),
+        UNRELIABLE_CHANNELS: Channel::ALL
+            .iter()
+            .filter(|c| !c.reliable())
+            .map(|c| c.label())
+            .collect(),
     }
 }
 

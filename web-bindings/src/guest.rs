@@ -38,7 +38,7 @@ pub struct WebGuestConfig {
 /// One message to send to the host.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Outgoing {
-    /// Data channel label: `input` or `reconciliation`.
+    /// Data channel label (`input`, `reconciliation`, `input-unreliable`).
     pub channel: &'static str,
     /// The message text.
     pub data: String,

@@ -363,7 +363,7 @@ mod tests {
 
     /// The channel with data channel label `label`.
     fn channel_of(label: &str) -> Channel {
-        [Channel::Input, Channel::Reconciliation]
+        Channel::ALL
             .into_iter()
             .find(|c| c.label() == label)
             .expect("a known label")

@@ -5,9 +5,10 @@
 //
 // - the session is created in the lobby (`hostKind: player`) and one offer
 //   round is kept open while the session waits in its lobby and has a free
-//   seat; each answer is accepted, and once both data channels (`input`,
-//   `reconciliation`, reliable and ordered) are open the connection is
-//   handed to the session, which sends its hello;
+//   seat; each answer is accepted, and once its data channels (`input`,
+//   `reconciliation`, reliable and ordered; `input-unreliable`, unordered
+//   and never retransmitted) are open the connection is handed to the
+//   session, which sends its hello;
 // - the TTL is refreshed by the answer long-polls and by the worker's
 //   heartbeat (worker timers are not throttled in a hidden tab);
 // - `public: false` once the level starts (no new rounds from then on; a
@@ -15,6 +16,7 @@
 // - `DELETE` when the session ends, and, best effort, when the page goes
 //   away (the guests then end with `host-disconnected` after the grace).
 
+import { CHANNELS, UNRELIABLE_CHANNELS } from './constants.js';
 import { LobbyError, gatheringComplete } from './lobby-client.js';
 
 /** How long one answer long-poll waits (the server caps it). */
@@ -46,11 +48,11 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
  * @property {(error: Error) => void} [onLobbyError] the lobby refused or lost the session
  */
 
-/** One guest connection: its peer connection and two channels. */
+/** One guest connection: its peer connection and its channels. */
 class GuestLink {
   /**
    * @param {RTCPeerConnection} pc
-   * @param {{input: RTCDataChannel, reconciliation: RTCDataChannel}} channels
+   * @param {Record<string, RTCDataChannel>} channels by label
    */
   constructor(pc, channels) {
     this.pc = pc;
@@ -59,7 +61,7 @@ class GuestLink {
   }
 
   /**
-   * @param {'input'|'reconciliation'} label
+   * @param {string} label
    * @param {string} data
    * @returns {boolean} false when the guest is not keeping up
    */
@@ -87,10 +89,12 @@ class PendingOffer {
   /** @param {RTCIceServer[]} iceServers */
   static async create(iceServers) {
     const pc = new RTCPeerConnection({ iceServers });
-    const channels = {
-      input: pc.createDataChannel('input', { ordered: true }),
-      reconciliation: pc.createDataChannel('reconciliation', { ordered: true }),
-    };
+    /** @type {Record<string, RTCDataChannel>} */
+    const channels = {};
+    for (const label of CHANNELS) {
+      const reliable = !(/** @type {readonly string[]} */ (UNRELIABLE_CHANNELS)).includes(label);
+      channels[label] = pc.createDataChannel(label, reliable ? { ordered: true } : { ordered: false, maxRetransmits: 0 });
+    }
     try {
       await pc.setLocalDescription(await pc.createOffer());
       await gatheringComplete(pc, CONNECT_TIMEOUT_MS);
@@ -103,7 +107,7 @@ class PendingOffer {
 
   /**
    * @param {RTCPeerConnection} pc
-   * @param {{input: RTCDataChannel, reconciliation: RTCDataChannel}} channels
+   * @param {Record<string, RTCDataChannel>} channels by label
    * @param {string} sdp
    */
   constructor(pc, channels, sdp) {
@@ -113,7 +117,7 @@ class PendingOffer {
   }
 
   /**
-   * Applies the joiner's answer and waits for both channels to open.
+   * Applies the joiner's answer and waits for every channel to open.
    * @param {string} answerSdp
    * @returns {Promise<GuestLink>}
    */
@@ -449,7 +453,7 @@ export class BrowserHost {
     this.links.push(link);
     const worker = /** @type {Worker} */ (this.worker);
     worker.postMessage({ type: 'add-guest', slot });
-    for (const label of /** @type {const} */ (['input', 'reconciliation'])) {
+    for (const label of CHANNELS) {
       const dc = link.channels[label];
       dc.addEventListener('message', (ev) => {
         if (typeof ev.data === 'string') worker.postMessage({ type: 'message', slot, channel: label, data: ev.data });

@@ -26,3 +26,11 @@ export const CHUNK_SIZE_BYTES = 16 * 1024;
 export const MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
 /** Ticks between two world-hash reports (only engines that can hash send them). */
 export const HASH_REPORT_INTERVAL_TICKS = 10;
+/**
+ * The data channels' labels, in the order the host creates them: `input` and
+ * `reconciliation` (reliable, ordered), `input-unreliable` (issue 15's round-trip
+ * probes and redundant inputs).
+ */
+export const CHANNELS = /** @type {const} */ (['input', 'reconciliation', 'input-unreliable']);
+/** The channels created unordered, with no retransmissions. */
+export const UNRELIABLE_CHANNELS = /** @type {const} */ (['input-unreliable']);

@@ -9,6 +9,7 @@
 // hidden tab keeps pace). The only timer is the session's own wake-up (the
 // disconnect grace), which may fire late in a hidden tab without harm.
 
+import { CHANNELS } from './constants.js';
 import { takeEarlyMessages } from './lobby-client.js';
 
 /** Polls per batch before yielding to the event loop. */
@@ -25,7 +26,7 @@ const MAX_POLLS_PER_BATCH = 64;
 export class GuestDriver {
   /**
    * @param {import('./wasm.js').WasmGuest} guest
-   * @param {{input: RTCDataChannel, reconciliation: RTCDataChannel}} channels
+   * @param {Record<string, RTCDataChannel>} channels by label
    * @param {RTCPeerConnection|null} pc
    * @param {DriverHooks} [hooks]
    */
@@ -54,7 +55,7 @@ export class GuestDriver {
   /** Starts listening to the channels and the connection. */
   attach() {
     this.feed(() => this.guest.onState('connected', this.now()));
-    for (const label of /** @type {const} */ (['input', 'reconciliation'])) {
+    for (const label of CHANNELS) {
       const dc = this.channels[label];
       // What the host sent before this listener existed, first.
       for (const data of takeEarlyMessages(dc)) this.feed(() => this.guest.onMessage(label, data, this.now()));
@@ -138,7 +139,7 @@ export class GuestDriver {
   }
 
   /**
-   * @param {'input'|'reconciliation'} label
+   * @param {string} label
    * @param {string} data
    */
   send(label, data) {

@@ -3,6 +3,8 @@
 // and joining by code for guests (read the offer, answer after full ICE
 // gathering, post the answer). Plain fetch; works in browsers and in Node.
 
+import { CHANNELS } from './constants.js';
+
 /**
  * @typedef {Object} LobbyEntry
  * @property {string} code
@@ -443,7 +445,7 @@ export class LobbyClient {
           'This session is full or has already started: nobody more can join it.');
       }
       const pc = new PC({ iceServers: view.iceServers ?? [] });
-      const channels = remoteChannels(pc, ['input', 'reconciliation'], timeoutMs);
+      const channels = remoteChannels(pc, CHANNELS, timeoutMs);
       channels.catch(() => {});
       try {
         const offer = withoutCandidates(view.offer);

@@ -10,8 +10,8 @@
 // Works in browsers (loadCampfire() fetches /web/campfire.wasm) and in Node
 // (loadCampfire(bytes) with the file's contents).
 
-/** Channel numbers of the ABI, by data channel label. */
-const CHANNEL = Object.freeze({ input: 0, reconciliation: 1 });
+/** Channel numbers of the ABI, by data channel label (the order of Channel::ALL). */
+const CHANNEL = Object.freeze({ input: 0, reconciliation: 1, 'input-unreliable': 2 });
 /** Connection-state numbers of the ABI, by RTCPeerConnection state. */
 const STATE = Object.freeze({ connected: 0, disconnected: 1, failed: 2, closed: 3 });
 
@@ -89,12 +89,12 @@ export class WasmGuest {
 
   /**
    * A message arrived on a data channel.
-   * @param {'input'|'reconciliation'} channel
+   * @param {string} channel
    * @param {string} text
    * @param {number} nowMs
    */
   onMessage(channel, text, nowMs) {
-    const c = CHANNEL[channel];
+    const c = /** @type {Record<string, number>} */ (CHANNEL)[channel];
     if (c === undefined) throw new WasmError(`unknown data channel ${channel}`);
     this.abi.answer(this.abi.withText(text, (p, n) => this.abi.x.cf_guest_message(this.handle, c, p, n, nowMs)));
   }
@@ -121,7 +121,7 @@ export class WasmGuest {
     this.abi.answer(this.abi.withText(JSON.stringify(input), (p, n) => this.abi.x.cf_guest_set_input(this.handle, p, n)));
   }
 
-  /** @returns {{send: {channel: 'input'|'reconciliation', data: string}[], events: string[], wakeAtMs: number|null, backlog: boolean}} */
+  /** @returns {{send: {channel: string, data: string}[], events: string[], wakeAtMs: number|null, backlog: boolean}} */
   output() {
     return JSON.parse(this.abi.answer(this.abi.x.cf_guest_output(this.handle)));
   }
@@ -176,12 +176,12 @@ export class WasmHost {
   /**
    * A message from guest `slot` arrived on a data channel.
    * @param {number} slot
-   * @param {'input'|'reconciliation'} channel
+   * @param {string} channel
    * @param {string} text
    * @param {number} nowMs
    */
   onMessage(slot, channel, text, nowMs) {
-    const c = CHANNEL[channel];
+    const c = /** @type {Record<string, number>} */ (CHANNEL)[channel];
     if (c === undefined) throw new WasmError(`unknown data channel ${channel}`);
     this.abi.answer(this.abi.withText(text, (p, n) => this.abi.x.cf_host_message(this.handle, slot, c, p, n, nowMs)));
   }
@@ -222,7 +222,7 @@ export class WasmHost {
     this.abi.answer(this.abi.withText(JSON.stringify(input), (p, n) => this.abi.x.cf_host_set_input(this.handle, p, n)));
   }
 
-  /** @returns {{send: {slots: number[], channel: 'input'|'reconciliation', data: string}[], close: number[], events: string[], wakeAtMs: number|null}} */
+  /** @returns {{send: {slots: number[], channel: string, data: string}[], close: number[], events: string[], wakeAtMs: number|null}} */
   output() {
     return JSON.parse(this.abi.answer(this.abi.x.cf_host_output(this.handle)));
   }

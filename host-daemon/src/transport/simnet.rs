@@ -7,7 +7,8 @@
 //! [`LinkControl`]. Every direction of every channel has its own delivery
 //! task that delays each message by the link's latency plus a seeded jitter
 //! draw, but never delivers a message before its predecessor on the same
-//! channel (reliable, ordered). A stall pauses delivery in both directions
+//! channel (reliable, ordered), except on [`Channel::Unreliable`], where a
+//! lost message is dropped and one may overtake another. A stall pauses delivery in both directions
 //! and then releases everything in order, as a backgrounded tab or an SCTP
 //! retransmit looks. A disconnect drops whatever is in flight and reports
 //! [`ConnectionState::Disconnected`] to both ends. An optional tamper hook
@@ -36,7 +37,7 @@ pub use netcode::sim::{LinkConfig, Tamper};
 /// The sending half of a simulated endpoint.
 #[derive(Clone, Debug)]
 pub struct SimSender {
-    queues: [mpsc::Sender<Item>; 2],
+    queues: [mpsc::Sender<Item>; 3],
     closing: Arc<AtomicBool>,
     cut: Arc<AtomicBool>,
     bytes: Arc<AtomicU64>,
@@ -102,6 +103,7 @@ fn channel_index(channel: Channel) -> usize {
     match channel {
         Channel::Input => 0,
         Channel::Reconciliation => 1,
+        Channel::Unreliable => 2,
     }
 }
 
@@ -134,7 +136,7 @@ impl Pipe {
             let (sent_at, text) = match item {
                 Item::Message(at, text) => (at, text),
                 Item::Close => {
-                    if self.flushed.fetch_add(1, Ordering::SeqCst) + 1 == 2
+                    if self.flushed.fetch_add(1, Ordering::SeqCst) + 1 == Channel::ALL.len()
                         && !self.cut.swap(true, Ordering::SeqCst)
                     {
                         let _ = self.out.send(PeerEvent::State(ConnectionState::Closed));
@@ -154,6 +156,13 @@ impl Pipe {
             // Drawn only on lossy links, so lossless runs keep their jitter draws.
             let lost =
                 self.loss > 0.0 && (splitmix(&mut self.rng) as f64 / u64::MAX as f64) < self.loss;
+            if !self.channel.reliable() {
+                if !lost {
+                    let due = sent_at + self.latency + Duration::from_nanos(extra);
+                    tokio::spawn(self.deliver_alone(due, text));
+                }
+                continue;
+            }
             let resend = if lost {
                 self.retransmit
             } else {
@@ -187,6 +196,38 @@ impl Pipe {
     }
 }
 
+impl Pipe {
+    /// Delivers one message of the unreliable channel at `due` (after any
+    /// stall), whatever comes before or after it.
+    fn deliver_alone(&self, due: Instant, text: String) -> impl Future<Output = ()> + use<> {
+        let (cut, mut stall_until, tamper, out, channel) = (
+            self.cut.clone(),
+            self.stall_until.clone(),
+            self.tamper.clone(),
+            self.out.clone(),
+            self.channel,
+        );
+        async move {
+            sleep_until(due).await;
+            loop {
+                let until = *stall_until.borrow_and_update();
+                if Instant::now() >= until {
+                    break;
+                }
+                sleep_until(until).await;
+            }
+            if cut.load(Ordering::SeqCst) {
+                return;
+            }
+            let text = match &tamper {
+                Some(t) => t(channel, &text),
+                None => text,
+            };
+            let _ = out.send(PeerEvent::Message(channel, text));
+        }
+    }
+}
+
 /// Makes one host-guest link: `(host end, guest end, control)`. Both ends
 /// start with a [`ConnectionState::Connected`] event. Must run inside a
 /// tokio runtime (it spawns the delivery tasks).
@@ -200,7 +241,7 @@ pub fn link(config: LinkConfig) -> (SimEndpoint, SimEndpoint, LinkControl) {
     let mut seed = config.seed;
     let mut make_queues = |out: &mpsc::UnboundedSender<PeerEvent>, tamper: &Option<Tamper>| {
         let flushed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        [Channel::Input, Channel::Reconciliation].map(|channel| {
+        Channel::ALL.map(|channel| {
             let (tx, rx) = mpsc::channel(CHANNEL_BUFFER_MESSAGES);
             let pipe = Pipe {
                 latency: config.latency,

@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use engine::{Engine, LevelStatus};
 use protocol::input::{InputSnapshot, PlayerId, TickInput};
-use protocol::peer::{GuestMessage, TickInputBundle, format_hash};
+use protocol::peer::{
+    FEATURE_REDUNDANT_INPUTS, GuestMessage, REDUNDANT_INPUTS, TickInputBundle, TickInputs,
+    format_hash,
+};
 use protocol::tick::HASH_REPORT_INTERVAL_TICKS;
 
 use super::{AppliedTick, GuestEvent, GuestFault, GuestSession, Phase};
@@ -25,6 +28,9 @@ impl<E: Engine> GuestSession<E> {
                 self.fell_behind_since = Some(now);
             }
             return;
+        }
+        if self.redundant_inputs() {
+            self.clock.observe(b.tick, now);
         }
         self.backlog.push_back(b);
     }
@@ -102,29 +108,125 @@ impl<E: Engine> GuestSession<E> {
                 hash: format_hash(hash),
             });
         }
+        if !self.redundant_inputs() {
+            self.sample_input();
+        }
+    }
+
+    /// Whether inputs go redundantly on the guest's own clock.
+    pub(super) fn redundant_inputs(&self) -> bool {
+        self.took_up(FEATURE_REDUNDANT_INPUTS)
+    }
+
+    /// A level starts: nothing sampled yet, the host's clock unknown.
+    pub(super) fn start_level_inputs(&mut self) {
+        self.clock.reset();
+        self.last_tagged = None;
+        self.recent_inputs.clear();
         self.sample_input();
     }
 
-    /// Samples this player's input for the engine's tick plus this
-    /// player's input delay.
-    pub(super) fn sample_input(&mut self) {
-        let (Some(engine), Some(me)) = (&self.engine, &self.me) else {
-            return;
-        };
+    /// This player's input now (the pilot's or the local one), while the
+    /// level takes inputs.
+    fn decide(&mut self) -> Option<InputSnapshot> {
+        let engine = self.engine.as_ref()?;
+        self.me.as_ref()?;
         if !matches!(
             engine.status(),
             LevelStatus::Running | LevelStatus::Countdown { .. }
         ) {
-            return;
+            return None;
         }
         let input = match &mut self.pilot {
             Some(p) => p.decide(engine),
             None => self.local_input.clone(),
         };
+        Some(input.sanitized())
+    }
+
+    /// Samples this player's input for the engine's tick plus this
+    /// player's input delay (the spec's rule, after each bundle; with
+    /// redundant inputs only at the start of a level).
+    pub(super) fn sample_input(&mut self) {
+        let Some(tick) = self.engine.as_ref().map(|e| e.tick() + self.input_delay) else {
+            return;
+        };
+        if self.redundant_inputs() {
+            self.send_redundant(tick, tick);
+            return;
+        }
+        let (Some(input), Some(me)) = (self.decide(), self.me.clone()) else {
+            return;
+        };
         self.outbox.push(GuestMessage::TickInput(TickInput {
-            tick: engine.tick() + self.input_delay,
-            player_id: me.clone(),
-            input: input.sanitized(),
+            tick,
+            player_id: me,
+            input,
+        }));
+    }
+
+    /// Redundant inputs: samples for every tick the host clock has made
+    /// due, up to the host's tick now plus one plus the input delay (one
+    /// per tick; after a pause only the ticks still ahead of the host).
+    pub(super) fn sample_on_clock(&mut self, now: Duration) {
+        if !self.redundant_inputs() || !matches!(self.phase, Phase::Running) {
+            return;
+        }
+        let Some(host_tick) = self.clock.host_tick(now) else {
+            return;
+        };
+        let target = host_tick + 1 + self.input_delay;
+        let first = self.last_tagged.map_or(0, |t| t + 1).max(host_tick + 1);
+        if first <= target {
+            self.send_redundant(first, target);
+        }
+    }
+
+    /// When [`GuestSession::sample_on_clock`] next has a tick to sample.
+    pub(super) fn next_sample_due(&self) -> Option<Duration> {
+        if !self.redundant_inputs()
+            || !matches!(self.phase, Phase::Running)
+            || self.host_lost_at.is_some()
+        {
+            return None;
+        }
+        let engine = self.engine.as_ref()?;
+        if !matches!(
+            engine.status(),
+            LevelStatus::Running | LevelStatus::Countdown { .. }
+        ) {
+            return None;
+        }
+        let last = self.last_tagged?;
+        // Due once host_tick + 1 + delay passes `last`.
+        self.clock.time_of(last.saturating_sub(self.input_delay))
+    }
+
+    /// Samples ticks `first..=last` and sends them with the ones before
+    /// (consecutive ticks only, at most `REDUNDANT_INPUTS`).
+    fn send_redundant(&mut self, first: u64, last: u64) {
+        if self.last_tagged.is_some_and(|t| first != t + 1) {
+            self.recent_inputs.clear();
+        }
+        for tick in first..=last {
+            let Some(input) = self.decide() else {
+                return;
+            };
+            self.recent_inputs.push_back((tick, input));
+            self.last_tagged = Some(tick);
+            if self.recent_inputs.len() > REDUNDANT_INPUTS {
+                self.recent_inputs.pop_front();
+            }
+        }
+        let (Some(me), Some((first_tick, _))) = (self.me.clone(), self.recent_inputs.front())
+        else {
+            return;
+        };
+        self.outbox.push(GuestMessage::TickInputs(TickInputs {
+            player_id: me,
+            level_epoch: self.level_epoch,
+            first_tick: *first_tick,
+            inputs: self.recent_inputs.iter().map(|(_, i)| i.clone()).collect(),
         }));
     }
 }

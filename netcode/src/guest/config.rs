@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
-use protocol::peer::{EndReason, FEATURE_INPUT_DELAY, FEATURE_PING, RefusalReason};
+use protocol::peer::{
+    EndReason, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS, RefusalReason,
+};
 
 /// How a guest's session ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,7 +55,11 @@ impl Default for GuestConfig {
             bot: true,
             record_ticks: false,
             fault: None,
-            features: vec![FEATURE_PING.to_owned(), FEATURE_INPUT_DELAY.to_owned()],
+            features: vec![
+                FEATURE_PING.to_owned(),
+                FEATURE_INPUT_DELAY.to_owned(),
+                FEATURE_REDUNDANT_INPUTS.to_owned(),
+            ],
         }
     }
 }

@@ -122,7 +122,7 @@ impl<E: Engine> GuestSession<E> {
                 self.level_epoch = 1;
                 self.phase = Phase::Running;
                 self.outbox.push(GuestMessage::SetupAck);
-                self.sample_input();
+                self.start_level_inputs();
             }
             Err(e) => self.end(GuestEnd::SetupFailed(format!("level rejected: {e}"))),
         }

@@ -6,10 +6,16 @@
 //! arrives, applying a backlog oldest first and never skipping one.
 //!
 //! One module per job: [`handshake`] (hello, init, map transfer),
-//! [`bundles`] (applying ticks and sampling input), [`snapshots`] (the
-//! snapshot backlog and corrections), [`transition`] (level changes).
+//! [`bundles`] (applying ticks and sampling input), [`clock`] (the host's
+//! tick clock as this guest sees it), [`snapshots`] (the snapshot backlog
+//! and corrections), [`transition`] (level changes).
+//!
+//! With the `redundant-inputs` feature the guest also wakes on its own: it
+//! samples its input on its estimate of the host's clock and sends each
+//! one again with the next few.
 
 mod bundles;
+mod clock;
 mod config;
 mod handshake;
 mod snapshots;
@@ -31,6 +37,7 @@ pub use config::{AppliedTick, GuestConfig, GuestEnd, GuestEvent, GuestFault, Ren
 use crate::link::{ConnectionState, PeerEvent};
 use crate::pilot::DelayAwareBot;
 use crate::stats::GuestStats;
+use clock::HostClock;
 use snapshots::SnapshotBacklog;
 
 /// Where a guest's session stands, for a user interface.
@@ -85,6 +92,13 @@ pub struct GuestSession<E: Engine> {
     features: Vec<String>,
     /// This player's input delay this level.
     input_delay: u64,
+    /// The host's tick clock as the bundles show it (redundant inputs).
+    clock: HostClock,
+    /// The newest tick an input was sampled for this level.
+    last_tagged: Option<u64>,
+    /// The newest inputs sent, consecutive ticks, oldest first (redundant
+    /// inputs: each goes out again with the next few).
+    recent_inputs: VecDeque<(u64, InputSnapshot)>,
 }
 
 impl<E: Engine> std::fmt::Debug for GuestSession<E> {
@@ -125,6 +139,9 @@ impl<E: Engine> GuestSession<E> {
             local_input: InputSnapshot::NEUTRAL,
             features: Vec::new(),
             input_delay: INPUT_DELAY_TICKS,
+            clock: HostClock::default(),
+            last_tagged: None,
+            recent_inputs: VecDeque::new(),
         }
     }
 
@@ -237,12 +254,14 @@ impl<E: Engine> GuestSession<E> {
             return None;
         }
         let grace = Duration::from_millis(DISCONNECT_GRACE_MS);
-        let a = self.host_lost_at.map(|t| t + grace);
-        let b = self.fell_behind_since.map(|t| t + grace);
-        match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.host_lost_at.map(|t| t + grace),
+            self.fell_behind_since.map(|t| t + grace),
+            self.next_sample_due(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Whether applicable bundles are waiting (the driver polls again at once).
@@ -279,6 +298,7 @@ impl<E: Engine> GuestSession<E> {
         }
         let grace = Duration::from_millis(DISCONNECT_GRACE_MS);
         self.apply_backlog(now);
+        self.sample_on_clock(now);
         if let Some((reason, epoch, final_tick)) = self.ending {
             let reached = epoch != self.level_epoch
                 || self.engine.as_ref().is_none_or(|e| e.tick() >= final_tick);

@@ -96,7 +96,7 @@ impl<E: Engine> GuestSession<E> {
                 self.stats.transitions += 1;
                 self.outbox
                     .push(GuestMessage::LevelTransitionAck { level_epoch: epoch });
-                self.sample_input();
+                self.start_level_inputs();
             }
             Err(e) => self.transition_failed(format!("level rejected: {e}"), now),
         }

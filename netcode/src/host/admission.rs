@@ -7,7 +7,8 @@ use engine::Engine;
 use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
 use protocol::peer::{
-    FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
+    FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS, HostMessage,
+    PEER_PROTOCOL_VERSION, RefusalReason,
 };
 
 use super::{HostEvent, HostOutput, HostSession, Phase};
@@ -35,6 +36,8 @@ pub(super) struct GuestSeat {
     pub(super) ping: bool,
     /// It took up [`FEATURE_INPUT_DELAY`]: it accepts a fitted delay.
     pub(super) input_delay: bool,
+    /// It took up [`FEATURE_REDUNDANT_INPUTS`]: it sends `tick-inputs`.
+    pub(super) redundant_inputs: bool,
     /// When its hello admitted it.
     pub(super) admitted_at: Option<Duration>,
     /// The ping in flight: `(id, sent at)`.
@@ -95,6 +98,7 @@ impl<E: Engine> HostSession<E> {
             last_report: None,
             ping: false,
             input_delay: false,
+            redundant_inputs: false,
             admitted_at: None,
             ping_in_flight: None,
             last_ping_at: None,
@@ -358,12 +362,14 @@ impl<E: Engine> HostSession<E> {
             features.iter().any(|f| f == name) && self.config.features.iter().any(|f| f == name)
         };
         let (ping, input_delay) = (took_up(FEATURE_PING), took_up(FEATURE_INPUT_DELAY));
+        let redundant_inputs = took_up(FEATURE_REDUNDANT_INPUTS);
         let seat = &mut self.seats[slot];
         seat.admitted = true;
         seat.player = Some(PlayerId::new(format!("guest-{number}")));
         seat.name = sanitize_display_name(name);
         seat.ping = ping;
         seat.input_delay = input_delay;
+        seat.redundant_inputs = redundant_inputs;
         seat.admitted_at = Some(now);
         // The hellos are the link's first round trip (a little long if the
         // guest was slow to answer, which only makes a delay safer).

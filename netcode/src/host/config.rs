@@ -7,7 +7,10 @@ use std::time::Duration;
 use engine::Difficulty;
 use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
-use protocol::peer::{EndReason, FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage, RefusalReason};
+use protocol::peer::{
+    EndReason, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS, HostMessage,
+    RefusalReason,
+};
 
 use crate::link::ConnectionState;
 use crate::plan::{GeneratedCampaign, LevelPlan};
@@ -63,7 +66,11 @@ impl Default for HostConfig {
             setup_timeout: Duration::from_secs(10),
             max_ticks_per_level: None,
             record_hashes: false,
-            features: vec![FEATURE_PING.to_owned(), FEATURE_INPUT_DELAY.to_owned()],
+            features: vec![
+                FEATURE_PING.to_owned(),
+                FEATURE_INPUT_DELAY.to_owned(),
+                FEATURE_REDUNDANT_INPUTS.to_owned(),
+            ],
         }
     }
 }

@@ -18,6 +18,9 @@ pub enum Placement {
     Late,
     /// Tagged too far ahead; dropped.
     TooFarAhead,
+    /// For a tick this player already sent an input for (a redundant
+    /// copy, or one that arrived after a newer one); dropped.
+    Stale,
 }
 
 /// Inputs by tick, plus every player's last-received one and the level's
@@ -26,6 +29,8 @@ pub enum Placement {
 pub struct InputBuffer {
     by_tick: BTreeMap<u64, BTreeMap<PlayerId, InputSnapshot>>,
     last: BTreeMap<PlayerId, InputSnapshot>,
+    /// The newest tick each player's input was received for this level.
+    newest: BTreeMap<PlayerId, u64>,
     delays: BTreeMap<PlayerId, u64>,
 }
 
@@ -48,6 +53,13 @@ impl InputBuffer {
         input: InputSnapshot,
         now_tick: u64,
     ) -> Placement {
+        if self.newest.get(&player).is_some_and(|n| tick <= *n) {
+            return Placement::Stale;
+        }
+        if tick > now_tick + INPUT_WINDOW_TICKS {
+            return Placement::TooFarAhead;
+        }
+        self.newest.insert(player.clone(), tick);
         if tick < now_tick {
             // Too late for its tick, but still this player's last-received
             // input: the one held for them from now on (spec: hold the
@@ -55,9 +67,6 @@ impl InputBuffer {
             // exceeds the input delay would hold a stale input forever.
             self.last.insert(player, input);
             return Placement::Late;
-        }
-        if tick > now_tick + INPUT_WINDOW_TICKS {
-            return Placement::TooFarAhead;
         }
         self.by_tick.entry(tick).or_default().insert(player, input);
         Placement::Buffered
@@ -97,6 +106,7 @@ impl InputBuffer {
     pub fn start_level(&mut self, delays: BTreeMap<PlayerId, u64>) {
         self.by_tick.clear();
         self.last.clear();
+        self.newest.clear();
         self.delays = delays;
     }
 
@@ -126,6 +136,26 @@ mod tests {
     }
 
     #[test]
+    fn the_held_input_is_the_newest_received_whatever_the_arrival_order() {
+        let p = PlayerId::new("p");
+        let players = [p.clone()];
+        let mut b = InputBuffer::default();
+        assert_eq!(b.insert(p.clone(), 7, fire(), 8), Placement::Late);
+        // Tick 6's input overtook nothing: it is older than what is held.
+        assert_eq!(
+            b.insert(p.clone(), 6, InputSnapshot::NEUTRAL, 8),
+            Placement::Stale
+        );
+        assert_eq!(b.take(8, &players, &BTreeSet::new()).inputs[&p], fire());
+        b.start_level(BTreeMap::new());
+        assert_eq!(
+            b.insert(p.clone(), 6, InputSnapshot::NEUTRAL, 0),
+            Placement::Buffered,
+            "a new level starts a new count"
+        );
+    }
+
+    #[test]
     fn a_missing_input_holds_the_last_received_even_a_late_one() {
         let p = PlayerId::new("p");
         let players = [p.clone()];
@@ -149,6 +179,12 @@ mod tests {
             Placement::TooFarAhead
         );
         assert_eq!(b.insert(p.clone(), 11, fire(), 10), Placement::Buffered);
+        // A copy of tick 11, or an older input arriving after it, is stale.
+        assert_eq!(
+            b.insert(p.clone(), 11, InputSnapshot::NEUTRAL, 10),
+            Placement::Stale
+        );
+        assert_eq!(b.insert(p.clone(), 9, fire(), 10), Placement::Stale);
         let grace: BTreeSet<PlayerId> = players.iter().cloned().collect();
         assert_eq!(
             b.take(11, &players, &grace).inputs[&p],

@@ -265,6 +265,7 @@ impl<E: Engine> HostSession<E> {
             GuestMessage::Pong { id } => self.on_pong(slot, id, now),
             GuestMessage::SetupAck => self.on_setup_ack(slot),
             GuestMessage::TickInput(input) => self.on_input(slot, input),
+            GuestMessage::TickInputs(batch) => self.on_inputs(slot, batch),
             GuestMessage::LevelTransitionAck { level_epoch } => {
                 self.on_transition_ack(slot, level_epoch);
             }

@@ -5,8 +5,11 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use engine::{Engine, LevelStatus};
-use protocol::input::{PlayerId, TickInput};
-use protocol::peer::{EndReason, HostMessage, ReconciliationSnapshotMessage, TickInputBundle};
+use protocol::input::{InputSnapshot, PlayerId, TickInput};
+use protocol::peer::{
+    EndReason, HostMessage, REDUNDANT_INPUTS, ReconciliationSnapshotMessage, TickInputBundle,
+    TickInputs,
+};
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
     TICK_RATE_HZ,
@@ -175,39 +178,70 @@ impl<E: Engine> HostSession<E> {
         }
     }
 
-    pub(super) fn on_input(&mut self, slot: GuestSlot, input: TickInput) {
+    /// The player whose inputs guest `slot` may send now: admitted, not
+    /// removed, and the session in a phase that takes inputs (setup counts:
+    /// a guest samples its first input as it acks).
+    fn input_sender(&self, slot: GuestSlot) -> Option<PlayerId> {
         let seat = &self.seats[slot];
-        let Some(player) = seat.player.clone() else {
-            return;
-        };
-        if seat.removed || input.player_id != player {
-            return;
-        }
-        let Some(engine) = &self.engine else { return };
-        // Setup counts too: a guest samples its first input as it acks.
-        if !matches!(
+        let taking = matches!(
             self.phase,
             Phase::Setup { .. } | Phase::Running | Phase::Transition(_)
-        ) {
+        );
+        (taking && !seat.removed && self.engine.is_some())
+            .then(|| seat.player.clone())
+            .flatten()
+    }
+
+    pub(super) fn on_input(&mut self, slot: GuestSlot, input: TickInput) {
+        if self.input_sender(slot).as_ref() == Some(&input.player_id) {
+            self.file_input(input.player_id, input.tick, &input.input);
+        }
+    }
+
+    /// A batch of redundant inputs: each new one is filed, copies of what
+    /// arrived before are dropped.
+    pub(super) fn on_inputs(&mut self, slot: GuestSlot, batch: TickInputs) {
+        if !self.seats[slot].redundant_inputs
+            || batch.level_epoch != self.level_epoch
+            || self.input_sender(slot).as_ref() != Some(&batch.player_id)
+        {
             return;
         }
-        let now_tick = engine.tick();
-        let lead = i64::try_from(input.tick).unwrap_or(i64::MAX)
-            - i64::try_from(now_tick).unwrap_or(i64::MAX);
+        if batch.inputs.len() > REDUNDANT_INPUTS {
+            self.stats.bad_messages += 1;
+            self.events.push(HostEvent::BadMessage(
+                slot,
+                format!("{} inputs in one tick-inputs", batch.inputs.len()),
+            ));
+            return;
+        }
+        for (tick, input) in (batch.first_tick..).zip(&batch.inputs) {
+            self.file_input(batch.player_id.clone(), tick, input);
+        }
+    }
+
+    fn file_input(&mut self, player: PlayerId, tick: u64, input: &InputSnapshot) {
+        let Some(now_tick) = self.engine.as_ref().map(|e| e.tick()) else {
+            return;
+        };
+        let placement = self
+            .inputs
+            .insert(player.clone(), tick, input.sanitized(), now_tick);
+        match placement {
+            Placement::Stale | Placement::TooFarAhead => return,
+            Placement::Late => self.stats.late_inputs += 1,
+            Placement::Buffered => {}
+        }
+        let lead =
+            i64::try_from(tick).unwrap_or(i64::MAX) - i64::try_from(now_tick).unwrap_or(i64::MAX);
         let entry = self
             .stats
             .input_lead
-            .entry(player.clone())
+            .entry(player)
             .or_insert((0, 0, i64::MAX));
         entry.0 += 1;
         entry.1 = entry.1.saturating_add(lead);
         entry.2 = entry.2.min(lead);
-        let placement = self
-            .inputs
-            .insert(player, input.tick, input.input.sanitized(), now_tick);
-        if placement == Placement::Late {
-            self.stats.late_inputs += 1;
-        }
     }
 
     pub(super) fn on_hash_report(&mut self, slot: GuestSlot, tick: u64, epoch: u32, hash: &str) {

@@ -1,6 +1,8 @@
-//! The simulated network: links between the host and each guest, each
-//! direction of each channel reliable and ordered, with latency, seeded
-//! jitter, stalls, cuts and tampering, all on a virtual clock.
+//! The simulated network: links between the host and each guest, with
+//! latency, seeded jitter, loss, stalls, cuts and tampering, all on a
+//! virtual clock. Each direction of the reliable channels delivers
+//! everything in order; [`Channel::Unreliable`] drops what is lost and lets
+//! a message overtake another.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,14 +22,14 @@ pub struct LinkConfig {
     /// One-way base latency.
     pub latency: Duration,
     /// Extra one-way delay drawn uniformly from `0..=jitter` per message
-    /// (never reordering a channel).
+    /// (never reordering a reliable channel).
     pub jitter: Duration,
     /// Seed of the jitter and loss draws.
     pub seed: u64,
     /// Probability (0 to 1) that a message's first transmission is lost.
-    /// The channel is reliable, so it still arrives, `retransmit` later, and
+    /// On a reliable channel it still arrives, `retransmit` later, and
     /// everything sent after it on that channel waits behind it, as on an
-    /// SCTP data channel.
+    /// SCTP data channel; on [`Channel::Unreliable`] it never arrives.
     pub loss: f64,
     /// The extra delay of a lost message (the retransmission).
     pub retransmit: Duration,
@@ -93,6 +95,7 @@ fn channel_key(c: Channel) -> u8 {
     match c {
         Channel::Input => 0,
         Channel::Reconciliation => 1,
+        Channel::Unreliable => 2,
     }
 }
 
@@ -161,11 +164,18 @@ impl Network {
             Duration::ZERO
         };
         l.bytes_sent[idx(from)] += text.len() as u64;
-        let key = (to, channel_key(channel));
         let earliest =
             (now + l.config.latency + resend + Duration::from_micros(draw)).max(l.stalled_until);
-        let due = earliest.max(l.last_due.get(&key).copied().unwrap_or_default());
-        l.last_due.insert(key, due);
+        let due = if channel.reliable() {
+            let key = (to, channel_key(channel));
+            let due = earliest.max(l.last_due.get(&key).copied().unwrap_or_default());
+            l.last_due.insert(key, due);
+            due
+        } else if lost {
+            return;
+        } else {
+            earliest
+        };
         let event = PeerEvent::Message(channel, text);
         self.schedule(due, Delivery { link, to, event });
     }
@@ -263,11 +273,19 @@ mod tests {
     use super::*;
 
     fn arrivals(config: LinkConfig, messages: usize) -> Vec<(Duration, String)> {
+        arrivals_on(Channel::Input, config, messages)
+    }
+
+    fn arrivals_on(
+        channel: Channel,
+        config: LinkConfig,
+        messages: usize,
+    ) -> Vec<(Duration, String)> {
         let mut net = Network::default();
         let link = net.add_link(config);
         for i in 0..messages {
             let now = Duration::from_millis(10 * i as u64);
-            net.send(link, End::Host, Channel::Input, &i.to_string(), now);
+            net.send(link, End::Host, channel, &i.to_string(), now);
         }
         let mut out = Vec::new();
         while let Some(due) = net.next_due() {
@@ -307,6 +325,28 @@ mod tests {
         net.send(link, End::Host, Channel::Input, "12345", Duration::ZERO);
         assert_eq!(net.bytes_sent(link, End::Host), 5);
         assert_eq!(net.bytes_sent(link, End::Guest), 0);
+    }
+
+    #[test]
+    fn the_unreliable_channel_drops_lost_messages_and_lets_others_overtake() {
+        let config = LinkConfig {
+            latency: Duration::from_millis(50),
+            jitter: Duration::from_millis(40),
+            loss: 0.1,
+            retransmit: Duration::from_millis(300),
+            seed: 7,
+            ..LinkConfig::default()
+        };
+        let got = arrivals_on(Channel::Unreliable, config, 400);
+        // About a tenth never arrive; none arrives late for a retransmission.
+        assert!((340..=380).contains(&got.len()), "{} of 400", got.len());
+        assert!(got.iter().all(|(due, text)| {
+            let sent = Duration::from_millis(10 * text.parse::<u64>().unwrap());
+            *due <= sent + Duration::from_millis(90)
+        }));
+        // 40 ms of jitter against 10 ms between sends: some overtake.
+        let order: Vec<u64> = got.iter().map(|(_, t)| t.parse().unwrap()).collect();
+        assert!(order.windows(2).any(|w| w[0] > w[1]), "never reordered");
     }
 
     #[test]

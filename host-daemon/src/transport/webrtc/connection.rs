@@ -144,7 +144,7 @@ pub(super) async fn gathered_sdp(
     })
 }
 
-/// Waits until both channels are open, the connection fails, or the deadline.
+/// Waits until every channel is open, the connection fails, or the deadline.
 pub(super) async fn wait_open(
     shared: &Shared,
     connect_timeout: Duration,
@@ -153,7 +153,7 @@ pub(super) async fn wait_open(
     let deadline = Instant::now() + connect_timeout;
     match timeout_at(
         deadline,
-        progress.wait_for(|p| p.failed || (p.open[0] && p.open[1])),
+        progress.wait_for(|p| p.failed || p.open.iter().all(|o| *o)),
     )
     .await
     {
@@ -165,11 +165,11 @@ pub(super) async fn wait_open(
 
 pub(super) fn make_link(
     guard: ClosingPc,
-    dcs: [Arc<dyn DataChannel>; 2],
+    dcs: [Arc<dyn DataChannel>; 3],
     events: mpsc::UnboundedReceiver<PeerEvent>,
     opts: &WebRtcOptions,
 ) -> WebRtcLink {
-    // Both channels open means the connection is up, whatever order the
+    // Every channel open means the connection is up, whatever order the
     // handler's state change and the channel openings came in.
     guard.shared.report(ConnectionState::Connected);
     let (closed_tx, closed_rx) = watch::channel(false);

@@ -18,7 +18,7 @@ use crate::transport::{ConnectionState, PeerEvent, PeerReceiver, PeerSender, Tra
 pub(super) struct Inner {
     pub(super) shared: Arc<Shared>,
     pub(super) guard: ClosingPc,
-    pub(super) dcs: [Arc<dyn DataChannel>; 2],
+    pub(super) dcs: [Arc<dyn DataChannel>; 3],
     pub(super) max_message_bytes: usize,
     /// Set when this side's close started.
     pub(super) closing: AtomicBool,

@@ -17,7 +17,7 @@ use crate::transport::PeerEvent;
 /// connection exists, both channels are created, ICE gathering is complete.
 pub struct HostOffer {
     guard: ClosingPc,
-    dcs: [Arc<dyn DataChannel>; 2],
+    dcs: [Arc<dyn DataChannel>; 3],
     events: mpsc::UnboundedReceiver<PeerEvent>,
     offer: String,
     opts: WebRtcOptions,
@@ -31,7 +31,8 @@ impl std::fmt::Debug for HostOffer {
 
 impl HostOffer {
     /// Builds a connection, creates the `input` and `reconciliation`
-    /// channels (reliable, ordered) and gathers ICE completely.
+    /// channels (reliable, ordered) and `input-unreliable` (unordered, no
+    /// retransmissions), and gathers ICE completely.
     pub async fn new(opts: &WebRtcOptions) -> Result<Self, WebRtcError> {
         let (shared, events) = Shared::new();
         let (incoming, _) = mpsc::unbounded_channel();
@@ -41,10 +42,11 @@ impl HostOffer {
         });
         let pc = build_pc(opts, handler).await?;
         let guard = ClosingPc { pc, shared };
-        let mut dcs = Vec::with_capacity(2);
+        let mut dcs = Vec::with_capacity(CHANNELS.len());
         for channel in CHANNELS {
             let init = RTCDataChannelInit {
-                ordered: true,
+                ordered: channel.reliable(),
+                max_retransmits: (!channel.reliable()).then_some(0),
                 ..Default::default()
             };
             let dc = guard
@@ -57,7 +59,7 @@ impl HostOffer {
         let offer = guard.pc.create_offer(None).await?;
         guard.pc.set_local_description(offer).await?;
         let offer = gathered_sdp(&guard.pc, &guard.shared, opts).await?;
-        let dcs: [Arc<dyn DataChannel>; 2] = [dcs[0].clone(), dcs[1].clone()];
+        let dcs: [Arc<dyn DataChannel>; 3] = [dcs[0].clone(), dcs[1].clone(), dcs[2].clone()];
         Ok(HostOffer {
             guard,
             dcs,
@@ -140,11 +142,11 @@ impl GuestAnswer {
         &self.answer
     }
 
-    /// Waits (once the answer is published) for the host's two channels to
+    /// Waits (once the answer is published) for the host's channels to
     /// arrive and open. On failure the connection is closed.
     pub async fn connect(mut self) -> Result<WebRtcLink, WebRtcError> {
         let deadline = Instant::now() + self.opts.connect_timeout;
-        let mut found: [Option<Arc<dyn DataChannel>>; 2] = [None, None];
+        let mut found: [Option<Arc<dyn DataChannel>>; 3] = [None, None, None];
         let mut progress = self.guard.shared.progress.subscribe();
         while found.iter().any(Option::is_none) {
             let next = timeout_at(deadline, async {
@@ -178,7 +180,7 @@ impl GuestAnswer {
             }
         }
         let remaining = deadline.saturating_duration_since(Instant::now());
-        let [Some(input), Some(recon)] = found else {
+        let [Some(input), Some(recon), Some(unreliable)] = found else {
             close_pc(&self.guard).await;
             return Err(WebRtcError::ConnectTimeout(self.opts.connect_timeout));
         };
@@ -193,7 +195,7 @@ impl GuestAnswer {
         }
         Ok(make_link(
             self.guard,
-            [input, recon],
+            [input, recon, unreliable],
             self.events,
             &self.opts,
         ))

@@ -18,16 +18,17 @@ pub(super) fn channel_index(channel: Channel) -> usize {
     match channel {
         Channel::Input => 0,
         Channel::Reconciliation => 1,
+        Channel::Unreliable => 2,
     }
 }
 
-pub(super) const CHANNELS: [Channel; 2] = [Channel::Input, Channel::Reconciliation];
+pub(super) const CHANNELS: [Channel; 3] = Channel::ALL;
 
 /// Set-up progress, written by the handler and the channel pumps.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Progress {
     pub(super) gathered: bool,
-    pub(super) open: [bool; 2],
+    pub(super) open: [bool; 3],
     pub(super) failed: bool,
 }
 
