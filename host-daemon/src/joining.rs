@@ -150,6 +150,9 @@ pub struct JoinReport {
     pub snapshots_applied: u64,
     /// This guest's kill score over the run, from the host's end table.
     pub kill_score: Option<u32>,
+    /// This guest's input delay in the last level it played, ticks (fitted
+    /// to its link when the host offers `input-delay`).
+    pub input_delay_ticks: u64,
 }
 
 /// What `join` needs.
@@ -340,5 +343,6 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
         snapshot_corrections: stats.snapshot_mismatches,
         snapshots_applied: stats.snapshots_applied,
         kill_score,
+        input_delay_ticks: session.input_delay(),
     })
 }

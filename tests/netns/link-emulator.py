@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """A userspace stand-in for `tc netem`: a point-to-point link between two
-network namespaces with a fixed one-way delay and random loss.
+network namespaces with a one-way delay, jitter and random loss.
 
 Used by the degraded-link end-to-end test when the kernel has no
 `sch_netem`. Run it inside namespace A (`ip netns exec A python3 THIS ...`):
 it creates two TUN devices there, moves the second into namespace B, prints
 `ready`, then forwards every IP packet read from one device to the other
-after DELAY_MS, dropping each with probability LOSS (independently per
-packet and direction, as netem's `loss` does). Addresses and links are
+after DELAY_MS plus or minus up to JITTER_MS (uniform, per packet, so
+packets may overtake each other as with netem's `delay D J`), dropping each
+with probability LOSS (independently per packet and direction, as netem's
+`loss` does). Addresses and links are
 configured by the caller.
 
 It exits when its stdin reaches EOF (the test closed it or died), on SIGTERM,
@@ -15,10 +17,11 @@ or after MAX_SECONDS, and prints one JSON line of counts per direction on
 stderr (`sent`, `lost`, `overflow`). Closing the
 TUN file descriptors deletes both devices.
 
-Usage: link-emulator.py DEV_A DEV_B NETNS_B DELAY_MS LOSS SEED MAX_SECONDS
+Usage: link-emulator.py DEV_A DEV_B NETNS_B DELAY_MS JITTER_MS LOSS SEED MAX_SECONDS
 """
 
-import collections
+import heapq
+import itertools
 import json
 import fcntl
 import os
@@ -44,8 +47,9 @@ def open_tun(name):
 
 
 def main():
-    dev_a, dev_b, netns_b, delay_ms, loss, seed, max_seconds = sys.argv[1:8]
+    dev_a, dev_b, netns_b, delay_ms, jitter_ms, loss, seed, max_seconds = sys.argv[1:9]
     delay = int(delay_ms) / 1000.0
+    jitter = int(jitter_ms) / 1000.0
     loss = float(loss)
     rng = random.Random(int(seed))
     deadline = time.monotonic() + float(max_seconds)
@@ -56,10 +60,11 @@ def main():
 
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-    # Per source device: (due, packet) in arrival order (a fixed delay keeps
-    # them sorted), for the peer device. `overflow` counts packets dropped
-    # because the queue was full or the peer device refused them.
-    queues = {fd_a: collections.deque(), fd_b: collections.deque()}
+    # Per source device: a heap of (due, sequence, packet) for the peer
+    # device. `overflow` counts packets dropped because the queue was full or
+    # the peer device refused them.
+    queues = {fd_a: [], fd_b: []}
+    sequence = itertools.count()
     peer = {fd_a: fd_b, fd_b: fd_a}
     name = {fd_a: f"{dev_a}->{dev_b}", fd_b: f"{dev_b}->{dev_a}"}
     stats = {fd: {"sent": 0, "lost": 0, "overflow": 0} for fd in queues}
@@ -94,11 +99,12 @@ def main():
                 elif len(queues[fd]) >= LIMIT:
                     stats[fd]["overflow"] += 1
                 else:
-                    queues[fd].append((now + delay, packet))
+                    due = now + max(0.0, delay + rng.uniform(-jitter, jitter))
+                    heapq.heappush(queues[fd], (due, next(sequence), packet))
         now = time.monotonic()
         for fd, q in queues.items():
             while q and q[0][0] <= now:
-                _, packet = q.popleft()
+                _, _, packet = heapq.heappop(q)
                 try:
                     os.write(peer[fd], packet)
                     stats[fd]["sent"] += 1

@@ -1,10 +1,12 @@
 //! A degraded link, end to end: the lobby and `host-daemon host` in one
 //! network namespace, two `host-daemon join --bot` guests in another, and
-//! the link between them delaying every packet 75 ms each way and losing 2%
-//! (`tc netem`, or its user-space stand-in where the kernel lacks netem; see
-//! `common::netns`). The session completes; no guest ends with a persistent
-//! desync (a mismatch, if any, is cleared by the next snapshot); the
-//! held-input fallbacks the host used are reported.
+//! the link between them delaying every packet 75 ms ± 10 ms each way and
+//! losing 2% (`tc netem`, or its user-space stand-in where the kernel lacks
+//! netem; see `common::netns`). The session completes; no guest ends with a
+//! persistent desync (a mismatch, if any, is cleared by the next snapshot);
+//! each guest's input delay is fitted to the link (more than the clean
+//! link's, at most the cap) and its input was held on at most 5% of its
+//! ticks (issue 15's target; 99.7% with the spec's fixed 3 ticks).
 //!
 //! Needs root for the namespaces: without it the test fails, it does not
 //! skip. All traffic stays inside the two namespaces; every wait is bounded.
@@ -16,15 +18,19 @@ use std::time::{Duration, Instant};
 
 use common::netns::{DegradedLink, Impairment, LinkKind};
 use common::{
-    Children, HOST_LOG, Lobby, capture_stderr, count_log, host_cmd, join_cmd, lines_of, outputs_of,
-    session_code, start_lobby, successful_report, wait_log,
+    Children, HOST_LOG, Lobby, capture_stderr, count_log, host_cmd, join_cmd, lines_of, next_line,
+    outputs_of, session_code, start_lobby, successful_report, wait_log,
 };
 
-/// The issue's degraded link: 75 ms each way, 2% loss.
+/// The issue's degraded link: 75 ms each way, 10 ms jitter, 2% loss.
 const IMPAIRMENT: Impairment = Impairment {
     delay_ms: 75,
+    jitter_ms: 10,
     loss_percent: 2.0,
 };
+
+/// Issue 15's bound: held inputs over a guest's ticks.
+const MAX_HELD_RATIO: f64 = 0.05;
 
 /// `report[field]` as a count (present and a number, or the test fails).
 fn count(report: &serde_json::Value, field: &str) -> u64 {
@@ -44,7 +50,8 @@ fn a_session_over_a_slow_lossy_link_completes_without_persistent_desyncs() {
     let mut children = Children::default();
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &host_site);
 
-    // The link really is slow: a TCP handshake takes a round trip, 2 x 75 ms.
+    // The link really is slow: a TCP handshake takes a round trip, 2 x 75 ms
+    // give or take the jitter.
     let port: u16 = addr
         .rsplit(':')
         .next()
@@ -53,8 +60,9 @@ fn a_session_over_a_slow_lossy_link_completes_without_persistent_desyncs() {
     let handshake = link.tcp_handshake_from_b(port, 3);
     eprintln!("TCP handshake B -> A: {handshake:?}");
     let round_trip = Duration::from_millis(2 * u64::from(IMPAIRMENT.delay_ms));
+    let jitter = Duration::from_millis(2 * u64::from(IMPAIRMENT.jitter_ms));
     assert!(
-        handshake >= round_trip && handshake < round_trip + Duration::from_secs(1),
+        handshake >= round_trip - jitter && handshake < round_trip + Duration::from_secs(1),
         "TCP handshake across the link took {handshake:?}, expected about {round_trip:?}"
     );
 
@@ -89,6 +97,9 @@ fn a_session_over_a_slow_lossy_link_completes_without_persistent_desyncs() {
         Duration::from_secs(240),
         "the guests",
     );
+    // The daemon's report: each guest's round trip as the host measured it.
+    let report = next_line(&host_lines, Duration::from_secs(30), "the session report");
+    eprintln!("the daemon's session report: {report}");
     for (i, e) in outs.iter().enumerate() {
         let what = format!("guest {}", i + 1);
         let report = successful_report(e, &what);
@@ -109,10 +120,25 @@ fn a_session_over_a_slow_lossy_link_completes_without_persistent_desyncs() {
             "{what}: persistent desyncs: {report}"
         );
         let held = count(&report, "heldInputs");
+        let ticks = count(&report, "ticks");
+        let delay = count(&report, "inputDelayTicks");
+        let ratio = held as f64 / ticks as f64;
         eprintln!(
-            "{what}: held inputs {held}, desyncs {desyncs} (none persistent), \
-             snapshots applied {}",
+            "{what}: input delay {delay} ticks, held inputs {held} of {ticks} ticks \
+             ({:.2}%), desyncs {desyncs} (none persistent), snapshots applied {}",
+            ratio * 100.0,
             report["snapshotsApplied"]
+        );
+        // 150 ms round trips need more than a clean link's delay.
+        assert!(
+            (3..=protocol::tick::MAX_INPUT_DELAY_TICKS).contains(&delay),
+            "{what}: input delay {delay}: {report}"
+        );
+        assert!(
+            ratio <= MAX_HELD_RATIO,
+            "{what}: held inputs on {:.2}% of ticks (at most {:.0}%): {report}",
+            ratio * 100.0,
+            MAX_HELD_RATIO * 100.0
         );
     }
 

@@ -1,10 +1,12 @@
 //! The transport seam: what a session needs from one peer connection.
 //!
 //! A connection is two reliable, ordered channels (`input`,
-//! `reconciliation`) plus connection-state events. It comes as a
+//! `reconciliation`), one unordered channel that never retransmits
+//! (`input-unreliable`), plus connection-state events. It comes as a
 //! [`PeerSender`] (cloneable; `send` waits while the channel's buffer is
 //! full, which is the backpressure every chunked transfer relies on) and a
-//! [`PeerReceiver`] (messages and state changes, in order per channel, as
+//! [`PeerReceiver`] (messages and state changes, in order per reliable
+//! channel, as
 //! `netcode`'s [`PeerEvent`]s). Drivers never see anything else, so a WebRTC
 //! data-channel pair ([`webrtc`]) and the in-process fake ([`simnet`]) plug
 //! in the same way.

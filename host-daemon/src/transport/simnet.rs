@@ -95,7 +95,7 @@ impl LinkControl {
 enum Item {
     Message(Instant, String),
     /// Graceful close: deliver everything before it, then report `Closed`
-    /// once both channels have flushed.
+    /// once every channel has flushed.
     Close,
 }
 

@@ -6,12 +6,12 @@
 //! in A and 10.79.0.2/24 in B, and `lo` up. Nothing else is routed, so
 //! traffic can only go between A and B. The link is:
 //!
-//! - a veth pair with `tc netem delay D loss L` on both ends, when the
+//! - a veth pair with `tc netem delay D J loss L` on both ends, when the
 //!   kernel has `sch_netem`;
 //! - otherwise (the netem qdisc is "unknown", as on kernels built without
 //!   it) two TUN devices joined by `netns/link-emulator.py`, which does the
-//!   same in user space: a fixed delay and independent random loss per
-//!   packet and direction.
+//!   same in user space: a delay with uniform jitter and independent random
+//!   loss per packet and direction.
 //!
 //! Needs root and iproute2 (`ip`, `tc`); without them setup panics: the
 //! test fails rather than skips.
@@ -37,6 +37,9 @@ const EMULATOR_MAX_SECONDS: u32 = 900;
 pub struct Impairment {
     /// One-way delay.
     pub delay_ms: u32,
+    /// Each packet's delay varies by up to this much either way (uniform,
+    /// so packets may overtake each other, as with netem).
+    pub jitter_ms: u32,
     /// Independent loss probability per packet, percent.
     pub loss_percent: f64,
 }
@@ -160,10 +163,11 @@ impl DegradedLink {
     fn netem(&self, imp: Impairment) -> Result<(), String> {
         for (ns, dev) in [(&self.a, &self.dev_a), (&self.b, &self.dev_b)] {
             let delay = format!("{}ms", imp.delay_ms);
+            let jitter = format!("{}ms", imp.jitter_ms);
             let loss = format!("{}%", imp.loss_percent);
             run(Command::new("ip").args([
                 "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "netem", "delay",
-                &delay, "loss", &loss,
+                &delay, &jitter, "loss", &loss,
             ]))?;
         }
         Ok(())
@@ -180,6 +184,7 @@ impl DegradedLink {
             .arg(script)
             .args([&self.dev_a, &self.dev_b, &self.b])
             .arg(imp.delay_ms.to_string())
+            .arg(imp.jitter_ms.to_string())
             .arg((imp.loss_percent / 100.0).to_string())
             .arg(seed.to_string())
             .arg(EMULATOR_MAX_SECONDS.to_string())

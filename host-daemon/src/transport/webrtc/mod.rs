@@ -3,11 +3,12 @@
 //! client" in `docs/decisions.md`).
 //!
 //! One peer connection per guest, star topology. The host makes a
-//! [`HostOffer`]: it builds the connection, creates the two channels
-//! (`input`, `reconciliation`, reliable and ordered), gathers ICE completely
-//! and exposes the offer SDP (non-trickle, ready to publish as a lobby
-//! round). [`HostOffer::accept`] applies the joiner's answer and waits until
-//! both channels are open. The guest makes a [`GuestAnswer`] from the offer,
+//! [`HostOffer`]: it builds the connection, creates the channels (`input`,
+//! `reconciliation`, reliable and ordered; `input-unreliable`, unordered
+//! with no retransmissions), gathers ICE completely and exposes the offer
+//! SDP (non-trickle, ready to publish as a lobby round).
+//! [`HostOffer::accept`] applies the joiner's answer and waits until every
+//! channel is open. The guest makes a [`GuestAnswer`] from the offer,
 //! publishes its complete answer, and [`GuestAnswer::connect`] waits for the
 //! host's channels to arrive and open. Both end in a [`WebRtcLink`], a
 //! [`PeerLink`] of [`WebRtcSender`] and [`WebRtcReceiver`].
@@ -29,7 +30,7 @@
 //!   ends), which forwards messages into the receiver's queue and never
 //!   blocks. The event handler holds no reference to the connection, only
 //!   channels and flags, so nothing keeps a closed connection alive.
-//! - `close()` flushes what was sent (bounded), closes both channels, then
+//! - `close()` flushes what was sent (bounded), closes the channels, then
 //!   calls `pc.close()`, which stops the crate's driver task and releases
 //!   the socket. A connection whose every handle is dropped without `close()`
 //!   is closed from `Drop` (a dropped, unclosed connection would leak its

@@ -14,7 +14,7 @@ use super::{WebRtcError, WebRtcLink, WebRtcOptions};
 use crate::transport::PeerEvent;
 
 /// The host's side of one connection before a joiner answered: the
-/// connection exists, both channels are created, ICE gathering is complete.
+/// connection exists, its channels are created, ICE gathering is complete.
 pub struct HostOffer {
     guard: ClosingPc,
     dcs: [Arc<dyn DataChannel>; 3],
@@ -74,7 +74,7 @@ impl HostOffer {
         &self.offer
     }
 
-    /// Applies the joiner's answer and waits until both channels are open.
+    /// Applies the joiner's answer and waits until every channel is open.
     /// On failure the connection is closed.
     pub async fn accept(self, answer_sdp: &str) -> Result<WebRtcLink, WebRtcError> {
         let answer = RTCSessionDescription::answer(answer_sdp.to_owned())?;

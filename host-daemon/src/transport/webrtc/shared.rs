@@ -163,8 +163,8 @@ pub(super) fn spawn_pump(dc: Arc<dyn DataChannel>, channel: Channel, shared: Arc
             p.failed = true;
         });
         // The other side closed the channel (or the connection died): the
-        // link is over. Reported once both channels ended, so the other
-        // channel's last messages come first, or after a short grace when
+        // link is over. Reported once every channel ended, so the other
+        // channels' last messages come first, or after a short grace when
         // only one did. Not reported when this side closed it.
         if ended >= CHANNELS.len() {
             shared.report(ConnectionState::Closed);
