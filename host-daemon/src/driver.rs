@@ -19,7 +19,8 @@ use netcode::guest::{GuestEvent, GuestSession};
 use netcode::host::{HostEvent, HostOutput, HostSession};
 use netcode::link::ConnectionState;
 use netcode::stats::GuestSlot;
-use protocol::peer::{Channel, GuestMessage, HostMessage};
+use protocol::peer::{Channel, HostMessage};
+use protocol::wire::WireFormat;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep_until};
@@ -192,8 +193,8 @@ fn log_guest_event(event: &GuestEvent, warnings: &mut Warnings) {
     }
 }
 
-fn encode_host(msg: &HostMessage) -> Option<(Channel, String)> {
-    match msg.to_json() {
+fn encode_host(msg: &HostMessage, format: WireFormat) -> Option<(Channel, String)> {
+    match msg.encode(format) {
         Ok(text) => Some((msg.channel(), text)),
         Err(e) => {
             tracing::error!(error = %e, "could not encode a host message");
@@ -297,8 +298,8 @@ pub async fn run_host<S: PeerSender, R: PeerReceiver>(
         }
         for out in session.drain_outbox() {
             let (slots, send) = match out {
-                HostOutput::Send(slot, msg) => (vec![slot], encode_host(&msg)),
-                HostOutput::Broadcast(slots, msg) => (slots, encode_host(&msg)),
+                HostOutput::Send(slot, msg, format) => (vec![slot], encode_host(&msg, format)),
+                HostOutput::Broadcast(slots, msg, format) => (slots, encode_host(&msg, format)),
                 HostOutput::Close(slot) => (vec![slot], None),
             };
             for slot in slots {
@@ -373,8 +374,9 @@ pub async fn run_guest_until<S: PeerSender, R: PeerReceiver>(
         for event in session.drain_events() {
             log_guest_event(&event, &mut warnings);
         }
+        let format = session.wire_format();
         for msg in session.drain_outbox() {
-            let cmd = match GuestMessage::to_json(&msg) {
+            let cmd = match msg.encode(format) {
                 Ok(text) => WriterCommand::Send(msg.channel(), text),
                 Err(e) => {
                     tracing::error!(error = %e, "could not encode a guest message");

@@ -15,12 +15,13 @@ use netcode::sim::{
 };
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
-    Channel, EndReason, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
-    TickInputBundle, TransitionPayload,
+    Channel, EndReason, FEATURE_COMPACT, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
+    RefusalReason, TickInputBundle, TransitionPayload,
 };
 use protocol::tick::{
     DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS,
 };
+use protocol::wire::WireFormat;
 
 type Outcome = netcode::sim::Outcome<RaycasterEngine>;
 type HostSession = netcode::host::HostSession<RaycasterEngine>;
@@ -549,24 +550,54 @@ fn sanitizing_escape_blur_and_cheats_change_nothing() {
         v["cheat"] = "IDKFA".into();
         v.to_string()
     });
+    // The same local-only signals set in the compact form's flag bits.
+    let forged_compact = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let f = forged_compact.clone();
+    let forge_compact: Tamper = Arc::new(move |_c: Channel, text: &str| {
+        let Ok(GuestMessage::TickInputs(mut batch)) = GuestMessage::decode(text) else {
+            return text.to_owned();
+        };
+        for input in &mut batch.inputs {
+            (input.escape, input.blur, input.pointer_unlock, input.click) =
+                (true, true, true, true);
+        }
+        f.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        GuestMessage::TickInputs(batch)
+            .encode(WireFormat::Compact)
+            .expect("encodes")
+    });
+    let json_guest = GuestConfig {
+        features: GuestConfig::default()
+            .features
+            .into_iter()
+            .filter(|f| f != FEATURE_COMPACT)
+            .collect(),
+        ..guest("Cheater")
+    };
     let mut runs = Vec::new();
-    for tamper in [None, Some(forge)] {
+    for (config, tamper) in [
+        (guest("Cheater"), None),
+        (json_guest, Some(forge)),
+        (guest("Cheater"), Some(forge_compact)),
+    ] {
         let link = LinkConfig {
             tamper_up: tamper,
             ..net(0, 0, 1)
         };
         runs.push(run(Scenario {
             host: host(1, 1, Some(240)),
-            guests: vec![(guest("Cheater"), link)],
+            guests: vec![(config, link)],
             events: vec![],
         }));
     }
     assert!(forged.load(std::sync::atomic::Ordering::SeqCst) > 200);
-    assert_eq!(runs[0].host.hash_log(), runs[1].host.hash_log());
-    assert_lockstep(&runs[1], 0);
-    let applied = runs[1].guests[0].applied();
-    assert!(applied.iter().all(|a| a.held.is_empty()));
-    let _ = InputSnapshot::NEUTRAL;
+    assert!(forged_compact.load(std::sync::atomic::Ordering::SeqCst) > 200);
+    for forged_run in &runs[1..] {
+        assert_eq!(runs[0].host.hash_log(), forged_run.host.hash_log());
+        assert_lockstep(forged_run, 0);
+        let applied = forged_run.guests[0].applied();
+        assert!(applied.iter().all(|a| a.held.is_empty()));
+    }
 }
 
 #[test]
@@ -859,7 +890,7 @@ fn hello(name: &str) -> PeerEvent {
 fn inits(out: &[HostOutput]) -> Vec<(usize, Vec<PlayerId>)> {
     out.iter()
         .filter_map(|o| match o {
-            HostOutput::Send(slot, HostMessage::SessionInit(init)) => {
+            HostOutput::Send(slot, HostMessage::SessionInit(init), _) => {
                 Some((*slot, init.roster.clone()))
             }
             _ => None,
@@ -1084,6 +1115,38 @@ fn input_delays_are_fitted_to_each_link_before_the_first_level() {
     // Fitted before the level: not one held input on either link.
     assert_eq!(far.held_inputs, 0, "{summary:?}");
     assert_eq!(near.held_inputs, 0, "{summary:?}");
+}
+
+/// Issue 15, item 3: in a 5-player session (the host's player and four
+/// guests), the compact form sends each guest at least 5x fewer bytes than
+/// JSON, snapshots included, and the run plays the same.
+#[test]
+fn the_compact_form_sends_a_fifth_of_the_bytes_or_less() {
+    let without_compact = GuestConfig {
+        features: GuestConfig::default()
+            .features
+            .into_iter()
+            .filter(|f| f != FEATURE_COMPACT)
+            .collect(),
+        ..guest("G")
+    };
+    let session = |config: GuestConfig| {
+        run(Scenario {
+            host: HostConfig {
+                bots: 0,
+                ..host(1, 4, Some(600))
+            },
+            guests: (0..4).map(|i| (config.clone(), net(5, 0, i))).collect(),
+            events: vec![],
+        })
+    };
+    let (json, compact) = (session(without_compact), session(guest("G")));
+    assert_eq!(json.host.hash_log(), compact.host.hash_log());
+    for g in 0..4 {
+        assert_lockstep(&compact, g);
+        let (j, c) = (json.bytes_to_guests[g], compact.bytes_to_guests[g]);
+        assert!(c * 5 <= j, "guest {g}: {c} bytes compact, {j} JSON");
+    }
 }
 
 /// A host that does not offer `input-delay` keeps the spec's delay for a

@@ -234,7 +234,7 @@ fn a_silent_connection_loses_its_seat_at_the_hello_deadline() {
     let out = h.drain_outbox();
     assert!(out.iter().any(|o| matches!(
         o,
-        netcode::host::HostOutput::Send(s, protocol::peer::HostMessage::JoinRefused { reason: protocol::peer::RefusalReason::BadHandshake, .. }) if *s == slot
+        netcode::host::HostOutput::Send(s, protocol::peer::HostMessage::JoinRefused { reason: protocol::peer::RefusalReason::BadHandshake, .. }, _) if *s == slot
     )), "{out:?}");
     assert!(out.contains(&netcode::host::HostOutput::Close(slot)));
     assert_eq!(h.next_wakeup(), None);

@@ -100,11 +100,20 @@ impl InputSnapshot {
 
     /// What may enter the shared stream: local-only signals forced false, a
     /// non-finite mouse delta replaced by 0 and the rest clamped to
-    /// ±[`MAX_MOUSE_DELTA_X`], an out-of-range `weaponSelect` dropped.
+    /// ±[`MAX_MOUSE_DELTA_X`] and rounded to 1/64 pixel (what the compact
+    /// wire form carries exactly; a turn of about 0.00004 rad), an
+    /// out-of-range `weaponSelect` dropped.
     pub fn sanitized(&self) -> InputSnapshot {
+        let steps = crate::wire::MOUSE_STEPS_PER_PIXEL;
         let mouse_delta_x = if self.mouse_delta_x.is_finite() {
-            self.mouse_delta_x
+            // `+ 0.0` turns a -0.0 into 0.0.
+            (self
+                .mouse_delta_x
                 .clamp(-MAX_MOUSE_DELTA_X, MAX_MOUSE_DELTA_X)
+                * steps)
+                .round()
+                / steps
+                + 0.0
         } else {
             0.0
         };

@@ -16,6 +16,7 @@
 //! - [`peer`]: peer protocol messages on the `input` and `reconciliation` channels.
 //! - [`chunk`]: chunking and validated reassembly of large peer messages.
 //! - [`tick`]: the netcode tick constants shared by every peer.
+//! - [`wire`]: peer messages as text, JSON or the compact form.
 //! - [`BUILD_VERSION`]: the build identifier of the version handshake and the lobby.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -30,6 +31,7 @@ pub mod peer;
 pub mod sdp;
 pub mod snapshot;
 pub mod tick;
+pub mod wire;
 
 /// The build identifier: peers exchange it in the version handshake, the
 /// lobby lists it per session and the lobby page compares it with its own.

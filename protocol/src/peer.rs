@@ -47,6 +47,11 @@ pub const FEATURE_INPUT_DELAY: &str = "input-delay";
 /// nothing while the next one arrives in time (issue 15).
 pub const FEATURE_REDUNDANT_INPUTS: &str = "redundant-inputs";
 
+/// Hello feature: tick bundles, inputs and reconciliation snapshots travel
+/// in the compact form of [`crate::wire`] instead of JSON, each way, once
+/// both sides named it (issue 15).
+pub const FEATURE_COMPACT: &str = "compact";
+
 /// Inputs one [`GuestMessage::TickInputs`] carries at most: the newest and
 /// the ones before it (about 270 ms at 30 Hz).
 pub const REDUNDANT_INPUTS: usize = 8;
@@ -424,8 +429,14 @@ pub enum GuestMessage {
 
 /// A message that could not be encoded or decoded.
 #[derive(Debug, Error)]
-#[error("peer message: {0}")]
-pub struct PeerMessageError(#[from] serde_json::Error);
+pub enum PeerMessageError {
+    /// Not the JSON of a peer message.
+    #[error("peer message: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Not a compact peer message ([`crate::wire`]).
+    #[error("compact peer message: {0}")]
+    Compact(String),
+}
 
 impl HostMessage {
     /// The data channel this message rides.
@@ -729,7 +740,10 @@ mod tests {
             ];
             for m in msgs {
                 let back = HostMessage::from_json(&m.to_json().unwrap()).unwrap();
-                prop_assert_eq!(back, m);
+                prop_assert_eq!(&back, &m);
+                // Either wire form reads back the same message.
+                let compact = m.encode(crate::wire::WireFormat::Compact).unwrap();
+                prop_assert_eq!(HostMessage::decode(&compact).unwrap(), m);
             }
         }
 
@@ -742,10 +756,13 @@ mod tests {
                 GuestMessage::LevelTransitionAck { level_epoch: epoch },
                 GuestMessage::HashReport { tick: u64::from(tick), level_epoch: epoch, hash: format_hash(hash) },
                 GuestMessage::TickInput(TickInput { tick: u64::from(tick), player_id: PlayerId::new(name.clone()), input: InputSnapshot { mouse_delta_x: f64::from(tick) / 8.0, ..InputSnapshot::NEUTRAL } }),
+                GuestMessage::TickInputs(TickInputs { player_id: PlayerId::new(name.clone()), level_epoch: epoch, first_tick: u64::from(tick), inputs: vec![InputSnapshot { fire: true, mouse_delta_x: -f64::from(tick) / 4.0, ..InputSnapshot::NEUTRAL }; 3] }),
             ];
             for m in msgs {
                 let back = GuestMessage::from_json(&m.to_json().unwrap()).unwrap();
-                prop_assert_eq!(back, m);
+                prop_assert_eq!(&back, &m);
+                let compact = m.encode(crate::wire::WireFormat::Compact).unwrap();
+                prop_assert_eq!(GuestMessage::decode(&compact).unwrap(), m);
             }
         }
     }

@@ -226,11 +226,12 @@ impl WebGuest {
     pub fn output(&mut self) -> Output {
         let mut send = Vec::new();
         let mut events: Vec<String> = Vec::new();
+        let format = self.session.wire_format();
         for msg in self.session.drain_outbox() {
             if matches!(msg, GuestMessage::HashReport { .. }) {
                 self.hash_reports += 1;
             }
-            match msg.to_json() {
+            match msg.encode(format) {
                 Ok(data) => send.push(Outgoing {
                     channel: msg.channel().label(),
                     data,

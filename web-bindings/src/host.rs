@@ -254,15 +254,15 @@ impl WebHost {
         let mut close = Vec::new();
         let mut events: Vec<String> = Vec::new();
         for out in self.session.drain_outbox() {
-            let (slots, msg) = match out {
-                HostOutput::Send(slot, msg) => (vec![slot], msg),
-                HostOutput::Broadcast(slots, msg) => (slots, msg),
+            let (slots, msg, format) = match out {
+                HostOutput::Send(slot, msg, format) => (vec![slot], msg, format),
+                HostOutput::Broadcast(slots, msg, format) => (slots, msg, format),
                 HostOutput::Close(slot) => {
                     close.push(slot);
                     continue;
                 }
             };
-            match msg.to_json() {
+            match msg.encode(format) {
                 Ok(data) => send.push(HostOutgoing {
                     slots,
                     channel: msg.channel().label(),

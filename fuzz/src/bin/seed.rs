@@ -41,7 +41,7 @@ fn main() {
         host.poll(now);
         for o in host.drain_outbox() {
             let msg = match o {
-                HostOutput::Send(_, m) | HostOutput::Broadcast(_, m) => m,
+                HostOutput::Send(_, m, _) | HostOutput::Broadcast(_, m, _) => m,
                 HostOutput::Close(_) => continue,
             };
             let text = msg.to_json().expect("encode");

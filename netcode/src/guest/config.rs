@@ -5,7 +5,8 @@ use std::time::Duration;
 use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
 use protocol::peer::{
-    EndReason, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS, RefusalReason,
+    EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,
+    RefusalReason,
 };
 
 /// How a guest's session ended.
@@ -59,6 +60,7 @@ impl Default for GuestConfig {
                 FEATURE_PING.to_owned(),
                 FEATURE_INPUT_DELAY.to_owned(),
                 FEATURE_REDUNDANT_INPUTS.to_owned(),
+                FEATURE_COMPACT.to_owned(),
             ],
         }
     }

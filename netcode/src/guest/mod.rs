@@ -28,9 +28,10 @@ use engine::Engine;
 use protocol::chunk::Reassembler;
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
-    EndReason, GuestMessage, HostMessage, ScoreRow, SessionInit, TickInputBundle,
+    EndReason, FEATURE_COMPACT, GuestMessage, HostMessage, ScoreRow, SessionInit, TickInputBundle,
 };
 use protocol::tick::{DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS};
+use protocol::wire::WireFormat;
 
 pub use config::{AppliedTick, GuestConfig, GuestEnd, GuestEvent, GuestFault, RenderOffset};
 
@@ -226,6 +227,15 @@ impl<E: Engine> GuestSession<E> {
         self.input_delay
     }
 
+    /// How this guest writes its messages ([`GuestMessage::encode`]).
+    pub fn wire_format(&self) -> WireFormat {
+        if self.took_up(FEATURE_COMPACT) {
+            WireFormat::Compact
+        } else {
+            WireFormat::Json
+        }
+    }
+
     /// Whether this guest took up hello feature `name`.
     fn took_up(&self, name: &str) -> bool {
         self.features.iter().any(|f| f == name)
@@ -281,7 +291,7 @@ impl<E: Engine> GuestSession<E> {
                     self.host_lost_at = Some(now);
                 }
             }
-            PeerEvent::Message(_, text) => match HostMessage::from_json(&text) {
+            PeerEvent::Message(_, text) => match HostMessage::decode(&text) {
                 Ok(msg) => self.on_message(msg, now),
                 Err(e) => {
                     self.stats.bad_messages += 1;

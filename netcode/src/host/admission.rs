@@ -7,9 +7,10 @@ use engine::Engine;
 use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
 use protocol::peer::{
-    FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS, HostMessage,
+    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS, HostMessage,
     PEER_PROTOCOL_VERSION, RefusalReason,
 };
+use protocol::wire::WireFormat;
 
 use super::{HostEvent, HostOutput, HostSession, Phase};
 use crate::link::ConnectionState;
@@ -38,6 +39,8 @@ pub(super) struct GuestSeat {
     pub(super) input_delay: bool,
     /// It took up [`FEATURE_REDUNDANT_INPUTS`]: it sends `tick-inputs`.
     pub(super) redundant_inputs: bool,
+    /// It took up [`FEATURE_COMPACT`]: bundles and snapshots go compact.
+    pub(super) compact: bool,
     /// When its hello admitted it.
     pub(super) admitted_at: Option<Duration>,
     /// The ping in flight: `(id, sent at)`.
@@ -46,6 +49,17 @@ pub(super) struct GuestSeat {
     pub(super) last_ping_at: Option<Duration>,
     /// Ids handed out so far.
     pub(super) pings_sent: u32,
+}
+
+impl GuestSeat {
+    /// How messages to this guest are written.
+    pub(super) fn wire_format(&self) -> WireFormat {
+        if self.compact {
+            WireFormat::Compact
+        } else {
+            WireFormat::Json
+        }
+    }
 }
 
 impl<E: Engine> HostSession<E> {
@@ -99,6 +113,7 @@ impl<E: Engine> HostSession<E> {
             ping: false,
             input_delay: false,
             redundant_inputs: false,
+            compact: false,
             admitted_at: None,
             ping_in_flight: None,
             last_ping_at: None,
@@ -363,6 +378,7 @@ impl<E: Engine> HostSession<E> {
         };
         let (ping, input_delay) = (took_up(FEATURE_PING), took_up(FEATURE_INPUT_DELAY));
         let redundant_inputs = took_up(FEATURE_REDUNDANT_INPUTS);
+        let compact = took_up(FEATURE_COMPACT);
         let seat = &mut self.seats[slot];
         seat.admitted = true;
         seat.player = Some(PlayerId::new(format!("guest-{number}")));
@@ -370,6 +386,7 @@ impl<E: Engine> HostSession<E> {
         seat.ping = ping;
         seat.input_delay = input_delay;
         seat.redundant_inputs = redundant_inputs;
+        seat.compact = compact;
         seat.admitted_at = Some(now);
         // The hellos are the link's first round trip (a little long if the
         // guest was slow to answer, which only makes a delay safer).

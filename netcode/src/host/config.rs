@@ -8,9 +8,10 @@ use engine::Difficulty;
 use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
 use protocol::peer::{
-    EndReason, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS, HostMessage,
-    RefusalReason,
+    EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,
+    HostMessage, RefusalReason,
 };
+use protocol::wire::WireFormat;
 
 use crate::link::ConnectionState;
 use crate::plan::{GeneratedCampaign, LevelPlan};
@@ -70,18 +71,21 @@ impl Default for HostConfig {
                 FEATURE_PING.to_owned(),
                 FEATURE_INPUT_DELAY.to_owned(),
                 FEATURE_REDUNDANT_INPUTS.to_owned(),
+                FEATURE_COMPACT.to_owned(),
             ],
         }
     }
 }
 
-/// What the host wants sent.
+/// What the host wants sent, and in which wire form
+/// ([`HostMessage::encode`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostOutput {
     /// Send a message to a guest.
-    Send(GuestSlot, HostMessage),
-    /// Send one message to several guests (encoded once).
-    Broadcast(Vec<GuestSlot>, HostMessage),
+    Send(GuestSlot, HostMessage, WireFormat),
+    /// Send one message to several guests (encoded once: all of them read
+    /// the same form).
+    Broadcast(Vec<GuestSlot>, HostMessage, WireFormat),
     /// Close a guest's connection (after what was queued before).
     Close(GuestSlot),
 }

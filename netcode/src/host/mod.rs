@@ -32,6 +32,7 @@ use std::time::Duration;
 use engine::Engine;
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{EndReason, GuestMessage, HostMessage};
+use protocol::wire::WireFormat;
 
 pub use config::{HostConfig, HostEvent, HostOutput};
 pub use report::{PlayerKind, PlayerReport, SessionReport};
@@ -227,7 +228,8 @@ impl<E: Engine> HostSession<E> {
     }
 
     fn send(&mut self, slot: GuestSlot, msg: HostMessage) {
-        self.outbox.push(HostOutput::Send(slot, msg));
+        let format = self.seats[slot].wire_format();
+        self.outbox.push(HostOutput::Send(slot, msg, format));
     }
 
     /// Feeds one event from guest `slot` at time `now`.
@@ -237,7 +239,7 @@ impl<E: Engine> HostSession<E> {
         }
         match event {
             PeerEvent::State(state) => self.on_state(slot, state, now),
-            PeerEvent::Message(_, text) => match GuestMessage::from_json(&text) {
+            PeerEvent::Message(_, text) => match GuestMessage::decode(&text) {
                 Ok(msg) => self.on_message(slot, msg, now),
                 Err(e) => {
                     self.stats.bad_messages += 1;
@@ -350,10 +352,17 @@ impl<E: Engine> HostSession<E> {
             .collect()
     }
 
+    /// Sends `msg` to every live guest: one broadcast per wire form.
     fn broadcast(&mut self, msg: HostMessage) {
-        let slots = self.live_slots();
-        if !slots.is_empty() {
-            self.outbox.push(HostOutput::Broadcast(slots, msg));
+        let (compact, json): (Vec<GuestSlot>, Vec<GuestSlot>) = self
+            .live_slots()
+            .into_iter()
+            .partition(|s| self.seats[*s].wire_format() == WireFormat::Compact);
+        for (slots, format) in [(json, WireFormat::Json), (compact, WireFormat::Compact)] {
+            if !slots.is_empty() {
+                self.outbox
+                    .push(HostOutput::Broadcast(slots, msg.clone(), format));
+            }
         }
     }
 }

@@ -115,11 +115,12 @@ impl<E: Engine> Run<E> {
         self.host.drain_events();
         for out in self.host.drain_outbox() {
             let (slots, msg) = match out {
-                HostOutput::Send(slot, msg) => (vec![slot], Some(msg)),
-                HostOutput::Broadcast(slots, msg) => (slots, Some(msg)),
+                HostOutput::Send(slot, msg, format) => (vec![slot], Some((msg, format))),
+                HostOutput::Broadcast(slots, msg, format) => (slots, Some((msg, format))),
                 HostOutput::Close(slot) => (vec![slot], None),
             };
-            let text = msg.as_ref().and_then(|m| m.to_json().ok());
+            let text = msg.as_ref().and_then(|(m, f)| m.encode(*f).ok());
+            let msg = msg.map(|(m, _)| m);
             for slot in slots {
                 let Some(link) = self.link_of(slot) else {
                     continue;
@@ -140,8 +141,9 @@ impl<E: Engine> Run<E> {
             loop {
                 g.session.poll(self.now);
                 g.session.drain_events();
+                let format = g.session.wire_format();
                 for msg in g.session.drain_outbox() {
-                    if let Ok(text) = msg.to_json() {
+                    if let Ok(text) = msg.encode(format) {
                         self.net
                             .send(g.link, End::Guest, msg.channel(), &text, self.now);
                     }

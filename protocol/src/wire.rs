@@ -1,0 +1,505 @@
+//! How peer messages are written on a data channel: JSON, as the netcode
+//! spec has it, or the compact form of the `compact` hello feature (issue
+//! 15) for the messages that are most of the traffic.
+//!
+//! The compact form is still text (data channels and every driver carry
+//! strings): `~` and the unpadded URL-safe base64 of a [postcard] record.
+//! Postcard writes integers as varints and strings and lists with a length
+//! prefix; on top of that:
+//!
+//! - an input is one varint of flag bits, the weapon slot when one is
+//!   selected, and the mouse movement as a count of 1/64 pixels (the
+//!   resolution [`InputSnapshot::sanitized`] rounds to, so the count is
+//!   exact; any other value travels as the full `f64`);
+//! - a tick bundle lists each player's id and input once, and names the held
+//!   inputs by their place in that list; `dt` is implied (it is always
+//!   `FIXED_DT`);
+//! - a reconciliation snapshot is its JSON deflated (most of it is the same
+//!   few field names and small numbers again and again).
+//!
+//! Every compact record stands alone (no delta against an earlier message),
+//! so a host encodes a broadcast once, and a message decodes without
+//! context. A JSON message starts with `{`, a compact one with `~`:
+//! [`HostMessage::decode`] and [`GuestMessage::decode`] read either.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::{Deserialize, Serialize};
+
+use crate::chunk::MAX_PAYLOAD_BYTES;
+use crate::input::{InputSnapshot, PlayerId, TickInput};
+use crate::peer::{
+    GuestMessage, HostMessage, PeerMessageError, ReconciliationSnapshotMessage, TickInputBundle,
+    TickInputs,
+};
+use crate::tick::FIXED_DT;
+
+/// The first character of a compact message.
+const MARK: char = '~';
+
+/// Mouse movement resolution of the compact form (and of sanitized input):
+/// counts of 1/64 pixel.
+pub const MOUSE_STEPS_PER_PIXEL: f64 = 64.0;
+
+/// How a peer writes its messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WireFormat {
+    /// JSON for everything (the spec's form).
+    #[default]
+    Json,
+    /// The compact form for tick bundles, inputs and snapshots; JSON for
+    /// the rest.
+    Compact,
+}
+
+/// A compact record.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+enum Record {
+    Bundle(Bundle),
+    Snapshot { level_epoch: u32, deflated: Vec<u8> },
+    Input(u64, String, Input),
+    Inputs(String, u32, u64, Vec<Input>),
+}
+
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Bundle {
+    tick: u64,
+    level_epoch: u32,
+    /// Every player's input, in id order.
+    inputs: Vec<(String, Input)>,
+    /// Places in `inputs` of the players whose input was held.
+    held: Vec<u16>,
+    removed: Option<Vec<String>>,
+}
+
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Input {
+    flags: u16,
+    weapon_select: Option<u8>,
+    mouse: Mouse,
+}
+
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+enum Mouse {
+    Steps(i32),
+    Exact(f64),
+}
+
+const FLAGS: [fn(&InputSnapshot) -> bool; 12] = [
+    |i| i.move_forward,
+    |i| i.move_back,
+    |i| i.strafe_left,
+    |i| i.strafe_right,
+    |i| i.turn_left,
+    |i| i.turn_right,
+    |i| i.fire,
+    |i| i.use_,
+    |i| i.escape,
+    |i| i.blur,
+    |i| i.pointer_unlock,
+    |i| i.click,
+];
+
+impl Input {
+    fn of(i: &InputSnapshot) -> Self {
+        let flags = FLAGS
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f(i))
+            .fold(0u16, |acc, (bit, _)| acc | 1 << bit);
+        let steps = i.mouse_delta_x * MOUSE_STEPS_PER_PIXEL;
+        // Exact only when the count gives back the very same f64 (and not
+        // for -0.0, whose sign a count would lose).
+        let mouse = match steps {
+            s if s.fract() == 0.0
+                && s.abs() <= f64::from(i32::MAX)
+                && (s != 0.0 || i.mouse_delta_x.is_sign_positive())
+                && f64::from(s as i32) / MOUSE_STEPS_PER_PIXEL == i.mouse_delta_x =>
+            {
+                Mouse::Steps(s as i32)
+            }
+            _ => Mouse::Exact(i.mouse_delta_x),
+        };
+        Self {
+            flags,
+            weapon_select: i.weapon_select,
+            mouse,
+        }
+    }
+
+    fn snapshot(&self) -> InputSnapshot {
+        let bit = |n: u16| self.flags & (1 << n) != 0;
+        InputSnapshot {
+            move_forward: bit(0),
+            move_back: bit(1),
+            strafe_left: bit(2),
+            strafe_right: bit(3),
+            turn_left: bit(4),
+            turn_right: bit(5),
+            fire: bit(6),
+            use_: bit(7),
+            escape: bit(8),
+            blur: bit(9),
+            pointer_unlock: bit(10),
+            click: bit(11),
+            weapon_select: self.weapon_select,
+            mouse_delta_x: match self.mouse {
+                Mouse::Steps(s) => f64::from(s) / MOUSE_STEPS_PER_PIXEL,
+                Mouse::Exact(x) => x,
+            },
+        }
+    }
+}
+
+fn compact_error(what: impl std::fmt::Display) -> PeerMessageError {
+    PeerMessageError::Compact(what.to_string())
+}
+
+fn write(record: &Record) -> Result<String, PeerMessageError> {
+    let bytes = postcard::to_allocvec(record).map_err(compact_error)?;
+    let mut text = String::with_capacity(1 + bytes.len().div_ceil(3) * 4);
+    text.push(MARK);
+    URL_SAFE_NO_PAD.encode_string(bytes, &mut text);
+    Ok(text)
+}
+
+fn read(text: &str) -> Result<Record, PeerMessageError> {
+    let body = text
+        .strip_prefix(MARK)
+        .ok_or_else(|| compact_error("not a compact message"))?;
+    let bytes = URL_SAFE_NO_PAD.decode(body).map_err(compact_error)?;
+    let (record, rest) = postcard::take_from_bytes(&bytes).map_err(compact_error)?;
+    if !rest.is_empty() {
+        return Err(compact_error("trailing bytes"));
+    }
+    Ok(record)
+}
+
+fn bundle_record(b: &TickInputBundle) -> Option<Record> {
+    if b.dt != FIXED_DT {
+        return None;
+    }
+    let ids: Vec<&PlayerId> = b.inputs.keys().collect();
+    let held = b
+        .held_input_fallback
+        .iter()
+        .map(|p| ids.iter().position(|id| *id == p)?.try_into().ok())
+        .collect::<Option<Vec<u16>>>()?;
+    Some(Record::Bundle(Bundle {
+        tick: b.tick,
+        level_epoch: b.level_epoch,
+        inputs: b
+            .inputs
+            .iter()
+            .map(|(id, i)| (id.0.clone(), Input::of(i)))
+            .collect(),
+        held,
+        removed: b
+            .roster_remove
+            .as_ref()
+            .map(|r| r.iter().map(|p| p.0.clone()).collect()),
+    }))
+}
+
+fn bundle_of(b: Bundle) -> Result<TickInputBundle, PeerMessageError> {
+    let ids: Vec<PlayerId> = b.inputs.iter().map(|(id, _)| PlayerId::new(id)).collect();
+    if ids.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(compact_error("bundle inputs out of order"));
+    }
+    let held = b
+        .held
+        .iter()
+        .map(|n| ids.get(usize::from(*n)).cloned())
+        .collect::<Option<Vec<PlayerId>>>()
+        .ok_or_else(|| compact_error("held input of a player not in the bundle"))?;
+    Ok(TickInputBundle {
+        tick: b.tick,
+        dt: FIXED_DT,
+        level_epoch: b.level_epoch,
+        inputs: b
+            .inputs
+            .into_iter()
+            .map(|(id, i)| (PlayerId::new(id), i.snapshot()))
+            .collect(),
+        held_input_fallback: held,
+        roster_remove: b
+            .removed
+            .map(|r| r.into_iter().map(PlayerId::new).collect()),
+    })
+}
+
+fn snapshot_record(s: &ReconciliationSnapshotMessage) -> Result<Record, PeerMessageError> {
+    let json = serde_json::to_vec(&s.snapshot)?;
+    Ok(Record::Snapshot {
+        level_epoch: s.level_epoch,
+        deflated: miniz_oxide::deflate::compress_to_vec(&json, 6),
+    })
+}
+
+fn snapshot_of(
+    level_epoch: u32,
+    deflated: &[u8],
+) -> Result<ReconciliationSnapshotMessage, PeerMessageError> {
+    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(deflated, MAX_PAYLOAD_BYTES)
+        .map_err(|e| compact_error(format!("snapshot: {e}")))?;
+    Ok(ReconciliationSnapshotMessage {
+        level_epoch,
+        snapshot: serde_json::from_slice(&json)?,
+    })
+}
+
+impl HostMessage {
+    /// The message as text in `format` (the compact form only for tick
+    /// bundles and snapshots; JSON for everything else and for a bundle
+    /// the compact form cannot carry exactly).
+    pub fn encode(&self, format: WireFormat) -> Result<String, PeerMessageError> {
+        if format == WireFormat::Compact {
+            match self {
+                HostMessage::TickInputBundle(b) => {
+                    if let Some(record) = bundle_record(b) {
+                        return write(&record);
+                    }
+                }
+                HostMessage::ReconciliationSnapshot(s) => return write(&snapshot_record(s)?),
+                _ => {}
+            }
+        }
+        self.to_json()
+    }
+
+    /// Reads a message in either form.
+    pub fn decode(text: &str) -> Result<Self, PeerMessageError> {
+        if !text.starts_with(MARK) {
+            return Self::from_json(text);
+        }
+        match read(text)? {
+            Record::Bundle(b) => Ok(HostMessage::TickInputBundle(bundle_of(b)?)),
+            Record::Snapshot {
+                level_epoch,
+                deflated,
+            } => Ok(HostMessage::ReconciliationSnapshot(snapshot_of(
+                level_epoch,
+                &deflated,
+            )?)),
+            Record::Input(..) | Record::Inputs(..) => {
+                Err(compact_error("a guest's message sent by the host"))
+            }
+        }
+    }
+}
+
+impl GuestMessage {
+    /// The message as text in `format` (the compact form only for inputs).
+    pub fn encode(&self, format: WireFormat) -> Result<String, PeerMessageError> {
+        match (format, self) {
+            (WireFormat::Compact, GuestMessage::TickInput(t)) => write(&Record::Input(
+                t.tick,
+                t.player_id.0.clone(),
+                Input::of(&t.input),
+            )),
+            (WireFormat::Compact, GuestMessage::TickInputs(t)) => write(&Record::Inputs(
+                t.player_id.0.clone(),
+                t.level_epoch,
+                t.first_tick,
+                t.inputs.iter().map(Input::of).collect(),
+            )),
+            _ => self.to_json(),
+        }
+    }
+
+    /// Reads a message in either form.
+    pub fn decode(text: &str) -> Result<Self, PeerMessageError> {
+        if !text.starts_with(MARK) {
+            return Self::from_json(text);
+        }
+        match read(text)? {
+            Record::Input(tick, player, input) => Ok(GuestMessage::TickInput(TickInput {
+                tick,
+                player_id: PlayerId::new(player),
+                input: input.snapshot(),
+            })),
+            Record::Inputs(player, level_epoch, first_tick, inputs) => {
+                Ok(GuestMessage::TickInputs(TickInputs {
+                    player_id: PlayerId::new(player),
+                    level_epoch,
+                    first_tick,
+                    inputs: inputs.iter().map(Input::snapshot).collect(),
+                }))
+            }
+            Record::Bundle(_) | Record::Snapshot { .. } => {
+                Err(compact_error("a host's message sent by a guest"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::input::{MAX_MOUSE_DELTA_X, WEAPON_SLOT_COUNT};
+
+    fn input() -> impl Strategy<Value = InputSnapshot> {
+        (
+            any::<[bool; 12]>(),
+            proptest::option::of(0..WEAPON_SLOT_COUNT),
+            prop_oneof![
+                Just(0.0),
+                Just(-0.0),
+                (-4096i32 * 64..=4096 * 64).prop_map(|s| f64::from(s) / 64.0),
+                any::<f64>().prop_filter("finite", |x| x.is_finite()),
+            ],
+        )
+            .prop_map(|(b, weapon_select, mouse_delta_x)| InputSnapshot {
+                move_forward: b[0],
+                move_back: b[1],
+                strafe_left: b[2],
+                strafe_right: b[3],
+                turn_left: b[4],
+                turn_right: b[5],
+                fire: b[6],
+                use_: b[7],
+                escape: b[8],
+                blur: b[9],
+                pointer_unlock: b[10],
+                click: b[11],
+                weapon_select,
+                mouse_delta_x,
+            })
+    }
+
+    /// Bit-for-bit equality, so -0.0 and 0.0 count as different.
+    fn same(a: &InputSnapshot, b: &InputSnapshot) -> bool {
+        a == b && a.mouse_delta_x.to_bits() == b.mouse_delta_x.to_bits()
+    }
+
+    fn bundle(players: usize, tick: u64) -> TickInputBundle {
+        let inputs: BTreeMap<PlayerId, InputSnapshot> = (0..players)
+            .map(|i| {
+                let id = if i == 0 {
+                    "host".to_owned()
+                } else {
+                    format!("guest-{i}")
+                };
+                let input = InputSnapshot {
+                    move_forward: true,
+                    fire: tick % 3 == 0,
+                    mouse_delta_x: -3.25 + i as f64,
+                    ..InputSnapshot::NEUTRAL
+                };
+                (PlayerId::new(id), input.sanitized())
+            })
+            .collect();
+        TickInputBundle {
+            tick,
+            dt: FIXED_DT,
+            level_epoch: 1,
+            held_input_fallback: inputs.keys().skip(1).take(1).cloned().collect(),
+            inputs,
+            roster_remove: None,
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn every_input_reads_back_bit_for_bit(i in input()) {
+            prop_assert!(same(&Input::of(&i).snapshot(), &i));
+        }
+
+        #[test]
+        fn sanitized_mouse_movement_travels_as_a_count(i in input()) {
+            let clean = i.sanitized();
+            prop_assert!(matches!(Input::of(&clean).mouse, Mouse::Steps(_)), "{:?}", clean);
+            prop_assert!(clean.mouse_delta_x.abs() <= MAX_MOUSE_DELTA_X);
+            prop_assert!(same(&clean.sanitized(), &clean), "sanitizing twice changes nothing");
+        }
+
+        #[test]
+        fn garbage_after_the_mark_is_an_error_not_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let text = format!("{MARK}{}", URL_SAFE_NO_PAD.encode(&bytes));
+            let _ = HostMessage::decode(&text);
+            let _ = GuestMessage::decode(&text);
+        }
+    }
+
+    #[test]
+    fn a_five_player_bundle_is_a_small_fraction_of_its_json() {
+        let b = HostMessage::TickInputBundle(bundle(5, 300));
+        let json = b.encode(WireFormat::Json).unwrap();
+        let compact = b.encode(WireFormat::Compact).unwrap();
+        assert!(compact.starts_with(MARK));
+        assert!(
+            compact.len() * 8 < json.len(),
+            "{} bytes compact, {} JSON",
+            compact.len(),
+            json.len()
+        );
+        assert_eq!(HostMessage::decode(&compact).unwrap(), b);
+    }
+
+    #[test]
+    fn what_the_compact_form_cannot_carry_goes_as_json() {
+        let mut odd = bundle(2, 1);
+        odd.dt = 0.5;
+        let m = HostMessage::TickInputBundle(odd);
+        assert!(m.encode(WireFormat::Compact).unwrap().starts_with('{'));
+        let mut stranger = bundle(2, 1);
+        stranger.held_input_fallback = vec![PlayerId::new("nobody")];
+        let m = HostMessage::TickInputBundle(stranger);
+        assert!(m.encode(WireFormat::Compact).unwrap().starts_with('{'));
+        let ping = HostMessage::Ping { id: 1 };
+        assert_eq!(
+            ping.encode(WireFormat::Compact).unwrap(),
+            ping.to_json().unwrap()
+        );
+    }
+
+    #[test]
+    fn a_compact_message_in_the_wrong_direction_or_shape_is_refused() {
+        let bundle_text = HostMessage::TickInputBundle(bundle(3, 9))
+            .encode(WireFormat::Compact)
+            .unwrap();
+        assert!(GuestMessage::decode(&bundle_text).is_err());
+        // Players out of order, a held place past the end, trailing bytes.
+        let unordered = write(&Record::Bundle(Bundle {
+            tick: 1,
+            level_epoch: 1,
+            inputs: vec![
+                ("b".into(), Input::of(&InputSnapshot::NEUTRAL)),
+                ("a".into(), Input::of(&InputSnapshot::NEUTRAL)),
+            ],
+            held: vec![],
+            removed: None,
+        }))
+        .unwrap();
+        assert!(HostMessage::decode(&unordered).is_err());
+        let past = write(&Record::Bundle(Bundle {
+            tick: 1,
+            level_epoch: 1,
+            inputs: vec![("a".into(), Input::of(&InputSnapshot::NEUTRAL))],
+            held: vec![1],
+            removed: None,
+        }))
+        .unwrap();
+        assert!(HostMessage::decode(&past).is_err());
+        let mut bytes = postcard::to_allocvec(&Record::Input(
+            1,
+            "g".into(),
+            Input::of(&InputSnapshot::NEUTRAL),
+        ))
+        .unwrap();
+        bytes.push(0);
+        let trailing = format!("{MARK}{}", URL_SAFE_NO_PAD.encode(&bytes));
+        assert!(GuestMessage::decode(&trailing).is_err());
+        // A snapshot that inflates past the payload limit.
+        let bomb = write(&Record::Snapshot {
+            level_epoch: 1,
+            deflated: miniz_oxide::deflate::compress_to_vec(&vec![b' '; MAX_PAYLOAD_BYTES + 1], 9),
+        })
+        .unwrap();
+        assert!(HostMessage::decode(&bomb).is_err());
+    }
+}
