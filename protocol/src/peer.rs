@@ -69,9 +69,18 @@ pub enum Channel {
     /// Round-trip probes and redundant inputs (issue 15): unordered, never
     /// retransmitted (`maxRetransmits: 0`), so nothing waits behind a lost
     /// message. Not in the netcode spec; unused by peers without the
-    /// features that ride it.
+    /// features that ride it. Negotiated ([`UNRELIABLE_CHANNEL_ID`]): both
+    /// sides create it with the same options.
     Unreliable,
 }
+
+/// The SCTP stream id of [`Channel::Unreliable`]. Both sides create that
+/// channel themselves (`negotiated: true`) rather than the host announcing
+/// it in band, because an in-band channel is only as unreliable as the
+/// accepting side makes it, and the `webrtc` crate's accepting side sends
+/// reliably and in order whatever the announcement said. In-band channels
+/// take the lowest ids (0 to 3 for the two of them), so 8 never collides.
+pub const UNRELIABLE_CHANNEL_ID: u16 = 8;
 
 impl Channel {
     /// Every channel, in the order the host creates them.
@@ -89,6 +98,15 @@ impl Channel {
     /// Whether it delivers everything, in order (the spec's two channels).
     pub fn reliable(self) -> bool {
         !matches!(self, Channel::Unreliable)
+    }
+
+    /// The stream id both sides give a negotiated channel (`None`: the host
+    /// opens it in band and the guest accepts it).
+    pub fn negotiated_id(self) -> Option<u16> {
+        match self {
+            Channel::Unreliable => Some(UNRELIABLE_CHANNEL_ID),
+            Channel::Input | Channel::Reconciliation => None,
+        }
     }
 }
 

@@ -127,9 +127,16 @@ impl Input {
         }
     }
 
-    fn snapshot(&self) -> InputSnapshot {
+    /// The input it carries; a mouse movement JSON could not carry (NaN,
+    /// infinite) is an error, so both forms read the same messages.
+    fn snapshot(&self) -> Result<InputSnapshot, PeerMessageError> {
         let bit = |n: u16| self.flags & (1 << n) != 0;
-        InputSnapshot {
+        let mouse_delta_x = match self.mouse {
+            Mouse::Steps(s) => f64::from(s) / MOUSE_STEPS_PER_PIXEL,
+            Mouse::Exact(x) if x.is_finite() => x,
+            Mouse::Exact(x) => return Err(compact_error(format!("mouse movement {x}"))),
+        };
+        Ok(InputSnapshot {
             move_forward: bit(0),
             move_back: bit(1),
             strafe_left: bit(2),
@@ -143,11 +150,8 @@ impl Input {
             pointer_unlock: bit(10),
             click: bit(11),
             weapon_select: self.weapon_select,
-            mouse_delta_x: match self.mouse {
-                Mouse::Steps(s) => f64::from(s) / MOUSE_STEPS_PER_PIXEL,
-                Mouse::Exact(x) => x,
-            },
-        }
+            mouse_delta_x,
+        })
     }
 }
 
@@ -219,8 +223,8 @@ fn bundle_of(b: Bundle) -> Result<TickInputBundle, PeerMessageError> {
         inputs: b
             .inputs
             .into_iter()
-            .map(|(id, i)| (PlayerId::new(id), i.snapshot()))
-            .collect(),
+            .map(|(id, i)| Ok((PlayerId::new(id), i.snapshot()?)))
+            .collect::<Result<_, PeerMessageError>>()?,
         held_input_fallback: held,
         roster_remove: b
             .removed
@@ -316,14 +320,17 @@ impl GuestMessage {
             Record::Input(tick, player, input) => Ok(GuestMessage::TickInput(TickInput {
                 tick,
                 player_id: PlayerId::new(player),
-                input: input.snapshot(),
+                input: input.snapshot()?,
             })),
             Record::Inputs(player, level_epoch, first_tick, inputs) => {
                 Ok(GuestMessage::TickInputs(TickInputs {
                     player_id: PlayerId::new(player),
                     level_epoch,
                     first_tick,
-                    inputs: inputs.iter().map(Input::snapshot).collect(),
+                    inputs: inputs
+                        .iter()
+                        .map(Input::snapshot)
+                        .collect::<Result<_, _>>()?,
                 }))
             }
             Record::Bundle(_) | Record::Snapshot { .. } => {
@@ -406,7 +413,7 @@ mod tests {
     proptest! {
         #[test]
         fn every_input_reads_back_bit_for_bit(i in input()) {
-            prop_assert!(same(&Input::of(&i).snapshot(), &i));
+            prop_assert!(same(&Input::of(&i).snapshot().unwrap(), &i));
         }
 
         #[test]
@@ -494,6 +501,18 @@ mod tests {
         bytes.push(0);
         let trailing = format!("{MARK}{}", URL_SAFE_NO_PAD.encode(&bytes));
         assert!(GuestMessage::decode(&trailing).is_err());
+        // A mouse movement JSON could not carry either.
+        let nan = write(&Record::Input(
+            1,
+            "g".into(),
+            Input {
+                flags: 0,
+                weapon_select: None,
+                mouse: Mouse::Exact(f64::NAN),
+            },
+        ))
+        .unwrap();
+        assert!(GuestMessage::decode(&nan).is_err());
         // A snapshot that inflates past the payload limit.
         let bomb = write(&Record::Snapshot {
             level_epoch: 1,

@@ -5,7 +5,7 @@
 use protocol::chunk::{CHUNK_SIZE_BYTES, MAX_PAYLOAD_BYTES};
 use protocol::input::{InputSnapshot, MAX_MOUSE_DELTA_X, WEAPON_SLOT_COUNT};
 use protocol::name::{DISPLAY_NAME_MAX_CHARS, sanitize_display_name};
-use protocol::peer::{Channel, PEER_PROTOCOL_VERSION};
+use protocol::peer::{Channel, PEER_PROTOCOL_VERSION, UNRELIABLE_CHANNEL_ID};
 use protocol::tick::{
     CORRECTION_SMOOTH_MS, COUNTDOWN_TICKS, DISCONNECT_GRACE_MS, FIXED_DT,
     HASH_REPORT_INTERVAL_TICKS, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, SNAP_THRESHOLD_TILES,
@@ -55,6 +55,8 @@ pub struct Facts {
     pub CHANNELS: Vec<&'static str>,
     /// The labels of the channels that are unordered and never retransmit.
     pub UNRELIABLE_CHANNELS: Vec<&'static str>,
+    /// The stream id both sides give the negotiated unreliable channel.
+    pub UNRELIABLE_CHANNEL_ID: u16,
 }
 
 /// The facts of this build.
@@ -83,6 +85,7 @@ pub fn facts() -> Facts {
             .filter(|c| !c.reliable())
             .map(|c| c.label())
             .collect(),
+        UNRELIABLE_CHANNEL_ID,
     }
 }
 

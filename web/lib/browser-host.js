@@ -16,8 +16,8 @@
 // - `DELETE` when the session ends, and, best effort, when the page goes
 //   away (the guests then end with `host-disconnected` after the grace).
 
-import { CHANNELS, UNRELIABLE_CHANNELS } from './constants.js';
-import { LobbyError, gatheringComplete } from './lobby-client.js';
+import { CHANNELS } from './constants.js';
+import { LobbyError, channelOptions, gatheringComplete } from './lobby-client.js';
 
 /** How long one answer long-poll waits (the server caps it). */
 const ANSWER_POLL_MS = 20_000;
@@ -91,10 +91,7 @@ class PendingOffer {
     const pc = new RTCPeerConnection({ iceServers });
     /** @type {Record<string, RTCDataChannel>} */
     const channels = {};
-    for (const label of CHANNELS) {
-      const reliable = !(/** @type {readonly string[]} */ (UNRELIABLE_CHANNELS)).includes(label);
-      channels[label] = pc.createDataChannel(label, reliable ? { ordered: true } : { ordered: false, maxRetransmits: 0 });
-    }
+    for (const label of CHANNELS) channels[label] = pc.createDataChannel(label, channelOptions(label));
     try {
       await pc.setLocalDescription(await pc.createOffer());
       await gatheringComplete(pc, CONNECT_TIMEOUT_MS);

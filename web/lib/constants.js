@@ -34,3 +34,8 @@ export const HASH_REPORT_INTERVAL_TICKS = 10;
 export const CHANNELS = /** @type {const} */ (['input', 'reconciliation', 'input-unreliable']);
 /** The channels created unordered, with no retransmissions. */
 export const UNRELIABLE_CHANNELS = /** @type {const} */ (['input-unreliable']);
+/**
+ * The SCTP stream id of `input-unreliable`: both sides create it themselves
+ * (`negotiated: true`), as they must for its options to hold on both sides.
+ */
+export const UNRELIABLE_CHANNEL_ID = 8;

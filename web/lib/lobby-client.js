@@ -3,7 +3,7 @@
 // and joining by code for guests (read the offer, answer after full ICE
 // gathering, post the answer). Plain fetch; works in browsers and in Node.
 
-import { CHANNELS } from './constants.js';
+import { CHANNELS, UNRELIABLE_CHANNELS, UNRELIABLE_CHANNEL_ID } from './constants.js';
 
 /**
  * @typedef {Object} LobbyEntry
@@ -154,29 +154,56 @@ export function takeEarlyMessages(dc) {
 }
 
 /**
- * Resolves with the named data channels once the remote side has opened
- * them all. Text messages arriving before then are kept for
- * takeEarlyMessages.
+ * How a data channel is created: `input` and `reconciliation` reliable and
+ * ordered, opened by the host and accepted by the guest; `input-unreliable`
+ * unordered with no retransmissions, and negotiated: both sides create it
+ * with these options and its fixed id.
+ * @param {string} label
+ * @returns {RTCDataChannelInit}
+ */
+export function channelOptions(label) {
+  if (!(/** @type {readonly string[]} */ (UNRELIABLE_CHANNELS)).includes(label)) return { ordered: true };
+  return { ordered: false, maxRetransmits: 0, negotiated: true, id: UNRELIABLE_CHANNEL_ID };
+}
+
+/**
+ * Resolves with every data channel once all are open: the ones the host
+ * opens (announced in band) and the negotiated ones, created here. Text
+ * messages arriving before then are kept for takeEarlyMessages.
  * @param {RTCPeerConnection} pc
- * @param {string[]} labels
  * @param {number} timeoutMs
  * @returns {Promise<Record<string, RTCDataChannel>>}
  */
-function remoteChannels(pc, labels, timeoutMs) {
+function guestChannels(pc, timeoutMs) {
+  const negotiated = CHANNELS.filter((l) => channelOptions(l).negotiated);
+  const announced = CHANNELS.filter((l) => !channelOptions(l).negotiated);
+  const ours = negotiated.map((label) => pc.createDataChannel(label, channelOptions(label)));
+  return remoteChannels(pc, announced, ours, timeoutMs);
+}
+
+/**
+ * Resolves with the named data channels once the remote side has opened
+ * them all and every channel of `ours` is open too. Text messages arriving
+ * before then are kept for takeEarlyMessages.
+ * @param {RTCPeerConnection} pc
+ * @param {string[]} labels
+ * @param {RTCDataChannel[]} ours
+ * @param {number} timeoutMs
+ * @returns {Promise<Record<string, RTCDataChannel>>}
+ */
+function remoteChannels(pc, labels, ours, timeoutMs) {
   return new Promise((resolve, reject) => {
     /** @type {Record<string, RTCDataChannel>} */
     const open = {};
     const timer = setTimeout(() => reject(new LobbyError(0, 'connect_timeout',
       `the host's data channels did not open within ${timeoutMs / 1000} s`)), timeoutMs);
     const done = () => {
-      if (labels.every((l) => open[l])) {
+      if (labels.every((l) => open[l]) && ours.every((dc) => open[dc.label])) {
         clearTimeout(timer);
         resolve(open);
       }
     };
-    pc.addEventListener('datachannel', (ev) => {
-      const dc = ev.channel;
-      if (!labels.includes(dc.label)) return;
+    const track = (/** @type {RTCDataChannel} */ dc) => {
       /** @type {string[]} */
       const messages = [];
       const listener = (/** @type {MessageEvent} */ m) => {
@@ -190,6 +217,10 @@ function remoteChannels(pc, labels, timeoutMs) {
       } else {
         dc.addEventListener('open', () => { open[dc.label] = dc; done(); }, { once: true });
       }
+    };
+    for (const dc of ours) track(dc);
+    pc.addEventListener('datachannel', (ev) => {
+      if (labels.includes(ev.channel.label)) track(ev.channel);
     });
   });
 }
@@ -445,7 +476,7 @@ export class LobbyClient {
           'This session is full or has already started: nobody more can join it.');
       }
       const pc = new PC({ iceServers: view.iceServers ?? [] });
-      const channels = remoteChannels(pc, CHANNELS, timeoutMs);
+      const channels = guestChannels(pc, timeoutMs);
       channels.catch(() => {});
       try {
         const offer = withoutCandidates(view.offer);

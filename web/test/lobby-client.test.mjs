@@ -45,6 +45,11 @@ class FakePeerConnection {
   }
   addEventListener() {}
   removeEventListener() {}
+  /** The joiner creates the negotiated channels itself; they never open here. */
+  createDataChannel(/** @type {string} */ label, /** @type {any} */ options) {
+    (this.created ??= []).push({ label, options });
+    return { label, readyState: 'connecting', addEventListener() {}, removeEventListener() {} };
+  }
   async setRemoteDescription(/** @type {any} */ d) { this.remote = d; }
   async addIceCandidate(/** @type {any} */ c) { (this.added ??= []).push(c); }
   async createAnswer() { return { type: 'answer', sdp: SDP.replace('4611', '7777') }; }
@@ -84,6 +89,11 @@ test('list, live events, create, rounds, answers and removal', async () => {
     const joining = await client.join(hosted.code.toLowerCase(), { name: 'Bob', RTCPeerConnection: fake });
     assert.equal(joining.view.round, 1);
     assert.equal(/** @type {any} */ (joining.pc).remote.sdp, SDP);
+    // The unreliable channel is negotiated: the joiner creates it itself.
+    assert.deepEqual(/** @type {any} */ (joining.pc).created, [{
+      label: 'input-unreliable',
+      options: { ordered: false, maxRetransmits: 0, negotiated: true, id: 8 },
+    }]);
     const answer = await client.waitAnswer(hosted, 1, 2_000);
     assert.deepEqual(answer, { round: 1, answer: SDP.replace('4611', '7777'), name: 'Bob' });
 

@@ -1,8 +1,9 @@
 //! Writes the seed corpus of the session targets from a real exchange: a
 //! host and one guest (both netcode sessions over the reference engine)
-//! talking directly for two simulated seconds of a level. The host's
-//! messages to the guest seed `guest_session`, the guest's to the host seed
-//! `host_session`, and a few of each seed `peer_messages`.
+//! talking directly for two simulated seconds of a level, in the wire forms
+//! they negotiate (compact where they can). The host's messages to the
+//! guest seed `guest_session`, the guest's to the host seed `host_session`,
+//! and a few of each, in JSON and in their wire form, seed `peer_messages`.
 //!
 //!   cargo run --manifest-path fuzz/Cargo.toml --bin seed -- fuzz/corpus
 
@@ -40,22 +41,25 @@ fn main() {
         now += Duration::from_millis(10);
         host.poll(now);
         for o in host.drain_outbox() {
-            let msg = match o {
-                HostOutput::Send(_, m, _) | HostOutput::Broadcast(_, m, _) => m,
+            let (msg, format) = match o {
+                HostOutput::Send(_, m, f) | HostOutput::Broadcast(_, m, f) => (m, f),
                 HostOutput::Close(_) => continue,
             };
-            let text = msg.to_json().expect("encode");
+            let text = msg.encode(format).expect("encode");
             to_guest.push_str(&line(msg.channel(), &text));
             if samples.len() < 40 && text.len() < 4096 {
+                samples.push(msg.to_json().expect("encode"));
                 samples.push(text.clone());
             }
             guest.on_event(PeerEvent::Message(msg.channel(), text), now);
         }
         guest.poll(now);
+        let format = guest.wire_format();
         for msg in guest.drain_outbox() {
-            let text = msg.to_json().expect("encode");
+            let text = msg.encode(format).expect("encode");
             to_host.push_str(&line(msg.channel(), &text));
-            if samples.len() < 60 {
+            if samples.len() < 80 {
+                samples.push(msg.to_json().expect("encode"));
                 samples.push(text.clone());
             }
             host.on_event(slot, PeerEvent::Message(msg.channel(), text), now);
@@ -69,6 +73,9 @@ fn main() {
     };
     write("guest_session", "host-to-guest", to_guest.as_bytes());
     write("host_session", "guest-to-host", to_host.as_bytes());
+    // Each message in JSON and as it went on the wire (compact or the same
+    // JSON again, written once).
+    samples.dedup();
     for (i, s) in samples.iter().enumerate() {
         write("peer_messages", &format!("message-{i:02}"), s.as_bytes());
     }

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use ::webrtc::data_channel::{DataChannel, RTCDataChannelInit};
+use ::webrtc::data_channel::DataChannel;
 use ::webrtc::peer_connection::RTCSessionDescription;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, timeout_at};
 
 use super::connection::{ClosingPc, build_pc, close_pc, gathered_sdp, make_link, wait_open};
-use super::shared::{CHANNELS, Handler, Shared, channel_index, spawn_pump};
+use super::shared::{CHANNELS, Handler, Shared, channel_index, channel_init, spawn_pump};
 use super::{WebRtcError, WebRtcLink, WebRtcOptions};
 use crate::transport::PeerEvent;
 
@@ -44,14 +44,9 @@ impl HostOffer {
         let guard = ClosingPc { pc, shared };
         let mut dcs = Vec::with_capacity(CHANNELS.len());
         for channel in CHANNELS {
-            let init = RTCDataChannelInit {
-                ordered: channel.reliable(),
-                max_retransmits: (!channel.reliable()).then_some(0),
-                ..Default::default()
-            };
             let dc = guard
                 .pc
-                .create_data_channel(channel.label(), Some(init))
+                .create_data_channel(channel.label(), Some(channel_init(channel)))
                 .await?;
             spawn_pump(dc.clone(), channel, guard.shared.clone());
             dcs.push(dc);
@@ -99,6 +94,8 @@ impl HostOffer {
 /// answer is complete.
 pub struct GuestAnswer {
     guard: ClosingPc,
+    /// The negotiated channels this side created, by channel index.
+    negotiated: [Option<Arc<dyn DataChannel>>; 3],
     incoming: mpsc::UnboundedReceiver<Arc<dyn DataChannel>>,
     events: mpsc::UnboundedReceiver<PeerEvent>,
     answer: String,
@@ -125,11 +122,21 @@ impl GuestAnswer {
         let pc = build_pc(opts, handler).await?;
         let guard = ClosingPc { pc, shared };
         guard.pc.set_remote_description(offer).await?;
+        let mut negotiated: [Option<Arc<dyn DataChannel>>; 3] = [None, None, None];
+        for channel in CHANNELS.into_iter().filter(|c| c.negotiated_id().is_some()) {
+            let dc = guard
+                .pc
+                .create_data_channel(channel.label(), Some(channel_init(channel)))
+                .await?;
+            spawn_pump(dc.clone(), channel, guard.shared.clone());
+            negotiated[channel_index(channel)] = Some(dc);
+        }
         let answer = guard.pc.create_answer(None).await?;
         guard.pc.set_local_description(answer).await?;
         let answer = gathered_sdp(&guard.pc, &guard.shared, opts).await?;
         Ok(GuestAnswer {
             guard,
+            negotiated,
             incoming,
             events,
             answer,
@@ -146,7 +153,7 @@ impl GuestAnswer {
     /// arrive and open. On failure the connection is closed.
     pub async fn connect(mut self) -> Result<WebRtcLink, WebRtcError> {
         let deadline = Instant::now() + self.opts.connect_timeout;
-        let mut found: [Option<Arc<dyn DataChannel>>; 3] = [None, None, None];
+        let mut found = std::mem::take(&mut self.negotiated);
         let mut progress = self.guard.shared.progress.subscribe();
         while found.iter().any(Option::is_none) {
             let next = timeout_at(deadline, async {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use ::webrtc::data_channel::{DataChannel, DataChannelEvent};
+use ::webrtc::data_channel::{DataChannel, DataChannelEvent, RTCDataChannelInit};
 use ::webrtc::peer_connection::{
     PeerConnectionEventHandler, RTCIceGatheringState, RTCPeerConnectionState,
 };
@@ -23,6 +23,18 @@ pub(super) fn channel_index(channel: Channel) -> usize {
 }
 
 pub(super) const CHANNELS: [Channel; 3] = Channel::ALL;
+
+/// How `channel` is created: the spec's two reliable and ordered, in band
+/// (the host creates them, the guest accepts them); the unreliable one
+/// unordered, never retransmitted, negotiated (both sides create it).
+pub(super) fn channel_init(channel: Channel) -> RTCDataChannelInit {
+    RTCDataChannelInit {
+        ordered: channel.reliable(),
+        max_retransmits: (!channel.reliable()).then_some(0),
+        negotiated: channel.negotiated_id(),
+        ..Default::default()
+    }
+}
 
 /// Set-up progress, written by the handler and the channel pumps.
 #[derive(Clone, Copy, Debug, Default)]
