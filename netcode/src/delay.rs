@@ -141,15 +141,15 @@ mod tests {
     fn the_host_players_take_the_smallest_guest_delay() {
         let guests: BTreeMap<PlayerId, RttEstimate> = [
             (PlayerId::new("guest-1"), link(&[150; 40])),
-            (PlayerId::new("guest-2"), link(&[60; 40])),
+            (PlayerId::new("guest-2"), link(&[110; 40])),
         ]
         .into_iter()
         .collect();
         let host = PlayerId::new("host");
         let d = for_level(&guests, std::slice::from_ref(&host));
         assert_eq!(d[&PlayerId::new("guest-1")], 4);
-        assert_eq!(d[&PlayerId::new("guest-2")], 1);
-        assert_eq!(d[&host], 1);
+        assert_eq!(d[&PlayerId::new("guest-2")], 3);
+        assert_eq!(d[&host], 3);
         let alone = for_level(&BTreeMap::new(), std::slice::from_ref(&host));
         assert_eq!(alone[&host], MIN_INPUT_DELAY_TICKS);
     }
@@ -158,7 +158,7 @@ mod tests {
     fn a_guest_checks_the_delays_it_is_given() {
         let (a, b) = (PlayerId::new("a"), PlayerId::new("b"));
         let roster = [a.clone(), b.clone()];
-        let good: BTreeMap<PlayerId, u64> = [(a.clone(), 1), (b.clone(), 6)].into();
+        let good: BTreeMap<PlayerId, u64> = [(a.clone(), 2), (b.clone(), 6)].into();
         assert_eq!(check_level(&good, &roster, &b, true), Ok(6));
         assert_eq!(
             check_level(&BTreeMap::new(), &roster, &b, true),
@@ -167,9 +167,12 @@ mod tests {
         assert!(check_level(&good, &roster, &b, false).is_err());
         let short: BTreeMap<PlayerId, u64> = [(b.clone(), 6)].into();
         assert!(check_level(&short, &roster, &b, true).is_err());
-        let stranger: BTreeMap<PlayerId, u64> = [(a.clone(), 1), (PlayerId::new("c"), 6)].into();
+        let stranger: BTreeMap<PlayerId, u64> = [(a.clone(), 2), (PlayerId::new("c"), 6)].into();
         assert!(check_level(&stranger, &roster, &b, true).is_err());
-        let slow: BTreeMap<PlayerId, u64> = [(a, 1), (b.clone(), MAX_INPUT_DELAY_TICKS + 1)].into();
+        let slow: BTreeMap<PlayerId, u64> =
+            [(a.clone(), 2), (b.clone(), MAX_INPUT_DELAY_TICKS + 1)].into();
         assert!(check_level(&slow, &roster, &b, true).is_err());
+        let fast: BTreeMap<PlayerId, u64> = [(a, MIN_INPUT_DELAY_TICKS - 1), (b.clone(), 6)].into();
+        assert!(check_level(&fast, &roster, &b, true).is_err());
     }
 }

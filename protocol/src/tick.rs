@@ -13,8 +13,10 @@ pub const FIXED_DT: f64 = 1.0 / 30.0;
 pub const INPUT_DELAY_TICKS: u64 = 3;
 
 /// The smallest input delay a fitted delay may be (the `input-delay`
-/// feature, issue 15): one tick, so a clean link adds about 33 ms.
-pub const MIN_INPUT_DELAY_TICKS: u64 = 1;
+/// feature, issue 15): two ticks (67 ms), one more than a clean link's round
+/// trip needs, as margin for a guest's scheduling (browser frames, garbage
+/// collection, a busy machine).
+pub const MIN_INPUT_DELAY_TICKS: u64 = 2;
 
 /// The largest fitted input delay (400 ms): a link slower than this holds
 /// inputs rather than making every key press wait longer still.
