@@ -18,6 +18,7 @@
 //! - [`plan`]: the levels a host plays ([`plan::GeneratedCampaign`],
 //!   [`plan::FixedCampaign`]).
 //! - [`delay`]: input delays fitted to each link.
+//! - [`features`]: the hello features a connection took up.
 //! - [`pilot`]: [`pilot::DelayAwareBot`], an engine's bot corrected for the
 //!   input delay.
 //! - [`stats`]: counters as plain values.
@@ -26,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod delay;
+pub mod features;
 pub mod guest;
 pub mod host;
 pub mod link;

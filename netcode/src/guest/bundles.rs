@@ -115,7 +115,7 @@ impl<E: Engine> GuestSession<E> {
 
     /// Whether inputs go redundantly on the guest's own clock.
     pub(super) fn redundant_inputs(&self) -> bool {
-        self.took_up(FEATURE_REDUNDANT_INPUTS)
+        self.features.has(FEATURE_REDUNDANT_INPUTS)
     }
 
     /// A level starts: nothing sampled yet, the host's clock unknown.
@@ -126,17 +126,25 @@ impl<E: Engine> GuestSession<E> {
         self.sample_input();
     }
 
+    /// Whether the level takes this player's input (running or counting
+    /// down, with a player to play).
+    fn level_takes_input(&self) -> bool {
+        self.me.is_some()
+            && self.engine.as_ref().is_some_and(|e| {
+                matches!(
+                    e.status(),
+                    LevelStatus::Running | LevelStatus::Countdown { .. }
+                )
+            })
+    }
+
     /// This player's input now (the pilot's or the local one), while the
     /// level takes inputs.
     fn decide(&mut self) -> Option<InputSnapshot> {
-        let engine = self.engine.as_ref()?;
-        self.me.as_ref()?;
-        if !matches!(
-            engine.status(),
-            LevelStatus::Running | LevelStatus::Countdown { .. }
-        ) {
+        if !self.level_takes_input() {
             return None;
         }
+        let engine = self.engine.as_ref()?;
         let input = match &mut self.pilot {
             Some(p) => p.decide(engine),
             None => self.local_input.clone(),
@@ -187,14 +195,8 @@ impl<E: Engine> GuestSession<E> {
         if !self.redundant_inputs()
             || !matches!(self.phase, Phase::Running)
             || self.host_lost_at.is_some()
+            || !self.level_takes_input()
         {
-            return None;
-        }
-        let engine = self.engine.as_ref()?;
-        if !matches!(
-            engine.status(),
-            LevelStatus::Running | LevelStatus::Countdown { .. }
-        ) {
             return None;
         }
         let last = self.last_tagged?;

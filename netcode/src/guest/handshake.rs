@@ -11,6 +11,7 @@ use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};
 use crate::delay;
+use crate::features::Features;
 use crate::pilot::DelayAwareBot;
 
 impl<E: Engine> GuestSession<E> {
@@ -28,16 +29,12 @@ impl<E: Engine> GuestSession<E> {
             self.events
                 .push(GuestEvent::HostBuildDiffers(build_version));
         }
-        let taken: Vec<String> = offered
-            .iter()
-            .filter(|f| self.config.features.contains(f))
-            .cloned()
-            .collect();
+        let taken = Features::agreed(offered, &self.config.features);
         self.outbox.push(GuestMessage::GuestHello {
             build_version: self.config.build_version.clone(),
             protocol_version: PEER_PROTOCOL_VERSION,
             display_name: self.config.display_name.clone(),
-            features: taken.clone(),
+            features: taken.names().to_vec(),
         });
         self.features = taken;
         self.phase = Phase::AwaitInit;
@@ -56,7 +53,7 @@ impl<E: Engine> GuestSession<E> {
             ));
             return;
         }
-        let took_up = self.took_up(FEATURE_INPUT_DELAY);
+        let took_up = self.features.has(FEATURE_INPUT_DELAY);
         match delay::check_level(
             &init.input_delays,
             &init.roster,

@@ -28,13 +28,14 @@ use engine::Engine;
 use protocol::chunk::Reassembler;
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
-    EndReason, FEATURE_COMPACT, GuestMessage, HostMessage, ScoreRow, SessionInit, TickInputBundle,
+    EndReason, GuestMessage, HostMessage, ScoreRow, SessionInit, TickInputBundle,
 };
 use protocol::tick::{DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS};
 use protocol::wire::WireFormat;
 
 pub use config::{AppliedTick, GuestConfig, GuestEnd, GuestEvent, GuestFault, RenderOffset};
 
+use crate::features::Features;
 use crate::link::{ConnectionState, PeerEvent};
 use crate::pilot::DelayAwareBot;
 use crate::stats::GuestStats;
@@ -90,7 +91,7 @@ pub struct GuestSession<E: Engine> {
     pilot: Option<DelayAwareBot<E>>,
     local_input: InputSnapshot,
     /// The hello features this guest took up (offered and wanted).
-    features: Vec<String>,
+    features: Features,
     /// This player's input delay this level.
     input_delay: u64,
     /// The host's tick clock as the bundles show it (redundant inputs).
@@ -138,7 +139,7 @@ impl<E: Engine> GuestSession<E> {
             clock_hint: Duration::ZERO,
             pilot: None,
             local_input: InputSnapshot::NEUTRAL,
-            features: Vec::new(),
+            features: Features::default(),
             input_delay: INPUT_DELAY_TICKS,
             clock: HostClock::default(),
             last_tagged: None,
@@ -229,16 +230,7 @@ impl<E: Engine> GuestSession<E> {
 
     /// How this guest writes its messages ([`GuestMessage::encode`]).
     pub fn wire_format(&self) -> WireFormat {
-        if self.took_up(FEATURE_COMPACT) {
-            WireFormat::Compact
-        } else {
-            WireFormat::Json
-        }
-    }
-
-    /// Whether this guest took up hello feature `name`.
-    fn took_up(&self, name: &str) -> bool {
-        self.features.iter().any(|f| f == name)
+        self.features.wire_format()
     }
 
     /// Takes what should be sent to the host.

@@ -64,7 +64,7 @@ impl<E: Engine> GuestSession<E> {
         let Some(difficulty) = self.engine.as_ref().map(|e| e.difficulty()) else {
             return;
         };
-        let took_up = self.took_up(FEATURE_INPUT_DELAY);
+        let took_up = self.features.has(FEATURE_INPUT_DELAY);
         let my_delay = match delay::check_level(&p.input_delays, &p.roster, &me, took_up) {
             Ok(d) => d,
             Err(e) => {

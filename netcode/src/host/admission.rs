@@ -7,12 +7,11 @@ use engine::Engine;
 use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
 use protocol::peer::{
-    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS, HostMessage,
-    PEER_PROTOCOL_VERSION, RefusalReason,
+    FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
 };
-use protocol::wire::WireFormat;
 
 use super::{HostEvent, HostOutput, HostSession, Phase};
+use crate::features::Features;
 use crate::link::ConnectionState;
 use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, WARM_UP_LIMIT, WARM_UP_SAMPLES};
 use crate::stats::GuestSlot;
@@ -33,14 +32,9 @@ pub(super) struct GuestSeat {
     pub(super) closed: bool,
     /// The guest's last hash report: `(epoch, tick, mismatched)`.
     pub(super) last_report: Option<(u32, u64, bool)>,
-    /// It took up [`FEATURE_PING`]: the host probes its round trip.
-    pub(super) ping: bool,
-    /// It took up [`FEATURE_INPUT_DELAY`]: it accepts a fitted delay.
-    pub(super) input_delay: bool,
-    /// It took up [`FEATURE_REDUNDANT_INPUTS`]: it sends `tick-inputs`.
-    pub(super) redundant_inputs: bool,
-    /// It took up [`FEATURE_COMPACT`]: bundles and snapshots go compact.
-    pub(super) compact: bool,
+    /// The hello features it took up ([`FEATURE_PING`]: the host probes
+    /// its round trip; `input-delay`, `redundant-inputs`, `compact`).
+    pub(super) features: Features,
     /// When its hello admitted it.
     pub(super) admitted_at: Option<Duration>,
     /// The ping in flight: `(id, sent at)`.
@@ -49,17 +43,6 @@ pub(super) struct GuestSeat {
     pub(super) last_ping_at: Option<Duration>,
     /// Ids handed out so far.
     pub(super) pings_sent: u32,
-}
-
-impl GuestSeat {
-    /// How messages to this guest are written.
-    pub(super) fn wire_format(&self) -> WireFormat {
-        if self.compact {
-            WireFormat::Compact
-        } else {
-            WireFormat::Json
-        }
-    }
 }
 
 impl<E: Engine> HostSession<E> {
@@ -110,10 +93,7 @@ impl<E: Engine> HostSession<E> {
             removed: false,
             closed: false,
             last_report: None,
-            ping: false,
-            input_delay: false,
-            redundant_inputs: false,
-            compact: false,
+            features: Features::default(),
             admitted_at: None,
             ping_in_flight: None,
             last_ping_at: None,
@@ -134,13 +114,14 @@ impl<E: Engine> HostSession<E> {
     /// [`FEATURE_PING`] and is due one (one in flight at a time).
     pub(super) fn send_pings(&mut self, now: Duration) {
         for slot in 0..self.seats.len() {
-            let interval = if self.link_measured(&self.seats[slot]) {
-                PING_INTERVAL
-            } else {
-                Duration::ZERO
-            };
+            let interval = self.ping_interval(&self.seats[slot]);
             let seat = &mut self.seats[slot];
-            if !seat.ping || !seat.admitted || !seat.connected || seat.removed || seat.closed {
+            if !seat.features.has(FEATURE_PING)
+                || !seat.admitted
+                || !seat.connected
+                || seat.removed
+                || seat.closed
+            {
                 continue;
             }
             if seat.last_ping_at.is_some_and(|t| now < t + interval) {
@@ -164,14 +145,12 @@ impl<E: Engine> HostSession<E> {
     pub(super) fn next_ping_due(&self) -> Option<Duration> {
         self.seats
             .iter()
-            .filter(|s| s.ping && s.admitted && s.connected && !s.removed && !s.closed)
+            .filter(|s| s.features.has(FEATURE_PING))
+            .filter(|s| s.admitted && s.connected && !s.removed && !s.closed)
             .map(|s| {
-                let interval = if self.link_measured(s) {
-                    PING_INTERVAL
-                } else {
-                    Duration::ZERO
-                };
-                let next = s.last_ping_at.map_or(Duration::ZERO, |t| t + interval);
+                let next = s
+                    .last_ping_at
+                    .map_or(Duration::ZERO, |t| t + self.ping_interval(s));
                 match s.ping_in_flight {
                     Some((_, sent)) => next.max(sent + PING_GIVE_UP),
                     None => next,
@@ -184,12 +163,22 @@ impl<E: Engine> HostSession<E> {
     /// to: [`WARM_UP_SAMPLES`] round trips (until then pings go back to
     /// back), or it does not take part in the measurement.
     fn link_measured(&self, seat: &GuestSeat) -> bool {
-        !seat.ping
+        !seat.features.has(FEATURE_PING)
             || seat
                 .player
                 .as_ref()
                 .and_then(|p| self.stats.rtt.get(p))
                 .is_some_and(|r| r.samples() >= WARM_UP_SAMPLES)
+    }
+
+    /// How long after its last ping `seat` is due the next one: back to
+    /// back while its link is being measured.
+    fn ping_interval(&self, seat: &GuestSeat) -> Duration {
+        if self.link_measured(seat) {
+            PING_INTERVAL
+        } else {
+            Duration::ZERO
+        }
     }
 
     /// Whether every admitted guest's link is measured, or has had
@@ -373,20 +362,13 @@ impl<E: Engine> HostSession<E> {
         self.guests_admitted_ever += 1;
         let number = self.guests_admitted_ever;
         // Only what was offered counts; anything else a guest names is ignored.
-        let took_up = |name: &str| {
-            features.iter().any(|f| f == name) && self.config.features.iter().any(|f| f == name)
-        };
-        let (ping, input_delay) = (took_up(FEATURE_PING), took_up(FEATURE_INPUT_DELAY));
-        let redundant_inputs = took_up(FEATURE_REDUNDANT_INPUTS);
-        let compact = took_up(FEATURE_COMPACT);
+        let agreed = Features::agreed(features, &self.config.features);
+        let ping = agreed.has(FEATURE_PING);
         let seat = &mut self.seats[slot];
         seat.admitted = true;
         seat.player = Some(PlayerId::new(format!("guest-{number}")));
         seat.name = sanitize_display_name(name);
-        seat.ping = ping;
-        seat.input_delay = input_delay;
-        seat.redundant_inputs = redundant_inputs;
-        seat.compact = compact;
+        seat.features = agreed;
         seat.admitted_at = Some(now);
         // The hellos are the link's first round trip (a little long if the
         // guest was slow to answer, which only makes a delay safer).

@@ -228,7 +228,7 @@ impl<E: Engine> HostSession<E> {
     }
 
     fn send(&mut self, slot: GuestSlot, msg: HostMessage) {
-        let format = self.seats[slot].wire_format();
+        let format = self.seats[slot].features.wire_format();
         self.outbox.push(HostOutput::Send(slot, msg, format));
     }
 
@@ -357,7 +357,7 @@ impl<E: Engine> HostSession<E> {
         let (compact, json): (Vec<GuestSlot>, Vec<GuestSlot>) = self
             .live_slots()
             .into_iter()
-            .partition(|s| self.seats[*s].wire_format() == WireFormat::Compact);
+            .partition(|s| self.seats[*s].features.wire_format() == WireFormat::Compact);
         for (slots, format) in [(json, WireFormat::Json), (compact, WireFormat::Compact)] {
             if !slots.is_empty() {
                 self.outbox

@@ -50,7 +50,7 @@ impl<E: Engine> HostSession<E> {
             .iter()
             .filter(|s| s.player.as_ref().is_some_and(|p| roster.contains(p)))
             .collect();
-        if !offered || guests.iter().any(|s| !s.input_delay) {
+        if !offered || guests.iter().any(|s| !s.features.has(FEATURE_INPUT_DELAY)) {
             return BTreeMap::new();
         }
         let links: BTreeMap<PlayerId, RttEstimate> = guests

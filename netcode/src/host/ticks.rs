@@ -7,8 +7,8 @@ use std::time::Duration;
 use engine::{Engine, LevelStatus};
 use protocol::input::{InputSnapshot, PlayerId, TickInput};
 use protocol::peer::{
-    EndReason, HostMessage, REDUNDANT_INPUTS, ReconciliationSnapshotMessage, TickInputBundle,
-    TickInputs,
+    EndReason, FEATURE_REDUNDANT_INPUTS, HostMessage, REDUNDANT_INPUTS,
+    ReconciliationSnapshotMessage, TickInputBundle, TickInputs,
 };
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
@@ -201,7 +201,7 @@ impl<E: Engine> HostSession<E> {
     /// A batch of redundant inputs: each new one is filed, copies of what
     /// arrived before are dropped.
     pub(super) fn on_inputs(&mut self, slot: GuestSlot, batch: TickInputs) {
-        if !self.seats[slot].redundant_inputs
+        if !self.seats[slot].features.has(FEATURE_REDUNDANT_INPUTS)
             || batch.level_epoch != self.level_epoch
             || self.input_sender(slot).as_ref() != Some(&batch.player_id)
         {
