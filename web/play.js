@@ -283,6 +283,10 @@ async function join(typed, name) {
       levelEpoch: status?.levelEpoch ?? 0,
       snapshotTick: status?.lastSnapshotTick ?? null,
       pos: mine ? { x: mine.x, y: mine.y } : null,
+      // The newest view: the tick it shows and the shared simulation's
+      // tick it was predicted from.
+      viewTick: screen.next?.tick ?? null,
+      confirmedTick: screen.next?.confirmedTick ?? null,
       roster: status?.roster ?? [],
       end: left ? { kind: 'ended', reason: 'left', scores: [], provisional: true } : status?.end ?? null,
       error: errorEl.textContent,

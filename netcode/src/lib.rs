@@ -21,6 +21,8 @@
 //! - [`features`]: the hello features a connection took up.
 //! - [`pilot`]: [`pilot::DelayAwareBot`], an engine's bot corrected for the
 //!   input delay.
+//! - [`predict`]: the predicted view, the local player's pending inputs run
+//!   ahead of the confirmed state.
 //! - [`stats`]: counters as plain values.
 //! - [`sim`]: a host and guests over a simulated network on a virtual clock.
 #![forbid(unsafe_code)]
@@ -33,6 +35,7 @@ pub mod host;
 pub mod link;
 pub mod pilot;
 pub mod plan;
+pub mod predict;
 pub mod rtt;
 pub mod sim;
 pub mod stats;

@@ -11,7 +11,7 @@ use netcode::host::{HostConfig, HostOutput, HostPhase};
 use netcode::link::{ConnectionState, PeerEvent};
 use netcode::plan::GeneratedCampaign;
 use netcode::sim::{
-    LinkConfig, NetAction, NetEvent, Scenario, Summary, Tamper, final_hash_matches,
+    LinkConfig, NetAction, NetEvent, Scenario, Sim, Summary, Tamper, final_hash_matches,
 };
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
@@ -1227,4 +1227,150 @@ fn the_host_measures_the_round_trip_of_guests_that_take_up_ping_only() {
         .find(|p| Some(&p.player_id) == o.guests[1].player_id())
         .expect("the old guest's line");
     assert_eq!(old.rtt_ms, None);
+}
+
+/// A player's position and facing in an engine.
+fn pose(engine: &RaycasterEngine, me: &PlayerId) -> [f64; 4] {
+    let p = &engine.clone().snapshot().players[me];
+    [p.pos_x, p.pos_y, p.dir_x, p.dir_y]
+}
+
+fn walk_and_turn() -> InputSnapshot {
+    InputSnapshot {
+        move_forward: true,
+        turn_right: true,
+        ..InputSnapshot::NEUTRAL
+    }
+}
+
+#[test]
+fn a_key_shows_in_the_guests_predicted_view_long_before_its_tick_is_confirmed() {
+    // 75 ms each way: an input delay of several ticks, fitted to the link.
+    let local = GuestConfig {
+        bot: false,
+        ..guest("Local")
+    };
+    let mut sim: Sim<RaycasterEngine> = Sim::new(Scenario {
+        host: host(1, 1, Some(400)),
+        guests: vec![(local, net(75, 0, 5))],
+        events: vec![],
+    });
+    let confirmed_tick =
+        |sim: &Sim<RaycasterEngine>| sim.guest(0).and_then(|g| g.engine()).map(|e| e.tick());
+    while confirmed_tick(&sim).is_none_or(|t| t < 60) {
+        assert!(sim.step(), "the session ended before tick 60");
+    }
+    let g = sim.guest(0).expect("one guest");
+    let me = g.player_id().cloned().expect("a player");
+    let delay = g.input_delay();
+    assert!(delay >= 4, "fitted delay {delay} for a 150 ms round trip");
+    let confirmed = g.engine().expect("running");
+    let still = pose(confirmed, &me);
+    let predicted = g.predicted().expect("pending inputs while standing");
+    assert_eq!(
+        pose(&predicted, &me),
+        still,
+        "standing still predicts standing still"
+    );
+    assert!(predicted.tick() > confirmed.tick());
+
+    let pressed = sim.now();
+    sim.guest_mut(0)
+        .expect("one guest")
+        .set_local_input(walk_and_turn());
+    // The predicted view shows the key within a tick of the press, while
+    // the confirmed engine still has the player standing.
+    let mut predictions: BTreeMap<u64, [f64; 4]> = BTreeMap::new();
+    let shown = loop {
+        assert!(sim.step());
+        let g = sim.guest(0).expect("one guest");
+        let p = g.predicted().expect("pending inputs");
+        predictions.insert(p.tick(), pose(&p, &me));
+        if pose(&p, &me) != still {
+            assert_eq!(pose(g.engine().expect("running"), &me), still);
+            break sim.now();
+        }
+    };
+    let tick = Duration::from_millis(1000 / 30);
+    assert!(
+        shown - pressed <= tick * 2,
+        "shown {:?} after the press",
+        shown - pressed
+    );
+    // The confirmed engine shows it only after the input delay.
+    let applied = loop {
+        assert!(sim.step());
+        let g = sim.guest(0).expect("one guest");
+        if let Some(p) = g.predicted() {
+            predictions.insert(p.tick(), pose(&p, &me));
+        }
+        let e = g.engine().expect("running");
+        if pose(e, &me) != still {
+            // What was predicted for this tick is what happened to this
+            // player (nobody else stood in the way).
+            assert_eq!(predictions.get(&e.tick()), Some(&pose(e, &me)));
+            break sim.now();
+        }
+    };
+    assert!(
+        applied - pressed >= tick * u32::try_from(delay).expect("small"),
+        "confirmed {:?} after the press with a delay of {delay} ticks",
+        applied - pressed
+    );
+    eprintln!(
+        "input delay {delay} ticks: shown {:?} and confirmed {:?} after the press",
+        shown - pressed,
+        applied - pressed
+    );
+    while sim.step() {}
+    let o = sim.finish();
+    assert_eq!(ended(&o, 0), GuestEnd::Ended(EndReason::HostShutdown));
+    assert_lockstep(&o, 0);
+}
+
+#[test]
+fn the_host_players_predicted_view_runs_through_its_delayed_inputs() {
+    // The host's own player takes the smallest guest delay; its view runs
+    // through the inputs already filed for the coming ticks.
+    let config = HostConfig {
+        host_bot: false,
+        ..host(1, 1, Some(300))
+    };
+    let mut sim: Sim<RaycasterEngine> = Sim::new(Scenario {
+        host: config,
+        guests: vec![(guest("Bot"), net(75, 0, 6))],
+        events: vec![],
+    });
+    while sim.host().engine().is_none_or(|e| e.tick() < 60) {
+        assert!(sim.step(), "the session ended before tick 60");
+    }
+    let me = PlayerId::new("host");
+    let delay = sim.host().input_delay(&me);
+    assert!(delay >= 4, "the host's delay {delay}");
+    let still = pose(sim.host().engine().expect("running"), &me);
+    sim.host_mut().set_local_input(walk_and_turn());
+    let start = sim.host().engine().expect("running").tick();
+    let mut shown = None;
+    while sim
+        .host()
+        .engine()
+        .is_some_and(|e| e.tick() < start + delay)
+    {
+        assert!(sim.step());
+        let host = sim.host();
+        if shown.is_none() && host.predicted().is_some_and(|p| pose(&p, &me) != still) {
+            shown = host.engine().map(|e| e.tick());
+        }
+        if host.engine().is_some_and(|e| e.tick() < start + delay) {
+            assert_eq!(pose(host.engine().expect("running"), &me), still);
+        }
+    }
+    assert_eq!(
+        shown,
+        Some(start + 1),
+        "shown after the first tick sampled it"
+    );
+    while sim.step() {}
+    let o = sim.finish();
+    assert_lockstep(&o, 0);
 }

@@ -103,6 +103,9 @@ pub struct Status {
     pub level_epoch: u32,
     /// Engine tick (0 before setup).
     pub tick: u64,
+    /// The tick the view shows: ahead of `tick` while this player's
+    /// inputs are pending (the predicted view).
+    pub view_tick: u64,
     /// The frozen difficulty, once set up.
     pub difficulty: Option<&'static str>,
     /// Roster ids of the level, sorted.
@@ -269,6 +272,7 @@ impl WebGuest {
             me: s.player_id().map(|id| id.to_string()),
             level_epoch: s.level_epoch(),
             tick: engine.map_or(0, |e| e.tick()),
+            view_tick: s.predicted_tick().or(engine.map(|e| e.tick())).unwrap_or(0),
             difficulty: engine.map(|e| e.difficulty().as_str()),
             roster: engine.map_or_else(Vec::new, |e| {
                 e.roster().iter().map(|id| id.to_string()).collect()
@@ -312,16 +316,22 @@ impl WebGuest {
         }
     }
 
-    /// The world to draw now (`None` before setup completed).
+    /// The world to draw now (`None` before setup completed): the
+    /// predicted view, this player's pending inputs run ahead of the
+    /// confirmed engine ([`GuestSession::predicted`]), or the confirmed
+    /// engine when nothing is pending.
     pub fn view(&self, now_ms: f64) -> Option<View> {
         let now = self.now.max(millis(now_ms));
-        let engine = self.session.engine()?;
-        Some(View::of(
-            engine,
+        let confirmed = self.session.engine()?;
+        let predicted = self.session.predicted();
+        let mut view = View::of(
+            predicted.as_ref().unwrap_or(confirmed),
             self.session.player_id(),
             self.session.names(),
             |id| self.session.render_offset(id, now),
-        ))
+        );
+        view.confirmed_tick = confirmed.tick();
+        Some(view)
     }
 
     /// The underlying session (native tests).

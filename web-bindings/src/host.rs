@@ -334,13 +334,21 @@ impl WebHost {
         self.session.report()
     }
 
-    /// The world to draw, seen by the host's player (`None` before setup).
+    /// The world to draw, seen by the host's player (`None` before
+    /// setup): the engine run ahead through the host player's delayed
+    /// inputs ([`HostSession::predicted`]), so its own moves show at once.
     pub fn view(&self) -> Option<View> {
-        let engine = self.session.engine()?;
+        let confirmed = self.session.engine()?;
+        let predicted = self.session.predicted();
         let me = PlayerId::new(HOST_PLAYER_ID);
-        Some(View::of(engine, Some(&me), self.session.names(), |_| {
-            (0.0, 0.0)
-        }))
+        let mut view = View::of(
+            predicted.as_ref().unwrap_or(confirmed),
+            Some(&me),
+            self.session.names(),
+            |_| (0.0, 0.0),
+        );
+        view.confirmed_tick = confirmed.tick();
+        Some(view)
     }
 
     /// The underlying session (native tests).
@@ -445,6 +453,22 @@ mod tests {
         let view = h.view().expect("a view once running");
         assert_eq!(view.me.as_deref(), Some("host"));
         assert_eq!(view.players.len(), 2);
+        // Both views are predicted: they run ahead of the shared simulation
+        // through their player's own pending inputs.
+        assert_eq!(view.confirmed_tick, s.tick);
+        assert!(
+            view.tick > view.confirmed_tick,
+            "host view at {}",
+            view.tick
+        );
+        let seen = g.view(t).expect("the guest's view");
+        assert_eq!(seen.confirmed_tick, g.status().tick);
+        assert!(
+            seen.tick > seen.confirmed_tick,
+            "guest view at {}",
+            seen.tick
+        );
+        assert_eq!(g.status().view_tick, seen.tick);
     }
 
     #[test]

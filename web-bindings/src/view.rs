@@ -20,8 +20,10 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct View {
-    /// Engine tick.
+    /// The tick shown: ahead of `confirmed_tick` in a predicted view.
     pub tick: u64,
+    /// The tick the shared (confirmed) simulation has reached.
+    pub confirmed_tick: u64,
     /// The local player, if the session knows it yet.
     pub me: Option<String>,
     /// The live grid.
@@ -153,7 +155,8 @@ fn tile_char(tile: Tile) -> char {
 impl View {
     /// The view of `engine`'s current tick. `names` labels players;
     /// `offset` gives a player's render correction still to smooth away
-    /// (added to its position).
+    /// (added to its position). For a predicted view, pass the engine run
+    /// ahead and set [`View::confirmed_tick`] after.
     pub fn of(
         engine: &RaycasterEngine,
         me: Option<&PlayerId>,
@@ -244,6 +247,7 @@ impl View {
             .collect();
         View {
             tick: engine.tick(),
+            confirmed_tick: engine.tick(),
             me: me.map(|id| id.to_string()),
             grid: GridView {
                 width: grid.width,
@@ -295,6 +299,7 @@ mod tests {
         assert_eq!(
             keys(&json),
             [
+                "confirmedTick",
                 "countdownTicks",
                 "enemies",
                 "exit",

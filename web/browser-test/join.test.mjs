@@ -44,7 +44,20 @@ test('a browser joins from the lobby page, moves, and keeps ticking while hidden
     return s.snapshotTick > playing.snapshotTick ? s : null;
   }, 5_000, 'a fresh snapshot');
   await page.locator('#view').focus();
+  // The first view that shows the move, watched on every animation frame:
+  // a predicted one, ahead of the shared simulation it was run from.
+  const firstMove = page.evaluate((from) => new Promise((resolve) => {
+    const check = () => {
+      const s = /** @type {any} */ (window).campfire.state();
+      if (s.pos && Math.hypot(s.pos.x - from.x, s.pos.y - from.y) > 0.01) resolve(s);
+      else requestAnimationFrame(check);
+    };
+    check();
+  }), before.pos);
   await page.keyboard.down('ArrowUp');
+  const shown = await firstMove;
+  assert.ok(shown.viewTick > shown.confirmedTick,
+    `the move first showed in a predicted view: tick ${shown.viewTick}, confirmed ${shown.confirmedTick}`);
   await new Promise((r) => setTimeout(r, 1000));
   await page.keyboard.up('ArrowUp');
   const moved = await until(async () => {

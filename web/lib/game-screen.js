@@ -44,10 +44,17 @@ export class GameScreen {
   }
 
   /**
-   * A new tick's view arrived.
+   * A new view arrived. Views are predicted (this player's pending inputs
+   * run ahead of the shared simulation), so the same tick can come again,
+   * predicted from a newer confirmed state: it replaces the newest view
+   * and the blend towards it goes on.
    * @param {any} view
    */
   onView(view) {
+    if (this.next && view.tick === this.next.tick) {
+      this.next = view;
+      return;
+    }
     if (this.next && view.tick === this.next.tick + 1) this.prev = this.next;
     else this.prev = null;
     this.next = view;

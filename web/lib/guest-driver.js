@@ -40,6 +40,7 @@ export class GuestDriver {
     this.status = guest.status();
     this.lastTick = -1;
     this.lastEpoch = -1;
+    this.lastViewTick = -1;
     /** @type {ReturnType<typeof setTimeout>|null} */
     this.wakeTimer = null;
     this.batchQueued = false;
@@ -129,8 +130,12 @@ export class GuestDriver {
     const changed = JSON.stringify(status) !== JSON.stringify(this.status);
     this.status = status;
     if (changed) this.hooks.onStatus?.(status);
-    if (status.tick !== this.lastTick || status.levelEpoch !== this.lastEpoch) {
+    // A new view when a tick is confirmed (the prediction is redone from
+    // it) or when this player's newest input moved the predicted tick.
+    if (status.tick !== this.lastTick || status.viewTick !== this.lastViewTick
+      || status.levelEpoch !== this.lastEpoch) {
       this.lastTick = status.tick;
+      this.lastViewTick = status.viewTick;
       this.lastEpoch = status.levelEpoch;
       const view = this.guest.view(this.now());
       if (view) this.hooks.onTick?.(view);

@@ -73,6 +73,7 @@ impl<E: Engine> GuestSession<E> {
         }
         engine.advance(&inputs, &remove);
         let after = engine.tick();
+        self.pending.confirm(after);
         if let Some(GuestFault::CorruptAtTick(t)) = self.config.fault
             && t == after
             && self.level_epoch == 1
@@ -93,7 +94,7 @@ impl<E: Engine> GuestSession<E> {
                 tick: b.tick,
                 hash,
                 held: b.held_input_fallback,
-                removed: remove,
+                removed: remove.clone(),
                 neutral: inputs
                     .iter()
                     .filter(|(_, i)| **i == InputSnapshot::NEUTRAL)
@@ -108,6 +109,8 @@ impl<E: Engine> GuestSession<E> {
                 hash: format_hash(hash),
             });
         }
+        inputs.retain(|id, _| !remove.contains(id));
+        self.known_inputs = inputs;
         if !self.redundant_inputs() {
             self.sample_input();
         }
@@ -123,6 +126,8 @@ impl<E: Engine> GuestSession<E> {
         self.clock.reset();
         self.last_tagged = None;
         self.recent_inputs.clear();
+        self.pending.clear();
+        self.known_inputs.clear();
         self.sample_input();
     }
 
@@ -166,6 +171,7 @@ impl<E: Engine> GuestSession<E> {
         let (Some(input), Some(me)) = (self.decide(), self.me.clone()) else {
             return;
         };
+        self.pending.push(tick, input.clone());
         self.outbox.push(GuestMessage::TickInput(TickInput {
             tick,
             player_id: me,
@@ -214,6 +220,7 @@ impl<E: Engine> GuestSession<E> {
             let Some(input) = self.decide() else {
                 return;
             };
+            self.pending.push(tick, input.clone());
             self.recent_inputs.push_back((tick, input));
             self.last_tagged = Some(tick);
             if self.recent_inputs.len() > REDUNDANT_INPUTS {

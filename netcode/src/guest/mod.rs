@@ -38,6 +38,7 @@ pub use config::{AppliedTick, GuestConfig, GuestEnd, GuestEvent, GuestFault, Ren
 use crate::features::Features;
 use crate::link::{ConnectionState, PeerEvent};
 use crate::pilot::DelayAwareBot;
+use crate::predict::{self, PendingInputs};
 use crate::stats::GuestStats;
 use clock::HostClock;
 use snapshots::SnapshotBacklog;
@@ -101,6 +102,12 @@ pub struct GuestSession<E: Engine> {
     /// The newest inputs sent, consecutive ticks, oldest first (redundant
     /// inputs: each goes out again with the next few).
     recent_inputs: VecDeque<(u64, InputSnapshot)>,
+    /// This player's inputs the confirmed engine has not applied yet (the
+    /// predicted view runs through them).
+    pending: PendingInputs,
+    /// Every player's input in the newest applied bundle (the predicted
+    /// view repeats them).
+    known_inputs: BTreeMap<PlayerId, InputSnapshot>,
 }
 
 impl<E: Engine> std::fmt::Debug for GuestSession<E> {
@@ -144,6 +151,8 @@ impl<E: Engine> GuestSession<E> {
             clock: HostClock::default(),
             last_tagged: None,
             recent_inputs: VecDeque::new(),
+            pending: PendingInputs::default(),
+            known_inputs: BTreeMap::new(),
         }
     }
 
@@ -221,6 +230,17 @@ impl<E: Engine> GuestSession<E> {
     /// This player's own input from now on, when no bot drives it.
     pub fn set_local_input(&mut self, input: InputSnapshot) {
         self.local_input = input.sanitized();
+    }
+
+    /// The tick the predicted view shows ([`GuestSession::predicted`]): one
+    /// past the newest input this player sampled, or `None` when nothing
+    /// is pending (then the view is the confirmed engine).
+    pub fn predicted_tick(&self) -> Option<u64> {
+        let engine = self.engine.as_ref()?;
+        if !matches!(self.phase, Phase::Running) || self.me.is_none() {
+            return None;
+        }
+        predict::predicted_tick(engine.tick(), self.pending.newest())
     }
 
     /// This player's input delay in the current level, in ticks.
@@ -357,5 +377,24 @@ impl<E: Engine> GuestSession<E> {
                 self.ending = Some((reason, level_epoch, final_tick));
             }
         }
+    }
+}
+
+impl<E: Engine + Clone> GuestSession<E> {
+    /// The world to draw: a copy of the confirmed engine run ahead through
+    /// the inputs this player sampled and the host has not yet confirmed,
+    /// everyone else repeating their input of the newest applied tick (see
+    /// [`crate::predict`]). `None` when nothing is pending: draw
+    /// [`GuestSession::engine`]. The confirmed engine is not touched.
+    pub fn predicted(&self) -> Option<E> {
+        let until = self.predicted_tick()?;
+        let (engine, me) = (self.engine.as_ref()?, self.me.as_ref()?);
+        let mut mine = self.known_inputs.get(me).cloned().unwrap_or_default();
+        Some(predict::run_ahead(engine, until, |tick| {
+            if let Some(input) = self.pending.get(tick) {
+                mine.clone_from(input);
+            }
+            predict::with_mine(&self.known_inputs, me, &mine)
+        }))
     }
 }

@@ -122,6 +122,21 @@ impl InputBuffer {
     pub fn delays(&self) -> &BTreeMap<PlayerId, u64> {
         &self.delays
     }
+
+    /// The inputs already filed for `tick` (a prediction reads them).
+    pub fn arrived(&self, tick: u64) -> impl Iterator<Item = (&PlayerId, &InputSnapshot)> {
+        self.by_tick.get(&tick).into_iter().flatten()
+    }
+
+    /// `player`'s last-received input, the one held if the next is late.
+    pub fn last(&self, player: &PlayerId) -> Option<&InputSnapshot> {
+        self.last.get(player)
+    }
+
+    /// The newest tick `player`'s input was filed for this level.
+    pub fn newest(&self, player: &PlayerId) -> Option<u64> {
+        self.newest.get(player).copied()
+    }
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ pub use report::{PlayerKind, PlayerReport, SessionReport};
 
 use crate::link::PeerEvent;
 use crate::pilot::DelayAwareBot;
+use crate::predict;
 use crate::stats::{GuestSlot, HostStats};
 use admission::GuestSeat;
 use audit::HashAudit;
@@ -217,6 +218,18 @@ impl<E: Engine> HostSession<E> {
         self.local_input = input.sanitized();
     }
 
+    /// The tick the host player's predicted view shows
+    /// ([`HostSession::predicted`]): one past the newest input filed for
+    /// the host's own player, or `None` when there is none ahead.
+    pub fn predicted_tick(&self) -> Option<u64> {
+        let (me, _) = self.config.host_player.as_ref()?;
+        let engine = self.engine.as_ref()?;
+        if !matches!(self.phase, Phase::Running) {
+            return None;
+        }
+        predict::predicted_tick(engine.tick(), self.inputs.newest(me))
+    }
+
     /// Takes what should be sent.
     pub fn drain_outbox(&mut self) -> Vec<HostOutput> {
         std::mem::take(&mut self.outbox)
@@ -364,5 +377,34 @@ impl<E: Engine> HostSession<E> {
                     .push(HostOutput::Broadcast(slots, msg.clone(), format));
             }
         }
+    }
+}
+
+impl<E: Engine + Clone> HostSession<E> {
+    /// The host player's world to draw: a copy of the engine run ahead
+    /// through the inputs already filed for the coming ticks (the host's
+    /// own, delayed by its input delay, and whatever guests sent early),
+    /// each player otherwise holding its last input (see
+    /// [`crate::predict`]). `None` when nothing is ahead: draw
+    /// [`HostSession::engine`]. The engine itself is not touched.
+    pub fn predicted(&self) -> Option<E> {
+        let until = self.predicted_tick()?;
+        let engine = self.engine.as_ref()?;
+        let mut current: BTreeMap<PlayerId, InputSnapshot> = engine
+            .roster()
+            .into_iter()
+            .map(|p| {
+                let held = self.inputs.last(&p).cloned().unwrap_or_default();
+                (p, held)
+            })
+            .collect();
+        Some(predict::run_ahead(engine, until, |tick| {
+            for (p, input) in self.inputs.arrived(tick) {
+                if let Some(slot) = current.get_mut(p) {
+                    slot.clone_from(input);
+                }
+            }
+            current.clone()
+        }))
     }
 }

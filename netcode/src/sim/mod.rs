@@ -220,65 +220,131 @@ impl<E: Engine> Run<E> {
     }
 }
 
-/// Plays a scenario on a virtual clock and returns every session.
-pub fn run<E: Engine>(scenario: Scenario) -> Outcome<E> {
-    let mut run = Run {
-        now: Duration::ZERO,
-        net: Network::default(),
-        host: HostSession::new(scenario.host),
-        host_alive: true,
-        guests: Vec::new(),
-    };
-    for (config, link) in scenario.guests {
-        run.connect(config, link, false);
+/// A scenario being played, one step at a time: a test can look at (and
+/// drive) the sessions between steps. [`run`] plays one to the end.
+pub struct Sim<E: Engine> {
+    run: Run<E>,
+    /// Pending network events, the next one last.
+    events: Vec<NetEvent>,
+    /// Steps without the clock moving; a session that keeps asking for
+    /// "now" would otherwise spin forever.
+    stuck: u32,
+    over: bool,
+}
+
+impl<E: Engine> Sim<E> {
+    /// Connects the scenario's guests at time zero.
+    pub fn new(scenario: Scenario) -> Self {
+        let mut run = Run {
+            now: Duration::ZERO,
+            net: Network::default(),
+            host: HostSession::new(scenario.host),
+            host_alive: true,
+            guests: Vec::new(),
+        };
+        for (config, link) in scenario.guests {
+            run.connect(config, link, false);
+        }
+        let mut events = scenario.events;
+        events.sort_by_key(|e| std::cmp::Reverse(e.at_tick));
+        Self {
+            run,
+            events,
+            stuck: 0,
+            over: false,
+        }
     }
-    let mut events = scenario.events;
-    events.sort_by_key(|e| std::cmp::Reverse(e.at_tick));
-    // Steps without the clock moving; a session that keeps asking for "now"
-    // would otherwise spin forever.
-    let mut stuck = 0u32;
-    loop {
+
+    /// Runs every session at the current time, then moves the clock to the
+    /// next thing due and delivers what arrives. `false` once nothing is
+    /// left to happen (or the virtual time limit passed).
+    pub fn step(&mut self) -> bool {
+        if self.over {
+            return false;
+        }
+        let run = &mut self.run;
         run.step_host();
-        while events
+        while self
+            .events
             .last()
             .is_some_and(|e| run.host.stats().ticks >= e.at_tick)
         {
-            if let Some(e) = events.pop() {
+            if let Some(e) = self.events.pop() {
                 run.apply(e.action);
             }
         }
         run.step_guests();
-        let Some(next) = run.next_time() else { break };
-        if next > MAX_VIRTUAL_TIME {
-            break;
-        }
+        let next = run.next_time().filter(|next| *next <= MAX_VIRTUAL_TIME);
+        let Some(next) = next else {
+            self.over = true;
+            return false;
+        };
         if next <= run.now && run.net.next_due().is_none_or(|d| d > run.now) {
-            stuck += 1;
-            if stuck > 10_000 {
-                break;
+            self.stuck += 1;
+            if self.stuck > 10_000 {
+                self.over = true;
+                return false;
             }
         } else {
-            stuck = 0;
+            self.stuck = 0;
         }
         run.now = run.now.max(next);
         run.deliver_due();
+        true
     }
-    let mut guests = Vec::new();
-    let mut late = Vec::new();
-    let mut bytes_to_guests = Vec::new();
-    for g in run.guests {
-        if g.late {
-            late.push(g.session);
-        } else {
-            bytes_to_guests.push(run.net.bytes_sent(g.link, End::Host));
-            guests.push(g.session);
+
+    /// The virtual time now.
+    pub fn now(&self) -> Duration {
+        self.run.now
+    }
+
+    /// The host.
+    pub fn host(&self) -> &HostSession<E> {
+        &self.run.host
+    }
+
+    /// The host, to drive (its local input, say).
+    pub fn host_mut(&mut self) -> &mut HostSession<E> {
+        &mut self.run.host
+    }
+
+    /// Guest `n` of the scenario (0-based; latecomers follow).
+    pub fn guest(&self, n: usize) -> Option<&GuestSession<E>> {
+        self.run.guests.get(n).map(|g| &g.session)
+    }
+
+    /// Guest `n`, to drive (its local input, say).
+    pub fn guest_mut(&mut self, n: usize) -> Option<&mut GuestSession<E>> {
+        self.run.guests.get_mut(n).map(|g| &mut g.session)
+    }
+
+    /// Every session as it stands.
+    pub fn finish(self) -> Outcome<E> {
+        let run = self.run;
+        let mut guests = Vec::new();
+        let mut late = Vec::new();
+        let mut bytes_to_guests = Vec::new();
+        for g in run.guests {
+            if g.late {
+                late.push(g.session);
+            } else {
+                bytes_to_guests.push(run.net.bytes_sent(g.link, End::Host));
+                guests.push(g.session);
+            }
+        }
+        Outcome {
+            host: run.host,
+            guests,
+            late,
+            elapsed: run.now,
+            bytes_to_guests,
         }
     }
-    Outcome {
-        host: run.host,
-        guests,
-        late,
-        elapsed: run.now,
-        bytes_to_guests,
-    }
+}
+
+/// Plays a scenario on a virtual clock and returns every session.
+pub fn run<E: Engine>(scenario: Scenario) -> Outcome<E> {
+    let mut sim = Sim::new(scenario);
+    while sim.step() {}
+    sim.finish()
 }
