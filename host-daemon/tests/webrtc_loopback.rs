@@ -677,3 +677,60 @@ async fn a_host_that_vanishes_is_reported_disconnected_then_failed() {
         .await
         .expect("close is bounded");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_floods_is_held_back_not_buffered_and_nothing_is_lost() {
+    let _serial = SERIAL.lock().await;
+    let (mut host, guest) = connect_pair(&loopback()).await;
+    // 4,000 messages of 1 KiB while the host reads nothing: far more than
+    // the receive queue, the crate's buffers and SCTP's window together.
+    const FLOOD: usize = 4_000;
+    let filler = "x".repeat(1_000);
+    let sender = guest.sender.clone();
+    let flood = tokio::spawn(async move {
+        for i in 0..FLOOD {
+            let text = format!("{i:05}{filler}");
+            if sender.send(Channel::Input, text).await.is_err() {
+                return i;
+            }
+        }
+        FLOOD
+    });
+    let cap = host_daemon::transport::webrtc::RECEIVE_QUEUE_MESSAGES;
+    timeout(STEP, async {
+        loop {
+            let queued = host.receiver.queued_messages();
+            assert!(queued <= cap, "{queued} messages queued");
+            if queued == cap {
+                break;
+            }
+            assert!(!flood.is_finished(), "the whole flood was buffered");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the queue fills within the bound");
+    // Reading it all: every message, in order.
+    let mut next = 0;
+    while next < FLOOD {
+        match next_event(&mut host.receiver).await {
+            Some(PeerEvent::Message(Channel::Input, text)) => {
+                assert_eq!(text[..5], format!("{next:05}"));
+                assert!(host.receiver.queued_messages() <= cap);
+                next += 1;
+            }
+            Some(PeerEvent::State(ConnectionState::Connected)) => {}
+            other => panic!("unexpected {other:?} after {next} messages"),
+        }
+    }
+    assert_eq!(
+        timeout(STEP, flood).await.expect("bounded").expect("task"),
+        FLOOD
+    );
+    timeout(STEP, host.sender.close_and_wait())
+        .await
+        .expect("close is bounded");
+    timeout(STEP, guest.sender.close_and_wait())
+        .await
+        .expect("close is bounded");
+}

@@ -143,6 +143,21 @@ impl std::fmt::Debug for WebRtcReceiver {
     }
 }
 
+impl WebRtcReceiver {
+    /// Messages received and not yet read (at most
+    /// [`super::RECEIVE_QUEUE_MESSAGES`]).
+    pub fn queued_messages(&self) -> usize {
+        super::RECEIVE_QUEUE_MESSAGES.saturating_sub(self.inner.shared.room.available_permits())
+    }
+}
+
+impl Drop for WebRtcReceiver {
+    /// Nobody reads any more: channel pumps waiting for room stop waiting.
+    fn drop(&mut self) {
+        self.inner.shared.room.close();
+    }
+}
+
 impl PeerReceiver for WebRtcReceiver {
     /// Messages and state changes; `None` once this side closed the link,
     /// or after a terminal state (`Closed`, `Failed`) was reported (the
@@ -157,6 +172,7 @@ impl PeerReceiver for WebRtcReceiver {
             _ = self.closed.wait_for(|c| *c) => None,
         };
         match ev {
+            Some(PeerEvent::Message(..)) => self.inner.shared.room.add_permits(1),
             Some(PeerEvent::State(ConnectionState::Closed | ConnectionState::Failed)) => {
                 self.done = true;
                 self.inner.start_close();

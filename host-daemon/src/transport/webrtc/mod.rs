@@ -27,8 +27,11 @@
 //!   larger than [`WebRtcOptions::max_message_bytes`] is refused (callers
 //!   chunk at 16 KiB).
 //! - Every data channel is drained by its own task (`dc.poll()` until it
-//!   ends), which forwards messages into the receiver's queue and never
-//!   blocks. The event handler holds no reference to the connection, only
+//!   ends), which forwards messages into the receiver's queue. The queue
+//!   holds at most [`RECEIVE_QUEUE_MESSAGES`] messages per connection; when
+//!   it is full the task waits, the crate stops delivering, and SCTP's
+//!   receive window closes on the sender (a flooding peer is slowed, not
+//!   buffered without bound, and nothing is dropped). The event handler holds no reference to the connection, only
 //!   channels and flags, so nothing keeps a closed connection alive.
 //! - `close()` flushes what was sent (bounded), closes the channels, then
 //!   calls `pc.close()`, which stops the crate's driver task and releases
@@ -54,6 +57,9 @@ use protocol::api::IceServer;
 use thiserror::Error;
 
 use crate::transport::PeerLink;
+
+/// Messages received on one connection and not yet read, at most.
+pub const RECEIVE_QUEUE_MESSAGES: usize = 256;
 
 /// The SCTP max-message-size this side advertises (the crate's hard cap).
 /// The negotiated limit is the smaller of both sides' values.

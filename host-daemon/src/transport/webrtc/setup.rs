@@ -155,6 +155,7 @@ impl GuestAnswer {
         let deadline = Instant::now() + self.opts.connect_timeout;
         let mut found = std::mem::take(&mut self.negotiated);
         let mut progress = self.guard.shared.progress.subscribe();
+        let mut ignored: u64 = 0;
         while found.iter().any(Option::is_none) {
             let next = timeout_at(deadline, async {
                 tokio::select! {
@@ -181,7 +182,11 @@ impl GuestAnswer {
                     found[channel_index(channel)] = Some(dc);
                 }
                 _ => {
-                    tracing::warn!(%label, "ignoring an unexpected data channel");
+                    // Logged at powers of two: a host could open thousands.
+                    ignored += 1;
+                    if u64::is_power_of_two(ignored) {
+                        tracing::warn!(%label, ignored, "ignoring unexpected data channels");
+                    }
                     let _ = dc.close().await;
                 }
             }

@@ -2,16 +2,16 @@
 //! share, and the pumps themselves.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use ::webrtc::data_channel::{DataChannel, DataChannelEvent, RTCDataChannelInit};
 use ::webrtc::peer_connection::{
     PeerConnectionEventHandler, RTCIceGatheringState, RTCPeerConnectionState,
 };
 use protocol::peer::Channel;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Semaphore, mpsc, watch};
 
-use super::ONE_CHANNEL_CLOSED_GRACE;
+use super::{ONE_CHANNEL_CLOSED_GRACE, RECEIVE_QUEUE_MESSAGES};
 use crate::transport::{ConnectionState, PeerEvent};
 
 pub(super) fn channel_index(channel: Channel) -> usize {
@@ -47,7 +47,16 @@ pub(super) struct Progress {
 /// What the handler, the channel pumps and the handles share. Holds no
 /// reference to the peer connection.
 pub(super) struct Shared {
+    /// Messages and state changes, in order. The channel itself is
+    /// unbounded so state changes never wait; messages are bounded by
+    /// `room`.
     pub(super) events: mpsc::UnboundedSender<PeerEvent>,
+    /// One permit per message the queue may still take: a pump takes one
+    /// before queueing a message, the receiver gives it back on reading it
+    /// (and closes it when dropped, so pumps stop waiting).
+    pub(super) room: Semaphore,
+    /// Messages dropped for not being UTF-8 (logged at powers of two).
+    pub(super) non_utf8: AtomicU64,
     /// The last state reported to the receiver.
     pub(super) last_state: std::sync::Mutex<Option<ConnectionState>>,
     /// Set once this side started closing: nothing more is reported.
@@ -62,6 +71,8 @@ impl Shared {
         let (events, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             events,
+            room: Semaphore::new(RECEIVE_QUEUE_MESSAGES),
+            non_utf8: AtomicU64::new(0),
             last_state: std::sync::Mutex::new(None),
             local_closed: AtomicBool::new(false),
             progress: watch::channel(Progress::default()).0,
@@ -90,6 +101,36 @@ impl Shared {
 
     pub(super) fn is_open(&self, idx: usize) -> bool {
         self.progress.borrow().open[idx]
+    }
+
+    /// Queues a received message once the queue has room. Waits while it
+    /// is full (the crate then holds further deliveries back, which closes
+    /// SCTP's receive window). Dropped only once nobody will read it: the
+    /// receiver is gone, or the queue stays full after the connection
+    /// ended.
+    async fn queue_message(&self, channel: Channel, text: String) {
+        let mut progress = self.progress.subscribe();
+        let permit = tokio::select! {
+            biased;
+            permit = self.room.acquire() => permit.ok(),
+            _ = progress.wait_for(|p| p.failed) => self.room.try_acquire().ok(),
+        };
+        if let Some(permit) = permit {
+            permit.forget();
+            let _ = self.events.send(PeerEvent::Message(channel, text));
+        }
+    }
+
+    /// Counts a message that was not UTF-8; logs the 1st, 2nd, 4th, 8th…
+    fn dropped_non_utf8(&self, channel: Channel) {
+        let n = self.non_utf8.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_power_of_two() {
+            tracing::warn!(
+                channel = channel.label(),
+                dropped = n,
+                "dropped non-UTF-8 messages from this peer"
+            );
+        }
     }
 }
 
@@ -153,12 +194,8 @@ pub(super) fn spawn_pump(dc: Arc<dyn DataChannel>, channel: Channel, shared: Arc
             match ev {
                 DataChannelEvent::OnOpen => shared.progress.send_modify(|p| p.open[idx] = true),
                 DataChannelEvent::OnMessage(msg) => match String::from_utf8(msg.data.to_vec()) {
-                    Ok(text) => {
-                        let _ = shared.events.send(PeerEvent::Message(channel, text));
-                    }
-                    Err(_) => {
-                        tracing::warn!(channel = channel.label(), "dropped a non-UTF-8 message")
-                    }
+                    Ok(text) => shared.queue_message(channel, text).await,
+                    Err(_) => shared.dropped_non_utf8(channel),
                 },
                 DataChannelEvent::OnClose => break,
                 // Buffered-amount events, errors, closing: nothing to do, but
