@@ -67,8 +67,9 @@ pub struct Config {
     #[arg(long, env = "LOBBY_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
     pub max_body_bytes: usize,
 
-    /// Open connections in all; more are answered 503 (keep it below the
-    /// process's file descriptor limit).
+    /// Open connections in all; more are answered 503. At start the soft
+    /// open-file limit is raised to fit them (up to the hard limit), or
+    /// this is lowered, with a warning, to what the limit leaves room for.
     #[arg(long, env = "LOBBY_MAX_CONNECTIONS", default_value_t = 4096)]
     pub max_connections: usize,
 
@@ -81,6 +82,13 @@ pub struct Config {
     /// more get 429.
     #[arg(long, env = "LOBBY_MAX_EVENT_STREAMS_PER_ADDRESS", default_value_t = 8)]
     pub max_event_streams_per_address: usize,
+
+    /// Least milliseconds between two `updated` events of one session on
+    /// `GET /lobby/events`: host updates in between are held and coalesced
+    /// (the latest state wins); creates and removals go out at once. 0:
+    /// every update at once.
+    #[arg(long, env = "LOBBY_FEED_UPDATE_INTERVAL_MS", default_value_t = 1000)]
+    pub feed_update_interval_ms: u64,
 
     /// Answer long-polls open per session (its host polls one at a time);
     /// more get 429.
@@ -117,8 +125,9 @@ pub struct Config {
     #[arg(long, env = "LOBBY_TRUST_FORWARDED_FOR", default_value_t = false)]
     pub trust_forwarded_for: bool,
 
-    /// Switch every rate limit off, and the per-address caps on connections
-    /// and event streams (for load tests from one address).
+    /// Switch every rate limit off (the feed's update coalescing too), and
+    /// the per-address caps on connections, event streams and live
+    /// sessions (for load tests from one address).
     #[arg(long, env = "LOBBY_DISABLE_RATE_LIMITS", default_value_t = false)]
     pub disable_rate_limits: bool,
 
@@ -226,12 +235,23 @@ impl Config {
         }
     }
 
-    /// Lobby event streams one client address may hold open.
+    /// Lobby event streams one client address may hold open (with rate
+    /// limits off, as many as connections).
     pub fn event_streams_per_address(&self) -> usize {
         if self.disable_rate_limits {
-            usize::MAX
+            self.max_connections
         } else {
             self.max_event_streams_per_address
+        }
+    }
+
+    /// Least time between two `updated` events of one session on the lobby
+    /// feed (zero, coalescing nothing, with rate limits off).
+    pub fn feed_update_interval(&self) -> Duration {
+        if self.disable_rate_limits {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(self.feed_update_interval_ms)
         }
     }
 

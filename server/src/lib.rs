@@ -8,8 +8,8 @@
 //! # Layout
 //!
 //! - [`startup`]: `Application`: open the store, load the lobby, bind, serve
-//!   (with the expiry sweeper and, on PostgreSQL, the follower of other
-//!   replicas' changes), shut down gracefully.
+//!   (with the expiry sweeper, the lobby feed's pacing and, on PostgreSQL,
+//!   the follower of other replicas' changes), shut down gracefully.
 //! - [`config`]: the clap configuration (every flag is also a `LOBBY_*` env
 //!   var), and the `StoreSettings` derived from it.
 //! - [`state`]: `AppState`, what every handler shares (configuration, store,
@@ -17,6 +17,8 @@
 //!   and the upkeep over it: loading and resyncing the lobby, the expiry sweep.
 //! - [`serve`]: the front door: connection caps (total and per address),
 //!   the header read timeout, the bounded shutdown drain.
+//! - [`descriptors`]: the file-descriptor limit raised for the connection
+//!   cap, or the cap lowered to fit it.
 //! - [`app`]: the router and the generated OpenAPI document.
 //! - [`routes`]: handlers: `session` (create/update, offers, answers,
 //!   long-poll), `lobby` (listing and SSE feed), `ops` (health, readiness, metrics).
@@ -29,6 +31,8 @@
 //!   `row` is the row codec both share.
 //! - [`lobby_index`]: the in-memory lobby read model (with its filter and
 //!   word-prefix index for search and counts) and its change feed.
+//! - [`coalesce`]: host updates paced per session on that feed (one per
+//!   interval, the latest state winning).
 //! - [`waiters`]: in-process wake-ups for answer long-polls.
 //! - [`slots`]: counted places per key (connections, event streams and
 //!   long-polls a client may hold open).
@@ -46,7 +50,9 @@
 
 pub mod app;
 pub mod clock;
+pub mod coalesce;
 pub mod config;
+pub mod descriptors;
 pub mod error;
 pub mod extract;
 pub mod fields;

@@ -18,8 +18,19 @@
 //! listings (exact), or, for a search that needs checking on each
 //! candidate, a scan bounded by [`COUNT_SCAN_LIMIT`].
 //!
-//! Expired sessions leave the index at the first read after their expiry
-//! (published as `removed`), so counts never include them.
+//! A page examines at most [`PAGE_SCAN_PER_RESULT`] candidates per session
+//! it may hold: when the conditions rarely hold together, the page comes
+//! back short (even empty) with a `nextCursor` at the last candidate
+//! examined, so no query walks the whole listing.
+//!
+//! Expired sessions leave the index at the first read after their expiry,
+//! or at the sweep, whichever comes first (published as `removed`), so
+//! counts never include them.
+//!
+//! Host updates reach subscribers paced per session (see [`crate::coalesce`]):
+//! at most one `updated` change per session per interval, the latest state
+//! winning; creates and removals go out at once, a removal after the update
+//! it holds back.
 //!
 //! Rendered pages are kept for up to [`PAGE_CACHE_MS`] in a small cache keyed
 //! by the query, and served again only while nothing listed has changed
@@ -32,15 +43,19 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use bytes::Bytes;
 
 use protocol::api::{HostKind, LobbyEntry};
 use protocol::code::SessionCode;
 use protocol::name::sanitize_label;
-use tokio::sync::broadcast;
+use tokio::sync::{Notify, broadcast};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Millis, to_datetime};
+use crate::coalesce::UpdateCoalescer;
 use crate::store::SessionRecord;
 
 /// A session code packed into its 8 ASCII bytes, big-endian, so that it
@@ -95,6 +110,11 @@ pub const PREFIX_MAX_CHARS: usize = 8;
 /// Most candidates a count looks at when it cannot be read off a listing's
 /// size; past this, `totalCapped` is set.
 pub const COUNT_SCAN_LIMIT: usize = 10_000;
+
+/// Most candidates a page examines per session it may hold (so a page of
+/// the largest size, 100, examines at most as many as a count). A page
+/// that runs out of them comes back short, with a cursor to go on from.
+pub const PAGE_SCAN_PER_RESULT: usize = 100;
 
 /// The lower-cased words of a text: runs of letters and digits.
 fn words_of(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -348,6 +368,16 @@ pub struct LobbyChange {
 }
 
 impl LobbyChange {
+    /// This change followed by `later` (of the same session), as one: from
+    /// the state before this one to the state after `later`.
+    fn then(self, later: LobbyChange) -> LobbyChange {
+        LobbyChange {
+            before: self.before,
+            after: later.after,
+            code: later.code,
+        }
+    }
+
     /// The SSE event (name, data) a subscriber limited to `filter` gets:
     /// `added` when the session starts matching, `updated` while it keeps
     /// matching, `removed` when it stops; `None` when it matches neither
@@ -372,12 +402,14 @@ pub struct LobbyIndex {
     /// Bumped by every visible change; cached pages of older generations are stale.
     generation: AtomicU64,
     pages: Mutex<PageCache>,
-}
-
-impl Default for LobbyIndex {
-    fn default() -> Self {
-        Self::new()
-    }
+    /// Host updates held back from the feed, per session. Changes are sent
+    /// while it is locked, so a held update and the removal that flushes it
+    /// cannot pass each other.
+    pacing: Mutex<UpdateCoalescer<SessionCode, LobbyChange>>,
+    /// Signalled when an update is held that falls due before any other.
+    held_earlier: Notify,
+    /// Candidates examined by page walks since start.
+    examined: AtomicU64,
 }
 
 /// Builds the lobby entry of a stored session.
@@ -429,14 +461,19 @@ fn visible_change(a: &LobbyEntry, b: &LobbyEntry) -> bool {
 }
 
 impl LobbyIndex {
-    /// An empty index.
-    pub fn new() -> Self {
+    /// An empty index whose feed sends at most one update per session
+    /// per `update_interval` (zero: every update at once). Held updates go
+    /// out only while [`LobbyIndex::send_held_updates`] runs.
+    pub fn new(update_interval: Duration) -> Self {
         let (events, _) = broadcast::channel(1024);
         Self {
             index: RwLock::new(Index::default()),
             events,
             generation: AtomicU64::new(0),
             pages: Mutex::new(PageCache::default()),
+            pacing: Mutex::new(UpdateCoalescer::new(update_interval)),
+            held_earlier: Notify::new(),
+            examined: AtomicU64::new(0),
         }
     }
 
@@ -445,10 +482,68 @@ impl LobbyIndex {
         self.events.subscribe()
     }
 
-    fn publish(&self, change: LobbyChange) {
-        self.generation.fetch_add(1, Ordering::Release);
+    fn send(&self, change: LobbyChange) {
         // No subscribers is fine: nobody is watching.
         let _ = self.events.send(Arc::new(change));
+    }
+
+    /// Records a visible change: pages are stale at once; the feed gets it
+    /// now, or, for an update of a session updated within the interval,
+    /// merged into one held update.
+    fn publish(&self, change: LobbyChange) {
+        self.generation.fetch_add(1, Ordering::Release);
+        let Ok(mut pacing) = self.pacing.lock() else {
+            self.send(change);
+            return;
+        };
+        match (&change.before, &change.after) {
+            (Some(_), Some(_)) => {
+                let due_before = pacing.next_due();
+                let code = change.code.clone();
+                match pacing.update(code, change, Instant::now(), LobbyChange::then) {
+                    Some(change) => self.send(change),
+                    None if pacing.next_due() != due_before => self.held_earlier.notify_one(),
+                    None => {}
+                }
+            }
+            (_, None) => {
+                if let Some(held) = pacing.end(&change.code) {
+                    self.send(held);
+                }
+                self.send(change);
+            }
+            (None, Some(_)) => self.send(change),
+        }
+    }
+
+    /// Sends held host updates as they fall due, until `shutdown` (the
+    /// server runs it as a background task).
+    pub async fn send_held_updates(&self, shutdown: CancellationToken) {
+        loop {
+            let next = self.send_due(Instant::now());
+            let wait = async move {
+                match next {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = self.held_earlier.notified() => {}
+                () = wait => {}
+            }
+        }
+    }
+
+    /// Sends the held updates due at `now`; returns when the next falls due.
+    fn send_due(&self, now: Instant) -> Option<Instant> {
+        let Ok(mut pacing) = self.pacing.lock() else {
+            return None;
+        };
+        for change in pacing.take_due(now) {
+            self.send(change);
+        }
+        pacing.next_due()
     }
 
     /// Records the current state of a session: listed if public, unlisted
@@ -511,8 +606,10 @@ impl LobbyIndex {
         }
     }
 
-    /// Unlists every session expired at `now` (each published as `removed`).
-    fn evict_expired(&self, now: Millis) {
+    /// Unlists every session expired at `now` (each published as
+    /// `removed`). Reads do it first; so does the sweep, whatever its
+    /// store commit does.
+    pub fn evict_expired(&self, now: Millis) {
         let due = |index: &Index| {
             index
                 .by_expiry
@@ -603,6 +700,12 @@ impl LobbyIndex {
         body
     }
 
+    /// Candidates examined by page walks since start (each page at most
+    /// [`PAGE_SCAN_PER_RESULT`] × its limit).
+    pub fn entries_examined(&self) -> u64 {
+        self.examined.load(Ordering::Relaxed)
+    }
+
     /// Bytes of page bodies in the cache now.
     pub fn cached_page_bytes(&self) -> usize {
         self.pages.lock().map_or(0, |c| c.bytes)
@@ -624,16 +727,28 @@ impl LobbyIndex {
         };
         let mut body = String::with_capacity(96 + query.limit * 320);
         body.push_str(r#"{"sessions":["#);
+        let budget = query.limit.saturating_mul(PAGE_SCAN_PER_RESULT);
+        let mut examined = 0usize;
         let mut taken = 0usize;
         let mut first_expiry = Millis::MAX;
-        let mut last_key: Option<&IndexKey> = None;
-        let mut more = false;
+        let mut last_taken: Option<&IndexKey> = None;
+        let mut last_examined: Option<&IndexKey> = None;
+        // Where the next page goes on from, when there may be one.
+        let mut next: Option<&IndexKey> = None;
         for (key, listed) in listing.range((start, Bound::Unbounded)) {
+            if examined == budget {
+                // Out of candidates: the next page goes on after the last
+                // one examined (none between it and the last taken matched).
+                next = last_examined;
+                break;
+            }
+            examined += 1;
             if !matches(listed) {
+                last_examined = Some(key);
                 continue;
             }
             if taken == query.limit {
-                more = true;
+                next = last_taken;
                 break;
             }
             if taken > 0 {
@@ -642,16 +757,18 @@ impl LobbyIndex {
             body.push_str(&listed.json);
             first_expiry = first_expiry.min(listed.expires_at);
             taken += 1;
-            last_key = Some(key);
+            last_taken = Some(key);
+            last_examined = Some(key);
         }
+        self.examined.fetch_add(examined as u64, Ordering::Relaxed);
         body.push_str(r#"],"nextCursor":"#);
-        match (more, last_key) {
-            (true, Some(key)) => {
+        match next {
+            Some(key) => {
                 body.push('"');
                 body.push_str(&Cursor::encode(key));
                 body.push('"');
             }
-            _ => body.push_str("null"),
+            None => body.push_str("null"),
         }
         let (total, capped) = if exact {
             (listing.len(), false)
@@ -713,5 +830,108 @@ mod tests {
         };
         assert_eq!(filter_keys(&entry(1)).len(), 7);
         assert_eq!(filter_keys(&entry(4)).len(), 3);
+    }
+
+    fn record(players: u32) -> SessionRecord {
+        use crate::store::LobbyFields;
+        SessionRecord {
+            code: SessionCode::parse("ABCDEFGH").unwrap(),
+            token_hash: Vec::new(),
+            fields: LobbyFields {
+                public: true,
+                name: "Burst".into(),
+                host_name: "Ada".into(),
+                players,
+                max_players: 64,
+                build: "b1".into(),
+                difficulty: None,
+                campaign: None,
+                host_kind: HostKind::Player,
+                meta: None,
+            },
+            created_at: 0,
+            expires_at: i64::MAX,
+            round: 0,
+            offer: None,
+            answered: None,
+            creator: String::new(),
+        }
+    }
+
+    /// Everything the feed has sent so far, as (event, players or code).
+    fn drain(feed: &mut broadcast::Receiver<Arc<LobbyChange>>) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        while let Ok(change) = feed.try_recv() {
+            if let Some((name, data)) = change.event_for(&LobbyFilter::default()) {
+                let v: serde_json::Value = serde_json::from_str(&data).unwrap();
+                let what = match name {
+                    "removed" => v["code"].as_str().unwrap().to_owned(),
+                    _ => v["players"].to_string(),
+                };
+                out.push((name, what));
+            }
+        }
+        out
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_burst_of_updates_reaches_the_feed_paced_and_the_removal_after_the_last() {
+        let index = Arc::new(LobbyIndex::new(Duration::from_secs(1)));
+        let shutdown = CancellationToken::new();
+        let pacing = tokio::spawn({
+            let (index, shutdown) = (index.clone(), shutdown.clone());
+            async move { index.send_held_updates(shutdown).await }
+        });
+        let mut feed = index.subscribe();
+        index.upsert(&record(1));
+        // 300 updates, one every 10 ms: 3 s of a host updating flat out.
+        for players in 2..302 {
+            index.upsert(&record(players));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let sent = drain(&mut feed);
+        assert_eq!(sent[0], ("added", "1".into()));
+        assert_eq!(sent[1], ("updated", "2".into()), "the first update at once");
+        let updates = sent.iter().filter(|(name, _)| *name == "updated").count();
+        assert!(updates <= 4, "one update a second over 3 s: {sent:?}");
+        // Nothing lost: the latest state goes out when due, and pages show it at once.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let last = drain(&mut feed);
+        assert_eq!(last, vec![("updated", "301".into())]);
+        let page = index.page(
+            &PageQuery {
+                limit: 1,
+                ..PageQuery::default()
+            },
+            0,
+        );
+        assert!(String::from_utf8_lossy(&page).contains(r#""players":301"#));
+
+        // After a quiet second an update goes out at once; the next is
+        // held, and a removal sends it first, in order.
+        index.upsert(&record(400));
+        assert_eq!(drain(&mut feed), vec![("updated", "400".into())]);
+        index.upsert(&record(401));
+        index.upsert(&record(402));
+        assert_eq!(drain(&mut feed), vec![]);
+        index.remove(&SessionCode::parse("ABCDEFGH").unwrap());
+        assert_eq!(
+            drain(&mut feed),
+            vec![("updated", "402".into()), ("removed", "ABCDEFGH".into())]
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(drain(&mut feed), vec![], "and nothing after the removal");
+        shutdown.cancel();
+        pacing.await.unwrap();
+    }
+
+    #[test]
+    fn without_an_interval_every_update_goes_out_at_once() {
+        let index = LobbyIndex::new(Duration::ZERO);
+        let mut feed = index.subscribe();
+        for players in 1..=5 {
+            index.upsert(&record(players));
+        }
+        assert_eq!(drain(&mut feed).len(), 5);
     }
 }

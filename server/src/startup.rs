@@ -69,7 +69,7 @@ impl Application {
 
     /// Serves until `shutdown` completes; then stops accepting, answers
     /// pending long-polls and event streams, lets in-flight requests finish,
-    /// stops the sweeper and closes the database.
+    /// stops the sweeper and the feed's pacing and closes the database.
     pub async fn run_until_stopped(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -81,11 +81,26 @@ impl Application {
         } = self;
         let addr = listener.local_addr()?;
         let sweeper = tokio::spawn(run_sweeper(state.clone()));
+        let feed = {
+            let state = state.clone();
+            tokio::spawn(async move {
+                let shutdown = state.shutdown.clone();
+                state.lobby.send_held_updates(shutdown).await;
+            })
+        };
         let follower = changes.map(|changes| tokio::spawn(follow_changes(state.clone(), changes)));
         let app = router(state.clone());
         tracing::info!("listening on http://{addr}");
         let cancel = state.shutdown.clone();
-        let limits = state.config.connection_limits();
+        let mut limits = state.config.connection_limits();
+        // After the line above, which tools read first to find the port.
+        limits.max_connections = crate::descriptors::fit_connections(
+            limits.max_connections,
+            crate::descriptors::reserved_for(state.config.db_max_connections),
+        );
+        limits.max_connections_per_address = limits
+            .max_connections_per_address
+            .min(limits.max_connections);
         let refused = state.metrics.connections_refused.clone();
         crate::serve::serve(
             listener,
@@ -105,6 +120,9 @@ impl Application {
         state.shutdown.cancel();
         if let Err(err) = sweeper.await {
             tracing::warn!(error = %err, "the sweeper task failed");
+        }
+        if let Err(err) = feed.await {
+            tracing::warn!(error = %err, "the lobby feed's pacing task failed");
         }
         if let Some(Err(err)) = match follower {
             Some(task) => Some(task.await),
@@ -154,8 +172,10 @@ async fn follow_changes(
         match change {
             StoreChange::Answered(code) => state.waiters.wake(&code),
             StoreChange::SessionChanged(code) => match state.store.get(&code, state.now()).await {
-                Ok(Some(record)) => state.lobby.upsert(&record),
-                Ok(None) => {
+                // Checked again on arrival: a sweep may have unlisted it
+                // as expired while the read was in flight.
+                Ok(Some(record)) if record.expires_at > state.now() => state.lobby.upsert(&record),
+                Ok(_) => {
                     state.lobby.remove(&code);
                     state.waiters.wake(&code);
                 }

@@ -71,7 +71,7 @@ impl AppState {
         Self(Arc::new(AppInner {
             ice: IceConfig::from_config(&config),
             limits: RateLimits::from_config(&config),
-            lobby: LobbyIndex::new(),
+            lobby: LobbyIndex::new(config.feed_update_interval()),
             waiters: AnswerWaiters::default(),
             metrics: Metrics::new(),
             shutdown: CancellationToken::new(),
@@ -120,11 +120,17 @@ impl AppState {
         Ok(())
     }
 
-    /// Deletes expired sessions, unlists them, ends their long-polls,
+    /// Unlists expired sessions, deletes them, ends their long-polls,
     /// forgets idle rate-limit entries and recounts the live sessions.
     /// Returns how many were deleted.
+    ///
+    /// The lobby index is swept first and whatever the store does: an
+    /// expired session leaves the listing (and subscribers hear `removed`)
+    /// even when the delete's commit fails.
     pub async fn sweep_once(&self) -> Result<usize, StoreError> {
-        let expired = self.store.delete_expired(self.now()).await?;
+        let now = self.now();
+        self.lobby.evict_expired(now);
+        let expired = self.store.delete_expired(now).await?;
         for code in &expired {
             self.lobby.remove(code);
             self.waiters.wake(code);

@@ -168,3 +168,154 @@ async fn an_acknowledged_change_survives_a_kill_9() {
     assert_eq!(answer["name"], "Bob");
     assert_eq!(sigterm(&mut server).code(), Some(0));
 }
+
+/// Starts the binary under `sh`, with its open-file limit set first by
+/// `ulimit {limit_args}`; returns it with its log lines after the first
+/// (which says where it listens), parsed.
+#[cfg(target_os = "linux")]
+fn start_with_open_files(
+    db: &common::TestDb,
+    limit_args: &str,
+    extra: &[&str],
+) -> (Server, std::sync::mpsc::Receiver<Value>) {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit {limit_args} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_lobby-server"))
+        .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
+        .args(extra)
+        .env("LOBBY_DATABASE_URL", db.url())
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start lobby-server under sh");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines.next().expect("a log line").expect("readable");
+    let line: Value = serde_json::from_str(&first).expect("JSON log line");
+    let base = line["message"]
+        .as_str()
+        .and_then(|m| m.strip_prefix("listening on "))
+        .unwrap_or_else(|| panic!("the first line says where it listens; got {first}"))
+        .to_owned();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    (Server { child, base }, rx)
+}
+
+/// The first log line after the start whose message contains `text`.
+#[cfg(target_os = "linux")]
+fn log_line(lines: &std::sync::mpsc::Receiver<Value>, text: &str) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match lines.recv_timeout(left) {
+            Ok(v) if v["message"].as_str().is_some_and(|m| m.contains(text)) => return v,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    panic!("no log line saying {text:?} within 10 s");
+}
+
+/// (soft, hard) "Max open files" of a process, from `/proc/PID/limits`.
+#[cfg(target_os = "linux")]
+fn open_file_limits(pid: &str) -> (u64, u64) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .expect("a Max open files line");
+    let mut fields = line["Max open files".len()..].split_whitespace();
+    let mut next = || {
+        let f = fields.next().unwrap();
+        if f == "unlimited" {
+            u64::MAX
+        } else {
+            f.parse().unwrap()
+        }
+    };
+    (next(), next())
+}
+
+/// Issue 14: `--max-connections` defaults to 4,096 where the usual soft
+/// open-file limit is 1,024, so the server could fail accepts for everyone
+/// before its cap answered anyone `503`.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_low_open_file_limit_is_raised_for_the_connection_cap_or_the_cap_lowered_to_fit() {
+    use lobby_server::descriptors::reserved_for;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let db = common::TestDb::new().await;
+    let reserved = reserved_for(16);
+
+    // A low soft limit under a higher hard one: raised as far as the cap needs.
+    let (_, hard) = open_file_limits("self");
+    let (mut server, lines) =
+        start_with_open_files(&db, "-S -n 256", &["--max-connections", "500"]);
+    let want = (500 + reserved).min(hard);
+    let raised = log_line(&lines, "raised the open-file limit");
+    assert_eq!(raised["to"], want, "{raised}");
+    let pid = server.child.id().to_string();
+    assert_eq!(open_file_limits(&pid).0, want);
+    // Served: so it is listening for SIGTERM too.
+    let res = reqwest::get(format!("{}/healthz", server.base))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(sigterm(&mut server).code(), Some(0));
+
+    // A hard limit of 200: the cap is lowered to what fits, with a warning,
+    // and a connection over it is answered 503 while the server keeps serving.
+    let (mut server, lines) =
+        start_with_open_files(&db, "-n 200", &["--max-connections-per-address", "1000"]);
+    let fit = 200 - reserved;
+    let warning = log_line(
+        &lines,
+        "the open-file limit leaves room for fewer connections",
+    );
+    assert_eq!(warning["level"], "WARN", "{warning}");
+    assert_eq!(warning["max_connections"], fit, "{warning}");
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut held = Vec::new();
+    for _ in 0..fit {
+        let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .unwrap();
+        held.push(s);
+    }
+    // Answered before its request is read, so read it raw.
+    let mut over = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), over.read_to_end(&mut answer))
+        .await
+        .expect("answered and closed at once")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 503"),
+        "over the lowered cap: {answer}"
+    );
+    drop(held);
+    let mut status = 0;
+    for _ in 0..100 {
+        let res = reqwest::Client::new()
+            .get(format!("{}/healthz", server.base))
+            .send()
+            .await;
+        status = res.map_or(0, |r| r.status().as_u16());
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, 200, "freed connections are served again");
+    assert_eq!(sigterm(&mut server).code(), Some(0));
+}

@@ -256,3 +256,33 @@ async fn the_header_timeout_does_not_cut_a_long_response() {
     assert_eq!(name, "added");
     assert!(data.contains(&code), "{data}");
 }
+
+/// `--disable-rate-limits` lifts the per-address cap on event streams, as
+/// it says (load tests open many from one address).
+#[tokio::test]
+async fn with_rate_limits_off_event_streams_are_not_capped_per_address() {
+    let srv = TestServer::start_with(|c| {
+        c.disable_rate_limits = true;
+        c.max_event_streams_per_address = 2;
+    })
+    .await;
+    let mut open = Vec::new();
+    for i in 0..6 {
+        let res = srv
+            .client
+            .get(srv.url("/lobby/events"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200, "stream {i} of 6, over a cap of 2");
+        open.push(res);
+    }
+    let (code, _) = srv.create().await;
+    let mut events = common::SseReader::new(open.remove(5));
+    let (name, data) = events
+        .next_event(Duration::from_secs(5))
+        .await
+        .expect("the sixth stream is live");
+    assert_eq!(name, "added");
+    assert!(data.contains(&code), "{data}");
+}

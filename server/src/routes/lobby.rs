@@ -45,7 +45,8 @@ pub struct LobbyQuery {
     /// Page size, 1 to 100 (default 50).
     #[param(minimum = 1, maximum = 100)]
     limit: Option<usize>,
-    /// `nextCursor` of the previous page (of the same search and filters).
+    /// `nextCursor` of the previous page (of the same search and filters);
+    /// a page may be short, even empty, and still have one.
     cursor: Option<String>,
 }
 
@@ -126,6 +127,11 @@ impl LobbyQuery {
 
 /// Public, unexpired sessions, newest first, searched, filtered and paged,
 /// with how many match in all (`total`).
+///
+/// A page examines at most 100 candidates per session it may hold; a
+/// search or filter that rarely matches may therefore come back short, or
+/// empty, with a `nextCursor` to go on from. Only a `null` `nextCursor`
+/// means the end.
 #[utoipa::path(
     get, path = "/lobby", tag = "lobby",
     params(LobbyQuery),
@@ -172,7 +178,7 @@ pub async fn lobby_events(
     let filter = parse_filter(query.q, query.build, query.has_space, query.host_kind)?;
     let slot = state
         .event_streams
-        .try_take(client_key(ip), state.config.max_event_streams_per_address)
+        .try_take(client_key(ip), state.config.event_streams_per_address())
         .ok_or_else(|| AppError::rate_limited("open lobby event streams from this address", 5))?;
     let events = BroadcastStream::new(state.lobby.subscribe()).filter_map(move |item| {
         // The stream holds its place under the cap until it is dropped.
