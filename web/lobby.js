@@ -8,7 +8,7 @@
 // "Show more" fetched. The feed is subscribed with the same search and
 // filters, so it tells exactly when a session starts or stops matching:
 // `added` and `removed` move the count by one, and a row is inserted when it
-// falls within the loaded range (newer than the last loaded row, or when
+// falls within the loaded range (up to where the next page starts, or when
 // everything is loaded); anything older is for "Show more" to fetch.
 
 import { LobbyClient, normalizeCode } from './lib/lobby-client.js';
@@ -165,13 +165,26 @@ function place(e) {
 }
 
 /**
+ * Where the next page starts: the cursor's position. The server may stop a
+ * page early, past its last row (a page examines a bounded number of
+ * sessions), so the last loaded row is not enough. This page is served by
+ * the very build that writes the cursor (`createdMs.CODE`), so it reads it;
+ * the last loaded row stands in if it ever cannot.
+ * @returns {{createdAt: string, code: string} | undefined}
+ */
+function loadedUpTo() {
+  const m = /^(\d+)\.([A-Z0-9-]+)$/.exec(listing.next ?? '');
+  return m ? { createdAt: new Date(Number(m[1])).toISOString(), code: m[2] } : lastLoaded();
+}
+
+/**
  * Whether a session that just started matching belongs among the loaded
  * rows (otherwise "Show more" fetches it in turn).
  * @param {LobbyEntry} e
  */
 function inLoadedRange(e) {
-  const last = lastLoaded();
-  return listing.next === null || (last !== undefined && order(e, last) < 0);
+  const edge = loadedUpTo();
+  return listing.next === null || (edge !== undefined && order(e, edge) <= 0);
 }
 
 /** Updates the count, the empty states and "Show more". */
