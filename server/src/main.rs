@@ -20,34 +20,53 @@ async fn main() -> ExitCode {
 }
 
 async fn run(config: Config) -> anyhow::Result<()> {
+    // Registered before the server starts: a SIGTERM right after the
+    // "listening on" line still shuts it down cleanly.
+    let stop = shutdown_signal();
     let app = Application::build(config).await?;
-    app.run_until_stopped(shutdown_signal()).await
+    app.run_until_stopped(stop).await
 }
 
-/// Completes on ctrl-c or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
+/// Listens for ctrl-c and SIGTERM from now on; the future completes on
+/// either.
+#[cfg(unix)]
+fn shutdown_signal() -> impl Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let listen = |kind: SignalKind, name: &str| match signal(kind) {
+        Ok(stream) => Some(stream),
+        Err(err) => {
+            tracing::warn!(error = %err, "cannot listen for {name}");
+            None
+        }
+    };
+    let mut interrupt = listen(SignalKind::interrupt(), "ctrl-c");
+    let mut terminate = listen(SignalKind::terminate(), "SIGTERM");
+    async move {
+        tokio::select! {
+            () = received(interrupt.as_mut()) => {}
+            () = received(terminate.as_mut()) => {}
+        }
+    }
+}
+
+/// Completes when `stream` delivers a signal (never without a stream).
+#[cfg(unix)]
+async fn received(stream: Option<&mut tokio::signal::unix::Signal>) {
+    match stream {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending::<()>().await,
+    }
+}
+
+/// Completes on ctrl-c.
+#[cfg(not(unix))]
+fn shutdown_signal() -> impl Future<Output = ()> {
+    async {
         if let Err(err) = tokio::signal::ctrl_c().await {
             tracing::warn!(error = %err, "cannot listen for ctrl-c");
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(err) => {
-                tracing::warn!(error = %err, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
     }
 }

@@ -117,6 +117,26 @@ async fn the_binary_serves_stops_on_sigterm_and_keeps_sessions_across_restarts()
 }
 
 #[tokio::test]
+async fn a_sigterm_the_moment_it_says_where_it_listens_still_stops_it_cleanly() {
+    // The signal handlers are installed before the server starts: a
+    // supervisor's SIGTERM right after the first line is a clean stop
+    // (exit 0), never the default action's kill.
+    let db = common::TestDb::new().await;
+    for _ in 0..20 {
+        let mut server = start(&db);
+        // Sent straight from here (a `kill` process would take a
+        // millisecond to start).
+        let pid = i32::try_from(server.child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+            .expect("a pid");
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
+        let status = server.child.wait().expect("exits");
+        assert_eq!(status.code(), Some(0), "exit status {status:?}");
+    }
+}
+
+#[tokio::test]
 async fn an_acknowledged_change_survives_a_kill_9() {
     let db = common::TestDb::new().await;
     let client = reqwest::Client::new();

@@ -73,13 +73,22 @@ class GuestLink {
     return true;
   }
 
-  /** Closes once what was sent has gone out (bounded). */
+  /**
+   * Closes once what was sent has gone out (bounded): waits for the send
+   * buffers to drain, then closes each channel (an SCTP stream reset, which
+   * the guest receives after the data before it), then the connection.
+   * Closing the connection at once would abort the association and could
+   * drop the session's last bundles still in flight or unread.
+   */
   async closeWhenFlushed() {
     if (this.closing) return;
     this.closing = true;
     const deadline = performance.now() + CLOSE_FLUSH_MS;
-    const pending = () => Object.values(this.channels).some((dc) => dc.readyState === 'open' && dc.bufferedAmount > 0);
+    const channels = Object.values(this.channels);
+    const pending = () => channels.some((dc) => dc.readyState === 'open' && dc.bufferedAmount > 0);
     while (pending() && performance.now() < deadline) await sleep(50);
+    for (const dc of channels) if (dc.readyState === 'open') dc.close();
+    while (channels.some((dc) => dc.readyState !== 'closed') && performance.now() < deadline) await sleep(50);
     this.pc.close();
   }
 }
