@@ -197,10 +197,37 @@ function renderStatus() {
   const narrowed = Boolean(filters().q || filterSpace.checked);
   empty.hidden = shown > 0 || listing.total > 0 || narrowed;
   noMatch.hidden = shown > 0 || listing.total > 0 || !narrowed;
-  moreRow.hidden = listing.next === null;
+  // An exact total all shown means nothing more, whatever the cursor says.
+  moreRow.hidden = listing.next === null || (!listing.capped && shown >= listing.total);
   shownText.textContent = `Showing ${numbers.format(shown)} of ${n}`;
   document.body.dataset.sessions = String(shown);
   document.body.dataset.total = String(listing.total);
+}
+
+/** Pages one "Show more" may chain when the server hands back short ones. */
+const MAX_PAGES_PER_LOAD = 10;
+
+/**
+ * A page of the current search and filters from `cursor` (the first page
+ * without one). The server stops a page early once it has examined enough
+ * sessions (a page costs about its own size), handing back a short or even
+ * empty page with a cursor: follow it, a bounded number of times, until the
+ * page is full or the listing ends.
+ * @param {string|undefined} cursor
+ */
+async function loadPage(cursor) {
+  const page = await client.list({ ...filters(), limit: PAGE_SIZE, cursor });
+  for (let more = 1; more < MAX_PAGES_PER_LOAD; more++) {
+    if (page.nextCursor === null || page.sessions.length >= PAGE_SIZE) break;
+    const next = await client.list({
+      ...filters(), limit: PAGE_SIZE - page.sessions.length, cursor: page.nextCursor,
+    });
+    page.sessions.push(...next.sessions);
+    page.nextCursor = next.nextCursor;
+    page.total = next.total;
+    page.totalCapped = next.totalCapped;
+  }
+  return page;
 }
 
 /** Loads the first page of the current search and filters. */
@@ -208,7 +235,7 @@ async function reload() {
   const mine = generation;
   held = [];
   try {
-    const page = await client.list({ ...filters(), limit: PAGE_SIZE });
+    const page = await loadPage(undefined);
     if (mine !== generation) return;
     entries.clear();
     rows.replaceChildren();
@@ -237,7 +264,7 @@ async function showMore() {
   if (!cursor) return;
   moreButton.disabled = true;
   try {
-    const page = await client.list({ ...filters(), limit: PAGE_SIZE, cursor });
+    const page = await loadPage(cursor);
     if (mine !== generation || listing.next !== cursor) return;
     for (const e of page.sessions) place(e);
     listing.total = page.total;

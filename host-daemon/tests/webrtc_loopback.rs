@@ -710,6 +710,11 @@ async fn a_peer_that_floods_is_held_back_not_buffered_and_nothing_is_lost() {
     })
     .await
     .expect("the queue fills within the bound");
+    // Held back, not buffered elsewhere: with nobody reading, the flood
+    // stays stuck however long it is given (here a fifth of a second).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!flood.is_finished(), "the flood went through unread");
+    assert_eq!(host.receiver.queued_messages(), cap);
     // Reading it all: every message, in order.
     let mut next = 0;
     while next < FLOOD {

@@ -103,7 +103,7 @@ struct Args {
 /// The searched and filtered pages of the `search` phase (the fill's names
 /// are `lobby session {i}` by `host{i}`; builds v1/v2, every fourth full,
 /// every third a daemon).
-const SEARCHES: [(&str, &str); 7] = [
+const SEARCHES: [(&str, &str); 5] = [
     ("q=session (one word, every session)", "q=session"),
     ("q=host12 (one word, 11,111 sessions)", "q=host12"),
     ("q=lobby+session+4 (three words)", "q=lobby+session+4"),
@@ -114,16 +114,6 @@ const SEARCHES: [(&str, &str); 7] = [
     (
         "q=host7&build=v2&hasSpace=true",
         "q=host7&build=v2&hasSpace=true",
-    ),
-    // Matching nothing: each page examines a bounded number of sessions and
-    // hands back a cursor (issue 14), instead of walking the whole listing.
-    (
-        "q=sessionx (a prefix of every session, no match)",
-        "q=sessionx",
-    ),
-    (
-        "q=session&build=v3 (every session, no build matches)",
-        "q=session&build=v3",
     ),
 ];
 

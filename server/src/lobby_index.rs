@@ -556,14 +556,14 @@ impl LobbyIndex {
         }
         let key = (Reverse(record.created_at), PackedCode::new(&record.code));
         let listed = render(lobby_entry(record), record.expires_at);
-        let previous = {
-            let Ok(mut index) = self.index.write() else {
-                return;
-            };
-            let previous = index.remove(&record.code);
-            index.insert(key, listed.clone());
-            previous
+        // Published under the index lock (then the pacing lock; nothing
+        // takes them the other way round): a concurrent removal of the same
+        // session cannot be published before this change.
+        let Ok(mut index) = self.index.write() else {
+            return;
         };
+        let previous = index.remove(&record.code);
+        index.insert(key, listed.clone());
         if previous
             .as_ref()
             .is_none_or(|old| visible_change(&old.entry, &listed.entry))
@@ -593,11 +593,11 @@ impl LobbyIndex {
 
     /// Unlists a session; publishes `removed` if it was listed.
     pub fn remove(&self, code: &SessionCode) {
-        let removed = match self.index.write() {
-            Ok(mut index) => index.remove(code),
-            Err(_) => return,
+        // Published under the index lock, as in `upsert`.
+        let Ok(mut index) = self.index.write() else {
+            return;
         };
-        if let Some(old) = removed {
+        if let Some(old) = index.remove(code) {
             self.publish(LobbyChange {
                 before: Some(old),
                 after: None,
@@ -619,29 +619,23 @@ impl LobbyIndex {
         if !self.index.read().map(|i| due(&i)).unwrap_or(false) {
             return;
         }
-        let removed = {
-            let Ok(mut index) = self.index.write() else {
-                return;
-            };
-            let mut removed = Vec::new();
-            while due(&index) {
-                let Some((_, key)) = index.by_expiry.pop_first() else {
-                    break;
-                };
-                let code = index.by_order.get(&key).map(|l| l.entry.code.clone());
-                if let Some(old) = code.and_then(|c| index.remove(&c)) {
-                    removed.push(old);
-                }
-            }
-            removed
+        // Published under the index lock, as in `upsert`.
+        let Ok(mut index) = self.index.write() else {
+            return;
         };
-        for old in removed {
-            let code = old.entry.code.clone();
-            self.publish(LobbyChange {
-                before: Some(old),
-                after: None,
-                code,
-            });
+        while due(&index) {
+            let Some((_, key)) = index.by_expiry.pop_first() else {
+                break;
+            };
+            let code = index.by_order.get(&key).map(|l| l.entry.code.clone());
+            if let Some(old) = code.and_then(|c| index.remove(&c)) {
+                let code = old.entry.code.clone();
+                self.publish(LobbyChange {
+                    before: Some(old),
+                    after: None,
+                    code,
+                });
+            }
         }
     }
 

@@ -52,6 +52,11 @@ fn sigterm(server: &mut Server) -> std::process::ExitStatus {
         .status()
         .unwrap();
     assert!(status.success());
+    exit_status(server)
+}
+
+/// How the server exited, within 5 s of a signal.
+fn exit_status(server: &mut Server) -> std::process::ExitStatus {
     for _ in 0..100 {
         if let Some(status) = server.child.try_wait().unwrap() {
             return status;
@@ -131,7 +136,7 @@ async fn a_sigterm_the_moment_it_says_where_it_listens_still_stops_it_cleanly() 
             .and_then(rustix::process::Pid::from_raw)
             .expect("a pid");
         rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
-        let status = server.child.wait().expect("exits");
+        let status = exit_status(&mut server);
         assert_eq!(status.code(), Some(0), "exit status {status:?}");
     }
 }

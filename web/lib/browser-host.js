@@ -87,8 +87,10 @@ class GuestLink {
     const channels = Object.values(this.channels);
     const pending = () => channels.some((dc) => dc.readyState === 'open' && dc.bufferedAmount > 0);
     while (pending() && performance.now() < deadline) await sleep(50);
-    for (const dc of channels) if (dc.readyState === 'open') dc.close();
-    while (channels.some((dc) => dc.readyState !== 'closed') && performance.now() < deadline) await sleep(50);
+    const open = channels.filter((dc) => dc.readyState === 'open');
+    for (const dc of channels) if (dc.readyState === 'open' || dc.readyState === 'connecting') dc.close();
+    // Only channels that carried data are worth waiting for.
+    while (open.some((dc) => dc.readyState !== 'closed') && performance.now() < deadline) await sleep(50);
     this.pc.close();
   }
 }

@@ -145,7 +145,7 @@ impl std::fmt::Debug for WebRtcReceiver {
 
 impl WebRtcReceiver {
     /// Messages received and not yet read (at most
-    /// [`super::RECEIVE_QUEUE_MESSAGES`]).
+    /// [`super::RECEIVE_QUEUE_MESSAGES`] while the link is up).
     pub fn queued_messages(&self) -> usize {
         super::RECEIVE_QUEUE_MESSAGES.saturating_sub(self.inner.shared.room.available_permits())
     }

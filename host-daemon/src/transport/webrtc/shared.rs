@@ -105,18 +105,19 @@ impl Shared {
 
     /// Queues a received message once the queue has room. Waits while it
     /// is full (the crate then holds further deliveries back, which closes
-    /// SCTP's receive window). Dropped only once nobody will read it: the
-    /// receiver is gone, or the queue stays full after the connection
-    /// ended.
+    /// SCTP's receive window). Once the link is ending (a channel or the
+    /// connection closed), the rest is queued without waiting: it is the
+    /// peer's last words (the session's end, say), which must come before
+    /// the close is reported, and nothing new follows them. Dropped only
+    /// when nobody reads any more (the receiver is gone).
     async fn queue_message(&self, channel: Channel, text: String) {
         let mut progress = self.progress.subscribe();
-        let permit = tokio::select! {
+        let queued = tokio::select! {
             biased;
-            permit = self.room.acquire() => permit.ok(),
-            _ = progress.wait_for(|p| p.failed) => self.room.try_acquire().ok(),
+            permit = self.room.acquire() => permit.map(|p| p.forget()).is_ok(),
+            _ = progress.wait_for(|p| p.failed) => !self.room.is_closed(),
         };
-        if let Some(permit) = permit {
-            permit.forget();
+        if queued {
             let _ = self.events.send(PeerEvent::Message(channel, text));
         }
     }
