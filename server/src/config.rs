@@ -90,6 +90,11 @@ pub struct Config {
     #[arg(long, env = "LOBBY_FEED_UPDATE_INTERVAL_MS", default_value_t = 1000)]
     pub feed_update_interval_ms: u64,
 
+    /// Most bytes of rendered lobby pages kept for reuse (their keys are
+    /// client-chosen, so the cache is cleared when a page would pass this).
+    #[arg(long, env = "LOBBY_PAGE_CACHE_BYTES", default_value_t = crate::lobby_index::PAGE_CACHE_BYTES)]
+    pub page_cache_bytes: usize,
+
     /// Answer long-polls open per session (its host polls one at a time);
     /// more get 429.
     #[arg(long, env = "LOBBY_MAX_LONG_POLLS_PER_SESSION", default_value_t = 4)]

@@ -304,9 +304,10 @@ pub const PAGE_CACHE_MS: Millis = 1000;
 
 /// Most pages kept in the cache (it is cleared when full).
 const PAGE_CACHE_ENTRIES: usize = 4096;
-/// Most bytes of page bodies kept in the cache (it is cleared when a new
-/// page would pass it): the cache's keys are client-chosen (cursors,
-/// filters), so its size must not be.
+/// Most bytes of page bodies kept in the cache by default
+/// (`--page-cache-bytes`; it is cleared when a new page would pass it): the
+/// cache's keys are client-chosen (cursors, filters), so its size must not
+/// be.
 pub const PAGE_CACHE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The cached pages and the bytes their bodies hold.
@@ -402,6 +403,8 @@ pub struct LobbyIndex {
     /// Bumped by every visible change; cached pages of older generations are stale.
     generation: AtomicU64,
     pages: Mutex<PageCache>,
+    /// Most bytes of page bodies the cache keeps.
+    page_cache_bytes: usize,
     /// Host updates held back from the feed, per session. Changes are sent
     /// while it is locked, so a held update and the removal that flushes it
     /// cannot pass each other.
@@ -464,13 +467,14 @@ impl LobbyIndex {
     /// An empty index whose feed sends at most one update per session
     /// per `update_interval` (zero: every update at once). Held updates go
     /// out only while [`LobbyIndex::send_held_updates`] runs.
-    pub fn new(update_interval: Duration) -> Self {
+    pub fn new(update_interval: Duration, page_cache_bytes: usize) -> Self {
         let (events, _) = broadcast::channel(1024);
         Self {
             index: RwLock::new(Index::default()),
             events,
             generation: AtomicU64::new(0),
             pages: Mutex::new(PageCache::default()),
+            page_cache_bytes,
             pacing: Mutex::new(UpdateCoalescer::new(update_interval)),
             held_earlier: Notify::new(),
             examined: AtomicU64::new(0),
@@ -675,7 +679,7 @@ impl LobbyIndex {
         let body = Bytes::from(body);
         if let Ok(mut cache) = self.pages.lock() {
             if cache.pages.len() >= PAGE_CACHE_ENTRIES
-                || cache.bytes + body.len() > PAGE_CACHE_BYTES
+                || cache.bytes + body.len() > self.page_cache_bytes
             {
                 cache.pages.clear();
                 cache.bytes = 0;
@@ -870,7 +874,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_burst_of_updates_reaches_the_feed_paced_and_the_removal_after_the_last() {
-        let index = Arc::new(LobbyIndex::new(Duration::from_secs(1)));
+        let index = Arc::new(LobbyIndex::new(Duration::from_secs(1), PAGE_CACHE_BYTES));
         let shutdown = CancellationToken::new();
         let pacing = tokio::spawn({
             let (index, shutdown) = (index.clone(), shutdown.clone());
@@ -920,8 +924,25 @@ mod tests {
     }
 
     #[test]
+    fn the_page_cache_keeps_within_the_configured_budget() {
+        let index = LobbyIndex::new(Duration::ZERO, 2_000);
+        index.upsert(&record(1));
+        let mut served = 0;
+        // Distinct keys (page sizes), each page a few hundred bytes.
+        for limit in 1..=50 {
+            let query = PageQuery {
+                limit,
+                ..PageQuery::default()
+            };
+            served += index.page(&query, 0).len();
+            assert!(index.cached_page_bytes() <= 2_000);
+        }
+        assert!(served > 2_000, "the pages served exceed the budget");
+    }
+
+    #[test]
     fn without_an_interval_every_update_goes_out_at_once() {
-        let index = LobbyIndex::new(Duration::ZERO);
+        let index = LobbyIndex::new(Duration::ZERO, PAGE_CACHE_BYTES);
         let mut feed = index.subscribe();
         for players in 1..=5 {
             index.upsert(&record(players));

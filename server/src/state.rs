@@ -71,7 +71,7 @@ impl AppState {
         Self(Arc::new(AppInner {
             ice: IceConfig::from_config(&config),
             limits: RateLimits::from_config(&config),
-            lobby: LobbyIndex::new(config.feed_update_interval()),
+            lobby: LobbyIndex::new(config.feed_update_interval(), config.page_cache_bytes),
             waiters: AnswerWaiters::default(),
             metrics: Metrics::new(),
             shutdown: CancellationToken::new(),

@@ -46,6 +46,10 @@ pub struct HostArgs {
     /// sessions wait for --start-when guests as long as it takes.
     #[arg(long, value_name = "SECS")]
     lobby_timeout: Option<u64>,
+    /// Seconds a joiner's connection may stay silent before its hello; then
+    /// it is closed (a connected peer that never speaks holds nothing).
+    #[arg(long, value_name = "SECS", default_value_t = 5)]
+    hello_timeout: u64,
     /// easy, normal or hard.
     #[arg(long, default_value = "normal")]
     difficulty: String,
@@ -101,6 +105,7 @@ pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
             difficulty,
             bots: a.bots,
             max_ticks_per_level: Some(a.max_ticks),
+            hello_timeout: Duration::from_secs(a.hello_timeout.max(1)),
             ..HostConfig::default()
         },
         sessions: a.sessions.max(1),

@@ -150,6 +150,8 @@ mod tests {
             "turn:127.0.0.1:3478,u,p",
             "--lobby-timeout",
             "30",
+            "--hello-timeout",
+            "2",
         ])
         .unwrap();
         assert!(!c.public);
@@ -158,11 +160,14 @@ mod tests {
         assert_eq!(c.host.plan.level_count(), 2);
         assert_eq!(c.host.bots, 2);
         assert_eq!(c.lobby_timeout, Some(Duration::from_secs(30)));
+        assert_eq!(c.host.hello_timeout, Duration::from_secs(2));
         assert_eq!(c.webrtc.udp_ports, Some(40000..=40010));
         assert_eq!(c.webrtc.ice_servers.len(), 2);
         assert_eq!(c.webrtc.ice_servers[1].username.as_deref(), Some("u"));
         assert_eq!(c.webrtc.bind_ip.to_string(), "127.0.0.1");
-        assert!(host(&[]).unwrap().public);
+        let defaults = host(&[]).unwrap();
+        assert!(defaults.public);
+        assert_eq!(defaults.host.hello_timeout, Duration::from_secs(5));
     }
 
     #[test]
