@@ -752,12 +752,7 @@ async fn cors_origins_can_be_restricted() {
 #[tokio::test]
 async fn sse_delivers_added_updated_and_removed() {
     let srv = TestServer::start().await;
-    let res = srv
-        .client
-        .get(srv.url("/lobby/events"))
-        .send()
-        .await
-        .unwrap();
+    let res = srv.lobby_events("").await;
     assert_eq!(res.status(), 200);
     assert!(
         res.headers()["content-type"]
@@ -806,13 +801,7 @@ async fn sse_reports_expiry_and_delete_as_removed() {
     let srv = TestServer::start().await;
     let (expiring, _) = srv.create().await;
     let (deleted, token) = srv.create().await;
-    let mut events = SseReader::new(
-        srv.client
-            .get(srv.url("/lobby/events"))
-            .send()
-            .await
-            .unwrap(),
-    );
+    let mut events = SseReader::new(srv.lobby_events("").await);
     tokio::time::sleep(Duration::from_millis(50)).await;
     srv.client
         .delete(srv.url(&format!("/session/{deleted}")))
@@ -1291,13 +1280,7 @@ async fn lobby_total_drops_at_expiry_without_a_sweep() {
 #[tokio::test]
 async fn a_filtered_feed_sends_only_what_its_listing_gains_loses_or_changes() {
     let srv = TestServer::start().await;
-    let mut events = SseReader::new(
-        srv.client
-            .get(srv.url("/lobby/events?q=dragon&hasSpace=true&build=b1"))
-            .send()
-            .await
-            .unwrap(),
-    );
+    let mut events = SseReader::new(srv.lobby_events("?q=dragon&hasSpace=true&build=b1").await);
     tokio::time::sleep(Duration::from_millis(50)).await;
     // Neither before nor after in the listing: nothing is sent.
     let (other, other_token) = srv.create_with(json!({"name": "Goblin"})).await;
@@ -1339,12 +1322,7 @@ async fn a_filtered_feed_sends_only_what_its_listing_gains_loses_or_changes() {
         srv.lobby("?q=dragon&hasSpace=true&build=b1").await["total"],
         0
     );
-    let res = srv
-        .client
-        .get(srv.url("/lobby/events?hostKind=robot"))
-        .send()
-        .await
-        .unwrap();
+    let res = srv.lobby_events("?hostKind=robot").await;
     assert_error(res, 400, "invalid_field").await;
 }
 
@@ -1430,13 +1408,7 @@ async fn live_sessions_per_address_are_capped_by_ipv6_network_and_freed_by_delet
 
     // A deleted session frees its place at once...
     let (code, token) = &tokens[0];
-    let res = srv
-        .client
-        .delete(srv.url(&format!("/session/{code}")))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
+    let res = srv.delete_session(code, token).await;
     assert_eq!(res.status(), 204);
     assert_eq!(create_from("2001:db8:7:7::5").await.unwrap().status(), 201);
     assert_error(
@@ -1472,13 +1444,7 @@ async fn creates_beyond_the_lobby_wide_cap_get_503_until_a_session_ends() {
     let full = srv.put(&body, None).await;
     assert!(full.headers().contains_key("retry-after"));
     assert_error(full, 503, "lobby_full").await;
-    let res = srv
-        .client
-        .delete(srv.url(&format!("/session/{code}")))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let res = srv.delete_session(&code, &token).await;
     assert_eq!(res.status(), 204);
     assert_eq!(srv.put(&body, None).await.status(), 201);
     assert_error(srv.put(&body, None).await, 503, "lobby_full").await;

@@ -176,36 +176,16 @@ async fn event_streams_per_address_and_long_polls_per_session_are_capped() {
         c.max_long_polls_per_session = 1;
     })
     .await;
-    let a = srv
-        .client
-        .get(srv.url("/lobby/events"))
-        .send()
-        .await
-        .unwrap();
-    let b = srv
-        .client
-        .get(srv.url("/lobby/events"))
-        .send()
-        .await
-        .unwrap();
+    let a = srv.lobby_events("").await;
+    let b = srv.lobby_events("").await;
     assert_eq!((a.status().as_u16(), b.status().as_u16()), (200, 200));
-    let c = srv
-        .client
-        .get(srv.url("/lobby/events"))
-        .send()
-        .await
-        .unwrap();
+    let c = srv.lobby_events("").await;
     assert!(c.headers().contains_key("retry-after"));
     common::assert_error(c, 429, "rate_limited").await;
     drop(a);
     let mut reopened = None;
     for _ in 0..50 {
-        let res = srv
-            .client
-            .get(srv.url("/lobby/events"))
-            .send()
-            .await
-            .unwrap();
+        let res = srv.lobby_events("").await;
         if res.status() == 200 {
             reopened = Some(res);
             break;
@@ -239,13 +219,7 @@ async fn event_streams_per_address_and_long_polls_per_session_are_capped() {
 #[tokio::test]
 async fn the_header_timeout_does_not_cut_a_long_response() {
     let srv = TestServer::start_with(|c| c.header_timeout_ms = 200).await;
-    let mut events = common::SseReader::new(
-        srv.client
-            .get(srv.url("/lobby/events"))
-            .send()
-            .await
-            .unwrap(),
-    );
+    let mut events = common::SseReader::new(srv.lobby_events("").await);
     // Well past the header timeout, the stream still delivers.
     tokio::time::sleep(Duration::from_millis(800)).await;
     let (code, _) = srv.create().await;
@@ -268,12 +242,7 @@ async fn with_rate_limits_off_event_streams_are_not_capped_per_address() {
     .await;
     let mut open = Vec::new();
     for i in 0..6 {
-        let res = srv
-            .client
-            .get(srv.url("/lobby/events"))
-            .send()
-            .await
-            .unwrap();
+        let res = srv.lobby_events("").await;
         assert_eq!(res.status(), 200, "stream {i} of 6, over a cap of 2");
         open.push(res);
     }

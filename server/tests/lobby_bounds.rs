@@ -96,13 +96,7 @@ async fn a_burst_of_host_updates_reaches_a_subscriber_as_one_and_before_the_remo
         c.feed_update_interval_ms = 600_000;
     })
     .await;
-    let mut events = SseReader::new(
-        srv.client
-            .get(srv.url("/lobby/events"))
-            .send()
-            .await
-            .unwrap(),
-    );
+    let mut events = SseReader::new(srv.lobby_events("").await);
     let (code, token) = srv.create().await;
     for i in 1..=40 {
         let res = srv
@@ -115,13 +109,7 @@ async fn a_burst_of_host_updates_reaches_a_subscriber_as_one_and_before_the_remo
     }
     // Pages show the latest state at once.
     assert_eq!(srv.lobby("").await["sessions"][0]["name"], "Burst 40");
-    let res = srv
-        .client
-        .delete(srv.url(&format!("/session/{code}")))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let res = srv.delete_session(&code, &token).await;
     assert_eq!(res.status(), 204);
     let mut seen = Vec::new();
     while let Some((name, data)) = events.next_event(Duration::from_secs(5)).await {
@@ -154,13 +142,7 @@ async fn held_host_updates_go_out_once_per_interval_with_the_latest_state() {
     })
     .await;
     let (code, token) = srv.create().await;
-    let mut events = SseReader::new(
-        srv.client
-            .get(srv.url("/lobby/events"))
-            .send()
-            .await
-            .unwrap(),
-    );
+    let mut events = SseReader::new(srv.lobby_events("").await);
     let started = Instant::now();
     for i in 1..=60 {
         srv.put(
@@ -198,13 +180,7 @@ async fn held_host_updates_go_out_once_per_interval_with_the_latest_state() {
 async fn a_sweep_whose_commit_fails_still_unlists_expired_sessions_for_subscribers() {
     let srv = TestServer::start_with(|c| c.session_ttl = 60).await;
     let (code, _) = srv.create().await;
-    let mut events = SseReader::new(
-        srv.client
-            .get(srv.url("/lobby/events"))
-            .send()
-            .await
-            .unwrap(),
-    );
+    let mut events = SseReader::new(srv.lobby_events("").await);
     // The store goes away first, so no sweep can succeed after the expiry.
     srv.state.store.close().await;
     srv.clock.advance_ms(61_000);

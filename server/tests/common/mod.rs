@@ -281,6 +281,26 @@ impl TestServer {
             .expect("GET answer")
     }
 
+    /// `GET /lobby/events` plus `query` (`""` or `?…`): the response, to
+    /// check or to read with [`SseReader`].
+    pub async fn lobby_events(&self, query: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(&format!("/lobby/events{query}")))
+            .send()
+            .await
+            .expect("GET /lobby/events")
+    }
+
+    /// `DELETE /session/{code}` with the host's token.
+    pub async fn delete_session(&self, code: &str, token: &str) -> reqwest::Response {
+        self.client
+            .delete(self.url(&format!("/session/{code}")))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("DELETE session")
+    }
+
     pub async fn lobby(&self, query: &str) -> Value {
         let res = self
             .client

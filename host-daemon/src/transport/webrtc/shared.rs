@@ -9,7 +9,7 @@ use ::webrtc::peer_connection::{
     PeerConnectionEventHandler, RTCIceGatheringState, RTCPeerConnectionState,
 };
 use protocol::peer::Channel;
-use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::sync::{Semaphore, TryAcquireError, mpsc, watch};
 
 use super::{ONE_CHANNEL_CLOSED_GRACE, RECEIVE_QUEUE_MESSAGES};
 use crate::transport::{ConnectionState, PeerEvent};
@@ -111,11 +111,21 @@ impl Shared {
     /// the close is reported, and nothing new follows them. Dropped only
     /// when nobody reads any more (the receiver is gone).
     async fn queue_message(&self, channel: Channel, text: String) {
-        let mut progress = self.progress.subscribe();
-        let queued = tokio::select! {
-            biased;
-            permit = self.room.acquire() => permit.map(|p| p.forget()).is_ok(),
-            _ = progress.wait_for(|p| p.failed) => !self.room.is_closed(),
+        let queued = match self.room.try_acquire() {
+            Ok(permit) => {
+                permit.forget();
+                true
+            }
+            // Full: wait for room, or for the link to end.
+            Err(TryAcquireError::NoPermits) => {
+                let mut progress = self.progress.subscribe();
+                tokio::select! {
+                    biased;
+                    permit = self.room.acquire() => permit.map(|p| p.forget()).is_ok(),
+                    _ = progress.wait_for(|p| p.failed) => !self.room.is_closed(),
+                }
+            }
+            Err(TryAcquireError::Closed) => false,
         };
         if queued {
             let _ = self.events.send(PeerEvent::Message(channel, text));
