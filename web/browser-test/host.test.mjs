@@ -133,8 +133,9 @@ test('a browser host, a browser guest and a bot guest play a two-level campaign;
   }, 60_000, 'the level to run');
   assert.equal(playing.roster.length, 3, `roster ${playing.roster}`);
 
-  // Hide the host's tab: its main thread is throttled for real (timers at
-  // most once a second), while the worker keeps the ticks at 30 Hz.
+  // Hide the host's tab: the browser may throttle its main thread (timers
+  // at most once a second, or less; the policy is the browser's), while the
+  // worker keeps the ticks at 30 Hz.
   const hidden = await hideTab(host);
   assert.equal(hidden.visibility, 'hidden');
   const from = await guestState(guest);
@@ -157,8 +158,10 @@ test('a browser host, a browser guest and a bot guest play a two-level campaign;
   t.diagnostic(`hidden host: guests saw ${rate.toFixed(1)} ticks/s; the host tab's 50 ms timers fired ${JSON.stringify(throttle)}`);
   assert.equal(to.end, null, 'the level outlasts the measurement');
   assert.equal(/** @type {any} */ (throttle).visibility, 'hidden');
-  assert.ok(/** @type {any} */ (throttle).meanGapMs >= 500,
-    `the hidden tab's timers are throttled: ${JSON.stringify(throttle)}`);
+  // The product's property, whatever the browser's throttling policy of the
+  // day (its timer gap is a diagnostic above, not an assertion: Chromium
+  // throttled a hidden tab's 50 ms timers to 1 s on one machine and to
+  // 366 ms on a fresh one).
   assert.ok(rate >= 27 && rate <= 33, `guests saw ${rate.toFixed(1)} ticks/s while the host tab was hidden`);
 
   const ended = await until(async () => {
