@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
+use crate::client_addr::ForwardedFor;
 use crate::store::{SqliteSynchronous, StoreSettings};
 
 /// Log output format.
@@ -104,6 +105,16 @@ pub struct Config {
     #[arg(long, env = "LOBBY_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
     pub header_timeout_ms: u64,
 
+    /// Milliseconds a response write may wait on a client that reads
+    /// nothing; then the connection is closed.
+    #[arg(long, env = "LOBBY_WRITE_STALL_TIMEOUT_MS", default_value_t = 10_000)]
+    pub write_stall_timeout_ms: u64,
+
+    /// Seconds a lobby event stream lasts; then it ends and the client
+    /// reconnects (EventSource does by itself) and resyncs.
+    #[arg(long, env = "LOBBY_EVENT_STREAM_MAX_SECS", default_value_t = 900)]
+    pub event_stream_max_secs: u64,
+
     /// Milliseconds a client has to send a request's body.
     #[arg(long, env = "LOBBY_BODY_TIMEOUT_MS", default_value_t = 10_000)]
     pub body_timeout_ms: u64,
@@ -129,6 +140,31 @@ pub struct Config {
     /// behind a reverse proxy that sets it).
     #[arg(long, env = "LOBBY_TRUST_FORWARDED_FOR", default_value_t = false)]
     pub trust_forwarded_for: bool,
+
+    /// With `--trust-forwarded-for`: the proxies whose `X-Forwarded-For` is
+    /// taken, comma-separated networks or addresses (a client connecting
+    /// from elsewhere is its own address, whatever it sends). A connection
+    /// from one of them is not capped as one client; each forwarded client's
+    /// requests in flight are capped at `--max-connections-per-address`.
+    #[arg(
+        long,
+        env = "LOBBY_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        value_parser = crate::client_addr::parse_network,
+        default_value = "127.0.0.0/8,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
+    )]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+
+    /// Clients allowed to read `/metrics` (the client address as above),
+    /// comma-separated networks or addresses; others get 404.
+    #[arg(
+        long,
+        env = "LOBBY_METRICS_ALLOW",
+        value_delimiter = ',',
+        value_parser = crate::client_addr::parse_network,
+        default_value = "127.0.0.0/8,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
+    )]
+    pub metrics_allow: Vec<ipnet::IpNet>,
 
     /// Switch every rate limit off (the feed's update coalescing too), and
     /// the per-address caps on connections, event streams and live
@@ -236,8 +272,24 @@ impl Config {
                 self.max_connections_per_address
             },
             header_read_timeout: Duration::from_millis(self.header_timeout_ms.max(1)),
+            write_stall_timeout: Duration::from_millis(self.write_stall_timeout_ms.max(1)),
+            forwarded_for: self.forwarded_for(),
             shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
         }
+    }
+
+    /// Whose `X-Forwarded-For` names the client.
+    pub fn forwarded_for(&self) -> ForwardedFor {
+        if self.trust_forwarded_for {
+            ForwardedFor::trusting(self.trusted_proxies.clone())
+        } else {
+            ForwardedFor::ignored()
+        }
+    }
+
+    /// How long a lobby event stream lasts.
+    pub fn event_stream_max_lifetime(&self) -> Duration {
+        Duration::from_secs(self.event_stream_max_secs.max(1))
     }
 
     /// Lobby event streams one client address may hold open (with rate

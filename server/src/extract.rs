@@ -13,6 +13,7 @@ use protocol::api::ErrorCode;
 use protocol::code::SessionCode;
 use serde::de::DeserializeOwned;
 
+use crate::client_addr::ClientAddr;
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -81,7 +82,8 @@ impl<S: Send + Sync> FromRequestParts<S> for CodePath {
 }
 
 /// The client's address: the TCP peer, or the last `X-Forwarded-For` entry
-/// when the server is configured to trust its proxy.
+/// when that peer is a trusted proxy (as the front door determined it, see
+/// [`crate::client_addr`]).
 pub struct ClientIp(pub IpAddr);
 
 impl FromRequestParts<AppState> for ClientIp {
@@ -91,29 +93,19 @@ impl FromRequestParts<AppState> for ClientIp {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        if state.config.trust_forwarded_for {
-            if let Some(ip) = forwarded_for(&parts.headers) {
-                return Ok(ClientIp(ip));
-            }
+        if let Some(ClientAddr(ip)) = parts.extensions.get::<ClientAddr>() {
+            return Ok(ClientIp(*ip));
         }
+        // Served without the front door (the router driven directly).
         let peer = parts
             .extensions
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(addr)| addr.ip())
             .unwrap_or(IpAddr::from([0, 0, 0, 0]));
-        Ok(ClientIp(peer))
+        Ok(ClientIp(
+            state.config.forwarded_for().client(peer, &parts.headers),
+        ))
     }
-}
-
-fn forwarded_for(headers: &HeaderMap) -> Option<IpAddr> {
-    let last = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .rfind(|s| !s.is_empty())?;
-    last.parse().ok()
 }
 
 /// The bearer token of a host call, if any.

@@ -15,8 +15,11 @@
 //! - [`state`]: `AppState`, what every handler shares (configuration, store,
 //!   clock, lobby index, long-poll waiters, rate limits, metrics, shutdown),
 //!   and the upkeep over it: loading and resyncing the lobby, the expiry sweep.
-//! - [`serve`]: the front door: connection caps (total and per address),
-//!   the header read timeout, the bounded shutdown drain.
+//! - [`serve`]: the front door: connection caps (total and per address,
+//!   or per forwarded client behind a trusted proxy), the header read and
+//!   write stall timeouts, the bounded shutdown drain.
+//! - [`client_addr`]: who the client is (the peer, or what a trusted
+//!   proxy's `X-Forwarded-For` says), for the front door and the handlers.
 //! - [`descriptors`]: the file-descriptor limit raised for the connection
 //!   cap, or the cap lowered to fit it.
 //! - [`app`]: the router and the generated OpenAPI document.
@@ -49,6 +52,7 @@
 #![forbid(unsafe_code)]
 
 pub mod app;
+pub mod client_addr;
 pub mod clock;
 pub mod coalesce;
 pub mod config;

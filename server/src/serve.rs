@@ -5,9 +5,16 @@
 //!   `max_connections_per_address` per client address (IPv4 address or IPv6
 //!   /64, as for rate limits). A connection over either cap is answered
 //!   `503` with `Retry-After` at once and closed, before its request is read.
+//! - Behind a trusted proxy ([`ForwardedFor`]) one connection carries many
+//!   clients, so the proxy's connections are not capped per address; each
+//!   forwarded client may have `max_connections_per_address` requests in
+//!   flight (a response body, such as an event stream, counts until it
+//!   ends), and one over that is answered the same `503`.
 //! - Request headers must arrive within `header_read_timeout` (hyper closes
 //!   the connection otherwise); bodies are bounded in time by the router's
-//!   body timeout and in size by its body limit.
+//!   body timeout and in size by its body limit. A response write that
+//!   waits longer than `write_stall_timeout` on a client that reads
+//!   nothing closes the connection.
 //! - On shutdown the listener closes, idle connections close, requests in
 //!   flight may finish, and after `shutdown_grace` whatever is still open is
 //!   dropped, so a slow client cannot keep a stopping server alive (the
@@ -28,8 +35,10 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_io_timeout::TimeoutStream;
 use tower::ServiceExt;
 
+use crate::client_addr::{ClientAddr, ForwardedFor};
 use crate::rate_limit::client_key;
 use crate::slots::{Slot, Slots};
 
@@ -42,9 +51,17 @@ pub struct ConnectionLimits {
     pub max_connections_per_address: usize,
     /// Time a client has to send a request's headers.
     pub header_read_timeout: Duration,
+    /// Time a response write may wait on a client that reads nothing.
+    pub write_stall_timeout: Duration,
+    /// Whose `X-Forwarded-For` names the client.
+    pub forwarded_for: ForwardedFor,
     /// Time requests in flight get after shutdown begins.
     pub shutdown_grace: Duration,
 }
+
+/// The body of a `503` to a client over a cap.
+const OVER_CAPACITY_BODY: &str =
+    r#"{"error":"unavailable","message":"too many connections; retry shortly"}"#;
 
 /// The answer to a connection over a cap: sent before reading anything.
 const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: 71\r\nConnection: close\r\n\r\n{\"error\":\"unavailable\",\"message\":\"too many connections; retry shortly\"}";
@@ -60,6 +77,9 @@ pub enum Refusal {
     Total,
     /// The client's address holds `max_connections_per_address`.
     PerAddress,
+    /// A forwarded client has `max_connections_per_address` requests in
+    /// flight through a trusted proxy.
+    ForwardedClient,
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then drains for
@@ -74,6 +94,12 @@ pub async fn serve(
 ) {
     let total = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let per_address: Slots<IpAddr> = Slots::default();
+    let front = Arc::new(FrontDoor {
+        forwarded_for: limits.forwarded_for.clone(),
+        per_client: Slots::default(),
+        max_per_client: limits.max_connections_per_address,
+        on_refused: Box::new(on_refused),
+    });
     let graceful = GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -93,17 +119,29 @@ pub async fn serve(
         };
         let Ok(permit) = total.clone().try_acquire_owned() else {
             refuse(stream);
-            on_refused(Refusal::Total);
+            (front.on_refused)(Refusal::Total);
             continue;
         };
-        let Some(slot) =
-            per_address.try_take(client_key(peer.ip()), limits.max_connections_per_address)
-        else {
-            refuse(stream);
-            on_refused(Refusal::PerAddress);
-            continue;
+        // A trusted proxy's connection carries many clients: they are
+        // capped per request instead (see `FrontDoor::call`).
+        let slot = if front.forwarded_for.is_trusted_proxy(peer.ip()) {
+            None
+        } else {
+            let Some(slot) =
+                per_address.try_take(client_key(peer.ip()), limits.max_connections_per_address)
+            else {
+                refuse(stream);
+                (front.on_refused)(Refusal::PerAddress);
+                continue;
+            };
+            Some(slot)
         };
-        let conn = http.serve_connection(TokioIo::new(stream), service(app.clone(), peer));
+        let mut io = TimeoutStream::new(stream);
+        io.set_write_timeout(Some(limits.write_stall_timeout));
+        let conn = http.serve_connection(
+            TokioIo::new(Box::pin(io)),
+            service(app.clone(), peer, front.clone()),
+        );
         let conn = graceful.watch(conn);
         tokio::spawn(hold(conn, permit, slot));
     }
@@ -125,26 +163,102 @@ pub async fn serve(
 async fn hold<E>(
     conn: impl Future<Output = Result<(), E>>,
     _permit: OwnedSemaphorePermit,
-    _slot: Slot<IpAddr>,
+    _slot: Option<Slot<IpAddr>>,
 ) {
     // Errors here are the client's (reset, timeout, malformed request).
     let _ = conn.await;
 }
 
-/// The router for one connection, with its peer address for extractors.
+/// What every connection's requests share: who the client is, and the
+/// requests in flight per forwarded client.
+struct FrontDoor {
+    forwarded_for: ForwardedFor,
+    per_client: Slots<IpAddr>,
+    max_per_client: usize,
+    on_refused: Box<dyn Fn(Refusal) + Send + Sync>,
+}
+
+/// The router for one connection, with its peer address and the request's
+/// client address for extractors.
 fn service(
     app: Router,
     peer: SocketAddr,
+    front: Arc<FrontDoor>,
 ) -> impl hyper::service::Service<
     Request<Incoming>,
     Response = axum::response::Response,
     Error = Infallible,
     Future = impl Future<Output = Result<axum::response::Response, Infallible>> + Send,
 > + Clone {
+    let proxied = front.forwarded_for.is_trusted_proxy(peer.ip());
     hyper::service::service_fn(move |mut req: Request<Incoming>| {
+        let client = front.forwarded_for.client(peer.ip(), req.headers());
         req.extensions_mut().insert(ConnectInfo(peer));
-        app.clone().oneshot(req.map(Body::new))
+        req.extensions_mut().insert(ClientAddr(client));
+        // Through a trusted proxy: one place per request in flight, held
+        // until its response body ends.
+        let slot = if proxied {
+            match front
+                .per_client
+                .try_take(client_key(client), front.max_per_client)
+            {
+                Some(slot) => Some(slot),
+                None => {
+                    (front.on_refused)(Refusal::ForwardedClient);
+                    return futures_util::future::Either::Left(std::future::ready(Ok(
+                        over_capacity(),
+                    )));
+                }
+            }
+        } else {
+            None
+        };
+        let app = app.clone();
+        futures_util::future::Either::Right(async move {
+            let response = app.oneshot(req.map(Body::new)).await?;
+            Ok(match slot {
+                Some(slot) => response.map(|body| Body::new(HeldBody { body, _slot: slot })),
+                None => response,
+            })
+        })
     })
+}
+
+/// The `503` for a forwarded client over its cap, as a response.
+fn over_capacity() -> axum::response::Response {
+    axum::response::Response::builder()
+        .status(axum::http::StatusCode::SERVICE_UNAVAILABLE)
+        .header(axum::http::header::RETRY_AFTER, "1")
+        .header(axum::http::header::CONTENT_TYPE, "application/json")
+        .body(Body::from(OVER_CAPACITY_BODY))
+        .unwrap_or_default()
+}
+
+/// A response body that holds its client's place until it ends (or is
+/// dropped with its connection).
+struct HeldBody {
+    body: Body,
+    _slot: Slot<IpAddr>,
+}
+
+impl http_body::Body for HeldBody {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// Answers 503 without reading the request, and closes.
@@ -169,5 +283,6 @@ mod tests {
         assert_eq!(declared, body.len());
         let json: serde_json::Value = serde_json::from_str(body).expect("JSON body");
         assert_eq!(json["error"], "unavailable");
+        assert_eq!(body, OVER_CAPACITY_BODY);
     }
 }

@@ -165,7 +165,7 @@ pub async fn get_lobby(
     get, path = "/lobby/events", tag = "lobby",
     params(LobbyEventsQuery),
     responses(
-        (status = 200, description = "An event stream (text/event-stream)", content_type = "text/event-stream", body = String),
+        (status = 200, description = "An event stream (text/event-stream); it ends after the server's event-stream lifetime (default 15 min), and the client reconnects", content_type = "text/event-stream", body = String),
         (status = 400, description = "Bad search or filter", body = ErrorBody),
         (status = 429, description = "Too many event streams open from this address", body = ErrorBody),
     )
@@ -185,8 +185,17 @@ pub async fn lobby_events(
         let _held = &slot;
         std::future::ready(to_sse(item, &filter).map(Ok))
     });
+    // The stream ends at shutdown or after its lifetime (the client
+    // reconnects and resyncs), so no connection is held for ever.
     let shutdown = state.shutdown.clone().cancelled_owned();
-    Ok(Sse::new(events.take_until(shutdown)).keep_alive(KeepAlive::default()))
+    let lifetime = tokio::time::sleep(state.config.event_stream_max_lifetime());
+    let ended = async move {
+        tokio::select! {
+            () = shutdown => {}
+            () = lifetime => {}
+        }
+    };
+    Ok(Sse::new(events.take_until(ended)).keep_alive(KeepAlive::default()))
 }
 
 /// The event one subscriber gets for a change, if any.

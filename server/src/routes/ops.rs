@@ -10,6 +10,7 @@ use protocol::api::{ErrorBody, ErrorCode};
 use serde_json::{Value, json};
 
 use crate::error::AppError;
+use crate::extract::ClientIp;
 use crate::state::AppState;
 
 /// Liveness: the process is serving.
@@ -43,9 +44,28 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Value>, AppErr
     }
 }
 
-/// Prometheus metrics (OpenMetrics text).
-#[utoipa::path(get, path = "/metrics", tag = "ops", responses((status = 200, description = "OpenMetrics text", body = String, content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8")))]
-pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+/// Prometheus metrics (OpenMetrics text), for clients inside
+/// `--metrics-allow` only (others get 404, as for a path that is not there).
+#[utoipa::path(get, path = "/metrics", tag = "ops", responses(
+    (status = 200, description = "OpenMetrics text", body = String, content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    (status = 404, description = "The client is not allowed to read the metrics", body = ErrorBody),
+))]
+pub async fn metrics(
+    State(state): State<AppState>,
+    ClientIp(client): ClientIp,
+) -> Result<impl IntoResponse, AppError> {
+    let client = crate::client_addr::canonical(client);
+    if !state
+        .config
+        .metrics_allow
+        .iter()
+        .any(|n| n.contains(&client))
+    {
+        return Err(AppError::new(
+            ErrorCode::NotFound,
+            "no such route; see /openapi.json",
+        ));
+    }
     if let Ok(n) = state.store.count_live(state.now()).await {
         state
             .metrics
@@ -53,11 +73,11 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             .set(n.min(i64::MAX as u64) as i64);
     }
     state.metrics.long_poll_waiters.set(state.waiters.waiting());
-    (
+    Ok((
         [(
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
         state.metrics.render(),
-    )
+    ))
 }
