@@ -1,31 +1,44 @@
 //! The embedded SQLite backend: one file under a data directory.
 //!
 //! An SQLite file belongs to one server process, so this backend keeps every
-//! live session in memory (authoritative while the process runs) and makes
-//! each change durable with **group commit**: a change is applied in memory
-//! under the session's lock (which is what makes "first answer wins" atomic),
-//! marked dirty, and the request waits until a writer task has upserted the
-//! dirty rows in one transaction. Whatever accumulated while one commit ran
-//! goes into the next, so under load one commit carries dozens of changes,
-//! and no request is answered before its change is on disk. At start the
-//! live sessions are loaded back, so sessions survive restarts.
+//! live session in memory and makes each change durable with **group
+//! commit**: a request stages its change (the session's record as it will
+//! be, or its deletion) in a journal, and a writer task commits whatever is
+//! staged in one transaction. Whatever accumulated while one commit ran goes
+//! into the next, so under load one commit carries dozens of changes.
+//!
+//! Memory holds committed sessions only: the writer applies a change to
+//! memory after its commit succeeds, and drops it when the commit fails, so
+//! the request's 503 means nothing happened (no answer delivered, no round
+//! used up, no session counted or left behind). While a session's change is
+//! staged or committing the session is *busy*: another change of it waits
+//! until that one settles, so every change starts from a committed record
+//! (which is also what makes "first answer wins" atomic). The writer, not
+//! the request, applies and settles, so a request dropped mid-wait leaves
+//! memory and file in step.
+//!
+//! Two writes are soft and retried until they commit instead: expiry
+//! refreshes (applied in memory at once; losing one in a crash only makes
+//! the session expire earlier after a restart) and the sweep's deletion of
+//! expired sessions (invisible to every read already). At start the
+//! sessions are loaded back, so they survive restarts.
 //!
 //! Why not one statement per request: sqlx runs each SQLite connection on its
 //! own worker thread, and every statement costs two thread hand-offs; at
 //! thousands of requests a second those context switches were most of the
 //! server's CPU (see docs/benchmarks.md).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use dashmap::DashMap;
 use protocol::code::SessionCode;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{QueryBuilder, Sqlite, SqlitePool};
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, oneshot, watch};
 
 use super::row::{self, COLUMNS};
 use super::{
@@ -36,6 +49,9 @@ use crate::clock::Millis;
 
 /// Rows per upsert statement (19 bound values each, well under SQLite's limit).
 const ROWS_PER_STATEMENT: usize = 200;
+
+/// Pause after a failed commit before the soft writes are tried again.
+const RETRY_PAUSE: Duration = Duration::from_millis(200);
 
 /// Sessions in memory, made durable in an SQLite file by group commit.
 #[derive(Clone)]
@@ -53,43 +69,73 @@ impl std::fmt::Debug for SqliteStore {
 
 struct Inner {
     pool: SqlitePool,
+    /// Committed sessions: what every read sees.
     sessions: DashMap<SessionCode, SessionRecord>,
     /// Sessions stored per creator (live, or expired and not yet swept),
-    /// so the per-address cap costs one lookup, not a scan.
+    /// plus its creates being committed, so the per-address cap costs one
+    /// lookup, not a scan, and racing creates cannot overshoot it.
     creators: DashMap<String, u32>,
     journal: Mutex<Journal>,
-    /// Wakes the writer when something became dirty (or at close).
-    dirty: Notify,
-    /// What the writer has made durable, or failed to.
-    flushed: watch::Sender<FlushState>,
-    closed: std::sync::atomic::AtomicBool,
+    /// Wakes the writer when something was staged (or at close).
+    staged: Notify,
+    /// Bumped each time a commit settles: changes waiting for a busy
+    /// session look again.
+    settled: watch::Sender<u64>,
+    /// Set when the writer has stopped (after close).
+    stopped: watch::Sender<bool>,
 }
 
-/// Changes not yet written.
+/// Changes not yet committed.
 #[derive(Default)]
 struct Journal {
-    /// Codes whose row must be upserted (present in memory) or deleted (absent).
-    codes: HashSet<SessionCode>,
-    /// Sequence number of the latest change.
-    seq: u64,
+    /// What the next commit writes, one entry per session.
+    staged: HashMap<SessionCode, Pending>,
+    /// Sessions with a change staged or committing.
+    busy: HashSet<SessionCode>,
+    /// No more changes are taken (the store is closing or closed).
+    closed: bool,
 }
 
-#[derive(Debug, Clone, Default)]
-struct FlushState {
-    /// Every change up to this sequence number is durable.
-    durable: u64,
-    /// The latest failed commit: changes up to this sequence number were in it.
-    failed_through: u64,
-    error: Option<String>,
+/// One session's entry in the next commit.
+enum Pending {
+    /// A change a request waits for, applied in memory only once committed.
+    Change(Change),
+    /// Write the row as memory holds it, or delete it if memory has none
+    /// (a refresh, a sweep); retried until it commits.
+    Flush,
+}
+
+struct Change {
+    /// The record after the change; `None` deletes the session.
+    after: Option<Box<SessionRecord>>,
+    /// A create: its place under its creator's cap is given back if the
+    /// commit fails.
+    creates: bool,
+    done: oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// A change staged for the next commit; resolves once it settled.
+struct Staged(oneshot::Receiver<Result<(), StoreError>>);
+
+impl Staged {
+    async fn committed(self) -> Result<(), StoreError> {
+        self.0
+            .await
+            .map_err(|_| StoreError::Unavailable("the database writer stopped".into()))?
+    }
 }
 
 fn unavailable(err: sqlx::Error) -> StoreError {
     StoreError::Unavailable(err.to_string())
 }
 
+fn closed() -> StoreError {
+    StoreError::Unavailable("the database is closed".into())
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the database at `settings.url`, migrates
-    /// it, loads the live sessions and starts the writer.
+    /// it, loads the sessions and starts the writer.
     pub async fn connect(settings: &StoreSettings) -> anyhow::Result<Self> {
         let options = SqliteConnectOptions::from_str(&settings.url)?
             .create_if_missing(true)
@@ -124,58 +170,52 @@ impl SqliteStore {
             *creators.entry(record.creator.clone()).or_default() += 1;
             sessions.insert(record.code.clone(), record);
         }
-        let (flushed, _) = watch::channel(FlushState::default());
         let inner = Arc::new(Inner {
             pool,
             sessions,
             creators,
             journal: Mutex::new(Journal::default()),
-            dirty: Notify::new(),
-            flushed,
-            closed: std::sync::atomic::AtomicBool::new(false),
+            staged: Notify::new(),
+            settled: watch::channel(0).0,
+            stopped: watch::channel(false).0,
         });
         tokio::spawn(run_writer(inner.clone()));
         Ok(Self { inner })
     }
 
-    /// Queues rows for the next commit; returns the change's sequence number.
-    fn mark_dirty(&self, codes: impl IntoIterator<Item = SessionCode>) -> Result<u64, StoreError> {
-        let seq = {
-            let mut journal = self.inner.journal.lock().map_err(|_| poisoned())?;
-            journal.codes.extend(codes);
-            journal.seq += 1;
-            journal.seq
-        };
-        self.inner.dirty.notify_one();
-        Ok(seq)
+    fn journal(&self) -> Result<MutexGuard<'_, Journal>, StoreError> {
+        self.inner.journal.lock().map_err(|_| poisoned())
     }
 
-    /// Queues `code`'s row and waits until that change is durable.
-    async fn persist(&self, code: &SessionCode) -> Result<(), StoreError> {
-        let seq = self.mark_dirty(std::iter::once(code.clone()))?;
-        self.durable(seq).await
-    }
-
-    async fn durable(&self, seq: u64) -> Result<(), StoreError> {
-        let mut rx = self.inner.flushed.subscribe();
-        let state = rx
-            .wait_for(|s| s.durable >= seq || s.failed_through >= seq)
-            .await
-            .map_err(|_| StoreError::Unavailable("the database writer stopped".into()))?;
-        if state.durable >= seq {
-            Ok(())
-        } else {
-            Err(StoreError::Unavailable(
-                state.error.clone().unwrap_or_default(),
-            ))
+    /// Runs `decide` under the journal's lock once `code` is not busy (no
+    /// change of it staged or committing), so it reads `code`'s committed
+    /// record and may stage the next change of it.
+    async fn when_settled<T>(
+        &self,
+        code: &SessionCode,
+        mut decide: impl FnMut(&Inner, &mut Journal) -> T,
+    ) -> Result<T, StoreError> {
+        loop {
+            let mut settled = self.inner.settled.subscribe();
+            {
+                let mut journal = self.journal()?;
+                if journal.closed {
+                    return Err(closed());
+                }
+                if !journal.busy.contains(code) {
+                    let decided = decide(&self.inner, &mut journal);
+                    drop(journal);
+                    // Whatever was decided, the writer may look (a spare
+                    // wake-up finds nothing staged).
+                    self.inner.staged.notify_one();
+                    return Ok(decided);
+                }
+            }
+            settled
+                .changed()
+                .await
+                .map_err(|_| StoreError::Unavailable("the database writer stopped".into()))?;
         }
-    }
-
-    fn check_open(&self) -> Result<(), StoreError> {
-        if self.inner.closed.load(std::sync::atomic::Ordering::Acquire) {
-            return Err(StoreError::Unavailable("the database is closed".into()));
-        }
-        Ok(())
     }
 
     pub(super) async fn create(
@@ -183,38 +223,28 @@ impl SqliteStore {
         record: &SessionRecord,
         per_creator: Option<u32>,
     ) -> Result<CreateOutcome, StoreError> {
-        self.check_open()?;
-        {
-            // The creator's count is locked from the check to the insert, so
-            // racing creates from one address cannot overshoot the cap.
-            let mut count = self
-                .inner
-                .creators
-                .entry(record.creator.clone())
-                .or_default();
-            if per_creator.is_some_and(|cap| *count >= cap) {
-                return Ok(CreateOutcome::CreatorAtCap);
-            }
-            match self.inner.sessions.entry(record.code.clone()) {
-                dashmap::Entry::Occupied(_) => return Ok(CreateOutcome::CodeTaken),
-                dashmap::Entry::Vacant(slot) => {
-                    slot.insert(record.clone());
+        let staged = self
+            .when_settled(&record.code, |inner, journal| {
+                // The creator's count is locked from the check to the
+                // staging, so racing creates from one address cannot
+                // overshoot the cap.
+                let mut count = inner.creators.entry(record.creator.clone()).or_default();
+                if per_creator.is_some_and(|cap| *count >= cap) {
+                    return Err(CreateOutcome::CreatorAtCap);
                 }
+                if inner.sessions.contains_key(&record.code) {
+                    return Err(CreateOutcome::CodeTaken);
+                }
+                *count += 1;
+                Ok(stage(journal, &record.code, Some(record.clone()), true))
+            })
+            .await?;
+        match staged {
+            Ok(staged) => {
+                staged.committed().await?;
+                Ok(CreateOutcome::Created)
             }
-            *count += 1;
-        }
-        self.persist(&record.code).await?;
-        Ok(CreateOutcome::Created)
-    }
-
-    /// Counts one stored session of `creator` less (forgetting creators
-    /// with none, so the map stays as small as the sessions).
-    fn release_creator(&self, creator: &str) {
-        if let dashmap::Entry::Occupied(mut count) = self.inner.creators.entry(creator.to_owned()) {
-            *count.get_mut() = count.get().saturating_sub(1);
-            if *count.get() == 0 {
-                count.remove();
-            }
+            Err(outcome) => Ok(outcome),
         }
     }
 
@@ -237,27 +267,26 @@ impl SqliteStore {
         u: &SessionUpdate,
         now: Millis,
     ) -> Result<Option<SessionRecord>, StoreError> {
-        self.check_open()?;
-        let updated = {
-            let Some(mut record) = self.inner.sessions.get_mut(code) else {
-                return Ok(None);
-            };
-            if record.expires_at <= now {
-                return Ok(None);
-            }
-            record.fields = u.fields.clone();
-            record.expires_at = u.expires_at;
-            if let Some(offer) = &u.offer {
-                record.round += 1;
-                record.offer = Some(offer.clone());
-            }
-            record.clone()
+        let staged = self
+            .when_settled(code, |inner, journal| {
+                let mut record = live(inner, code, now)?;
+                record.fields = u.fields.clone();
+                record.expires_at = record.expires_at.max(u.expires_at);
+                if let Some(offer) = &u.offer {
+                    record.round += 1;
+                    record.offer = Some(offer.clone());
+                }
+                Some((stage(journal, code, Some(record.clone()), false), record))
+            })
+            .await?;
+        let Some((staged, record)) = staged else {
+            return Ok(None);
         };
-        self.persist(code).await?;
-        Ok(Some(updated))
+        staged.committed().await?;
+        Ok(Some(record))
     }
 
-    /// Moves the expiry in memory and queues the row for the next commit
+    /// Moves the expiry in memory and stages the row for the next commit
     /// without waiting for it: an expiry is soft state, and losing the last
     /// refresh in a crash only makes the session expire a little earlier
     /// after the restart (its host refreshes again on its next call).
@@ -267,7 +296,10 @@ impl SqliteStore {
         expires_at: Millis,
         now: Millis,
     ) -> Result<bool, StoreError> {
-        self.check_open()?;
+        let mut journal = self.journal()?;
+        if journal.closed {
+            return Err(closed());
+        }
         {
             let Some(mut record) = self.inner.sessions.get_mut(code) else {
                 return Ok(false);
@@ -277,7 +309,18 @@ impl SqliteStore {
             }
             record.expires_at = record.expires_at.max(expires_at);
         }
-        self.mark_dirty(std::iter::once(code.clone()))?;
+        match journal.staged.get_mut(code) {
+            // A staged change carries the new expiry with it.
+            Some(Pending::Change(Change {
+                after: Some(after), ..
+            })) => after.expires_at = after.expires_at.max(expires_at),
+            Some(_) => {}
+            None => {
+                journal.staged.insert(code.clone(), Pending::Flush);
+            }
+        }
+        drop(journal);
+        self.inner.staged.notify_one();
         Ok(true)
     }
 
@@ -287,42 +330,55 @@ impl SqliteStore {
         a: &StoredAnswer,
         now: Millis,
     ) -> Result<ClaimOutcome, StoreError> {
-        self.check_open()?;
-        {
-            // The shard lock is held from the check to the write: exactly one
-            // racing answer sees the round open.
-            let Some(mut record) = self.inner.sessions.get_mut(code) else {
-                return Ok(ClaimOutcome::NoSuchSession);
-            };
-            if record.expires_at <= now {
-                return Ok(ClaimOutcome::NoSuchSession);
+        let staged = self
+            .when_settled(code, |inner, journal| {
+                let Some(mut record) = live(inner, code, now) else {
+                    return Err(ClaimOutcome::NoSuchSession);
+                };
+                if record.round != a.round || record.offer.is_none() {
+                    return Err(ClaimOutcome::RoundTaken);
+                }
+                record.offer = None;
+                record.answered = Some(a.clone());
+                Ok(stage(journal, code, Some(record), false))
+            })
+            .await?;
+        match staged {
+            Ok(staged) => {
+                staged.committed().await?;
+                Ok(ClaimOutcome::Claimed)
             }
-            if record.round != a.round || record.offer.is_none() {
-                return Ok(ClaimOutcome::RoundTaken);
-            }
-            record.offer = None;
-            record.answered = Some(a.clone());
+            Err(outcome) => Ok(outcome),
         }
-        self.persist(code).await?;
-        Ok(ClaimOutcome::Claimed)
     }
 
     pub(super) async fn delete(&self, code: &SessionCode) -> Result<bool, StoreError> {
-        self.check_open()?;
-        let Some((_, removed)) = self.inner.sessions.remove(code) else {
+        let staged = self
+            .when_settled(code, |inner, journal| {
+                inner
+                    .sessions
+                    .contains_key(code)
+                    .then(|| stage(journal, code, None, false))
+            })
+            .await?;
+        let Some(staged) = staged else {
             return Ok(false);
         };
-        self.release_creator(&removed.creator);
-        self.persist(code).await?;
+        staged.committed().await?;
         Ok(true)
     }
 
+    /// Forgets every session expired at `now` whose change is not in
+    /// flight, and stages their rows' deletion (retried until it commits).
     pub(super) async fn delete_expired(&self, now: Millis) -> Result<Vec<SessionCode>, StoreError> {
-        self.check_open()?;
+        let mut journal = self.journal()?;
+        if journal.closed {
+            return Err(closed());
+        }
         let mut expired = Vec::new();
         let mut creators = Vec::new();
         self.inner.sessions.retain(|code, record| {
-            let keep = record.expires_at > now;
+            let keep = record.expires_at > now || journal.busy.contains(code);
             if !keep {
                 expired.push(code.clone());
                 creators.push(std::mem::take(&mut record.creator));
@@ -330,13 +386,15 @@ impl SqliteStore {
             keep
         });
         for creator in &creators {
-            self.release_creator(creator);
+            release_creator(&self.inner, creator);
         }
-        if expired.is_empty() {
-            return Ok(expired);
+        for code in &expired {
+            journal.staged.insert(code.clone(), Pending::Flush);
         }
-        let seq = self.mark_dirty(expired.iter().cloned())?;
-        self.durable(seq).await?;
+        drop(journal);
+        if !expired.is_empty() {
+            self.inner.staged.notify_one();
+        }
         Ok(expired)
     }
 
@@ -360,7 +418,9 @@ impl SqliteStore {
     }
 
     pub(super) async fn ping(&self) -> Result<(), StoreError> {
-        self.check_open()?;
+        if self.journal()?.closed {
+            return Err(closed());
+        }
         sqlx::query("SELECT 1")
             .execute(&self.inner.pool)
             .await
@@ -368,17 +428,61 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// Writes what is pending, then closes the pool; later writes fail with 503.
+    /// Commits what is staged, then closes the pool; later writes fail with 503.
     pub(super) async fn close(&self) {
-        self.inner
-            .closed
-            .store(true, std::sync::atomic::Ordering::Release);
-        let seq = self.inner.journal.lock().map(|j| j.seq).unwrap_or(0);
-        self.inner.dirty.notify_one();
-        if let Err(err) = tokio::time::timeout(Duration::from_secs(10), self.durable(seq)).await {
-            tracing::warn!(error = %err, "closing with unwritten session changes");
+        if let Ok(mut journal) = self.inner.journal.lock() {
+            journal.closed = true;
+        }
+        self.inner.staged.notify_one();
+        let mut stopped = self.inner.stopped.subscribe();
+        if tokio::time::timeout(Duration::from_secs(10), stopped.wait_for(|s| *s))
+            .await
+            .is_err()
+        {
+            tracing::warn!("closing with uncommitted session changes");
         }
         self.inner.pool.close().await;
+    }
+}
+
+/// The committed, unexpired record of `code`.
+fn live(inner: &Inner, code: &SessionCode, now: Millis) -> Option<SessionRecord> {
+    inner
+        .sessions
+        .get(code)
+        .filter(|r| r.expires_at > now)
+        .map(|r| r.clone())
+}
+
+/// Stages a change of `code` (not busy) for the next commit and marks it busy.
+fn stage(
+    journal: &mut Journal,
+    code: &SessionCode,
+    after: Option<SessionRecord>,
+    creates: bool,
+) -> Staged {
+    let after = after.map(Box::new);
+    let (done, settled) = oneshot::channel();
+    journal.busy.insert(code.clone());
+    journal.staged.insert(
+        code.clone(),
+        Pending::Change(Change {
+            after,
+            creates,
+            done,
+        }),
+    );
+    Staged(settled)
+}
+
+/// Counts one stored session of `creator` less (forgetting creators
+/// with none, so the map stays as small as the sessions).
+fn release_creator(inner: &Inner, creator: &str) {
+    if let dashmap::Entry::Occupied(mut count) = inner.creators.entry(creator.to_owned()) {
+        *count.get_mut() = count.get().saturating_sub(1);
+        if *count.get() == 0 {
+            count.remove();
+        }
     }
 }
 
@@ -386,66 +490,124 @@ fn poisoned() -> StoreError {
     StoreError::Unavailable("the session journal lock was poisoned".into())
 }
 
-/// The writer: whenever something is dirty, commit every dirty row in one
-/// transaction and publish how far the changes are durable.
+/// The writer: whenever something is staged, commit it all in one
+/// transaction, then apply the changes to memory (or drop them) and settle
+/// them. Stops once the store is closed and nothing is left.
 async fn run_writer(inner: Arc<Inner>) {
     loop {
-        let (codes, seq) = loop {
-            let notified = inner.dirty.notified();
-            let taken = match inner.journal.lock() {
-                Ok(mut journal) if !journal.codes.is_empty() => {
-                    Some((std::mem::take(&mut journal.codes), journal.seq))
+        let notified = inner.staged.notified();
+        let batch = match inner.journal.lock() {
+            Ok(mut journal) if !journal.staged.is_empty() => {
+                Some(std::mem::take(&mut journal.staged))
+            }
+            Ok(journal) if !journal.closed => None,
+            _ => break,
+        };
+        let Some(batch) = batch else {
+            notified.await;
+            continue;
+        };
+        let rows: Vec<(SessionCode, Option<SessionRecord>)> = batch
+            .iter()
+            .map(|(code, pending)| {
+                let row = match pending {
+                    Pending::Change(change) => change.after.as_deref().cloned(),
+                    Pending::Flush => inner.sessions.get(code).map(|r| r.clone()),
+                };
+                (code.clone(), row)
+            })
+            .collect();
+        let result = write_batch(&inner.pool, &rows).await;
+        let retry = settle(&inner, batch, result);
+        inner.settled.send_modify(|n| *n = n.wrapping_add(1));
+        if retry {
+            tokio::time::sleep(RETRY_PAUSE).await;
+        }
+    }
+    inner.settled.send_modify(|n| *n = n.wrapping_add(1));
+    inner.stopped.send_replace(true);
+}
+
+/// Applies a committed batch to memory, or drops its changes (and stages
+/// its soft writes again) when the commit failed; answers every waiting
+/// request. Returns whether soft writes wait for a retry.
+fn settle(
+    inner: &Inner,
+    batch: HashMap<SessionCode, Pending>,
+    result: Result<(), sqlx::Error>,
+) -> bool {
+    let Ok(mut journal) = inner.journal.lock() else {
+        return false;
+    };
+    let error = result.as_ref().err().map(|e| e.to_string());
+    if let Some(error) = &error {
+        tracing::warn!(error = %error, rows = batch.len(), "commit of session changes failed");
+    }
+    let mut retry = false;
+    for (code, pending) in batch {
+        let change = match pending {
+            Pending::Change(change) => change,
+            Pending::Flush => {
+                if error.is_some() && !journal.closed {
+                    journal.staged.entry(code).or_insert(Pending::Flush);
+                    retry = true;
                 }
-                Ok(journal) => {
-                    if inner.closed.load(std::sync::atomic::Ordering::Acquire) {
-                        let seq = journal.seq;
-                        inner
-                            .flushed
-                            .send_modify(|s| s.durable = s.durable.max(seq));
-                        return;
-                    }
-                    None
-                }
-                Err(_) => return,
-            };
-            match taken {
-                Some(t) => break t,
-                None => notified.await,
+                continue;
             }
         };
-        match write_batch(&inner, &codes).await {
-            Ok(()) => inner.flushed.send_modify(|s| s.durable = seq),
-            Err(err) => {
-                tracing::warn!(error = %err, rows = codes.len(), "commit of session changes failed; will retry");
-                if let Ok(mut journal) = inner.journal.lock() {
-                    journal.codes.extend(codes);
+        journal.busy.remove(&code);
+        let outcome = match &error {
+            None => {
+                apply(inner, &code, change.after);
+                Ok(())
+            }
+            Some(error) => {
+                if change.creates {
+                    if let Some(record) = &change.after {
+                        release_creator(inner, &record.creator);
+                    }
                 }
-                inner.flushed.send_modify(|s| {
-                    s.failed_through = seq;
-                    s.error = Some(err.to_string());
-                });
-                if inner.closed.load(std::sync::atomic::Ordering::Acquire) {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                Err(StoreError::Unavailable(error.clone()))
+            }
+        };
+        // The request may be gone; its change stands (or not) all the same.
+        let _ = change.done.send(outcome);
+    }
+    retry
+}
+
+/// Makes a committed change visible: the session as it is now, or gone.
+fn apply(inner: &Inner, code: &SessionCode, after: Option<Box<SessionRecord>>) {
+    match after.map(|record| *record) {
+        Some(mut record) => {
+            if let Some(current) = inner.sessions.get(code) {
+                // A refresh while the change was committing moved the expiry.
+                record.expires_at = record.expires_at.max(current.expires_at);
+            }
+            inner.sessions.insert(code.clone(), record);
+        }
+        None => {
+            if let Some((_, removed)) = inner.sessions.remove(code) {
+                release_creator(inner, &removed.creator);
             }
         }
     }
 }
 
-/// Upserts every dirty code still in memory and deletes the others, in one transaction.
-async fn write_batch(inner: &Inner, codes: &HashSet<SessionCode>) -> Result<(), sqlx::Error> {
-    let mut upserts = Vec::with_capacity(codes.len());
-    let mut deletes = Vec::new();
-    for code in codes {
-        match inner.sessions.get(code) {
-            Some(record) => upserts.push(record.clone()),
-            None => deletes.push(code.clone()),
-        }
-    }
-    let mut tx = inner.pool.begin().await?;
+/// Upserts the rows given and deletes the codes without one, in one transaction.
+async fn write_batch(
+    pool: &SqlitePool,
+    rows: &[(SessionCode, Option<SessionRecord>)],
+) -> Result<(), sqlx::Error> {
+    let upserts: Vec<&SessionRecord> = rows.iter().filter_map(|(_, r)| r.as_ref()).collect();
+    let deletes: Vec<&SessionCode> = rows
+        .iter()
+        .filter(|(_, r)| r.is_none())
+        .map(|(c, _)| c)
+        .collect();
+    let mut tx = pool.begin().await?;
     for chunk in upserts.chunks(ROWS_PER_STATEMENT) {
-        let mut q = row::insert::<Sqlite>(chunk);
+        let mut q = row::insert::<Sqlite>(chunk.iter().copied());
         q.push(
             " ON CONFLICT (code) DO UPDATE SET public = excluded.public, name = excluded.name, \
              host_name = excluded.host_name, players = excluded.players, max_players = excluded.max_players, \
