@@ -919,16 +919,22 @@ async fn ice_servers_carry_turn_rest_credentials() {
     let servers = view["iceServers"].as_array().unwrap();
     assert_eq!(servers[0], json!({"urls": ["stun:127.0.0.1:3478"]}));
     let username = servers[1]["username"].as_str().unwrap();
-    let (expiry, tag) = username.split_once(':').unwrap();
-    assert_eq!(tag, code);
-    assert_eq!(
-        expiry.parse::<i64>().unwrap(),
-        common::START_MS / 1000 + 600
-    );
+    let (expiry, user) = username.split_once(':').unwrap();
+    assert_eq!(user, format!("{code}:r1"), "granted for round 1's joiners");
+    // Rounded up to whole lifetimes: between one and two from now.
+    let expiry = expiry.parse::<i64>().unwrap();
+    let now = common::START_MS / 1000;
+    assert!(expiry > now + 600 - 1 && expiry <= now + 1200, "{expiry}");
+    assert_eq!(expiry % 600, 0);
     let mut mac = Hmac::<sha1::Sha1>::new_from_slice(b"s3cret").unwrap();
     mac.update(username.as_bytes());
     let expected = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
     assert_eq!(servers[1]["credential"], expected);
+    // Every reader of the round gets that one credential, later reads too,
+    // so the TURN server's per-user quota bounds them all together.
+    srv.clock.advance_ms(30_000);
+    let again: Value = srv.get_session(&code).await.json().await.unwrap();
+    assert_eq!(again["iceServers"], view["iceServers"]);
 
     // Once the round is taken, a reader gets no TURN credential (STUN only);
     // the host's own update still does.
@@ -947,6 +953,11 @@ async fn ice_servers_carry_turn_rest_credentials() {
         .await
         .unwrap();
     assert_eq!(update["iceServers"].as_array().map(Vec::len), Some(2));
+    let host_user = update["iceServers"][1]["username"].as_str().unwrap();
+    assert!(
+        host_user.ends_with(&format!(":{code2}:host")),
+        "{host_user}"
+    );
 }
 
 #[test]

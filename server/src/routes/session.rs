@@ -20,6 +20,7 @@ use crate::clock::to_datetime;
 use crate::error::AppError;
 use crate::extract::{ApiJson, ApiQuery, ClientIp, CodePath, bearer_token};
 use crate::fields::{checked_offer, fields_for_create, fields_for_update};
+use crate::ice::TurnGrant;
 use crate::lobby_index::lobby_entry;
 use crate::metrics::RejectLabels;
 use crate::rate_limit::{Budget, SessionBudget, client_label};
@@ -229,7 +230,7 @@ fn put_response(
         expires_at: to_datetime(record.expires_at),
         ice_servers: state
             .ice
-            .servers(record.code.as_str(), state.now() / 1000, true),
+            .servers(TurnGrant::Host(record.code.as_str()), state.now() / 1000),
     }
 }
 
@@ -262,9 +263,11 @@ pub async fn get_session(
         round: record.open_round(),
         offer: record.offer.clone(),
         ice_servers: state.ice.servers(
-            record.code.as_str(),
+            match record.open_round() {
+                Some(round) => TurnGrant::Round(record.code.as_str(), round),
+                None => TurnGrant::Nothing,
+            },
             now / 1000,
-            record.open_round().is_some(),
         ),
     }))
 }
