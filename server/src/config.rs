@@ -204,6 +204,16 @@ pub struct Config {
     #[arg(long, env = "LOBBY_MISSES_PER_MINUTE", default_value_t = 30)]
     pub misses_per_minute: u32,
 
+    /// `GET /lobby` pages rendered afresh (not served from the page cache)
+    /// per client address per minute; more get 429. 0: no limit.
+    #[arg(long, env = "LOBBY_LOBBY_PAGES_PER_MINUTE", default_value_t = 120)]
+    pub lobby_pages_per_minute: u32,
+
+    /// How many of those pages a client address may have rendered at once
+    /// before the per-minute pace applies (0: as many as per minute).
+    #[arg(long, env = "LOBBY_LOBBY_PAGE_BURST", default_value_t = 30)]
+    pub lobby_page_burst: u32,
+
     /// STUN URLs handed to peers, comma-separated (e.g. `stun:stun.example.org:3478`).
     #[arg(long, env = "LOBBY_STUN_URLS", value_delimiter = ',')]
     pub stun_urls: Vec<String>,

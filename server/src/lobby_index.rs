@@ -103,6 +103,10 @@ type FilterKey = (Option<String>, bool, Option<HostKind>);
 /// Longest search (`q=`), in characters; longer is refused.
 pub const SEARCH_MAX_CHARS: usize = 64;
 
+/// Most distinct words in a search; more are refused (each word is checked
+/// against every word of each candidate, so words multiply a page's cost).
+pub const SEARCH_MAX_WORDS: usize = 8;
+
 /// Longest word prefix with its own posting listing; longer search words
 /// walk the listing of their first [`PREFIX_MAX_CHARS`] characters.
 pub const PREFIX_MAX_CHARS: usize = 8;
@@ -178,6 +182,11 @@ impl LobbyFilter {
         }
         self.words = words;
         self
+    }
+
+    /// Number of distinct search words.
+    pub fn search_words(&self) -> usize {
+        self.words.len()
     }
 
     fn key(&self) -> FilterKey {
@@ -663,18 +672,28 @@ impl LobbyIndex {
 
     /// The JSON body of one `GET /lobby` page, from the cache when still valid.
     pub fn page(&self, query: &PageQuery, now: Millis) -> Bytes {
+        self.cached_page(query, now)
+            .unwrap_or_else(|| self.rendered_page(query, now))
+    }
+
+    /// The page from the cache, if it holds a valid one (cheap: the caller
+    /// may serve it without charging a render).
+    pub fn cached_page(&self, query: &PageQuery, now: Millis) -> Option<Bytes> {
         self.evict_expired(now);
         let generation = self.generation.load(Ordering::Acquire);
-        if let Ok(cache) = self.pages.lock() {
-            if let Some(page) = cache.pages.get(query) {
-                if page.generation == generation
-                    && now < page.first_expiry
-                    && now - page.rendered_at < PAGE_CACHE_MS
-                {
-                    return page.body.clone();
-                }
-            }
-        }
+        let cache = self.pages.lock().ok()?;
+        let page = cache.pages.get(query)?;
+        (page.generation == generation
+            && now < page.first_expiry
+            && now - page.rendered_at < PAGE_CACHE_MS)
+            .then(|| page.body.clone())
+    }
+
+    /// Renders the page afresh (a walk of up to [`PAGE_SCAN_PER_RESULT`] ×
+    /// its limit candidates) and keeps it in the cache.
+    pub fn rendered_page(&self, query: &PageQuery, now: Millis) -> Bytes {
+        self.evict_expired(now);
+        let generation = self.generation.load(Ordering::Acquire);
         let (body, first_expiry) = self.render_page(query, now);
         let body = Bytes::from(body);
         if let Ok(mut cache) = self.pages.lock() {

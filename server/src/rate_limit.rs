@@ -1,5 +1,6 @@
-//! Per-client-address rate limits on creates, answers and code misses, and
-//! per-session limits on host updates (GCRA from the `governor` crate).
+//! Per-client-address rate limits on creates, answers, code misses and
+//! lobby pages rendered afresh, and per-session limits on host updates
+//! (GCRA from the `governor` crate).
 //!
 //! A client address is its IPv4 address, or its IPv6 /64 network: one
 //! subscriber usually holds a whole /64, so keying by the full address
@@ -53,6 +54,9 @@ pub enum Budget {
     Creates,
     /// `POST /session/{code}/answer`.
     Answers,
+    /// `GET /lobby` pages not served from the page cache (a render walks
+    /// up to 10,000 candidates; a cached page costs next to nothing).
+    LobbyPages,
 }
 
 /// Which per-session budget an authenticated host call draws on.
@@ -68,6 +72,7 @@ pub enum SessionBudget {
 pub struct RateLimits {
     creates: Option<DefaultKeyedRateLimiter<IpAddr>>,
     answers: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    lobby_pages: Option<DefaultKeyedRateLimiter<IpAddr>>,
     misses: Option<DefaultKeyedRateLimiter<IpAddr>>,
     updates: Option<DefaultKeyedRateLimiter<SessionCode>>,
     answer_polls: Option<DefaultKeyedRateLimiter<SessionCode>>,
@@ -90,6 +95,12 @@ impl RateLimits {
         Self {
             creates: limiter(config.creates_per_minute, on),
             answers: limiter(config.answers_per_minute, on),
+            lobby_pages: NonZeroU32::new(config.lobby_pages_per_minute)
+                .filter(|_| on)
+                .map(|n| {
+                    let burst = NonZeroU32::new(config.lobby_page_burst).unwrap_or(n);
+                    RateLimiter::keyed(Quota::per_minute(n).allow_burst(burst))
+                }),
             misses: limiter(config.misses_per_minute, on),
             updates: limiter(config.updates_per_minute, on),
             answer_polls: limiter(config.answer_polls_per_minute, on),
@@ -103,6 +114,7 @@ impl RateLimits {
         let (limiter, what) = match budget {
             Budget::Creates => (&self.creates, "session creates"),
             Budget::Answers => (&self.answers, "answers"),
+            Budget::LobbyPages => (&self.lobby_pages, "uncached lobby pages"),
         };
         let Some(limiter) = limiter else {
             return Ok(());
@@ -160,9 +172,14 @@ impl RateLimits {
 
     /// Forgets addresses whose budgets are full again (bounded memory).
     pub fn forget_idle(&self) {
-        for limiter in [&self.creates, &self.answers, &self.misses]
-            .into_iter()
-            .flatten()
+        for limiter in [
+            &self.creates,
+            &self.answers,
+            &self.lobby_pages,
+            &self.misses,
+        ]
+        .into_iter()
+        .flatten()
         {
             limiter.retain_recent();
             limiter.shrink_to_fit();

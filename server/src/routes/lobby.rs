@@ -16,8 +16,10 @@ use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
 use crate::error::AppError;
 use crate::extract::{ApiQuery, ClientIp};
-use crate::lobby_index::{Cursor, LobbyChange, LobbyFilter, PageQuery, SEARCH_MAX_CHARS};
-use crate::rate_limit::client_key;
+use crate::lobby_index::{
+    Cursor, LobbyChange, LobbyFilter, PageQuery, SEARCH_MAX_CHARS, SEARCH_MAX_WORDS,
+};
+use crate::rate_limit::{Budget, client_key};
 use crate::state::AppState;
 
 /// Default and largest page sizes of `GET /lobby`.
@@ -31,7 +33,7 @@ const MAX_LIMIT: usize = 100;
 pub struct LobbyQuery {
     /// Search: words (case-insensitive) that must each begin a word of the
     /// session name or the host name; sanitized like names; at most 64
-    /// characters.
+    /// characters and 8 distinct words (runs of letters and digits).
     #[param(max_length = 64)]
     q: Option<String>,
     /// Only sessions of this build.
@@ -55,7 +57,7 @@ pub struct LobbyQuery {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct LobbyEventsQuery {
-    /// Search, as for `GET /lobby`.
+    /// Search, as for `GET /lobby` (at most 64 characters and 8 words).
     #[param(max_length = 64)]
     q: Option<String>,
     /// Only sessions of this build.
@@ -98,7 +100,19 @@ fn parse_filter(
             "q",
             format!("at most {SEARCH_MAX_CHARS} characters"),
         )),
-        Some(q) => Ok(filter.with_search(&q)),
+        Some(q) => {
+            let filter = filter.with_search(&q);
+            if filter.search_words() > SEARCH_MAX_WORDS {
+                return Err(AppError::invalid_field(
+                    "q",
+                    format!(
+                        "at most {SEARCH_MAX_WORDS} words ({} given)",
+                        filter.search_words()
+                    ),
+                ));
+            }
+            Ok(filter)
+        }
     }
 }
 
@@ -132,20 +146,33 @@ impl LobbyQuery {
 /// search or filter that rarely matches may therefore come back short, or
 /// empty, with a `nextCursor` to go on from. Only a `null` `nextCursor`
 /// means the end.
+///
+/// A page served from the server's page cache is free; each page rendered
+/// afresh is charged to the client address's budget of lobby pages.
 #[utoipa::path(
     get, path = "/lobby", tag = "lobby",
     params(LobbyQuery),
     responses(
         (status = 200, description = "One page of sessions", body = LobbyPage),
         (status = 400, description = "Bad search, filter, limit or cursor", body = ErrorBody),
+        (status = 429, description = "Too many lobby pages rendered for this address (pages served from the cache are not counted)", body = ErrorBody),
     )
 )]
 pub async fn get_lobby(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     ApiQuery(query): ApiQuery<LobbyQuery>,
 ) -> Result<Response, AppError> {
     let query = query.parse()?;
-    let body = state.lobby.page(&query, state.now());
+    let now = state.now();
+    let body = match state.lobby.cached_page(&query, now) {
+        Some(body) => body,
+        None => {
+            // Charged before the walk, so a refused page costs nothing.
+            state.limits.check(Budget::LobbyPages, ip)?;
+            state.lobby.rendered_page(&query, now)
+        }
+    };
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
