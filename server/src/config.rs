@@ -200,6 +200,19 @@ pub struct Config {
     #[arg(long, env = "LOBBY_MAX_SESSIONS", default_value_t = 100_000)]
     pub max_sessions: u64,
 
+    /// Bytes of offers, answers and `meta` the sessions of one client
+    /// address (an IPv6 /64) may hold in all; a create, update or answer
+    /// that would pass it gets 429. 0: no cap.
+    #[arg(long, env = "LOBBY_MAX_SESSION_BYTES_PER_ADDRESS", default_value_t = 512 * 1024)]
+    pub max_session_bytes_per_address: u64,
+
+    /// Bytes of offers, answers and `meta` the whole lobby's live sessions
+    /// may hold (recounted at each sweep, plus this replica's changes
+    /// since); a create, update or answer that would pass it gets 503. 0:
+    /// no cap.
+    #[arg(long, env = "LOBBY_MAX_SESSION_BYTES", default_value_t = 512 * 1024 * 1024)]
+    pub max_session_bytes: u64,
+
     /// Lookups of unknown codes allowed per client address per minute.
     #[arg(long, env = "LOBBY_MISSES_PER_MINUTE", default_value_t = 30)]
     pub misses_per_minute: u32,
@@ -319,6 +332,16 @@ impl Config {
             Duration::ZERO
         } else {
             Duration::from_millis(self.feed_update_interval_ms)
+        }
+    }
+
+    /// What one client address's sessions may hold (no caps with rate
+    /// limits off).
+    pub fn creator_limits(&self) -> crate::store::CreatorLimits {
+        let on = |cap: u64| Some(cap).filter(|&c| c > 0 && !self.disable_rate_limits);
+        crate::store::CreatorLimits {
+            sessions: on(u64::from(self.max_sessions_per_address)).map(|c| c as u32),
+            bytes: on(self.max_session_bytes_per_address),
         }
     }
 

@@ -48,6 +48,10 @@ pub struct AppInner {
     /// Live sessions as of the latest sweep, plus this replica's creates
     /// since: what the `--max-sessions` cap compares against.
     pub live_sessions: AtomicU64,
+    /// Bytes the live sessions hold ([`crate::store::SessionRecord::held_bytes`])
+    /// as of the latest sweep, plus this replica's changes since: what the
+    /// `--max-session-bytes` cap compares against.
+    pub live_bytes: AtomicU64,
     /// Creates and deletes hold it shared from their store call to their
     /// count; a recount holds it alone, so no change is counted twice or
     /// lost between the two.
@@ -78,6 +82,7 @@ impl AppState {
             event_streams: Slots::default(),
             long_polls: Slots::default(),
             live_sessions: AtomicU64::new(0),
+            live_bytes: AtomicU64::new(0),
             live_gate: tokio::sync::RwLock::new(()),
             store,
             clock,
@@ -140,12 +145,37 @@ impl AppState {
         Ok(expired.len())
     }
 
-    /// Counts the live sessions again (all replicas' on PostgreSQL).
+    /// Counts the live sessions and the bytes they hold again (all
+    /// replicas' on PostgreSQL); returns the sessions.
     pub async fn recount_live(&self) -> Result<u64, StoreError> {
         let _alone = self.live_gate.write().await;
-        let n = self.store.count_live(self.now()).await?;
+        let now = self.now();
+        let n = self.store.count_live(now).await?;
+        let bytes = self.store.held_bytes_live(now).await?;
         self.live_sessions.store(n, Ordering::Relaxed);
+        self.live_bytes.store(bytes, Ordering::Relaxed);
         Ok(n)
+    }
+
+    /// Whether `more` bytes would take the live sessions past
+    /// `--max-session-bytes`.
+    pub fn lobby_bytes_full(&self, more: u64) -> bool {
+        let cap = self.config.max_session_bytes;
+        cap > 0 && more > 0 && self.live_bytes.load(Ordering::Relaxed).saturating_add(more) > cap
+    }
+
+    /// Counts bytes this replica's sessions gained or lost until the next
+    /// recount.
+    pub fn count_bytes(&self, before: u64, after: u64) {
+        if after >= before {
+            self.live_bytes.fetch_add(after - before, Ordering::Relaxed);
+        } else {
+            let _ = self
+                .live_bytes
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                    Some(n.saturating_sub(before - after))
+                });
+        }
     }
 
     /// Whether the lobby holds `--max-sessions` live sessions already.

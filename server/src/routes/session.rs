@@ -25,7 +25,9 @@ use crate::lobby_index::lobby_entry;
 use crate::metrics::RejectLabels;
 use crate::rate_limit::{Budget, SessionBudget, client_label};
 use crate::state::AppState;
-use crate::store::{ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoredAnswer};
+use crate::store::{
+    ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoredAnswer, UpdateOutcome,
+};
 use crate::token::{HostToken, token_matches};
 
 /// The session code in a path.
@@ -66,8 +68,8 @@ pub struct CodeParam {
         (status = 404, description = "Unknown or expired code", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
         (status = 415, description = "Body not sent as `application/json`", body = ErrorBody),
-        (status = 429, description = "Too many creates or live sessions from this address, or updates of this session", body = ErrorBody),
-        (status = 503, description = "Database unreachable, or the lobby holds as many sessions as it is configured for", body = ErrorBody),
+        (status = 429, description = "Too many creates, live sessions or bytes held by live sessions from this address, or updates of this session", body = ErrorBody),
+        (status = 503, description = "Database unreachable, or the lobby holds as many sessions, or bytes of offers, answers and meta, as it is configured for", body = ErrorBody),
     )
 )]
 pub async fn put_session(
@@ -119,14 +121,16 @@ async fn create_session(
         answered: None,
         creator: client_label(ip),
     };
-    let per_creator = Some(state.config.max_sessions_per_address)
-        .filter(|&cap| cap > 0 && !state.config.disable_rate_limits);
+    if state.lobby_bytes_full(record.held_bytes()) {
+        return Err(lobby_bytes_full(state));
+    }
+    let limits = state.config.creator_limits();
     // Held until the create is counted (see `AppInner::live_gate`).
     let _counting = state.live_gate.read().await;
     // A collision among 8.5e11 codes is rare enough that three tries suffice.
     let mut created = false;
     for _ in 0..3 {
-        match state.store.create(&record, per_creator).await? {
+        match state.store.create(&record, limits).await? {
             CreateOutcome::Created => {
                 created = true;
                 break;
@@ -135,10 +139,12 @@ async fn create_session(
                 record.code = SessionCode::generate(rand::random::<u32>);
             }
             CreateOutcome::CreatorAtCap => {
-                // A session frees its place when deleted or swept after expiry.
-                let ttl = state.config.ttl().as_secs() + state.config.sweep_interval;
-                return Err(AppError::rate_limited("live sessions", ttl));
+                return Err(AppError::rate_limited(
+                    "live sessions",
+                    place_freed_secs(state),
+                ));
             }
+            CreateOutcome::CreatorOverBytes => return Err(address_bytes_full(state)),
         }
     }
     if !created {
@@ -148,6 +154,7 @@ async fn create_session(
         ));
     }
     state.count_session(true);
+    state.count_bytes(0, record.held_bytes());
     if record.offer.is_some() {
         state.metrics.rounds_published.inc();
     }
@@ -180,16 +187,64 @@ async fn update_session(
         offer: checked_offer(req, &state.config)?,
         expires_at: state.expiry_from(now),
     };
-    let record = state
+    let before = current.held_bytes();
+    if state.lobby_bytes_full(updated_bytes(&current, &update).saturating_sub(before)) {
+        return Err(lobby_bytes_full(state));
+    }
+    let counting = state.live_gate.read().await;
+    let creator_bytes = state.config.creator_limits().bytes;
+    let record = match state
         .store
-        .update(code, &update, now)
+        .update(code, &update, now, creator_bytes)
         .await?
-        .ok_or_else(AppError::no_such_session)?;
+    {
+        UpdateOutcome::Updated(record) => *record,
+        UpdateOutcome::NoSuchSession => return Err(AppError::no_such_session()),
+        UpdateOutcome::CreatorOverBytes => return Err(address_bytes_full(state)),
+    };
+    state.count_bytes(before, record.held_bytes());
+    drop(counting);
     if update.offer.is_some() {
         state.metrics.rounds_published.inc();
     }
     state.lobby.upsert(&record);
     Ok((StatusCode::OK, Json(put_response(state, &record, None))).into_response())
+}
+
+/// The bytes `current` will hold after `update`.
+fn updated_bytes(current: &SessionRecord, update: &SessionUpdate) -> u64 {
+    let mut after = current.clone();
+    after.fields.meta = update.fields.meta.clone();
+    if update.offer.is_some() {
+        after.offer = update.offer.clone();
+    }
+    after.held_bytes()
+}
+
+/// Seconds until a session of a capped address frees its place: it counts
+/// until deleted, or swept after it expires.
+fn place_freed_secs(state: &AppState) -> u64 {
+    state.config.ttl().as_secs() + state.config.sweep_interval
+}
+
+/// `429`: the address's sessions hold their byte budget.
+fn address_bytes_full(state: &AppState) -> AppError {
+    AppError::rate_limited(
+        "bytes of offers, answers and meta held by live sessions",
+        place_freed_secs(state),
+    )
+}
+
+/// `503 lobby_full`: the lobby's sessions hold the total byte budget.
+fn lobby_bytes_full(state: &AppState) -> AppError {
+    AppError {
+        retry_after_secs: Some(state.config.sweep_interval.max(1)),
+        ..AppError::new(
+            ErrorCode::LobbyFull,
+            "the lobby's sessions hold as many bytes of offers, answers and metadata as it \
+             is configured for; try again later",
+        )
+    }
 }
 
 /// The live session `code` if `token` is its host's; 404 or 403 otherwise.
@@ -293,10 +348,11 @@ pub async fn delete_session(
     CodePath(code): CodePath,
 ) -> Result<StatusCode, AppError> {
     state.limits.check_not_blocked(ip)?;
-    authorize(&state, ip, &code, bearer_token(&headers), state.now()).await?;
+    let current = authorize(&state, ip, &code, bearer_token(&headers), state.now()).await?;
     let counting = state.live_gate.read().await;
     if state.store.delete(&code).await? {
         state.count_session(false);
+        state.count_bytes(current.held_bytes(), 0);
     }
     drop(counting);
     state.lobby.remove(&code);
@@ -316,8 +372,8 @@ pub async fn delete_session(
         (status = 409, description = "The round was already answered or is not the open round", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
         (status = 415, description = "Body not sent as `application/json`", body = ErrorBody),
-        (status = 429, description = "Too many answers or unknown codes from this address", body = ErrorBody),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
+        (status = 429, description = "Too many answers or unknown codes from this address, or an answer that would take the host's address past its byte budget", body = ErrorBody),
+        (status = 503, description = "Database unreachable, or the lobby holds as many bytes of offers, answers and meta as it is configured for", body = ErrorBody),
     )
 )]
 pub async fn post_answer(
@@ -357,7 +413,23 @@ async fn claim(
         answer: req.answer,
         name: sanitize_display_name(req.name.as_deref().unwrap_or("")),
     };
-    match state.store.claim_round(code, &answer, state.now()).await? {
+    // At most this much more is held (the offer it closes is let go).
+    let grows = (answer.answer.len() + answer.name.len()) as u64;
+    if state.lobby_bytes_full(grows) {
+        return Err(lobby_bytes_full(state));
+    }
+    let counting = state.live_gate.read().await;
+    let creator_bytes = state.config.creator_limits().bytes;
+    let outcome = state
+        .store
+        .claim_round(code, &answer, state.now(), creator_bytes)
+        .await?;
+    if outcome == ClaimOutcome::Claimed {
+        // Counted in full until the next recount.
+        state.count_bytes(0, grows);
+    }
+    drop(counting);
+    match outcome {
         ClaimOutcome::Claimed => {
             state.metrics.answers_accepted.inc();
             state.waiters.wake(code);
@@ -372,6 +444,14 @@ async fn claim(
             state.limits.record_miss(ip)?;
             Err(AppError::no_such_session())
         }
+        ClaimOutcome::CreatorOverBytes => Err(AppError {
+            retry_after_secs: Some(place_freed_secs(state)),
+            ..AppError::new(
+                ErrorCode::RateLimited,
+                "this answer would take the sessions of this session's host past the bytes \
+                 its address may hold; a smaller answer may fit",
+            )
+        }),
         ClaimOutcome::RoundTaken => Err(AppError::new(
             ErrorCode::RoundTaken,
             format!(

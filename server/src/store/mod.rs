@@ -129,6 +129,30 @@ impl SessionRecord {
     pub fn open_round(&self) -> Option<u32> {
         self.offer.as_ref().map(|_| self.round)
     }
+
+    /// Bytes of what its host and joiners chose that the session holds:
+    /// the open offer, the latest answer (with the joiner's name) and
+    /// `meta`. What the byte budgets count; everything else a session holds
+    /// is small and capped by the session count caps.
+    pub fn held_bytes(&self) -> u64 {
+        let answer = self
+            .answered
+            .as_ref()
+            .map_or(0, |a| a.answer.len() + a.name.len());
+        let offer = self.offer.as_ref().map_or(0, String::len);
+        let meta = self.fields.meta.as_ref().map_or(0, String::len);
+        (offer + answer + meta) as u64
+    }
+}
+
+/// What one creator (client address) may hold at once, counted over its
+/// stored sessions (live, or expired and not yet swept). `None`: no cap.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CreatorLimits {
+    /// Most sessions.
+    pub sessions: Option<u32>,
+    /// Most [`SessionRecord::held_bytes`] in all.
+    pub bytes: Option<u64>,
 }
 
 /// The answer that won a round.
@@ -163,6 +187,19 @@ pub enum CreateOutcome {
     CodeTaken,
     /// Its creator already has the most live sessions allowed.
     CreatorAtCap,
+    /// Its creator's sessions would hold more bytes than allowed.
+    CreatorOverBytes,
+}
+
+/// Outcome of updating a session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateOutcome {
+    /// Stored; the record after the update.
+    Updated(Box<SessionRecord>),
+    /// The session is unknown or expired.
+    NoSuchSession,
+    /// Its creator's sessions would hold more bytes than allowed.
+    CreatorOverBytes,
 }
 
 /// Outcome of posting an answer.
@@ -174,6 +211,9 @@ pub enum ClaimOutcome {
     NoSuchSession,
     /// The round was already answered or is not the open round.
     RoundTaken,
+    /// The answer would take the sessions of the session's creator over
+    /// their byte budget.
+    CreatorOverBytes,
 }
 
 /// The session store.
@@ -213,16 +253,16 @@ impl Store {
     }
 
     /// Inserts a new session with an optional first offer, unless its code
-    /// is taken or its creator already has `per_creator` sessions stored
-    /// (live, or expired and not yet swept). With several PostgreSQL
-    /// replicas the count and the insert are two statements, so concurrent
-    /// creates from one address may overshoot the cap by their number.
+    /// is taken or its creator's stored sessions (live, or expired and not
+    /// yet swept) would pass `limits`. With several PostgreSQL replicas the
+    /// count and the insert are two statements, so concurrent creates from
+    /// one address may overshoot the caps by their number.
     pub async fn create(
         &self,
         record: &SessionRecord,
-        per_creator: Option<u32>,
+        limits: CreatorLimits,
     ) -> Result<CreateOutcome, StoreError> {
-        dispatch!(self, s => s.create(record, per_creator).await)
+        dispatch!(self, s => s.create(record, limits).await)
     }
 
     /// The live session with `code`.
@@ -234,15 +274,16 @@ impl Store {
         dispatch!(self, s => s.get(code, now).await)
     }
 
-    /// Applies `update` to the live session; returns the record after it,
-    /// or `None` when the session is unknown or expired.
+    /// Applies `update` to the live session, unless it would take its
+    /// creator's sessions over `creator_bytes` in all.
     pub async fn update(
         &self,
         code: &SessionCode,
         update: &SessionUpdate,
         now: Millis,
-    ) -> Result<Option<SessionRecord>, StoreError> {
-        dispatch!(self, s => s.update(code, update, now).await)
+        creator_bytes: Option<u64>,
+    ) -> Result<UpdateOutcome, StoreError> {
+        dispatch!(self, s => s.update(code, update, now, creator_bytes).await)
     }
 
     /// Moves the expiry of a live session; `false` when unknown or expired.
@@ -255,14 +296,17 @@ impl Store {
         dispatch!(self, s => s.refresh(code, expires_at, now).await)
     }
 
-    /// Claims `round` for `answer`: the first call for an open round wins.
+    /// Claims `round` for `answer`: the first call for an open round wins,
+    /// unless the answer would take the sessions of the session's creator
+    /// over `creator_bytes` in all.
     pub async fn claim_round(
         &self,
         code: &SessionCode,
         answer: &StoredAnswer,
         now: Millis,
+        creator_bytes: Option<u64>,
     ) -> Result<ClaimOutcome, StoreError> {
-        dispatch!(self, s => s.claim_round(code, answer, now).await)
+        dispatch!(self, s => s.claim_round(code, answer, now, creator_bytes).await)
     }
 
     /// Deletes a session; `false` when it did not exist.
@@ -283,6 +327,11 @@ impl Store {
     /// Number of live sessions.
     pub async fn count_live(&self, now: Millis) -> Result<u64, StoreError> {
         dispatch!(self, s => s.count_live(now).await)
+    }
+
+    /// [`SessionRecord::held_bytes`] of every live session, summed.
+    pub async fn held_bytes_live(&self, now: Millis) -> Result<u64, StoreError> {
+        dispatch!(self, s => s.held_bytes_live(now).await)
     }
 
     /// Checks that the database answers.

@@ -17,13 +17,23 @@ use tokio_util::sync::CancellationToken;
 
 use super::row::{self, COLUMNS, corrupt};
 use super::{
-    ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoreChange, StoreError,
-    StoreSettings, StoredAnswer,
+    ClaimOutcome, CreateOutcome, CreatorLimits, SessionRecord, SessionUpdate, StoreChange,
+    StoreError, StoreSettings, StoredAnswer, UpdateOutcome,
 };
 use crate::clock::Millis;
 
 /// The notification channel the trigger in the migration writes to.
 const CHANNEL: &str = "campfire_sessions";
+
+/// [`SessionRecord::held_bytes`] of a row, in SQL.
+const HELD: &str = "(octet_length(COALESCE(offer, '')) + octet_length(COALESCE(answer, '')) \
+     + octet_length(COALESCE(answer_name, '')) + octet_length(COALESCE(meta, '')))";
+
+/// The bytes held by the row's creator's sessions in all, in SQL (inside
+/// a statement on `sessions`).
+const CREATOR_HELD: &str = "(SELECT COALESCE(SUM(octet_length(COALESCE(s.offer, '')) \
+     + octet_length(COALESCE(s.answer, '')) + octet_length(COALESCE(s.answer_name, '')) \
+     + octet_length(COALESCE(s.meta, ''))), 0) FROM sessions s WHERE s.creator = sessions.creator)";
 
 /// Sessions in a PostgreSQL database shared by every replica.
 #[derive(Debug, Clone)]
@@ -63,18 +73,27 @@ impl PostgresStore {
     pub(super) async fn create(
         &self,
         record: &SessionRecord,
-        per_creator: Option<u32>,
+        limits: CreatorLimits,
     ) -> Result<CreateOutcome, StoreError> {
-        if let Some(cap) = per_creator {
+        if limits != CreatorLimits::default() {
             // Counts what the sweep has not deleted yet, as SQLite does.
-            let row = sqlx::query("SELECT COUNT(*) AS n FROM sessions WHERE creator = $1")
+            let sql = format!(
+                "SELECT COUNT(*) AS n, COALESCE(SUM({HELD}), 0)::BIGINT AS bytes \
+                 FROM sessions WHERE creator = $1"
+            );
+            let row = sqlx::query(&sql)
                 .bind(&record.creator)
                 .fetch_one(&self.pool)
                 .await
                 .map_err(unavailable)?;
             let n: i64 = row.try_get("n").map_err(corrupt)?;
-            if n >= i64::from(cap) {
+            let bytes: i64 = row.try_get("bytes").map_err(corrupt)?;
+            if limits.sessions.is_some_and(|cap| n >= i64::from(cap)) {
                 return Ok(CreateOutcome::CreatorAtCap);
+            }
+            let after = u64::try_from(bytes).unwrap_or(0) + record.held_bytes();
+            if limits.bytes.is_some_and(|cap| after > cap) {
+                return Ok(CreateOutcome::CreatorOverBytes);
             }
         }
         let mut q = row::insert::<Postgres>([record]);
@@ -107,13 +126,20 @@ impl PostgresStore {
         code: &SessionCode,
         u: &SessionUpdate,
         now: Millis,
-    ) -> Result<Option<SessionRecord>, StoreError> {
+        creator_bytes: Option<u64>,
+    ) -> Result<UpdateOutcome, StoreError> {
         let f = &u.fields;
+        // The row's bytes after the update; a change that grows them must
+        // fit under the creator's budget (one that shrinks them always may).
+        let new_held = "(octet_length(COALESCE($13, offer, '')) + octet_length(COALESCE(answer, '')) \
+             + octet_length(COALESCE(answer_name, '')) + octet_length(COALESCE($10, '')))";
         let sql = format!(
             "UPDATE sessions SET public = $1, name = $2, host_name = $3, players = $4, max_players = $5, \
              build = $6, difficulty = $7, campaign = $8, host_kind = $9, meta = $10, expires_at = $11, \
              round = round + $12, offer = COALESCE($13, offer) \
-             WHERE code = $14 AND expires_at > $15 RETURNING {COLUMNS}"
+             WHERE code = $14 AND expires_at > $15 \
+             AND ($16::BIGINT IS NULL OR {new_held} <= {HELD} OR {CREATOR_HELD} - {HELD} + {new_held} <= $16) \
+             RETURNING {COLUMNS}"
         );
         let row = sqlx::query(&sql)
             .bind(f.public)
@@ -131,10 +157,17 @@ impl PostgresStore {
             .bind(&u.offer)
             .bind(code.as_str())
             .bind(now)
+            .bind(creator_bytes.map(|b| i64::try_from(b).unwrap_or(i64::MAX)))
             .fetch_optional(&self.pool)
             .await
             .map_err(unavailable)?;
-        row.map(|r| row::decode(&r)).transpose()
+        if let Some(row) = row {
+            return Ok(UpdateOutcome::Updated(Box::new(row::decode(&row)?)));
+        }
+        Ok(match self.get(code, now).await? {
+            None => UpdateOutcome::NoSuchSession,
+            Some(_) => UpdateOutcome::CreatorOverBytes,
+        })
     }
 
     pub(super) async fn refresh(
@@ -160,26 +193,34 @@ impl PostgresStore {
         code: &SessionCode,
         a: &StoredAnswer,
         now: Millis,
+        creator_bytes: Option<u64>,
     ) -> Result<ClaimOutcome, StoreError> {
         // Racing UPDATEs of one row queue on its lock; each re-checks
-        // `offer IS NOT NULL` on the row as the previous one left it.
-        let result = sqlx::query(
+        // `offer IS NOT NULL` on the row as the previous one left it. The
+        // answer replaces the offer and the previous answer: if that grows
+        // the row, it must fit under the creator's budget.
+        let new_held = "(octet_length($1) + octet_length($2) + octet_length(COALESCE(meta, '')))";
+        let sql = format!(
             "UPDATE sessions SET offer = NULL, answer_round = round, answer = $1, answer_name = $2 \
-             WHERE code = $3 AND round = $4 AND offer IS NOT NULL AND expires_at > $5",
-        )
-        .bind(&a.answer)
-        .bind(&a.name)
-        .bind(code.as_str())
-        .bind(i64::from(a.round))
-        .bind(now)
-        .execute(&self.pool)
-        .await
-        .map_err(unavailable)?;
+             WHERE code = $3 AND round = $4 AND offer IS NOT NULL AND expires_at > $5 \
+             AND ($6::BIGINT IS NULL OR {new_held} <= {HELD} OR {CREATOR_HELD} - {HELD} + {new_held} <= $6)"
+        );
+        let result = sqlx::query(&sql)
+            .bind(&a.answer)
+            .bind(&a.name)
+            .bind(code.as_str())
+            .bind(i64::from(a.round))
+            .bind(now)
+            .bind(creator_bytes.map(|b| i64::try_from(b).unwrap_or(i64::MAX)))
+            .execute(&self.pool)
+            .await
+            .map_err(unavailable)?;
         if result.rows_affected() == 1 {
             return Ok(ClaimOutcome::Claimed);
         }
         Ok(match self.get(code, now).await? {
             None => ClaimOutcome::NoSuchSession,
+            Some(r) if r.open_round() == Some(a.round) => ClaimOutcome::CreatorOverBytes,
             Some(_) => ClaimOutcome::RoundTaken,
         })
     }
@@ -218,6 +259,19 @@ impl PostgresStore {
 
     pub(super) async fn count_live(&self, now: Millis) -> Result<u64, StoreError> {
         let row = sqlx::query("SELECT COUNT(*) AS n FROM sessions WHERE expires_at > $1")
+            .bind(now)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(unavailable)?;
+        let n: i64 = row.try_get("n").map_err(corrupt)?;
+        Ok(n.max(0) as u64)
+    }
+
+    pub(super) async fn held_bytes_live(&self, now: Millis) -> Result<u64, StoreError> {
+        let sql = format!(
+            "SELECT COALESCE(SUM({HELD}), 0)::BIGINT AS n FROM sessions WHERE expires_at > $1"
+        );
+        let row = sqlx::query(&sql)
             .bind(now)
             .fetch_one(&self.pool)
             .await

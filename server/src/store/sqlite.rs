@@ -42,8 +42,8 @@ use tokio::sync::{Notify, oneshot, watch};
 
 use super::row::{self, COLUMNS};
 use super::{
-    ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoreError, StoreSettings,
-    StoredAnswer,
+    ClaimOutcome, CreateOutcome, CreatorLimits, SessionRecord, SessionUpdate, StoreError,
+    StoreSettings, StoredAnswer, UpdateOutcome,
 };
 use crate::clock::Millis;
 
@@ -71,10 +71,6 @@ struct Inner {
     pool: SqlitePool,
     /// Committed sessions: what every read sees.
     sessions: DashMap<SessionCode, SessionRecord>,
-    /// Sessions stored per creator (live, or expired and not yet swept),
-    /// plus its creates being committed, so the per-address cap costs one
-    /// lookup, not a scan, and racing creates cannot overshoot it.
-    creators: DashMap<String, u32>,
     journal: Mutex<Journal>,
     /// Wakes the writer when something was staged (or at close).
     staged: Notify,
@@ -92,8 +88,78 @@ struct Journal {
     staged: HashMap<SessionCode, Pending>,
     /// Sessions with a change staged or committing.
     busy: HashSet<SessionCode>,
+    /// What each creator holds: its stored sessions (live, or expired and
+    /// not yet swept) plus what its changes being committed reserved, so
+    /// the per-address caps cost one lookup, not a scan, and racing
+    /// changes cannot overshoot them.
+    creators: HashMap<String, CreatorUsage>,
     /// No more changes are taken (the store is closing or closed).
     closed: bool,
+}
+
+/// Sessions and bytes one creator holds.
+#[derive(Debug, Default, Clone, Copy)]
+struct CreatorUsage {
+    sessions: u32,
+    bytes: u64,
+}
+
+/// Why a change does not fit under its creator's caps.
+enum OverCap {
+    Sessions,
+    Bytes,
+}
+
+impl Journal {
+    /// Adds `sessions` and `bytes` to `creator`'s usage if they fit under `limits`.
+    fn reserve(
+        &mut self,
+        creator: &str,
+        limits: CreatorLimits,
+        sessions: u32,
+        bytes: u64,
+    ) -> Result<(), OverCap> {
+        let held = self.creators.get(creator).copied().unwrap_or_default();
+        if sessions > 0
+            && limits
+                .sessions
+                .is_some_and(|cap| held.sessions + sessions > cap)
+        {
+            return Err(OverCap::Sessions);
+        }
+        if bytes > 0 && limits.bytes.is_some_and(|cap| held.bytes + bytes > cap) {
+            return Err(OverCap::Bytes);
+        }
+        if sessions > 0 || bytes > 0 {
+            let usage = self.creators.entry(creator.to_owned()).or_default();
+            usage.sessions += sessions;
+            usage.bytes += bytes;
+        }
+        Ok(())
+    }
+
+    /// Takes `sessions` and `bytes` off `creator`'s usage (forgetting
+    /// creators with nothing, so the map stays as small as the sessions).
+    fn release(&mut self, creator: &str, sessions: u32, bytes: u64) {
+        if let Some(usage) = self.creators.get_mut(creator) {
+            usage.sessions = usage.sessions.saturating_sub(sessions);
+            usage.bytes = usage.bytes.saturating_sub(bytes);
+            if usage.sessions == 0 && usage.bytes == 0 {
+                self.creators.remove(creator);
+            }
+        }
+    }
+}
+
+/// How a change moves its creator's usage.
+#[derive(Default)]
+struct UsageChange {
+    creator: String,
+    /// Added when staged; given back if the commit fails.
+    reserved_sessions: u32,
+    reserved_bytes: u64,
+    /// Taken off once committed.
+    freed_bytes: u64,
 }
 
 /// One session's entry in the next commit.
@@ -108,9 +174,7 @@ enum Pending {
 struct Change {
     /// The record after the change; `None` deletes the session.
     after: Option<Box<SessionRecord>>,
-    /// A create: its place under its creator's cap is given back if the
-    /// commit fails.
-    creates: bool,
+    usage: UsageChange,
     done: oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -163,18 +227,19 @@ impl SqliteStore {
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
 
         let sessions = DashMap::new();
-        let creators = DashMap::<String, u32>::new();
+        let mut journal = Journal::default();
         let sql = format!("SELECT {COLUMNS} FROM sessions");
         for row in sqlx::query(&sql).fetch_all(&pool).await? {
             let record = row::decode(&row)?;
-            *creators.entry(record.creator.clone()).or_default() += 1;
+            let usage = journal.creators.entry(record.creator.clone()).or_default();
+            usage.sessions += 1;
+            usage.bytes += record.held_bytes();
             sessions.insert(record.code.clone(), record);
         }
         let inner = Arc::new(Inner {
             pool,
             sessions,
-            creators,
-            journal: Mutex::new(Journal::default()),
+            journal: Mutex::new(journal),
             staged: Notify::new(),
             settled: watch::channel(0).0,
             stopped: watch::channel(false).0,
@@ -221,22 +286,27 @@ impl SqliteStore {
     pub(super) async fn create(
         &self,
         record: &SessionRecord,
-        per_creator: Option<u32>,
+        limits: CreatorLimits,
     ) -> Result<CreateOutcome, StoreError> {
         let staged = self
             .when_settled(&record.code, |inner, journal| {
-                // The creator's count is locked from the check to the
-                // staging, so racing creates from one address cannot
-                // overshoot the cap.
-                let mut count = inner.creators.entry(record.creator.clone()).or_default();
-                if per_creator.is_some_and(|cap| *count >= cap) {
-                    return Err(CreateOutcome::CreatorAtCap);
-                }
                 if inner.sessions.contains_key(&record.code) {
                     return Err(CreateOutcome::CodeTaken);
                 }
-                *count += 1;
-                Ok(stage(journal, &record.code, Some(record.clone()), true))
+                let bytes = record.held_bytes();
+                journal
+                    .reserve(&record.creator, limits, 1, bytes)
+                    .map_err(|over| match over {
+                        OverCap::Sessions => CreateOutcome::CreatorAtCap,
+                        OverCap::Bytes => CreateOutcome::CreatorOverBytes,
+                    })?;
+                let usage = UsageChange {
+                    creator: record.creator.clone(),
+                    reserved_sessions: 1,
+                    reserved_bytes: bytes,
+                    freed_bytes: 0,
+                };
+                Ok(stage(journal, &record.code, Some(record.clone()), usage))
             })
             .await?;
         match staged {
@@ -266,24 +336,32 @@ impl SqliteStore {
         code: &SessionCode,
         u: &SessionUpdate,
         now: Millis,
-    ) -> Result<Option<SessionRecord>, StoreError> {
+        creator_bytes: Option<u64>,
+    ) -> Result<UpdateOutcome, StoreError> {
         let staged = self
             .when_settled(code, |inner, journal| {
-                let mut record = live(inner, code, now)?;
+                let Some(before) = live(inner, code, now) else {
+                    return Err(UpdateOutcome::NoSuchSession);
+                };
+                let mut record = before.clone();
                 record.fields = u.fields.clone();
                 record.expires_at = record.expires_at.max(u.expires_at);
                 if let Some(offer) = &u.offer {
                     record.round += 1;
                     record.offer = Some(offer.clone());
                 }
-                Some((stage(journal, code, Some(record.clone()), false), record))
+                let usage = usage_change(journal, &before, &record, creator_bytes)
+                    .ok_or(UpdateOutcome::CreatorOverBytes)?;
+                Ok((stage(journal, code, Some(record.clone()), usage), record))
             })
             .await?;
-        let Some((staged, record)) = staged else {
-            return Ok(None);
-        };
-        staged.committed().await?;
-        Ok(Some(record))
+        match staged {
+            Ok((staged, record)) => {
+                staged.committed().await?;
+                Ok(UpdateOutcome::Updated(Box::new(record)))
+            }
+            Err(outcome) => Ok(outcome),
+        }
     }
 
     /// Moves the expiry in memory and stages the row for the next commit
@@ -329,18 +407,22 @@ impl SqliteStore {
         code: &SessionCode,
         a: &StoredAnswer,
         now: Millis,
+        creator_bytes: Option<u64>,
     ) -> Result<ClaimOutcome, StoreError> {
         let staged = self
             .when_settled(code, |inner, journal| {
-                let Some(mut record) = live(inner, code, now) else {
+                let Some(before) = live(inner, code, now) else {
                     return Err(ClaimOutcome::NoSuchSession);
                 };
-                if record.round != a.round || record.offer.is_none() {
+                if before.round != a.round || before.offer.is_none() {
                     return Err(ClaimOutcome::RoundTaken);
                 }
+                let mut record = before.clone();
                 record.offer = None;
                 record.answered = Some(a.clone());
-                Ok(stage(journal, code, Some(record), false))
+                let usage = usage_change(journal, &before, &record, creator_bytes)
+                    .ok_or(ClaimOutcome::CreatorOverBytes)?;
+                Ok(stage(journal, code, Some(record), usage))
             })
             .await?;
         match staged {
@@ -358,7 +440,7 @@ impl SqliteStore {
                 inner
                     .sessions
                     .contains_key(code)
-                    .then(|| stage(journal, code, None, false))
+                    .then(|| stage(journal, code, None, UsageChange::default()))
             })
             .await?;
         let Some(staged) = staged else {
@@ -381,12 +463,12 @@ impl SqliteStore {
             let keep = record.expires_at > now || journal.busy.contains(code);
             if !keep {
                 expired.push(code.clone());
-                creators.push(std::mem::take(&mut record.creator));
+                creators.push((std::mem::take(&mut record.creator), record.held_bytes()));
             }
             keep
         });
-        for creator in &creators {
-            release_creator(&self.inner, creator);
+        for (creator, bytes) in &creators {
+            journal.release(creator, 1, *bytes);
         }
         for code in &expired {
             journal.staged.insert(code.clone(), Pending::Flush);
@@ -415,6 +497,16 @@ impl SqliteStore {
             .iter()
             .filter(|r| r.expires_at > now)
             .count() as u64)
+    }
+
+    pub(super) async fn held_bytes_live(&self, now: Millis) -> Result<u64, StoreError> {
+        Ok(self
+            .inner
+            .sessions
+            .iter()
+            .filter(|r| r.expires_at > now)
+            .map(|r| r.held_bytes())
+            .sum())
     }
 
     pub(super) async fn ping(&self) -> Result<(), StoreError> {
@@ -454,36 +546,44 @@ fn live(inner: &Inner, code: &SessionCode, now: Millis) -> Option<SessionRecord>
         .map(|r| r.clone())
 }
 
+/// How changing `before` into `after` moves its creator's usage: growth
+/// reserved now if it fits under `creator_bytes` (`None` if it does not),
+/// shrinkage taken off once committed.
+fn usage_change(
+    journal: &mut Journal,
+    before: &SessionRecord,
+    after: &SessionRecord,
+    creator_bytes: Option<u64>,
+) -> Option<UsageChange> {
+    let (old, new) = (before.held_bytes(), after.held_bytes());
+    let grows = new.saturating_sub(old);
+    let limits = CreatorLimits {
+        sessions: None,
+        bytes: creator_bytes,
+    };
+    journal.reserve(&before.creator, limits, 0, grows).ok()?;
+    Some(UsageChange {
+        creator: before.creator.clone(),
+        reserved_sessions: 0,
+        reserved_bytes: grows,
+        freed_bytes: old.saturating_sub(new),
+    })
+}
+
 /// Stages a change of `code` (not busy) for the next commit and marks it busy.
 fn stage(
     journal: &mut Journal,
     code: &SessionCode,
     after: Option<SessionRecord>,
-    creates: bool,
+    usage: UsageChange,
 ) -> Staged {
     let after = after.map(Box::new);
     let (done, settled) = oneshot::channel();
     journal.busy.insert(code.clone());
-    journal.staged.insert(
-        code.clone(),
-        Pending::Change(Change {
-            after,
-            creates,
-            done,
-        }),
-    );
+    journal
+        .staged
+        .insert(code.clone(), Pending::Change(Change { after, usage, done }));
     Staged(settled)
-}
-
-/// Counts one stored session of `creator` less (forgetting creators
-/// with none, so the map stays as small as the sessions).
-fn release_creator(inner: &Inner, creator: &str) {
-    if let dashmap::Entry::Occupied(mut count) = inner.creators.entry(creator.to_owned()) {
-        *count.get_mut() = count.get().saturating_sub(1);
-        if *count.get() == 0 {
-            count.remove();
-        }
-    }
 }
 
 fn poisoned() -> StoreError {
@@ -556,17 +656,19 @@ fn settle(
             }
         };
         journal.busy.remove(&code);
+        let usage = &change.usage;
         let outcome = match &error {
             None => {
-                apply(inner, &code, change.after);
+                journal.release(&usage.creator, 0, usage.freed_bytes);
+                apply(inner, &mut journal, &code, change.after);
                 Ok(())
             }
             Some(error) => {
-                if change.creates {
-                    if let Some(record) = &change.after {
-                        release_creator(inner, &record.creator);
-                    }
-                }
+                journal.release(
+                    &usage.creator,
+                    usage.reserved_sessions,
+                    usage.reserved_bytes,
+                );
                 Err(StoreError::Unavailable(error.clone()))
             }
         };
@@ -577,7 +679,12 @@ fn settle(
 }
 
 /// Makes a committed change visible: the session as it is now, or gone.
-fn apply(inner: &Inner, code: &SessionCode, after: Option<Box<SessionRecord>>) {
+fn apply(
+    inner: &Inner,
+    journal: &mut Journal,
+    code: &SessionCode,
+    after: Option<Box<SessionRecord>>,
+) {
     match after.map(|record| *record) {
         Some(mut record) => {
             if let Some(current) = inner.sessions.get(code) {
@@ -588,7 +695,7 @@ fn apply(inner: &Inner, code: &SessionCode, after: Option<Box<SessionRecord>>) {
         }
         None => {
             if let Some((_, removed)) = inner.sessions.remove(code) {
-                release_creator(inner, &removed.creator);
+                journal.release(&removed.creator, 1, removed.held_bytes());
             }
         }
     }
