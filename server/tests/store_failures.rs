@@ -19,14 +19,28 @@ use lobby_server::clock::ManualClock;
 use serde_json::{Value, json};
 use sqlx::{Connection, SqliteConnection};
 
+/// Bytes of the bigger offer the update publishes.
+const BIG_OFFER: usize = 3_000;
+
+/// A plausible SDP of exactly `len` bytes.
+fn sdp_of(len: usize) -> String {
+    let head = format!("{SDP}a=pad:");
+    let pad = len - head.len() - 2;
+    format!("{head}{}\r\n", "x".repeat(pad))
+}
+
 /// A server on a fresh SQLite file, with the per-address and lobby-wide
 /// caps at 4 sessions, so one session counted by mistake shows as a
-/// refused create.
+/// refused create; and the address's byte budget just above what the
+/// test's sessions come to hold (three small offers, an answer, one big
+/// offer), so bytes a failed change kept would show as a refused change.
 async fn start_capped() -> TestServer {
     let db = Arc::new(TestDb::Sqlite(tempfile::tempdir().expect("temp dir")));
     let mut config = Config::for_tests(db.url());
     config.max_sessions_per_address = 4;
     config.max_sessions = 4;
+    let joiner = "joiner".len();
+    config.max_session_bytes_per_address = (3 * SDP.len() + joiner + BIG_OFFER + 100) as u64;
     TestServer::start_in(db, config, ManualClock::new(START_MS)).await
 }
 
@@ -119,7 +133,8 @@ async fn writes_refused_by_a_locked_database_leave_no_trace() {
     let res = srv.put(&update_body(&updated), Some(&updated_token)).await;
     assert_eq!(res.status(), 200);
     assert_eq!(res.json::<Value>().await.unwrap()["round"], 2);
-    // The failed create took no place under either cap of 4: a fourth fits.
+    // The failed changes kept no place and no bytes under the caps: a
+    // fourth session fits.
     let (fourth, _) = srv.create_with(json!({"name": "Fourth"})).await;
     assert_eq!(
         srv.delete_session(&deleted, &deleted_token).await.status(),
@@ -130,8 +145,10 @@ async fn writes_refused_by_a_locked_database_leave_no_trace() {
     assert_eq!(rows_in_file(&url).await, expected, "no row left behind");
 }
 
+/// A rename that publishes a bigger offer.
 fn update_body(code: &str) -> Value {
     let mut body = session_body("Renamed");
     body["code"] = json!(code);
+    body["offer"] = json!(sdp_of(BIG_OFFER));
     body
 }
