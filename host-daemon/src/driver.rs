@@ -160,6 +160,10 @@ fn log_host_event(event: &HostEvent, warnings: &mut Warnings, metrics: Option<&S
         }
         HostEvent::LevelFailed(why) => tracing::error!(%why, "level failed; ending the session"),
         HostEvent::Ended(reason) => tracing::info!(?reason, "host session ended"),
+        HostEvent::OverBudget(slot) => tracing::warn!(
+            slot,
+            "guest sent more than its budget of messages or bytes: disconnected"
+        ),
         HostEvent::BadMessage(slot, error) => {
             if let Some(suppressed) = warnings.allow() {
                 tracing::warn!(slot, %error, suppressed, "unparsable guest message");

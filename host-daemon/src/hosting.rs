@@ -9,9 +9,9 @@
 //! servers, or else those the lobby hands out), publishes it, long-polls
 //! its answer (each poll refreshes the TTL), connects it over WebRTC in the
 //! background while the next round opens, and hands the link to the host
-//! session's admission, keeping `players` current. A guest that leaves before the start frees its seat, and a
-//! round opens again. Once the session has started no further round is
-//! published and the session is PUT `public: false`; a round still open
+//! session's admission, keeping `players` current. A guest that
+//! leaves before the start frees its seat, and a round opens again. Once
+//! the session has started no further round is published and the session is PUT `public: false`; a round still open
 //! then is still served, and the host session refuses its joiner with
 //! `session-started`. The lobby entry is deleted when the session ends.
 //! With `sessions` K, K sessions run at once and a fresh one is opened
@@ -28,12 +28,17 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use netcode::host::HostConfig;
+use netcode::host::join_slots::JoinPolicy;
 
 use crate::driver::{Host, HostProgress, run_host};
 use crate::lobby_client::{HostedSession, LobbyClient, SignalingError};
 use crate::metrics::DaemonMetrics;
 use crate::stdout;
-use crate::transport::webrtc::{HostOffer, WebRtcError, WebRtcLink, WebRtcOptions};
+use crate::transport::webrtc::{HostOffer, WebRtcLink, WebRtcOptions};
+
+mod joins;
+
+use joins::{Joined, Joins};
 
 /// How long one answer long-poll waits (the server caps it).
 const ANSWER_POLL: Duration = Duration::from_secs(20);
@@ -41,9 +46,6 @@ const ANSWER_POLL: Duration = Duration::from_secs(20);
 const REFRESH_EVERY: Duration = Duration::from_secs(20);
 /// Pause after a failed lobby call or handshake before the loop goes on.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
-/// Answers being connected at once per session: a stranger's answer that
-/// never connects holds one of these until the connect timeout, never a seat.
-const MAX_JOINS_IN_FLIGHT: usize = 4;
 /// Consecutive session failures after which the daemon gives up.
 const MAX_CONSECUTIVE_FAILURES: u32 = 5;
 
@@ -285,8 +287,11 @@ pub async fn run_session(
 /// An answer is connected in the background and the next round opens at
 /// once, so a stranger who grabs a round with an answer that never
 /// connects costs the real joiner one round, not the connect timeout (see
-/// docs/decisions.md, "Round grabbing"). Joins in flight do not hold
-/// seats: the session refuses a joiner beyond its seats at its hello.
+/// docs/decisions.md, "Round grabbing"). Answers being connected follow
+/// `netcode`'s join policy ([`Joins`]): one that shows no ICE progress
+/// within seconds is dropped, and joins in flight delay a round by at
+/// most a second, never stop it. Joins in flight do not hold seats: the
+/// session refuses a joiner beyond its seats at its hello.
 async fn round_loop(
     config: &HostingConfig,
     webrtc: &WebRtcOptions,
@@ -297,7 +302,10 @@ async fn round_loop(
 ) {
     let wanted = config.guest_seats().min(config.start_when);
     let mut open: Option<(HostOffer, u32)> = None;
-    let mut joins = JoinSet::new();
+    let mut joins = Joins::new(JoinPolicy {
+        connect_deadline: webrtc.connect_timeout,
+        ..JoinPolicy::default()
+    });
     let mut handed = 0usize;
     let mut published_players = None;
     loop {
@@ -307,7 +315,9 @@ async fn round_loop(
         }
         let players = config.local_players() + u32::try_from(p.seats_taken).unwrap_or(u32::MAX);
         let Some((offer, round)) = open.take() else {
-            if p.seats_taken < wanted && joins.len() < MAX_JOINS_IN_FLIGHT {
+            let seat_free = p.seats_taken < wanted;
+            let opens_at = joins.round_opens_at();
+            if seat_free && opens_at <= Instant::now() {
                 // A seat is free: open a round.
                 let offer = match HostOffer::new(webrtc).await {
                     Ok(o) => o,
@@ -346,8 +356,9 @@ async fn round_loop(
                 }
                 continue;
             }
-            // Full, or as many joins in flight as allowed: keep `players`
-            // current, wait for a seat to free up, a join to end, or the start.
+            // Full, or every join slot taken for a moment: keep `players`
+            // current, wait for a seat to free up, a join to end, a slot
+            // to come free, or the start.
             if published_players != Some(players) {
                 let update = PutSessionRequest {
                     players: Some(players),
@@ -361,11 +372,12 @@ async fn round_loop(
                 changed = progress.changed() => if changed.is_err() {
                     return;
                 },
-                Some(joined) = joins.join_next(), if !joins.is_empty() => {
+                Some(joined) = joins.next(), if !joins.is_empty() => {
                     if !hand_over(joined, &links, &mut progress, &mut handed).await {
                         return;
                     }
                 }
+                () = tokio::time::sleep_until(opens_at), if seat_free => {}
             }
             continue;
         };
@@ -380,7 +392,7 @@ async fn round_loop(
                 open = Some((offer, round));
                 continue;
             }
-            Some(joined) = joins.join_next(), if !joins.is_empty() => {
+            Some(joined) = joins.next(), if !joins.is_empty() => {
                 open = Some((offer, round));
                 if !hand_over(joined, &links, &mut progress, &mut handed).await {
                     return;
@@ -405,22 +417,16 @@ async fn round_loop(
                 continue;
             }
         };
-        joins.spawn(async move {
-            let link = offer.accept(&answer.answer).await;
-            (answer.name, link)
-        });
+        joins.start(offer, answer.answer, answer.name);
     }
     // Started: joins still in flight are handed over all the same, so their
     // joiners hear `session-started` from the session instead of silence.
-    while let Some(joined) = joins.join_next().await {
+    while let Some(joined) = joins.next().await {
         if !hand_over(joined, &links, &mut progress, &mut handed).await {
             return;
         }
     }
 }
-
-/// A finished join, as the round loop's background task returns it.
-type Joined = Result<(String, Result<WebRtcLink, WebRtcError>), tokio::task::JoinError>;
 
 /// Hands a connected joiner's link to the session and waits until the
 /// session holds it (so the next seat count includes it); logs a failed
@@ -431,13 +437,7 @@ async fn hand_over(
     progress: &mut watch::Receiver<HostProgress>,
     handed: &mut usize,
 ) -> bool {
-    let (name, link) = match joined {
-        Ok(j) => j,
-        Err(e) => {
-            tracing::warn!(error = %e, "a join task failed");
-            return true;
-        }
-    };
+    let Joined { name, link } = joined;
     let link = match link {
         Ok(link) => link,
         Err(e) => {

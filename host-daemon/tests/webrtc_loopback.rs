@@ -739,3 +739,86 @@ async fn a_peer_that_floods_is_held_back_not_buffered_and_nothing_is_lost() {
         .await
         .expect("close is bounded");
 }
+
+/// Issue 24: a peer that closes one channel and floods another is still
+/// capped. Closing a channel ends the link, and an ending link's messages
+/// are queued without waiting (its last words must come before the
+/// close); they used to be queued without any bound, and each one read
+/// then added a permit to the queue for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_closes_one_channel_and_floods_another_is_still_capped() {
+    let _serial = SERIAL.lock().await;
+    let (mut host, guest) = connect_pair(&loopback()).await;
+    guest.sender.close_channel(Channel::Unreliable).await;
+    const FLOOD: usize = 3_000;
+    let filler = "x".repeat(500);
+    let sender = guest.sender.clone();
+    let flood = tokio::spawn(async move {
+        for i in 0..FLOOD {
+            if sender
+                .send(Channel::Input, format!("{i:05}{filler}"))
+                .await
+                .is_err()
+            {
+                return i;
+            }
+        }
+        FLOOD
+    });
+    let cap = host_daemon::transport::webrtc::RECEIVE_QUEUE_MESSAGES
+        + host_daemon::transport::webrtc::LAST_WORDS;
+    // Nobody reads: the flood goes through (the ending link's pumps no
+    // longer wait) or stops; either way the queue stays within the cap.
+    let mut most = 0;
+    timeout(STEP, async {
+        while !flood.is_finished() {
+            most = most.max(host.receiver.queued_messages());
+            assert!(most <= cap, "{most} messages queued");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the flood ends within the bound");
+    let sent = flood.await.expect("flood task");
+    // What got through before the flood ended is still arriving: let the
+    // pumps drain it (bounded), then count.
+    let settle = tokio::time::Instant::now() + Duration::from_secs(2);
+    let mut last = usize::MAX;
+    while tokio::time::Instant::now() < settle {
+        let now = host.receiver.queued_messages();
+        assert!(now <= cap, "{now} messages queued");
+        if now == last {
+            break;
+        }
+        last = now;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let queued = host.receiver.queued_messages();
+    eprintln!("sent {sent}, queued {queued} (most {most}), cap {cap}");
+    assert!(
+        sent > cap,
+        "the flood ({sent}) must exceed the cap to test it"
+    );
+    // Reading frees room, which the rest still arriving may take: the
+    // queue stays within the cap to the reported close. (The unit test
+    // `an_ending_link_queues_its_last_words_and_drops_the_rest` pins the
+    // accounting; before the fix the ending link's queue had no bound.)
+    let mut read = 0;
+    loop {
+        match timeout(STEP, host.receiver.recv()).await.expect("bounded") {
+            Some(PeerEvent::Message(..)) => read += 1,
+            Some(_) => {}
+            None => break,
+        }
+        let now = host.receiver.queued_messages();
+        assert!(now <= cap, "{now} messages queued after {read} read");
+    }
+    assert!(read <= sent, "{read} read of {sent} sent");
+    eprintln!("read {read} before the close was reported");
+    timeout(STEP, guest.sender.close_and_wait())
+        .await
+        .expect("close is bounded");
+    timeout(STEP, host.sender.close_and_wait())
+        .await
+        .expect("close is bounded");
+}

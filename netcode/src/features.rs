@@ -10,15 +10,17 @@ use protocol::wire::WireFormat;
 pub struct Features(Vec<String>);
 
 impl Features {
-    /// The features in `theirs` that `ours` names too, in `theirs`' order.
+    /// The features in `theirs` that `ours` names too, in `theirs`' order,
+    /// each once (a peer may repeat a name any number of times; the result
+    /// is never longer than `ours`).
     pub fn agreed(theirs: &[String], ours: &[String]) -> Self {
-        Self(
-            theirs
-                .iter()
-                .filter(|f| ours.contains(f))
-                .cloned()
-                .collect(),
-        )
+        let mut agreed: Vec<String> = Vec::with_capacity(ours.len());
+        for f in theirs {
+            if ours.contains(f) && !agreed.contains(f) {
+                agreed.push(f.clone());
+            }
+        }
+        Self(agreed)
     }
 
     /// Whether feature `name` is in use.
@@ -56,5 +58,16 @@ mod tests {
         assert!(f.has("ping") && !f.has("input-delay") && !f.has("telepathy"));
         assert_eq!(f.wire_format(), WireFormat::Compact);
         assert_eq!(Features::default().wire_format(), WireFormat::Json);
+    }
+
+    #[test]
+    fn repeated_names_count_once() {
+        let ours = vec!["ping".to_string(), "compact".to_string()];
+        let mut theirs = vec!["ping".to_string(); 10_000];
+        theirs.push("compact".into());
+        theirs.extend(std::iter::repeat_n("compact".to_string(), 10_000));
+        let f = Features::agreed(&theirs, &ours);
+        assert_eq!(f.names(), ["ping", "compact"]);
+        assert!(f.names().len() <= ours.len());
     }
 }

@@ -54,6 +54,8 @@ pub struct HostStats {
     pub refusals: Vec<(GuestSlot, RefusalReason)>,
     /// Guest messages that did not parse.
     pub bad_messages: u64,
+    /// Guests disconnected for sending more than their budget.
+    pub over_budget: u64,
     /// Round trip per guest player that takes up `ping` (issue 15).
     pub rtt: BTreeMap<PlayerId, RttEstimate>,
 }

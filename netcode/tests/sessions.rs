@@ -1374,3 +1374,55 @@ fn the_host_players_predicted_view_runs_through_its_delayed_inputs() {
     let o = sim.finish();
     assert_lockstep(&o, 0);
 }
+
+/// Issue 24: a guest that floods the host is disconnected once over its
+/// budget (in the lobby its seat is freed), and nothing it sends after
+/// that is heard; another guest at a normal pace stays.
+#[test]
+fn a_guest_over_its_budget_is_disconnected_and_heard_no_more() {
+    use netcode::host::HostEvent;
+    use netcode::host::budget::GuestBudgetPolicy;
+    let t0 = Duration::ZERO;
+    let policy = GuestBudgetPolicy::default();
+    let mut h = HostSession::new(HostConfig {
+        lobby_wait: None,
+        ..host(1, 3, Some(60))
+    });
+    let flooder = h.add_guest(t0);
+    let steady = h.add_guest(t0);
+    h.on_event(flooder, hello("Flood"), t0);
+    h.on_event(steady, hello("Steady"), t0);
+    assert_eq!(h.seats_taken(), 2);
+    h.drain_outbox();
+    h.drain_events();
+    // A second of garbage at 10,000 messages a second; the steady guest
+    // sends a pong-sized message every 33 ms.
+    let junk = || PeerEvent::Message(Channel::Input, "x".repeat(100));
+    let mut over_at = None;
+    for i in 0..10_000u64 {
+        let now = t0 + Duration::from_micros(100 * i);
+        h.on_event(flooder, junk(), now);
+        if i % 330 == 0 {
+            h.on_event(steady, junk(), now);
+        }
+        if over_at.is_none() && h.drain_events().contains(&HostEvent::OverBudget(flooder)) {
+            over_at = Some(i);
+        }
+    }
+    let over_at = over_at.expect("the flooder went over its budget");
+    // The burst, plus what refilled meanwhile, and no more.
+    assert!(
+        (policy.message_burst as u64..policy.message_burst as u64 + 100).contains(&over_at),
+        "over budget after {over_at} messages"
+    );
+    assert!(h.drain_outbox().contains(&HostOutput::Close(flooder)));
+    assert_eq!(h.stats().over_budget, 1);
+    assert_eq!(h.seats_taken(), 1, "the flooder's seat is free again");
+    assert_eq!(h.guest_names(), vec!["Steady".to_owned()]);
+    // Heard no more: not even a bad message counted, no second event.
+    h.drain_events();
+    let bad = h.stats().bad_messages;
+    h.on_event(flooder, junk(), t0 + Duration::from_secs(5));
+    assert_eq!(h.stats().bad_messages, bad);
+    assert!(h.drain_events().is_empty());
+}

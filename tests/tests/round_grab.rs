@@ -1,7 +1,8 @@
 //! Issue 14, attack 6: a stranger grabs an open round with an answer that
 //! never connects. The daemon connects answers in the background and opens
 //! the next round at once, so the real joiner loses one round, not the
-//! daemon's connect timeout, and plays.
+//! daemon's connect timeout, and plays. Issue 24, finding 2: a grabber that
+//! answers every round does not lock the session either.
 //!
 //! Everything binds 127.0.0.1 (the junk answer's only candidate is
 //! 127.0.0.1:9); every wait is bounded.
@@ -9,6 +10,8 @@
 mod common;
 
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{
@@ -118,7 +121,7 @@ fn a_round_grabbed_with_an_answer_that_never_connects_reopens_at_once() {
         &host_log,
         Duration::from_secs(60),
         "junk join failing",
-        |l| l.contains("a joiner's connection failed"),
+        |l| l.contains("a joiner's connection failed") || l.contains("dropped a join"),
     );
     assert!(
         reopened < failed,
@@ -138,4 +141,122 @@ fn a_round_grabbed_with_an_answer_that_never_connects_reopens_at_once() {
     let report = successful_report(&out[0], "the real joiner");
     assert_eq!(report["endReason"], "completed", "{report}");
     assert_eq!(report["desyncs"], 0, "{report}");
+}
+
+/// Grabs every round of `code` the moment it opens (polling every 5 ms)
+/// with an answer that never connects, until `stop`, `max_grabs` rounds or
+/// `within`; counts them in `grabbed`; the instants of the grabs.
+fn grab_every_round(
+    addr: &str,
+    code: &str,
+    (stop, grabbed): (&AtomicBool, &AtomicUsize),
+    max_grabs: usize,
+    within: Duration,
+) -> Vec<Instant> {
+    let began = Instant::now();
+    let mut grabs = Vec::new();
+    let mut last = None;
+    while grabs.len() < max_grabs && began.elapsed() < within && !stop.load(Ordering::SeqCst) {
+        if let Some((round, offer)) = open_round(addr, code)
+            && last != Some(round)
+        {
+            last = Some(round);
+            let answer = serde_json::json!({
+                "round": round, "answer": junk_answer(&offer), "name": "grabber",
+            });
+            let (status, _) = http_request(
+                addr,
+                "POST",
+                &format!("/session/{code}/answer"),
+                Some(&answer.to_string()),
+            );
+            if status == 201 {
+                grabs.push(Instant::now());
+                grabbed.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    grabs
+}
+
+/// Issue 24, finding 2: a grabber answers every round the moment it opens
+/// with an answer that is valid SDP but never connects. Before, four such
+/// answers took every join slot for the 20 s connect timeout and no round
+/// opened meanwhile, so a real joiner found none and gave up. Now a join
+/// without ICE progress holds its slot for at most 5 s and is dropped for
+/// a newer answer after 1 s, and rounds keep opening: the grabber (24
+/// answers, under the lobby's per-address budget, for at most 60 s) takes
+/// round after round within seconds, and the real joiner gets in as soon
+/// as it stops winning them, well within the joiner's round wait.
+#[test]
+fn a_grabber_answering_every_round_does_not_lock_the_session() {
+    let db = tempfile::tempdir().expect("tempdir");
+    let mut children = Children::default();
+    let here = Site::loopback();
+    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let mut host = host_cmd(&here, &url, &["--connect-timeout", "20"])
+        .args(["--start-when", "1", "--levels", "1", "--sessions", "1"])
+        .env("RUST_LOG", HOST_LOG)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let host_lines = lines_of(&mut host);
+    let host_log = capture_stderr(&mut host, "host");
+    children.0.push(host);
+    let code = session_code(&host_lines);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let grabbed = Arc::new(AtomicUsize::new(0));
+    let grabber = {
+        let (addr, code) = (addr.clone(), code.clone());
+        let (stop, grabbed) = (stop.clone(), grabbed.clone());
+        std::thread::spawn(move || {
+            grab_every_round(&addr, &code, (&stop, &grabbed), 24, Duration::from_secs(60))
+        })
+    };
+    // The real joiner comes once four rounds are grabbed: under the old
+    // policy every join slot was then taken for 20 s.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while grabbed.load(Ordering::SeqCst) < 4 {
+        assert!(
+            Instant::now() < deadline,
+            "the grabber took no 4 rounds in 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let joined_at = Instant::now();
+    children.0.push(
+        join_cmd(&here, &url, &code, "real")
+            .spawn()
+            .expect("spawn join"),
+    );
+    let joiner = children.0.len() - 1;
+    let (connected, _) = wait_log(
+        &host_log,
+        Duration::from_secs(60),
+        "the real joiner connecting",
+        |l| l.contains("guest connected") && l.contains("real"),
+    );
+    stop.store(true, Ordering::SeqCst);
+    let grabs = grabber.join().expect("the grabber thread");
+    eprintln!(
+        "{} rounds grabbed (first at +0, last at {:?}); the real joiner connected {:?} after it started",
+        grabs.len(),
+        grabs.last().map(|l| *l - grabs[0]),
+        connected - joined_at,
+    );
+    assert!(
+        connected - joined_at < Duration::from_secs(15),
+        "the real joiner took {:?} to connect",
+        connected - joined_at
+    );
+    let out = outputs_of(
+        &mut children,
+        &[joiner],
+        Duration::from_secs(120),
+        "the joiner",
+    );
+    let report = successful_report(&out[0], "the real joiner");
+    assert_eq!(report["endReason"], "completed", "{report}");
 }

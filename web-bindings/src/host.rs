@@ -273,12 +273,13 @@ impl WebHost {
         }
         for event in self.session.drain_events() {
             // Ticks and round trips are in the status; the rest is worth a line.
-            if !matches!(
-                event,
+            match event {
                 netcode::host::HostEvent::Ticked { .. }
-                    | netcode::host::HostEvent::RoundTrip { .. }
-            ) {
-                events.push(format!("{event:?}"));
+                | netcode::host::HostEvent::RoundTrip { .. } => {}
+                netcode::host::HostEvent::OverBudget(slot) => events.push(format!(
+                    "guest {slot} sent more than its budget of messages or bytes: disconnected"
+                )),
+                event => events.push(format!("{event:?}")),
             }
         }
         HostOutputView {

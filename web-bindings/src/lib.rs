@@ -8,6 +8,8 @@
 //!   interface (messages and time in, messages, status and view out).
 //! - [`host`]: [`host::WebHost`], the host session (the daemon's host code in
 //!   the player's tab) with the same plain-data interface, for a worker.
+//! - [`join_slots`]: [`join_slots::WebJoinSlots`], `netcode`'s join policy
+//!   for the browser host's offer rounds (the daemon's, on the page's clock).
 //! - [`view`]: the render view of one tick, the contract with `web/lib/render/`.
 //! - [`facts`]: the shared protocol constants and the input and name sanitizers.
 //! - [`campaign`]: the offline bot campaign for the cross-build determinism test.
@@ -27,4 +29,5 @@ pub mod campaign;
 pub mod facts;
 pub mod guest;
 pub mod host;
+pub mod join_slots;
 pub mod view;

@@ -18,6 +18,7 @@
 
 import { CHANNELS } from './constants.js';
 import { LobbyError, channelOptions, gatheringComplete } from './lobby-client.js';
+import { loadCampfire } from './wasm.js';
 
 /** How long one answer long-poll waits (the server caps it). */
 const ANSWER_POLL_MS = 20_000;
@@ -25,11 +26,6 @@ const ANSWER_POLL_MS = 20_000;
 const REFRESH_EVERY_MS = 20_000;
 /** ICE gathering and channel opening, each. */
 const CONNECT_TIMEOUT_MS = 20_000;
-/**
- * Answers being connected at once: a stranger's answer that never connects
- * holds one of these until the connect timeout, never a seat.
- */
-const MAX_JOINS_IN_FLIGHT = 4;
 /** Pause after a failed lobby call before the round loop goes on. */
 const RETRY_PAUSE_MS = 1_000;
 /** Bytes queued on one guest's channel before it counts as not keeping up. */
@@ -127,10 +123,20 @@ class PendingOffer {
   /**
    * Applies the joiner's answer and waits for every channel to open.
    * @param {string} answerSdp
+   * @param {() => void} [onIceProgress] called once when ICE connects (the joiner's checks arrived)
    * @returns {Promise<GuestLink>}
    */
-  async accept(answerSdp) {
+  async accept(answerSdp, onIceProgress) {
+    const pc = this.pc;
+    const iceUp = () => ['connected', 'completed'].includes(pc.iceConnectionState);
+    const watchIce = () => {
+      if (!iceUp()) return;
+      pc.removeEventListener('iceconnectionstatechange', watchIce);
+      onIceProgress?.();
+    };
+    pc.addEventListener('iceconnectionstatechange', watchIce);
     await this.pc.setRemoteDescription({ type: 'answer', sdp: answerSdp });
+    watchIce();
     const opened = Object.values(this.channels).map((dc) => new Promise((resolve, reject) => {
       if (dc.readyState === 'open') resolve(null);
       dc.addEventListener('open', () => resolve(null), { once: true });
@@ -183,8 +189,16 @@ export class BrowserHost {
     this.publishedPlayers = null;
     /** @type {(() => void)[]} */
     this.statusWaiters = [];
-    /** Answers being connected (see MAX_JOINS_IN_FLIGHT). */
-    this.joinsInFlight = 0;
+    /**
+     * Answers being connected: netcode's join policy (WasmJoinSlots), set
+     * up in open(), and each join's offer by id.
+     * @type {import('./wasm.js').WasmJoinSlots|null}
+     */
+    this.joinSlots = null;
+    /** @type {Map<number, PendingOffer>} */
+    this.joins = new Map();
+    /** @type {ReturnType<typeof setTimeout>|null} */
+    this.expiryTimer = null;
   }
 
   /** Guest seats: every player but the host's own. */
@@ -213,7 +227,8 @@ export class BrowserHost {
     });
     worker.addEventListener('message', (ev) => this.onWorker(ev.data));
     worker.postMessage({ type: 'init', config: this.sessionConfig });
-    await ready;
+    const [campfire] = await Promise.all([loadCampfire(), ready]);
+    this.joinSlots = campfire.joinSlots({ connectDeadlineMs: CONNECT_TIMEOUT_MS });
     this.hosted = await this.client.createSession({
       public: this.listing.public,
       name: this.listing.name,
@@ -259,6 +274,7 @@ export class BrowserHost {
             const link = this.links[slot];
             if (link && !link.send(channel, data)) {
               this.hooks.onDiagnostic?.(`guest ${slot} is not keeping up (over ${MAX_BUFFERED_BYTES} bytes queued): closing it`);
+              link.closing = true;
               link.pc.close();
               this.worker?.postMessage({ type: 'state', slot, state: 'closed' });
             }
@@ -355,14 +371,23 @@ export class BrowserHost {
    * seat is free; connects each answer in the background and hands it to
    * the session. The next round opens as soon as an answer arrives, so a
    * stranger's answer that never connects costs the real joiner one round,
-   * not the connect timeout (docs/decisions.md, "Round grabbing").
+   * not the connect timeout (docs/decisions.md, "Round grabbing"). Answers
+   * being connected follow netcode's join policy, as the daemon's do: one
+   * without ICE progress within seconds is dropped, and joins in flight
+   * delay a round by at most a second, never stop it.
    */
   async roundLoop() {
     const hosted = /** @type {import('./lobby-client.js').HostedSession} */ (this.hosted);
+    const slots = /** @type {import('./wasm.js').WasmJoinSlots} */ (this.joinSlots);
     while (!this.stopped && this.status.phase === 'lobby') {
-      if (this.seatsTaken() >= this.guestSeats || this.joinsInFlight >= MAX_JOINS_IN_FLIGHT) {
+      if (this.seatsTaken() >= this.guestSeats) {
         await this.publishPlayers();
         await this.statusChange();
+        continue;
+      }
+      const wait = slots.roundOpensAt(performance.now()) - performance.now();
+      if (wait > 0) {
+        await Promise.race([sleep(wait), this.statusChange()]);
         continue;
       }
       let offer;
@@ -396,14 +421,20 @@ export class BrowserHost {
   }
 
   /**
-   * Connects one answer in the background and hands the link to the session.
+   * Connects one answer in the background and hands the link to the
+   * session; drops the join the policy gives up for it.
    * @param {PendingOffer} offer
    * @param {{answer: string, name: string}} answer
    */
   join(offer, answer) {
-    this.joinsInFlight += 1;
-    offer.accept(answer.answer)
+    const slots = /** @type {import('./wasm.js').WasmJoinSlots} */ (this.joinSlots);
+    const { id, evicted } = slots.admit(performance.now());
+    if (evicted !== null) this.dropJoin(evicted, 'showed no ICE progress, and a newer answer needed its slot');
+    this.joins.set(id, offer);
+    this.scheduleExpiry();
+    offer.accept(answer.answer, () => slots.iceProgress(id, performance.now()))
       .then((link) => {
+        if (!this.joins.has(id)) return; // dropped: already closed
         if (this.stopped) {
           offer.close();
           return;
@@ -411,14 +442,44 @@ export class BrowserHost {
         this.addGuest(link);
         this.hooks.onDiagnostic?.(`guest "${answer.name}" connected`);
       }, (e) => {
+        if (!this.joins.has(id)) return;
         offer.close();
         this.hooks.onDiagnostic?.(`a joiner's connection failed: ${e instanceof Error ? e.message : e}`);
       })
       .finally(() => {
-        this.joinsInFlight -= 1;
-        // The round loop may be waiting for a join to end.
+        if (this.joins.delete(id)) slots.finished(id);
+        this.scheduleExpiry();
+        // The round loop may be waiting for a join slot.
         for (const wake of this.statusWaiters.splice(0)) wake();
       });
+  }
+
+  /**
+   * Gives join `id` up: closes its connection.
+   * @param {number} id
+   * @param {string} why
+   */
+  dropJoin(id, why) {
+    const offer = this.joins.get(id);
+    if (!offer) return;
+    this.joins.delete(id);
+    offer.close();
+    this.hooks.onDiagnostic?.(`dropped a join that ${why}`);
+  }
+
+  /** Drops the joins past their deadline, and wakes up for the next one. */
+  scheduleExpiry() {
+    const slots = this.joinSlots;
+    if (!slots) return;
+    for (const { id, why } of slots.expire(performance.now())) {
+      this.dropJoin(id, why === 'no-ice-progress' ? 'showed no ICE progress in time' : 'did not open its channels in time');
+    }
+    if (this.expiryTimer !== null) clearTimeout(this.expiryTimer);
+    this.expiryTimer = null;
+    const next = slots.nextDeadline();
+    if (next !== null) {
+      this.expiryTimer = setTimeout(() => this.scheduleExpiry(), Math.max(0, next - performance.now()) + 1);
+    }
   }
 
   /**
@@ -464,6 +525,10 @@ export class BrowserHost {
     for (const label of CHANNELS) {
       const dc = link.channels[label];
       dc.addEventListener('message', (ev) => {
+        // Once the session closed it (left, refused, or over its budget of
+        // messages and bytes, which the session in the worker enforces),
+        // nothing more is forwarded.
+        if (link.closing) return;
         if (typeof ev.data === 'string') worker.postMessage({ type: 'message', slot, channel: label, data: ev.data });
       });
       dc.addEventListener('close', () => worker.postMessage({ type: 'state', slot, state: 'closed' }));

@@ -249,7 +249,82 @@ export class WasmHost {
   }
 }
 
-/** The loaded module: facts, sanitizers, guests, hosts and the bot campaign. */
+/**
+ * netcode's join policy (JoinSlots) for a browser host: which answers it
+ * keeps connecting and when its next offer round may open. The daemon
+ * follows the same rules; times are the page's milliseconds.
+ */
+export class WasmJoinSlots {
+  /**
+   * @param {Abi} abi
+   * @param {{connectDeadlineMs?: number}} settings
+   */
+  constructor(abi, settings) {
+    this.abi = abi;
+    const handle = abi.withText(JSON.stringify(settings), (p, n) => abi.x.cf_joins_new(p, n));
+    if (handle === 0) throw new WasmError(abi.result());
+    this.handle = handle;
+  }
+
+  /**
+   * When the next round may open (a seat being free), ms.
+   * @param {number} nowMs
+   * @returns {number}
+   */
+  roundOpensAt(nowMs) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_round_opens_at(this.handle, nowMs)));
+  }
+
+  /**
+   * An answer arrived: connect it as join `id`; close join `evicted` (if not null).
+   * @param {number} nowMs
+   * @returns {{id: number, evicted: number|null}}
+   */
+  admit(nowMs) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_admit(this.handle, nowMs)));
+  }
+
+  /**
+   * Join `id`'s ICE state reached connected.
+   * @param {number} id
+   * @param {number} nowMs
+   * @returns {boolean} false when it is no longer in flight
+   */
+  iceProgress(id, nowMs) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_ice_progress(this.handle, id, nowMs)));
+  }
+
+  /**
+   * Join `id` ended on its own (opened or failed).
+   * @param {number} id
+   * @returns {boolean} false when it had been dropped or had expired
+   */
+  finished(id) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_finished(this.handle, id)));
+  }
+
+  /**
+   * The joins whose deadline passed: close them.
+   * @param {number} nowMs
+   * @returns {{id: number, why: string}[]}
+   */
+  expire(nowMs) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_expire(this.handle, nowMs)));
+  }
+
+  /** @returns {number|null} when to call expire() next, ms */
+  nextDeadline() {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_next_deadline(this.handle)));
+  }
+
+  /** Releases the policy. */
+  drop() {
+    this.abi.x.cf_joins_drop(this.handle);
+    this.handle = 0;
+  }
+}
+
+/** The loaded module: facts, sanitizers, guests, hosts, join policies and the bot campaign. */
 export class Campfire {
   /** @param {WebAssembly.Instance} instance */
   constructor(instance) {
@@ -282,6 +357,14 @@ export class Campfire {
   /** @param {{seed: number, levels: number, displayName?: string, buildVersion?: string, bot?: boolean, difficulty?: string, startWhen?: number|null}} config */
   host(config) {
     return new WasmHost(this.abi, config);
+  }
+
+  /**
+   * A browser host's join policy.
+   * @param {{connectDeadlineMs?: number}} [settings]
+   */
+  joinSlots(settings = {}) {
+    return new WasmJoinSlots(this.abi, settings);
   }
 
   /**

@@ -126,3 +126,39 @@ test('a host and a guest in one module play over the ABI; the host refuses bad c
   guest.drop();
   assert.throws(() => host.status(), WasmError);
 });
+
+test('the browser host\'s join policy is netcode\'s: four junk answers delay the next round by 1 s, not 20; a real joiner is never dropped', () => {
+  const slots = campfire.joinSlots({ connectDeadlineMs: 20_000 });
+  // A grabber answers every round 10 ms after it opens; answers 1-4 never
+  // show ICE progress.
+  let now = 0;
+  for (let i = 0; i < 4; i++) {
+    assert.equal(slots.roundOpensAt(now), now);
+    assert.equal(slots.admit(now).evicted, null);
+    now += 10;
+  }
+  assert.equal(slots.roundOpensAt(now), 1_000, 'the old policy held the round for the 20 s connect timeout');
+  // A real joiner takes the round at 1 s, dropping the oldest junk join,
+  // and its checks arrive 50 ms later.
+  const real = slots.admit(1_000);
+  assert.equal(real.evicted, 1);
+  assert.equal(slots.iceProgress(real.id, 1_050), true);
+  // Three more grabs open at once, each dropping a junk join, never the
+  // real one; then the next round waits for the oldest grab's hold.
+  for (let i = 0; i < 3; i++) {
+    assert.equal(slots.roundOpensAt(1_060 + i), 1_060 + i);
+    const grab = slots.admit(1_060 + i);
+    assert.equal(grab.evicted, 2 + i);
+  }
+  assert.equal(slots.roundOpensAt(1_100), 2_060);
+  assert.equal(slots.finished(real.id), true);
+  // The junk joins expire 5 s after their answers.
+  assert.deepEqual(slots.expire(7_000).map((e) => e.why), ['no-ice-progress', 'no-ice-progress', 'no-ice-progress']);
+  assert.equal(slots.nextDeadline(), null);
+  // Bad input is an error answer, not a crash, and changes nothing.
+  assert.throws(() => campfire.joinSlots(/** @type {any} */ ({ connectDeadlineMs: -5 })), WasmError);
+  assert.equal(slots.finished(12345), false);
+  assert.equal(slots.iceProgress(Number.NaN, 7_000), false);
+  slots.drop();
+  assert.throws(() => slots.nextDeadline(), WasmError);
+});

@@ -10,6 +10,7 @@ use protocol::peer::{
     FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
 };
 
+use super::budget::GuestBudget;
 use super::{HostEvent, HostOutput, HostSession, Phase};
 use crate::features::Features;
 use crate::link::ConnectionState;
@@ -43,6 +44,8 @@ pub(super) struct GuestSeat {
     pub(super) last_ping_at: Option<Duration>,
     /// Ids handed out so far.
     pub(super) pings_sent: u32,
+    /// What it may still send.
+    pub(super) budget: GuestBudget,
 }
 
 impl<E: Engine> HostSession<E> {
@@ -98,6 +101,7 @@ impl<E: Engine> HostSession<E> {
             ping_in_flight: None,
             last_ping_at: None,
             pings_sent: 0,
+            budget: GuestBudget::new(&self.config.guest_budget, now),
         });
         self.send(
             slot,
@@ -317,6 +321,20 @@ impl<E: Engine> HostSession<E> {
         let now = self.guests_present();
         if now != before {
             self.events.push(HostEvent::GuestsPresent(now));
+        }
+    }
+
+    /// Guest `slot` sent more than its budget: it is disconnected (as if
+    /// its connection had closed: a seat freed in the lobby, the grace and
+    /// removal in a level) and heard no more.
+    pub(super) fn over_budget(&mut self, slot: GuestSlot, now: Duration) {
+        self.stats.over_budget += 1;
+        self.events.push(HostEvent::OverBudget(slot));
+        self.on_state(slot, ConnectionState::Closed, now);
+        let seat = &mut self.seats[slot];
+        if !seat.closed {
+            seat.closed = true;
+            self.outbox.push(HostOutput::Close(slot));
         }
     }
 

@@ -13,6 +13,7 @@ use protocol::peer::{
 };
 use protocol::wire::WireFormat;
 
+use super::budget::GuestBudgetPolicy;
 use crate::link::ConnectionState;
 use crate::plan::{GeneratedCampaign, LevelPlan};
 use crate::stats::GuestSlot;
@@ -50,6 +51,8 @@ pub struct HostConfig {
     /// Hello features offered to guests (default: every one this build
     /// knows; empty: the spec's plain protocol).
     pub features: Vec<String>,
+    /// What each guest may send; a guest over it is disconnected.
+    pub guest_budget: GuestBudgetPolicy,
 }
 
 impl Default for HostConfig {
@@ -73,6 +76,7 @@ impl Default for HostConfig {
                 FEATURE_REDUNDANT_INPUTS.to_owned(),
                 FEATURE_COMPACT.to_owned(),
             ],
+            guest_budget: GuestBudgetPolicy::default(),
         }
     }
 }
@@ -109,6 +113,9 @@ pub enum HostEvent {
     Refused(GuestSlot, RefusalReason),
     /// A guest sent something that is not a guest message.
     BadMessage(GuestSlot, String),
+    /// A guest sent more than its budget of messages or bytes and is
+    /// disconnected.
+    OverBudget(GuestSlot),
     /// A player left the roster at this level epoch and tick.
     PlayerRemoved(u32, u64, PlayerId),
     /// A guest's hash report disagreed with the host's.

@@ -13,14 +13,19 @@
 //! the hello deadline), [`setup`] (roster, init and map transfer),
 //! [`ticks`] (pacing and the tick itself), [`inputs`] (the input buffer and
 //! held-input policy), [`audit`] (hash reports), [`transition`] (level
-//! changes), [`end_table`] (scores and the end of the session) and
-//! [`report`] (the per-session report for the operator).
+//! changes), [`end_table`] (scores and the end of the session),
+//! [`budget`] (what each guest may send) and
+//! [`report`] (the per-session report for the operator). [`join_slots`]
+//! is the hosts' policy for answers being connected, before a session
+//! ever sees them (its driver applies it).
 
 mod admission;
 pub mod audit;
+pub mod budget;
 mod config;
 mod end_table;
 pub mod inputs;
+pub mod join_slots;
 mod report;
 mod setup;
 mod ticks;
@@ -252,13 +257,22 @@ impl<E: Engine> HostSession<E> {
         }
         match event {
             PeerEvent::State(state) => self.on_state(slot, state, now),
-            PeerEvent::Message(_, text) => match GuestMessage::decode(&text) {
-                Ok(msg) => self.on_message(slot, msg, now),
-                Err(e) => {
-                    self.stats.bad_messages += 1;
-                    self.events.push(HostEvent::BadMessage(slot, e.to_string()));
+            // A closed seat (refused, left, over budget) is heard no more.
+            PeerEvent::Message(..) if self.seats[slot].closed => {}
+            PeerEvent::Message(_, text) => {
+                let policy = self.config.guest_budget;
+                if !self.seats[slot].budget.charge(&policy, text.len(), now) {
+                    self.over_budget(slot, now);
+                    return;
                 }
-            },
+                match GuestMessage::decode(&text) {
+                    Ok(msg) => self.on_message(slot, msg, now),
+                    Err(e) => {
+                        self.stats.bad_messages += 1;
+                        self.events.push(HostEvent::BadMessage(slot, e.to_string()));
+                    }
+                }
+            }
         }
     }
 

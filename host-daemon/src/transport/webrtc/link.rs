@@ -129,6 +129,14 @@ impl PeerSender for WebRtcSender {
     }
 }
 
+impl WebRtcSender {
+    /// Closes one data channel and leaves the others open: what a
+    /// misbehaving peer may do (tests use it to play one).
+    pub async fn close_channel(&self, channel: Channel) {
+        let _ = self.inner.dcs[channel_index(channel)].close().await;
+    }
+}
+
 /// The receiving half of a WebRTC link.
 pub struct WebRtcReceiver {
     pub(super) events: mpsc::UnboundedReceiver<PeerEvent>,
@@ -144,10 +152,11 @@ impl std::fmt::Debug for WebRtcReceiver {
 }
 
 impl WebRtcReceiver {
-    /// Messages received and not yet read (at most
-    /// [`super::RECEIVE_QUEUE_MESSAGES`] while the link is up).
+    /// Messages received and not yet read: at most
+    /// [`super::RECEIVE_QUEUE_MESSAGES`] while the link is up, and
+    /// [`super::LAST_WORDS`] more once it is ending.
     pub fn queued_messages(&self) -> usize {
-        super::RECEIVE_QUEUE_MESSAGES.saturating_sub(self.inner.shared.room.available_permits())
+        self.inner.shared.queued()
     }
 }
 
@@ -172,7 +181,7 @@ impl PeerReceiver for WebRtcReceiver {
             _ = self.closed.wait_for(|c| *c) => None,
         };
         match ev {
-            Some(PeerEvent::Message(..)) => self.inner.shared.room.add_permits(1),
+            Some(PeerEvent::Message(..)) => self.inner.shared.message_read(),
             Some(PeerEvent::State(ConnectionState::Closed | ConnectionState::Failed)) => {
                 self.done = true;
                 self.inner.start_close();

@@ -31,8 +31,11 @@
 //!   holds at most [`RECEIVE_QUEUE_MESSAGES`] messages per connection; when
 //!   it is full the task waits, the crate stops delivering, and SCTP's
 //!   receive window closes on the sender (a flooding peer is slowed, not
-//!   buffered without bound, and nothing is dropped). The event handler holds no reference to the connection, only
-//!   channels and flags, so nothing keeps a closed connection alive.
+//!   buffered without bound, and nothing is dropped). Once the link is
+//!   ending (a channel or the connection closed) the pumps stop waiting:
+//!   up to [`LAST_WORDS`] more messages are queued, the rest dropped. The
+//!   event handler holds no reference to the connection, only channels and
+//!   flags, so nothing keeps a closed connection alive.
 //! - `close()` flushes what was sent (bounded), closes the channels, then
 //!   calls `pc.close()`, which stops the crate's driver task and releases
 //!   the socket. A connection whose every handle is dropped without `close()`
@@ -47,7 +50,7 @@ mod shared;
 
 pub use link::{WebRtcReceiver, WebRtcSender};
 pub use sdp::rewrite_sdp_address;
-pub use setup::{GuestAnswer, HostOffer};
+pub use setup::{AnsweredOffer, GuestAnswer, HostOffer};
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::ops::RangeInclusive;
@@ -60,6 +63,11 @@ use crate::transport::PeerLink;
 
 /// Messages received on one connection and not yet read, at most.
 pub const RECEIVE_QUEUE_MESSAGES: usize = 256;
+
+/// Messages queued beyond [`RECEIVE_QUEUE_MESSAGES`] once a connection is
+/// ending (a channel or the connection closed), at most: the peer's last
+/// words, queued without waiting; the rest is dropped.
+pub const LAST_WORDS: usize = 256;
 
 /// The SCTP max-message-size this side advertises (the crate's hard cap).
 /// The negotiated limit is the smaller of both sides' values.

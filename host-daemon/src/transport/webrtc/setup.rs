@@ -72,19 +72,85 @@ impl HostOffer {
     /// Applies the joiner's answer and waits until every channel is open.
     /// On failure the connection is closed.
     pub async fn accept(self, answer_sdp: &str) -> Result<WebRtcLink, WebRtcError> {
-        let answer = RTCSessionDescription::answer(answer_sdp.to_owned())?;
+        self.apply_answer(answer_sdp).await?.open().await
+    }
+
+    /// Applies the joiner's answer: ICE checks start. On failure the
+    /// connection is closed.
+    pub async fn apply_answer(self, answer_sdp: &str) -> Result<AnsweredOffer, WebRtcError> {
+        let answer = match RTCSessionDescription::answer(answer_sdp.to_owned()) {
+            Ok(a) => a,
+            Err(e) => {
+                self.close().await;
+                return Err(e.into());
+            }
+        };
         if let Err(e) = self.guard.pc.set_remote_description(answer).await {
             self.close().await;
             return Err(e.into());
         }
-        if let Err(e) = wait_open(&self.guard.shared, self.opts.connect_timeout).await {
-            self.close().await;
-            return Err(e);
-        }
-        Ok(make_link(self.guard, self.dcs, self.events, &self.opts))
+        Ok(AnsweredOffer {
+            guard: self.guard,
+            dcs: self.dcs,
+            events: self.events,
+            opts: self.opts,
+        })
     }
 
     /// Gives the offer up (nobody answered): closes the connection.
+    pub async fn close(self) {
+        close_pc(&self.guard).await;
+    }
+}
+
+/// The host's side of one connection once the joiner's answer is applied:
+/// ICE is checking; the channels are not open yet.
+pub struct AnsweredOffer {
+    guard: ClosingPc,
+    dcs: [Arc<dyn DataChannel>; 3],
+    events: mpsc::UnboundedReceiver<PeerEvent>,
+    opts: WebRtcOptions,
+}
+
+impl std::fmt::Debug for AnsweredOffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnsweredOffer").finish_non_exhaustive()
+    }
+}
+
+impl AnsweredOffer {
+    /// Resolves once ICE found a working pair with the joiner (its checks
+    /// arrived and were answered); never, if the connection fails first.
+    pub async fn ice_connected(&self) {
+        let mut progress = self.guard.shared.progress.subscribe();
+        if progress.wait_for(|p| p.ice_connected).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Waits until every channel is open (at most the connect timeout).
+    /// On failure the connection is closed.
+    pub async fn open(self) -> Result<WebRtcLink, WebRtcError> {
+        if let Err(e) = self.opened().await {
+            self.close().await;
+            return Err(e);
+        }
+        Ok(self.into_link())
+    }
+
+    /// Resolves once every channel is open, or with the error once the
+    /// connection failed or the connect timeout (counted from this call)
+    /// passed. Leaves the connection as it is.
+    pub async fn opened(&self) -> Result<(), WebRtcError> {
+        wait_open(&self.guard.shared, self.opts.connect_timeout).await
+    }
+
+    /// The link, once [`Self::opened`] succeeded.
+    pub fn into_link(self) -> WebRtcLink {
+        make_link(self.guard, self.dcs, self.events, &self.opts)
+    }
+
+    /// Gives the join up: closes the connection.
     pub async fn close(self) {
         close_pc(&self.guard).await;
     }

@@ -6,12 +6,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use ::webrtc::data_channel::{DataChannel, DataChannelEvent, RTCDataChannelInit};
 use ::webrtc::peer_connection::{
-    PeerConnectionEventHandler, RTCIceGatheringState, RTCPeerConnectionState,
+    PeerConnectionEventHandler, RTCIceConnectionState, RTCIceGatheringState, RTCPeerConnectionState,
 };
 use protocol::peer::Channel;
 use tokio::sync::{Semaphore, TryAcquireError, mpsc, watch};
 
-use super::{ONE_CHANNEL_CLOSED_GRACE, RECEIVE_QUEUE_MESSAGES};
+use super::{LAST_WORDS, ONE_CHANNEL_CLOSED_GRACE, RECEIVE_QUEUE_MESSAGES};
 use crate::transport::{ConnectionState, PeerEvent};
 
 pub(super) fn channel_index(channel: Channel) -> usize {
@@ -40,6 +40,9 @@ pub(super) fn channel_init(channel: Channel) -> RTCDataChannelInit {
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Progress {
     pub(super) gathered: bool,
+    /// ICE found a working pair (the other side's checks arrived and were
+    /// answered): the first sign that an answer is a real joiner.
+    pub(super) ice_connected: bool,
     pub(super) open: [bool; 3],
     pub(super) failed: bool,
 }
@@ -55,6 +58,13 @@ pub(super) struct Shared {
     /// before queueing a message, the receiver gives it back on reading it
     /// (and closes it when dropped, so pumps stop waiting).
     pub(super) room: Semaphore,
+    /// Messages queued without a permit of `room` once the link was
+    /// ending (its last words), at most [`LAST_WORDS`]. Reading a message
+    /// takes one of these back before it gives `room` a permit.
+    pub(super) last_words: AtomicUsize,
+    /// Messages dropped because the last words were used up (logged at
+    /// powers of two).
+    pub(super) past_last_words: AtomicU64,
     /// Messages dropped for not being UTF-8 (logged at powers of two).
     pub(super) non_utf8: AtomicU64,
     /// The last state reported to the receiver.
@@ -72,6 +82,8 @@ impl Shared {
         let shared = Arc::new(Shared {
             events,
             room: Semaphore::new(RECEIVE_QUEUE_MESSAGES),
+            last_words: AtomicUsize::new(0),
+            past_last_words: AtomicU64::new(0),
             non_utf8: AtomicU64::new(0),
             last_state: std::sync::Mutex::new(None),
             local_closed: AtomicBool::new(false),
@@ -106,10 +118,11 @@ impl Shared {
     /// Queues a received message once the queue has room. Waits while it
     /// is full (the crate then holds further deliveries back, which closes
     /// SCTP's receive window). Once the link is ending (a channel or the
-    /// connection closed), the rest is queued without waiting: it is the
-    /// peer's last words (the session's end, say), which must come before
-    /// the close is reported, and nothing new follows them. Dropped only
-    /// when nobody reads any more (the receiver is gone).
+    /// connection closed), up to [`LAST_WORDS`] more are queued without
+    /// waiting: the peer's last words (the session's end, say), which must
+    /// come before the close is reported. Beyond those, and when nobody
+    /// reads any more (the receiver is gone), messages are dropped: a peer
+    /// that closes one channel and floods another is still capped.
     async fn queue_message(&self, channel: Channel, text: String) {
         let queued = match self.room.try_acquire() {
             Ok(permit) => {
@@ -122,7 +135,7 @@ impl Shared {
                 tokio::select! {
                     biased;
                     permit = self.room.acquire() => permit.map(|p| p.forget()).is_ok(),
-                    _ = progress.wait_for(|p| p.failed) => !self.room.is_closed(),
+                    _ = progress.wait_for(|p| p.failed) => self.take_last_word(channel),
                 }
             }
             Err(TryAcquireError::Closed) => false,
@@ -130,6 +143,48 @@ impl Shared {
         if queued {
             let _ = self.events.send(PeerEvent::Message(channel, text));
         }
+    }
+
+    /// Room for one more message of an ending link, within [`LAST_WORDS`];
+    /// counts and logs (at powers of two) a message dropped beyond them.
+    fn take_last_word(&self, channel: Channel) -> bool {
+        if self.room.is_closed() {
+            return false;
+        }
+        let taken = self
+            .last_words
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < LAST_WORDS).then_some(n + 1)
+            })
+            .is_ok();
+        if !taken {
+            let n = self.past_last_words.fetch_add(1, Ordering::Relaxed) + 1;
+            if n.is_power_of_two() {
+                tracing::warn!(
+                    channel = channel.label(),
+                    dropped = n,
+                    "dropped messages from a peer whose link is ending: its queue and last words are full"
+                );
+            }
+        }
+        taken
+    }
+
+    /// The receiver read a message: its place in the queue is free again.
+    pub(super) fn message_read(&self) {
+        let last_word = self
+            .last_words
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if !last_word {
+            self.room.add_permits(1);
+        }
+    }
+
+    /// Messages queued and not yet read.
+    pub(super) fn queued(&self) -> usize {
+        RECEIVE_QUEUE_MESSAGES.saturating_sub(self.room.available_permits())
+            + self.last_words.load(Ordering::SeqCst)
     }
 
     /// Counts a message that was not UTF-8; logs the 1st, 2nd, 4th, 8th…
@@ -160,10 +215,22 @@ impl PeerConnectionEventHandler for Handler {
         }
     }
 
+    async fn on_ice_connection_state_change(&self, state: RTCIceConnectionState) {
+        if matches!(
+            state,
+            RTCIceConnectionState::Connected | RTCIceConnectionState::Completed
+        ) {
+            self.shared.progress.send_modify(|p| p.ice_connected = true);
+        }
+    }
+
     async fn on_connection_state_change(&self, state: RTCPeerConnectionState) {
         tracing::debug!(%state, "peer connection state");
         match state {
-            RTCPeerConnectionState::Connected => self.shared.report(ConnectionState::Connected),
+            RTCPeerConnectionState::Connected => {
+                self.shared.progress.send_modify(|p| p.ice_connected = true);
+                self.shared.report(ConnectionState::Connected);
+            }
             RTCPeerConnectionState::Disconnected => {
                 self.shared.report(ConnectionState::Disconnected)
             }
@@ -233,4 +300,39 @@ pub(super) fn spawn_pump(dc: Arc<dyn DataChannel>, channel: Channel, shared: Arc
             shared.report(ConnectionState::Closed);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 24: once a link is ending (here: one channel closed), its
+    /// messages are queued without waiting, but only up to the last words;
+    /// reading them gives back exactly what they took.
+    #[tokio::test]
+    async fn an_ending_link_queues_its_last_words_and_drops_the_rest() {
+        let (shared, mut rx) = Shared::new();
+        for _ in 0..RECEIVE_QUEUE_MESSAGES {
+            shared.queue_message(Channel::Input, "m".into()).await;
+        }
+        shared.progress.send_modify(|p| p.failed = true);
+        for _ in 0..10 * LAST_WORDS {
+            shared.queue_message(Channel::Input, "m".into()).await;
+        }
+        let mut queued = 0;
+        while rx.try_recv().is_ok() {
+            queued += 1;
+        }
+        assert_eq!(queued, RECEIVE_QUEUE_MESSAGES + LAST_WORDS);
+        assert_eq!(shared.queued(), queued);
+        assert_eq!(
+            shared.past_last_words.load(Ordering::Relaxed),
+            9 * LAST_WORDS as u64
+        );
+        for _ in 0..queued {
+            shared.message_read();
+        }
+        assert_eq!(shared.queued(), 0);
+        assert_eq!(shared.room.available_permits(), RECEIVE_QUEUE_MESSAGES);
+    }
 }
