@@ -9,7 +9,8 @@
 //! servers, or else those the lobby hands out), publishes it, long-polls
 //! its answer (each poll refreshes the TTL), connects it over WebRTC in the
 //! background while the next round opens, and hands the link to the host
-//! session's admission, keeping `players` current. A guest that
+//! session's admission, keeping `players` current (republished as soon as
+//! the session admits or loses a guest, round or no round). A guest that
 //! leaves before the start frees its seat, and a round opens again. Once
 //! the session has started no further round is published and the session is PUT `public: false`; a round still open
 //! then is still served, and the host session refuses its joiner with
@@ -314,6 +315,18 @@ async fn round_loop(
             break;
         }
         let players = config.local_players() + u32::try_from(p.seats_taken).unwrap_or(u32::MAX);
+        // The lobby follows admissions (and leaves) at once, with the round
+        // left open; without a round the next one carries the count.
+        if open.is_some() && published_players != Some(players) {
+            let update = PutSessionRequest {
+                players: Some(players),
+                ..Default::default()
+            };
+            match client.update(session, &update).await {
+                Ok(_) => published_players = Some(players),
+                Err(e) => tracing::debug!(error = %e, "publishing players failed"),
+            }
+        }
         let Some((offer, round)) = open.take() else {
             let seat_free = p.seats_taken < wanted;
             let opens_at = joins.round_opens_at();

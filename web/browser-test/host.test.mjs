@@ -225,6 +225,10 @@ test('a player hosts from the lobby page and starts with whoever is in; closing 
   });
   await guest.goto(`${rig.url}/play?code=${code}&name=Left&bot=1`);
   await until(async () => (await hostState(host)).guestsPresent === 2, 30_000, 'both guests in the waiting room');
+  // The lobby follows admissions within a second (it used to hear of them
+  // only with the host's next round).
+  await until(async () => (await host.evaluate(async (c) => (await (await fetch(`/session/${c}`)).json()).players, code)) === 3,
+    1_000, 'the lobby to count the host and both guests');
   // Normally 2 (the browser lost its first round and won the next).
   t.diagnostic(`the browser guest posted ${answersPosted} answer(s)`);
   assert.ok(answersPosted >= 1);

@@ -199,6 +199,9 @@ export class BrowserHost {
     this.joins = new Map();
     /** @type {ReturnType<typeof setTimeout>|null} */
     this.expiryTimer = null;
+    /** A `players` update is in flight; another change came meanwhile. */
+    this.publishing = false;
+    this.publishAgain = false;
   }
 
   /** Guest seats: every player but the host's own. */
@@ -318,6 +321,7 @@ export class BrowserHost {
         .catch((e) => this.hooks.onDiagnostic?.(`could not unlist the started session: ${e.message}`));
     }
     if (status.end && !before.end) this.ended();
+    if (status.phase === 'lobby') this.publishPlayers();
     this.refreshIfDue();
   }
 
@@ -504,15 +508,34 @@ export class BrowserHost {
     return null;
   }
 
-  /** Publishes `players` when it changed (while the session is full). */
+  /**
+   * Publishes `players` when it changed: at every status change in the
+   * lobby (an admission or a leave), round or no round, so the lobby
+   * follows within a request's time. One update at a time; a change that
+   * comes during one is published right after it (bounded).
+   */
   async publishPlayers() {
-    const players = this.playersNow();
-    if (!this.hosted || players === this.publishedPlayers) return;
+    if (this.publishing) {
+      this.publishAgain = true;
+      return;
+    }
+    this.publishing = true;
     try {
-      await this.client.updateSession(this.hosted, { players });
-      this.publishedPlayers = players;
-    } catch (e) {
-      this.lobbyError(/** @type {Error} */ (e));
+      for (let i = 0; i < 4; i++) {
+        this.publishAgain = false;
+        const players = this.playersNow();
+        if (!this.hosted || this.deleted || players === this.publishedPlayers) return;
+        try {
+          await this.client.updateSession(this.hosted, { players });
+          this.publishedPlayers = players;
+        } catch (e) {
+          this.lobbyError(/** @type {Error} */ (e));
+          return;
+        }
+        if (!this.publishAgain) return;
+      }
+    } finally {
+      this.publishing = false;
     }
   }
 
