@@ -5,7 +5,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { OUTPUT, Rig, guestState, hideTab, until } from './harness.mjs';
+import { OUTPUT, Rig, SERVER_IP, guestState, hideTab, until } from './harness.mjs';
 
 const rig = new Rig();
 after(() => rig.close());
@@ -253,4 +253,66 @@ test('a player hosts from the lobby page and starts with whoever is in; closing 
   assert.equal((await rusty.exited).code, 3, 'a lost host is an abnormal end for the bot guest');
   const gone = await guest.evaluate(async (c) => (await fetch(`/session/${c}`)).status, code);
   assert.equal(gone, 404, 'the closing tab deleted its lobby entry');
+});
+
+/**
+ * A complete, well-formed answer to `offer` whose only ICE candidate is a
+ * port nobody listens on in the server namespace: the lobby accepts it,
+ * the browser host applies it, and it never connects.
+ * @param {string} offer
+ */
+function junkAnswer(offer) {
+  const mid = offer.split('\r\n').find((l) => l.startsWith('a=mid:'))?.slice(6) ?? '0';
+  const fingerprint = offer.split('\r\n').find((l) => l.startsWith('a=fingerprint:'));
+  return [
+    'v=0', `o=- 4242 2 IN IP4 ${SERVER_IP}`, 's=-', 't=0 0', `a=group:BUNDLE ${mid}`,
+    'm=application 9 UDP/DTLS/SCTP webrtc-datachannel', `c=IN IP4 ${SERVER_IP}`,
+    'a=ice-ufrag:junkjunkjunk', 'a=ice-pwd:junkjunkjunkjunkjunkjunkjunk', fingerprint,
+    'a=setup:active', `a=mid:${mid}`, 'a=sctp-port:5000',
+    `a=candidate:1 1 udp 2130706431 ${SERVER_IP} 9 typ host`, 'a=end-of-candidates', '',
+  ].join('\r\n');
+}
+
+test('a grabber answering every round of a browser host does not lock it: a bot guest gets in (issue 24)', { timeout: 180_000 }, async (t) => {
+  await rig.lobby();
+  const browser = await rig.browser();
+  const { page, code } = await openHost(browser, 'name=Grabbed&levels=1&seed=5&startWhen=1&bot=1');
+  // The grabber answers every round the moment it opens (polling every
+  // 5 ms), with answers that never connect: at most 24, for at most 60 s.
+  let grabs = 0;
+  let stop = false;
+  const grabber = (async () => {
+    let last = null;
+    const began = Date.now();
+    while (!stop && grabs < 24 && Date.now() - began < 60_000) {
+      const view = await (await fetch(`${rig.url}/session/${code}`)).json();
+      if (view.round != null && view.round !== last) {
+        last = view.round;
+        const res = await fetch(`${rig.url}/session/${code}/answer`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ round: view.round, answer: junkAnswer(view.offer), name: 'grabber' }),
+        });
+        if (res.status === 201) grabs += 1;
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  // Four grabs took every join slot of the old policy for 20 s.
+  await until(() => grabs >= 4, 30_000, 'four rounds grabbed');
+  const started = Date.now();
+  const bot = rig.botGuest(code, 'rusty');
+  await until(async () => (await hostState(page)).guestsPresent >= 1, 30_000, 'the bot guest to get in');
+  const tookMs = Date.now() - started;
+  stop = true;
+  await grabber;
+  t.diagnostic(`${grabs} rounds grabbed; the bot guest got in ${tookMs} ms after it started`);
+  assert.ok(tookMs < 15_000, `the bot guest took ${tookMs} ms to get in`);
+  const ended = await until(async () => {
+    const s = await hostState(page);
+    return s.end ? s : null;
+  }, 150_000, 'the level to be completed');
+  assert.equal(ended.end.reason, 'completed', `${JSON.stringify(ended.end)}; the bot said: ${bot.errLines.slice(-5).join(' | ')}`);
+  const report = await botReport(bot);
+  assert.equal(report.endReason, 'completed', JSON.stringify(report));
 });
