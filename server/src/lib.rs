@@ -31,7 +31,8 @@
 //!   `StoreSettings`: `sqlite` (embedded, one process: sessions in memory,
 //!   group commit to a file) or `postgres` (one database shared by several
 //!   replicas, which learn of each other's changes by `LISTEN`/`NOTIFY`);
-//!   `row` is the row codec both share.
+//!   `row` is the row codec both share; `journal` is SQLite's group-commit
+//!   bookkeeping (staged changes, busy sessions, what each creator holds).
 //! - [`lobby_index`]: the in-memory lobby read model (with its filter and
 //!   word-prefix index for search and counts) and its change feed.
 //! - [`coalesce`]: host updates paced per session on that feed (one per

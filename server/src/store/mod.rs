@@ -8,7 +8,11 @@
 //! expired session is invisible at once even before the sweep deletes it.
 //! Both backends write and read rows through one codec (`row`): one column
 //! list, one insert, one decoder; only the SQL around it is per dialect.
+//! SQLite's group commit keeps its bookkeeping (changes waiting for the
+//! next commit, sessions with one in flight, what each creator holds) in
+//! `journal`.
 
+mod journal;
 mod postgres;
 mod row;
 mod sqlite;

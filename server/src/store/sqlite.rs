@@ -3,8 +3,8 @@
 //! An SQLite file belongs to one server process, so this backend keeps every
 //! live session in memory and makes each change durable with **group
 //! commit**: a request stages its change (the session's record as it will
-//! be, or its deletion) in a journal, and a writer task commits whatever is
-//! staged in one transaction. Whatever accumulated while one commit ran goes
+//! be, or its deletion) in the journal (`journal`), and a writer task
+//! commits whatever is staged in one transaction. Whatever accumulated while one commit ran goes
 //! into the next, so under load one commit carries dozens of changes.
 //!
 //! Memory holds committed sessions only: the writer applies a change to
@@ -28,7 +28,7 @@
 //! thousands of requests a second those context switches were most of the
 //! server's CPU (see docs/benchmarks.md).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -38,8 +38,9 @@ use dashmap::DashMap;
 use protocol::code::SessionCode;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{QueryBuilder, Sqlite, SqlitePool};
-use tokio::sync::{Notify, oneshot, watch};
+use tokio::sync::{Notify, watch};
 
+use super::journal::{Change, Journal, OverCap, Pending, UsageChange};
 use super::row::{self, COLUMNS};
 use super::{
     ClaimOutcome, CreateOutcome, CreatorLimits, SessionRecord, SessionUpdate, StoreError,
@@ -79,114 +80,6 @@ struct Inner {
     settled: watch::Sender<u64>,
     /// Set when the writer has stopped (after close).
     stopped: watch::Sender<bool>,
-}
-
-/// Changes not yet committed.
-#[derive(Default)]
-struct Journal {
-    /// What the next commit writes, one entry per session.
-    staged: HashMap<SessionCode, Pending>,
-    /// Sessions with a change staged or committing.
-    busy: HashSet<SessionCode>,
-    /// What each creator holds: its stored sessions (live, or expired and
-    /// not yet swept) plus what its changes being committed reserved, so
-    /// the per-address caps cost one lookup, not a scan, and racing
-    /// changes cannot overshoot them.
-    creators: HashMap<String, CreatorUsage>,
-    /// No more changes are taken (the store is closing or closed).
-    closed: bool,
-}
-
-/// Sessions and bytes one creator holds.
-#[derive(Debug, Default, Clone, Copy)]
-struct CreatorUsage {
-    sessions: u32,
-    bytes: u64,
-}
-
-/// Why a change does not fit under its creator's caps.
-enum OverCap {
-    Sessions,
-    Bytes,
-}
-
-impl Journal {
-    /// Adds `sessions` and `bytes` to `creator`'s usage if they fit under `limits`.
-    fn reserve(
-        &mut self,
-        creator: &str,
-        limits: CreatorLimits,
-        sessions: u32,
-        bytes: u64,
-    ) -> Result<(), OverCap> {
-        let held = self.creators.get(creator).copied().unwrap_or_default();
-        if sessions > 0
-            && limits
-                .sessions
-                .is_some_and(|cap| held.sessions + sessions > cap)
-        {
-            return Err(OverCap::Sessions);
-        }
-        if bytes > 0 && limits.bytes.is_some_and(|cap| held.bytes + bytes > cap) {
-            return Err(OverCap::Bytes);
-        }
-        if sessions > 0 || bytes > 0 {
-            let usage = self.creators.entry(creator.to_owned()).or_default();
-            usage.sessions += sessions;
-            usage.bytes += bytes;
-        }
-        Ok(())
-    }
-
-    /// Takes `sessions` and `bytes` off `creator`'s usage (forgetting
-    /// creators with nothing, so the map stays as small as the sessions).
-    fn release(&mut self, creator: &str, sessions: u32, bytes: u64) {
-        if let Some(usage) = self.creators.get_mut(creator) {
-            usage.sessions = usage.sessions.saturating_sub(sessions);
-            usage.bytes = usage.bytes.saturating_sub(bytes);
-            if usage.sessions == 0 && usage.bytes == 0 {
-                self.creators.remove(creator);
-            }
-        }
-    }
-}
-
-/// How a change moves its creator's usage.
-#[derive(Default)]
-struct UsageChange {
-    creator: String,
-    /// Added when staged; given back if the commit fails.
-    reserved_sessions: u32,
-    reserved_bytes: u64,
-    /// Taken off once committed.
-    freed_bytes: u64,
-}
-
-/// One session's entry in the next commit.
-enum Pending {
-    /// A change a request waits for, applied in memory only once committed.
-    Change(Change),
-    /// Write the row as memory holds it, or delete it if memory has none
-    /// (a refresh, a sweep); retried until it commits.
-    Flush,
-}
-
-struct Change {
-    /// The record after the change; `None` deletes the session.
-    after: Option<Box<SessionRecord>>,
-    usage: UsageChange,
-    done: oneshot::Sender<Result<(), StoreError>>,
-}
-
-/// A change staged for the next commit; resolves once it settled.
-struct Staged(oneshot::Receiver<Result<(), StoreError>>);
-
-impl Staged {
-    async fn committed(self) -> Result<(), StoreError> {
-        self.0
-            .await
-            .map_err(|_| StoreError::Unavailable("the database writer stopped".into()))?
-    }
 }
 
 fn unavailable(err: sqlx::Error) -> StoreError {
@@ -231,9 +124,7 @@ impl SqliteStore {
         let sql = format!("SELECT {COLUMNS} FROM sessions");
         for row in sqlx::query(&sql).fetch_all(&pool).await? {
             let record = row::decode(&row)?;
-            let usage = journal.creators.entry(record.creator.clone()).or_default();
-            usage.sessions += 1;
-            usage.bytes += record.held_bytes();
+            journal.count_stored(&record);
             sessions.insert(record.code.clone(), record);
         }
         let inner = Arc::new(Inner {
@@ -306,7 +197,7 @@ impl SqliteStore {
                     reserved_bytes: bytes,
                     freed_bytes: 0,
                 };
-                Ok(stage(journal, &record.code, Some(record.clone()), usage))
+                Ok(journal.stage(&record.code, Some(record.clone()), usage))
             })
             .await?;
         match staged {
@@ -350,9 +241,10 @@ impl SqliteStore {
                     record.round += 1;
                     record.offer = Some(offer.clone());
                 }
-                let usage = usage_change(journal, &before, &record, creator_bytes)
+                let usage = journal
+                    .usage_change(&before, &record, creator_bytes)
                     .ok_or(UpdateOutcome::CreatorOverBytes)?;
-                Ok((stage(journal, code, Some(record.clone()), usage), record))
+                Ok((journal.stage(code, Some(record.clone()), usage), record))
             })
             .await?;
         match staged {
@@ -420,9 +312,10 @@ impl SqliteStore {
                 let mut record = before.clone();
                 record.offer = None;
                 record.answered = Some(a.clone());
-                let usage = usage_change(journal, &before, &record, creator_bytes)
+                let usage = journal
+                    .usage_change(&before, &record, creator_bytes)
                     .ok_or(ClaimOutcome::CreatorOverBytes)?;
-                Ok(stage(journal, code, Some(record), usage))
+                Ok(journal.stage(code, Some(record), usage))
             })
             .await?;
         match staged {
@@ -440,7 +333,7 @@ impl SqliteStore {
                 inner
                     .sessions
                     .contains_key(code)
-                    .then(|| stage(journal, code, None, UsageChange::default()))
+                    .then(|| journal.stage(code, None, UsageChange::default()))
             })
             .await?;
         let Some(staged) = staged else {
@@ -544,46 +437,6 @@ fn live(inner: &Inner, code: &SessionCode, now: Millis) -> Option<SessionRecord>
         .get(code)
         .filter(|r| r.expires_at > now)
         .map(|r| r.clone())
-}
-
-/// How changing `before` into `after` moves its creator's usage: growth
-/// reserved now if it fits under `creator_bytes` (`None` if it does not),
-/// shrinkage taken off once committed.
-fn usage_change(
-    journal: &mut Journal,
-    before: &SessionRecord,
-    after: &SessionRecord,
-    creator_bytes: Option<u64>,
-) -> Option<UsageChange> {
-    let (old, new) = (before.held_bytes(), after.held_bytes());
-    let grows = new.saturating_sub(old);
-    let limits = CreatorLimits {
-        sessions: None,
-        bytes: creator_bytes,
-    };
-    journal.reserve(&before.creator, limits, 0, grows).ok()?;
-    Some(UsageChange {
-        creator: before.creator.clone(),
-        reserved_sessions: 0,
-        reserved_bytes: grows,
-        freed_bytes: old.saturating_sub(new),
-    })
-}
-
-/// Stages a change of `code` (not busy) for the next commit and marks it busy.
-fn stage(
-    journal: &mut Journal,
-    code: &SessionCode,
-    after: Option<SessionRecord>,
-    usage: UsageChange,
-) -> Staged {
-    let after = after.map(Box::new);
-    let (done, settled) = oneshot::channel();
-    journal.busy.insert(code.clone());
-    journal
-        .staged
-        .insert(code.clone(), Pending::Change(Change { after, usage, done }));
-    Staged(settled)
 }
 
 fn poisoned() -> StoreError {
