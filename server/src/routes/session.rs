@@ -191,7 +191,6 @@ async fn update_session(
     if state.lobby_bytes_full(updated_bytes(&current, &update).saturating_sub(before)) {
         return Err(lobby_bytes_full(state));
     }
-    let counting = state.live_gate.read().await;
     let creator_bytes = state.config.creator_limits().bytes;
     let record = match state
         .store
@@ -203,7 +202,6 @@ async fn update_session(
         UpdateOutcome::CreatorOverBytes => return Err(address_bytes_full(state)),
     };
     state.count_bytes(before, record.held_bytes());
-    drop(counting);
     if update.offer.is_some() {
         state.metrics.rounds_published.inc();
     }
@@ -418,17 +416,16 @@ async fn claim(
     if state.lobby_bytes_full(grows) {
         return Err(lobby_bytes_full(state));
     }
-    let counting = state.live_gate.read().await;
     let creator_bytes = state.config.creator_limits().bytes;
     let outcome = state
         .store
         .claim_round(code, &answer, state.now(), creator_bytes)
         .await?;
     if outcome == ClaimOutcome::Claimed {
-        // Counted in full until the next recount.
+        // Counted in full until the next recount, which also settles any
+        // change it raced with (answers do not wait on the sweep's gate).
         state.count_bytes(0, grows);
     }
-    drop(counting);
     match outcome {
         ClaimOutcome::Claimed => {
             state.metrics.answers_accepted.inc();
