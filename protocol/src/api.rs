@@ -57,9 +57,22 @@ impl HostKind {
 pub struct PutSessionRequest {
     /// The session to update; absent to create a new one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[- ]*([2-9A-HJKMNP-Za-hjkmnp-z][- ]*){8}$")
+    )]
     pub code: Option<String>,
-    /// A complete (non-trickle) SDP offer for the next joiner: opens a new round.
+    /// A complete (non-trickle) SDP offer for the next joiner: opens a new
+    /// round. Lines of printable ASCII (or tabs) of the form `x=value`,
+    /// the first `v=0`, one an `m=` line; at most `--max-sdp-bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            pattern = r"^v=0[\t\x20-\x7E]*\r?(?:\n(?:[a-z]=[\t\x20-\x7E]*)?\r?)*\nm=[\t\x20-\x7E]*\r?(?:\n(?:[a-z]=[\t\x20-\x7E]*)?\r?)*$",
+            max_length = 32768
+        )
+    )]
     pub offer: Option<String>,
     /// Whether the session is listed in `GET /lobby` (default on create: true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -71,13 +84,26 @@ pub struct PutSessionRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_name: Option<String>,
     /// Players in the session now, host included (default on create: 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole::optional_u32"
+    )]
+    #[cfg_attr(feature = "openapi", schema(maximum = 4294967295u64))]
     pub players: Option<u32>,
-    /// Most players the session admits, host included.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Most players the session admits, host included: 1 to the server's
+    /// `--max-players`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole::optional_u32"
+    )]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 64))]
     pub max_players: Option<u32>,
-    /// The host's build ref; clients hide sessions of other builds.
+    /// The host's build ref; clients hide sessions of other builds. Not
+    /// empty once sanitized like names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
     pub build: Option<String>,
     /// The session's difficulty label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,8 +114,10 @@ pub struct PutSessionRequest {
     /// Who runs the host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_kind: Option<HostKind>,
-    /// A small free-form JSON object shown with the lobby entry.
+    /// A small free-form JSON object shown with the lobby entry (at most
+    /// `--max-meta-bytes` of JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub meta: Option<serde_json::Value>,
 }
 
@@ -177,13 +205,28 @@ pub struct SessionView {
 #[serde(rename_all = "camelCase")]
 pub struct PostAnswerRequest {
     /// The round the answer is for (from `GET /session/{code}`).
+    #[serde(deserialize_with = "whole::u32")]
+    #[cfg_attr(feature = "openapi", schema(maximum = 4294967295u64))]
     pub round: u32,
-    /// The joiner's complete (non-trickle) SDP answer.
+    /// The joiner's complete (non-trickle) SDP answer, in the form an offer
+    /// takes (see `PutSessionRequest.offer`).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            pattern = r"^v=0[\t\x20-\x7E]*\r?(?:\n(?:[a-z]=[\t\x20-\x7E]*)?\r?)*\nm=[\t\x20-\x7E]*\r?(?:\n(?:[a-z]=[\t\x20-\x7E]*)?\r?)*$",
+            max_length = 32768
+        )
+    )]
     pub answer: String,
     /// The joiner's display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
+
+/// The longest wait a host may ask of `GET /session/{code}/answer`
+/// (`waitMs`), in ms; more is refused (400), and a server waits at most
+/// its own `--max-wait-ms` (25 s by default) of what is asked.
+pub const ANSWER_WAIT_MAX_MS: u64 = 60_000;
 
 /// `POST /session/{code}/answer` response (201) and
 /// `GET /session/{code}/answer` response (200).
@@ -252,12 +295,104 @@ impl LobbyEvent {
     }
 }
 
+/// One event of `GET /lobby/events`, as an SSE parser reads it: the event
+/// name and its data, a JSON document of the component that name carries
+/// (`resync` has empty data).
+///
+/// OpenAPI 3.1 has no place for the schema of one event of a stream (3.2
+/// adds `itemSchema`); as tools read a 3.1 event stream's `schema` as that
+/// of each event (`{event, data, id?, retry?}`), this is what the stream's
+/// `schema` holds, with `contentMediaType` and `contentSchema` (JSON Schema
+/// 2020-12) for the data.
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for LobbyEvent {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::extensions::Extensions;
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+
+        let event = |name: &str, component: Option<&str>| {
+            let data = ObjectBuilder::new().schema_type(Type::String);
+            let data = match component {
+                Some(component) => {
+                    let mut data = data.content_media_type("application/json").build();
+                    // utoipa 5 has no `contentSchema`; extensions are written
+                    // flat into the schema object, which is where it belongs.
+                    let mut keywords = Extensions::default();
+                    keywords.insert(
+                        "contentSchema".into(),
+                        serde_json::json!({ "$ref": format!("#/components/schemas/{component}") }),
+                    );
+                    data.extensions = Some(keywords);
+                    data
+                }
+                None => data.enum_values(Some([""])).build(),
+            };
+            ObjectBuilder::new()
+                .title(Some(name))
+                .property(
+                    "event",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some([name])),
+                )
+                .required("event")
+                .property("data", data)
+                .required("data")
+                .build()
+        };
+        OneOfBuilder::new()
+            .description(Some(
+                "One event: `added` and `updated` carry a LobbyEntry, `removed` a \
+                 RemovedEntry (JSON in `data`); `resync` (empty data) means events were \
+                 missed: reload `GET /lobby`.",
+            ))
+            .item(event("added", Some("LobbyEntry")))
+            .item(event("updated", Some("LobbyEntry")))
+            .item(event("removed", Some("RemovedEntry")))
+            .item(event("resync", None))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for LobbyEvent {}
+
 /// Data of a `removed` lobby event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RemovedEntry {
     /// The session that left the listing.
     pub code: SessionCode,
+}
+
+/// Whole numbers in request bodies as JSON Schema reads them: `3.0` is the
+/// integer 3, so a body the schema allows is not refused for writing it so.
+mod whole {
+    use serde::{Deserialize, Deserializer, de::Error};
+
+    /// A `u32`, written as an integer or as a number with no fraction.
+    pub fn u32<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+        let n = serde_json::Number::deserialize(deserializer)?;
+        let whole = match (n.as_u64(), n.as_f64()) {
+            (Some(u), _) => u32::try_from(u).ok(),
+            (None, Some(f)) if f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&f) => {
+                Some(f as u32)
+            }
+            _ => None,
+        };
+        whole.ok_or_else(|| {
+            D::Error::custom(format!("{n} is not a whole number from 0 to {}", u32::MAX))
+        })
+    }
+
+    /// An optional `u32`, as [`u32`]; `null` is none.
+    pub fn optional_u32<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<u32>, D::Error> {
+        #[derive(Deserialize)]
+        struct Whole(#[serde(deserialize_with = "u32")] u32);
+        Ok(Option::<Whole>::deserialize(deserializer)?.map(|Whole(n)| n))
+    }
 }
 
 /// One ICE server, in the shape of the browser's `RTCIceServer`.
@@ -448,6 +583,39 @@ mod tests {
             round_trips(&PostAnswerRequest { round: round.unwrap_or(1), answer: answer.clone(), name: Some(name.clone()) })?;
             round_trips(&AnswerView { round: round.unwrap_or(1), answer, name })?;
             round_trips(&ErrorBody { error: ErrorCode::RoundTaken, message })?;
+        }
+    }
+
+    #[test]
+    fn whole_numbers_may_be_written_with_a_zero_fraction() {
+        let req: PostAnswerRequest =
+            serde_json::from_str(r#"{"round":2603.0,"answer":"v=0"}"#).unwrap();
+        assert_eq!(req.round, 2603);
+        let req: PutSessionRequest =
+            serde_json::from_str(r#"{"players":2.0,"maxPlayers":4,"code":null}"#).unwrap();
+        assert_eq!((req.players, req.max_players), (Some(2), Some(4)));
+        let req: PutSessionRequest = serde_json::from_str(r#"{"players":null}"#).unwrap();
+        assert_eq!(req.players, None);
+        for bad in [
+            "2.5",
+            "-1",
+            "-1.0",
+            "4294967296",
+            "4294967296.0",
+            "1e300",
+            "\"3\"",
+            "true",
+        ] {
+            let json = format!(r#"{{"round":{bad},"answer":"v=0"}}"#);
+            assert!(
+                serde_json::from_str::<PostAnswerRequest>(&json).is_err(),
+                "{json}"
+            );
+            let json = format!(r#"{{"players":{bad}}}"#);
+            assert!(
+                serde_json::from_str::<PutSessionRequest>(&json).is_err(),
+                "{json}"
+            );
         }
     }
 

@@ -60,9 +60,11 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .split_for_parts()
 }
 
-/// The OpenAPI document of the API, as `/openapi.json` serves it.
+/// The OpenAPI document of the API, as `/openapi.json` serves it with the
+/// default flags.
 pub fn openapi() -> serde_json::Value {
-    serde_json::from_str(&openapi_json(&api_routes().1)).unwrap_or_default()
+    let config = <Config as clap::Parser>::parse_from(["lobby-server"]);
+    serde_json::from_str(&openapi_json(&api_routes().1, &config)).unwrap_or_default()
 }
 
 fn cors(config: &Config) -> CorsLayer {
@@ -110,11 +112,13 @@ async fn track_requests(State(state): State<AppState>, request: Request, next: N
 /// The OpenAPI document as served. utoipa 5.5 writes a link object's
 /// fields in snake case (`operation_id`); the specification spells them
 /// `operationId`, `operationRef` and `requestBody`, and clients following
-/// links (Schemathesis's stateful tests) look for those.
-fn openapi_json(doc: &utoipa::openapi::OpenApi) -> String {
+/// links (Schemathesis's stateful tests) look for those. The limits that
+/// are flags are this server's (see [`configured_limits`]).
+fn openapi_json(doc: &utoipa::openapi::OpenApi, config: &Config) -> String {
     let Ok(mut value) = serde_json::to_value(doc) else {
         return "{}".into();
     };
+    configured_limits(&mut value, config);
     if let Some(paths) = value.get_mut("paths").and_then(|p| p.as_object_mut()) {
         let responses = paths
             .values_mut()
@@ -142,10 +146,42 @@ fn openapi_json(doc: &utoipa::openapi::OpenApi) -> String {
     serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".into())
 }
 
+/// The schema states what this server accepts: the types declare the
+/// default `--max-sdp-bytes` and `--max-players`; a server started with
+/// other values publishes those. (SDP is ASCII, so its bytes are its
+/// characters, which `maxLength` counts.)
+fn configured_limits(doc: &mut serde_json::Value, config: &Config) {
+    for (schema, field, keyword, limit) in [
+        (
+            "PutSessionRequest",
+            "offer",
+            "maxLength",
+            config.max_sdp_bytes as u64,
+        ),
+        (
+            "PostAnswerRequest",
+            "answer",
+            "maxLength",
+            config.max_sdp_bytes as u64,
+        ),
+        (
+            "PutSessionRequest",
+            "maxPlayers",
+            "maximum",
+            u64::from(config.max_players),
+        ),
+    ] {
+        let path = format!("/components/schemas/{schema}/properties/{field}");
+        if let Some(property) = doc.pointer_mut(&path).and_then(|p| p.as_object_mut()) {
+            property.insert(keyword.to_owned(), limit.into());
+        }
+    }
+}
+
 /// The whole HTTP application over `state`.
 pub fn router(state: AppState) -> Router {
     let (api, doc) = api_routes();
-    let doc_json = Arc::new(openapi_json(&doc));
+    let doc_json = Arc::new(openapi_json(&doc, &state.config));
     api.route(
         "/openapi.json",
         axum::routing::get(move || {

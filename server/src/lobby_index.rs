@@ -48,7 +48,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use protocol::api::{HostKind, LobbyEntry};
-use protocol::code::SessionCode;
+use protocol::code::{CODE_ALPHABET, CODE_LEN, SessionCode};
 use protocol::name::sanitize_label;
 use tokio::sync::{Notify, broadcast};
 use tokio::time::Instant;
@@ -352,10 +352,29 @@ pub struct Cursor {
     code: PackedCode,
 }
 
+/// Digits of a cursor's `createdMs`: up to 18, so any such number fits
+/// [`Millis`] (an `i64`), and every creation time since 1970 has them.
+const CURSOR_MS_MAX_DIGITS: usize = 18;
+
+/// What [`Cursor::parse`] accepts, as published in `/openapi.json`: the
+/// creation time in ms (1 to 18 digits), a dot, and a session code in its
+/// canonical form (as the server writes it).
+pub const CURSOR_PATTERN: &str = r"^[0-9]{1,18}\.[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8}$";
+
+/// The longest cursor: 18 digits, the dot and the code.
+pub const CURSOR_MAX_CHARS: usize = CURSOR_MS_MAX_DIGITS + 1 + CODE_LEN;
+
 impl Cursor {
-    /// Parses a `cursor=` value.
+    /// Parses a `cursor=` value: any position of the form the server hands
+    /// out is one, whether or not a session was created there.
     pub fn parse(text: &str) -> Option<Self> {
         let (ms, code) = text.split_once('.')?;
+        let ms_ok = (1..=CURSOR_MS_MAX_DIGITS).contains(&ms.len())
+            && ms.bytes().all(|b| b.is_ascii_digit());
+        let code_ok = code.len() == CODE_LEN && code.bytes().all(|b| CODE_ALPHABET.contains(&b));
+        if !(ms_ok && code_ok) {
+            return None;
+        }
         Some(Self {
             created_at: ms.parse().ok()?,
             code: PackedCode::new(&SessionCode::parse(code).ok()?),
@@ -812,6 +831,51 @@ mod tests {
         assert_eq!(prefixes("héllo").nth(1), Some("hé"));
         assert_eq!(prefixes("abcdefghijkl").count(), PREFIX_MAX_CHARS);
         assert_eq!(posting_key("abcdefghijkl"), "abcdefgh");
+    }
+
+    #[test]
+    fn cursors_are_exactly_the_published_pattern() {
+        // CURSOR_PATTERN, spelled out: the dialect-neutral check of it is
+        // in app.rs, against the served document.
+        for good in [
+            "0.22222222",
+            "1764000000000.K7QH3MZD",
+            "999999999999999999.ZZZZZZZZ",
+            "000000000000000001.ABCDEFGH",
+        ] {
+            assert!(Cursor::parse(good).is_some(), "{good:?}");
+            assert!(good.len() <= CURSOR_MAX_CHARS);
+        }
+        for bad in [
+            "",
+            ".K7QH3MZD",
+            "1764000000000",
+            "1764000000000.",
+            "1764000000000.k7qh3mzd",
+            "1764000000000.K7QH-3MZD",
+            "1764000000000.K7QH3MZ",
+            "1764000000000.K7QH3MZDD",
+            "1764000000000.K7QH3MZO",
+            "+1764000000000.K7QH3MZD",
+            "-1.K7QH3MZD",
+            " 1.K7QH3MZD",
+            "1.K7QH3MZD ",
+            "1000000000000000000.K7QH3MZD",
+            "9223372036854775807.K7QH3MZD",
+            "1.2.K7QH3MZD",
+            "\u{661}.K7QH3MZD",
+        ] {
+            assert!(Cursor::parse(bad).is_none(), "{bad:?}");
+        }
+        let code = PackedCode::new(&SessionCode::parse("K7QH3MZD").unwrap());
+        let key: IndexKey = (Reverse(1_764_000_000_000), code);
+        assert_eq!(
+            Cursor::parse(&Cursor::encode(&key)),
+            Some(Cursor {
+                created_at: 1_764_000_000_000,
+                code
+            })
+        );
     }
 
     #[test]

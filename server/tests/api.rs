@@ -192,6 +192,20 @@ async fn long_poll_times_out_with_204_and_caps_the_wait() {
     );
 }
 
+/// Issue 24: the schema's `waitMs` maximum is the server's; more is refused,
+/// not clamped (below it, the wait is still capped by `--max-wait-ms`).
+#[tokio::test]
+async fn a_wait_longer_than_the_schema_allows_is_refused() {
+    let srv = TestServer::start().await;
+    let (code, token) = srv.create().await;
+    let res = srv.poll(&code, &token, 1, 60_001).await;
+    assert_error(res, 400, "invalid_field").await;
+    let started = Instant::now();
+    let res = srv.poll(&code, &token, 1, 0).await;
+    assert_eq!(res.status(), 204);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
 #[tokio::test]
 async fn a_long_poll_whose_client_goes_away_is_cleaned_up() {
     let srv = TestServer::start().await;
@@ -1063,6 +1077,37 @@ async fn openapi_describes_every_route() {
     }
     assert!(doc["components"]["schemas"]["PutSessionRequest"].is_object());
     assert_eq!(doc, lobby_server::app::openapi());
+    // The published patterns and bounds are the server's own checks (issue 24).
+    let schemas = &doc["components"]["schemas"];
+    for sdp in [
+        &schemas["PutSessionRequest"]["properties"]["offer"],
+        &schemas["PostAnswerRequest"]["properties"]["answer"],
+    ] {
+        assert_eq!(sdp["pattern"], protocol::sdp::SDP_PATTERN);
+        assert_eq!(sdp["maxLength"], srv.state.config.max_sdp_bytes);
+    }
+    let param = |path: &str, name: &str| {
+        doc["paths"][path]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()["schema"]
+            .clone()
+    };
+    let cursor = lobby_server::lobby_index::CURSOR_PATTERN;
+    assert_eq!(
+        param("/lobby", "cursor")["pattern"],
+        format!("^({})?$", &cursor[1..cursor.len() - 1])
+    );
+    assert_eq!(
+        param("/lobby", "cursor")["maxLength"],
+        lobby_server::lobby_index::CURSOR_MAX_CHARS
+    );
+    assert_eq!(
+        param("/session/{code}/answer", "waitMs")["maximum"],
+        protocol::api::ANSWER_WAIT_MAX_MS
+    );
     // Links (create, then read, answer, poll, delete) in the spelling of the
     // specification, for clients that follow them.
     let links = &doc["paths"]["/session"]["put"]["responses"]["201"]["links"];

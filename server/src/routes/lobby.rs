@@ -48,7 +48,12 @@ pub struct LobbyQuery {
     #[param(minimum = 1, maximum = 100)]
     limit: Option<usize>,
     /// `nextCursor` of the previous page (of the same search and filters);
-    /// a page may be short, even empty, and still have one.
+    /// a page may be short, even empty, and still have one. Empty: the
+    /// first page. Any value of this form is a position in the listing.
+    #[param(
+        pattern = r"^([0-9]{1,18}\.[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8})?$",
+        max_length = 27
+    )]
     cursor: Option<String>,
 }
 
@@ -128,7 +133,11 @@ impl LobbyQuery {
         let after = match self.cursor.as_deref() {
             None | Some("") => None,
             Some(c) => Some(Cursor::parse(c).ok_or_else(|| {
-                AppError::invalid_field("cursor", "not a cursor this server handed out")
+                AppError::invalid_field(
+                    "cursor",
+                    "not of the form the server hands out (createdMs.CODE); \
+                     pass a page's nextCursor as it is",
+                )
             })?),
         };
         Ok(PageQuery {
@@ -179,7 +188,7 @@ pub async fn get_lobby(
 /// Live lobby changes as Server-Sent Events.
 ///
 /// Event names are `added` and `updated` (data: a lobby entry) and
-/// `removed` (data: `{"code": ...}`); `resync` (no data) means events were
+/// `removed` (data: `{"code": ...}`); `resync` (empty data) means events were
 /// missed and the client should reload `GET /lobby`. Subscribe first, then
 /// load the listing, and apply events by code, so nothing falls between.
 ///
@@ -192,7 +201,7 @@ pub async fn get_lobby(
     get, path = "/lobby/events", tag = "lobby",
     params(LobbyEventsQuery),
     responses(
-        (status = 200, description = "An event stream (text/event-stream); it ends after the server's event-stream lifetime (default 15 min), and the client reconnects", content_type = "text/event-stream", body = String),
+        (status = 200, description = "An event stream (text/event-stream) of the events its schema describes, each on its own; it ends after the server's event-stream lifetime (`--event-stream-max-secs`, default 15 min), and the client reconnects", content_type = "text/event-stream", body = protocol::api::LobbyEvent),
         (status = 400, description = "Bad search or filter", body = ErrorBody),
         (status = 429, description = "Too many event streams open from this address", body = ErrorBody),
     )

@@ -8,8 +8,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use protocol::api::{
-    AnswerView, ErrorBody, ErrorCode, PostAnswerRequest, PutSessionRequest, PutSessionResponse,
-    SessionView,
+    ANSWER_WAIT_MAX_MS, AnswerView, ErrorBody, ErrorCode, PostAnswerRequest, PutSessionRequest,
+    PutSessionResponse, SessionView,
 };
 use protocol::code::SessionCode;
 use protocol::name::sanitize_display_name;
@@ -465,8 +465,11 @@ async fn claim(
 #[into_params(parameter_in = Query)]
 pub struct AnswerPoll {
     /// The round whose answer to wait for.
+    #[param(maximum = 4294967295u64)]
     round: u32,
-    /// How long to wait, in ms (capped by the server; default 0: no wait).
+    /// How long to wait, in ms: at most 60000 (more is refused), and the
+    /// server waits at most its `--max-wait-ms` (default 0: no wait).
+    #[param(maximum = 60000)]
     wait_ms: Option<u64>,
 }
 
@@ -492,6 +495,13 @@ pub async fn get_answer(
     CodePath(code): CodePath,
     ApiQuery(poll): ApiQuery<AnswerPoll>,
 ) -> Result<Response, AppError> {
+    let asked = poll.wait_ms.unwrap_or(0);
+    if asked > ANSWER_WAIT_MAX_MS {
+        return Err(AppError::invalid_field(
+            "waitMs",
+            format!("at most {ANSWER_WAIT_MAX_MS}"),
+        ));
+    }
     state.limits.check_not_blocked(ip)?;
     // Register before the first read, so an answer landing at any point
     // after this line wakes the poll.
@@ -512,7 +522,7 @@ pub async fn get_answer(
     if state.store.refresh(&code, expires_at, now).await? {
         state.lobby.touch(&code, expires_at);
     }
-    let wait = Duration::from_millis(poll.wait_ms.unwrap_or(0).min(state.config.max_wait_ms));
+    let wait = Duration::from_millis(asked.min(state.config.max_wait_ms));
     let deadline = tokio::time::Instant::now() + wait;
 
     let response = loop {
