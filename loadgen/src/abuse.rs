@@ -52,6 +52,9 @@ pub enum Attack {
     Sessions,
     /// Host updates of its own session as fast as it can.
     UpdateFlood,
+    /// Connections that pipeline requests for a large document and read
+    /// nothing (the server's writes stall).
+    SlowReaders,
 }
 
 impl Attack {
@@ -66,6 +69,7 @@ impl Attack {
             Attack::RoundGrab => "round-grab",
             Attack::Sessions => "sessions",
             Attack::UpdateFlood => "update-flood",
+            Attack::SlowReaders => "slow-readers",
         }
     }
 }
@@ -578,8 +582,62 @@ async fn attack_loop(
             }
             delete_own(&client, server, &code, &token).await;
         }
+        Attack::SlowReaders => {
+            // Each connection asks for the OpenAPI document (tens of KB)
+            // 400 times with a small receive window and reads nothing; a
+            // refused or closed connection is replaced. What got through:
+            // connections the server still held at the end that were
+            // opened more than SLOW_READER_GRACE before it (past the
+            // server's write stall timeout).
+            let request = "GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n".repeat(400);
+            let mut held: Vec<(TcpStream, Instant)> = Vec::new();
+            // Nothing is read from them before the end (reading would
+            // make them readers), so closed ones stay in the list too.
+            while live(counts) && held.len() < MAX_HELD {
+                counts.sent.fetch_add(1, Ordering::Relaxed);
+                match open_with_window(addr).await {
+                    Ok(mut s) => {
+                        // The write may block once the server stops reading.
+                        let _ = tokio::time::timeout(
+                            Duration::from_millis(200),
+                            s.write_all(request.as_bytes()),
+                        )
+                        .await;
+                        held.push((s, Instant::now()));
+                    }
+                    Err(_) => {
+                        counts.refused.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            tokio::time::sleep_until(deadline.into()).await;
+            let old = held
+                .iter()
+                .filter(|(s, at)| {
+                    deadline.saturating_duration_since(*at) > SLOW_READER_GRACE && still_open(s)
+                })
+                .count() as u64;
+            counts.succeeded.store(old, Ordering::Relaxed);
+        }
     }
     Ok(())
+}
+
+/// How long past its opening a slow reader's connection may be held open
+/// before the benchmark counts it as getting through: the server's default
+/// write stall timeout (10 s) and a margin.
+const SLOW_READER_GRACE: Duration = Duration::from_secs(12);
+
+/// [`open_from`] with a 4 KiB receive buffer, so the server's writes stall
+/// soon.
+async fn open_with_window(server: SocketAddr) -> std::io::Result<TcpStream> {
+    let socket = TcpSocket::new_v4()?;
+    socket.set_recv_buffer_size(4096)?;
+    socket.bind(SocketAddr::new(IpAddr::V4(ATTACKER), 0))?;
+    tokio::time::timeout(Duration::from_secs(2), socket.connect(server))
+        .await
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
 }
 
 /// Ends one of the attacker's sessions, so the next phase starts clean.
