@@ -9,6 +9,11 @@ use clap::{Parser, ValueEnum};
 use crate::client_addr::ForwardedFor;
 use crate::store::{SqliteSynchronous, StoreSettings};
 
+/// Loopback and the private ranges: where a compose network's or a
+/// cluster's proxy and Prometheus live (the default of `--trusted-proxies`
+/// and `--metrics-allow`).
+const LOCAL_NETWORKS: &str = "127.0.0.0/8,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7";
+
 /// Log output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -151,7 +156,7 @@ pub struct Config {
         env = "LOBBY_TRUSTED_PROXIES",
         value_delimiter = ',',
         value_parser = crate::client_addr::parse_network,
-        default_value = "127.0.0.0/8,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
+        default_value = LOCAL_NETWORKS
     )]
     pub trusted_proxies: Vec<ipnet::IpNet>,
 
@@ -162,7 +167,7 @@ pub struct Config {
         env = "LOBBY_METRICS_ALLOW",
         value_delimiter = ',',
         value_parser = crate::client_addr::parse_network,
-        default_value = "127.0.0.0/8,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
+        default_value = LOCAL_NETWORKS
     )]
     pub metrics_allow: Vec<ipnet::IpNet>,
 
