@@ -27,11 +27,15 @@ export class Proc {
    * @param {string} name for logs
    * @param {string} bin
    * @param {string[]} args
-   * @param {{direct?: boolean}} [opts] direct: start `bin` as it is (it
-   *   enters its namespace itself), not inside the server namespace
+   * @param {{direct?: boolean, stopSignal?: NodeJS.Signals}} [opts] direct:
+   *   start `bin` as it is (it enters its namespace itself), not inside the
+   *   server namespace; stopSignal: how `kill()` ends it (SIGKILL unless
+   *   given; a process with children of its own, such as nginx's master,
+   *   needs a signal it can act on, or its orphans live on)
    */
   constructor(name, bin, args, opts = {}) {
     this.name = name;
+    this.stopSignal = opts.stopSignal ?? 'SIGKILL';
     this.child = opts.direct
       ? spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] })
       : spawn('ip', ['netns', 'exec', NS_SERVER, bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -104,8 +108,26 @@ export class Proc {
     });
   }
 
-  kill() {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  /** Ends the process with its stop signal (SIGKILL when `force`). */
+  kill(force = false) {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill(force ? 'SIGKILL' : this.stopSignal);
+    }
+  }
+
+  /**
+   * Ends the process and waits for it: its stop signal, then SIGKILL if it
+   * is still running after 5 s. Then lets go of its output pipes, which a
+   * descendant it left behind could otherwise hold open, keeping this test
+   * file's process (and the whole run) alive.
+   */
+  async stop() {
+    this.kill();
+    const late = setTimeout(() => this.kill(true), 5_000);
+    await this.exited;
+    clearTimeout(late);
+    this.child.stdout?.destroy();
+    this.child.stderr?.destroy();
   }
 }
 
@@ -201,8 +223,7 @@ export class Rig {
 
   async close() {
     for (const b of this.browsers) await b.close().catch(() => {});
-    for (const p of this.procs) p.kill();
-    await Promise.all(this.procs.map((p) => p.exited));
+    await Promise.all(this.procs.map((p) => p.stop()));
   }
 }
 

@@ -88,7 +88,8 @@ async function proxy(one, two) {
     const port = 20_000 + ((process.pid * 7 + attempt * 7919) % 20_000);
     const conf = join(dir, 'nginx.conf');
     writeFileSync(conf, nginxConf(one, two, port, dir));
-    const p = new Proc('nginx', '/usr/sbin/nginx', ['-p', dir, '-c', conf, '-g', 'daemon off;']);
+    // SIGTERM: the master stops its workers; SIGKILL would orphan them.
+    const p = new Proc('nginx', '/usr/sbin/nginx', ['-p', dir, '-c', conf, '-g', 'daemon off;'], { stopSignal: 'SIGTERM' });
     rig.procs.push(p);
     const base = `http://${SERVER_IP}:${port}`;
     const up = await Promise.race([
@@ -97,7 +98,7 @@ async function proxy(one, two) {
       p.exited.then(() => false),
     ]);
     if (up) return base;
-    p.kill();
+    await p.stop();
   }
   throw new Error('nginx did not start on any of 5 ports');
 }
