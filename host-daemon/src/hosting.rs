@@ -281,6 +281,27 @@ pub async fn run_session(
     })
 }
 
+/// Publishes `players` in the lobby unless `published` says it already
+/// shows that count; a failure is logged and tried again at the next call.
+async fn publish_players(
+    client: &LobbyClient,
+    session: &HostedSession,
+    players: u32,
+    published: &mut Option<u32>,
+) {
+    if *published == Some(players) {
+        return;
+    }
+    let update = PutSessionRequest {
+        players: Some(players),
+        ..Default::default()
+    };
+    match client.update(session, &update).await {
+        Ok(_) => *published = Some(players),
+        Err(e) => tracing::debug!(error = %e, "publishing players failed"),
+    }
+}
+
 /// Serves offer rounds while the session waits in its lobby: keeps one
 /// round open whenever a seat is free, connects each answer and hands the
 /// link to the session. Returns once the session has started or is gone.
@@ -317,15 +338,8 @@ async fn round_loop(
         let players = config.local_players() + u32::try_from(p.seats_taken).unwrap_or(u32::MAX);
         // The lobby follows admissions (and leaves) at once, with the round
         // left open; without a round the next one carries the count.
-        if open.is_some() && published_players != Some(players) {
-            let update = PutSessionRequest {
-                players: Some(players),
-                ..Default::default()
-            };
-            match client.update(session, &update).await {
-                Ok(_) => published_players = Some(players),
-                Err(e) => tracing::debug!(error = %e, "publishing players failed"),
-            }
+        if open.is_some() {
+            publish_players(client, session, players, &mut published_players).await;
         }
         let Some((offer, round)) = open.take() else {
             let seat_free = p.seats_taken < wanted;
@@ -372,15 +386,7 @@ async fn round_loop(
             // Full, or every join slot taken for a moment: keep `players`
             // current, wait for a seat to free up, a join to end, a slot
             // to come free, or the start.
-            if published_players != Some(players) {
-                let update = PutSessionRequest {
-                    players: Some(players),
-                    ..Default::default()
-                };
-                if client.update(session, &update).await.is_ok() {
-                    published_players = Some(players);
-                }
-            }
+            publish_players(client, session, players, &mut published_players).await;
             tokio::select! {
                 changed = progress.changed() => if changed.is_err() {
                     return;

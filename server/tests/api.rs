@@ -7,7 +7,7 @@ mod common;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use common::{SDP, SseReader, TestServer, assert_error};
+use common::{SDP, SseReader, TestServer, assert_error, retry_after_secs};
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -612,11 +612,7 @@ async fn creates_are_rate_limited_per_address() {
     let body =
         json!({"name": "n", "hostName": "h", "maxPlayers": 2, "build": "b", "hostKind": "player"});
     let res = srv.put(&body, None).await;
-    let retry_after: u64 = res.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let retry_after = retry_after_secs(&res);
     assert!((1..=60).contains(&retry_after), "Retry-After {retry_after}");
     assert_error(res, 429, "rate_limited").await;
     assert_eq!(
@@ -1451,11 +1447,7 @@ async fn live_sessions_per_address_are_capped_by_ipv6_network_and_freed_by_delet
         ));
     }
     let refused = create_from("2001:db8:7:7::4").await.unwrap();
-    let retry: u64 = refused.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let retry = retry_after_secs(&refused);
     assert!(retry >= srv.config.session_ttl, "Retry-After {retry}");
     assert_error(refused, 429, "rate_limited").await;
     // Another /64 and an IPv4 address have budgets of their own.

@@ -7,20 +7,12 @@
 mod common;
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::time::Duration;
 
-use common::{SDP, TestServer, assert_error};
+use common::{SDP, TestServer, assert_error, client_from, retry_after_secs, sdp_of};
 use serde_json::{Value, json};
 
 /// The budget both tests use, in bytes.
 const BUDGET: u64 = 10_000;
-
-/// A plausible SDP of exactly `len` bytes.
-fn sdp_of(len: usize) -> String {
-    let head = format!("{SDP}a=pad:");
-    let pad = len - head.len() - 2;
-    format!("{head}{}\r\n", "x".repeat(pad))
-}
 
 fn body_with_offer(offer: &str) -> Value {
     json!({"name": "Bytes", "hostName": "Ada", "maxPlayers": 4, "build": "b1",
@@ -60,14 +52,6 @@ async fn open_round(srv: &TestServer, code: &str) -> Value {
     view["round"].clone()
 }
 
-fn retry_after(res: &reqwest::Response) -> u64 {
-    res.headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
-        .expect("Retry-After in seconds")
-}
-
 #[tokio::test]
 async fn the_bytes_one_address_holds_are_capped() {
     let srv = TestServer::start_with(|c| {
@@ -80,7 +64,7 @@ async fn the_bytes_one_address_holds_are_capped() {
     created(create(&srv, &big).await).await;
     // 12,000 bytes would be held: refused, with the wait for a place.
     let refused = create(&srv, &big).await;
-    assert!(retry_after(&refused) >= srv.config.session_ttl);
+    assert!(retry_after_secs(&refused) >= srv.config.session_ttl);
     let message = assert_error(refused, 429, "rate_limited").await;
     assert!(message.contains("bytes"), "{message}");
     let (c, _) = created(create(&srv, SDP).await).await;
@@ -107,11 +91,7 @@ async fn the_bytes_one_address_holds_are_capped() {
     assert_eq!(srv.delete_session(&a, &a_token).await.status(), 204);
     created(create(&srv, &big).await).await;
     // Another address has a budget of its own.
-    let other = reqwest::Client::builder()
-        .local_address(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)))
-        .timeout(Duration::from_secs(10))
-        .build()
-        .expect("client on 127.0.0.2");
+    let other = client_from(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)));
     let res = other
         .put(srv.url("/session"))
         .json(&body_with_offer(&big))
@@ -128,7 +108,7 @@ async fn the_bytes_the_lobby_holds_are_capped() {
     let (a, a_token) = created(create(&srv, &big).await).await;
     let (b, b_token) = created(create(&srv, &big).await).await;
     let refused = create(&srv, &big).await;
-    assert!(retry_after(&refused) >= 1);
+    assert!(retry_after_secs(&refused) >= 1);
     let message = assert_error(refused, 503, "lobby_full").await;
     assert!(message.contains("bytes"), "{message}");
     let (c, _) = created(create(&srv, SDP).await).await;

@@ -270,11 +270,18 @@ async fn an_event_stream_ends_after_its_lifetime() {
         c.event_stream_max_secs = 1;
     })
     .await;
+    let opened = std::time::Instant::now();
     let res = srv.lobby_events("").await;
     assert_eq!(res.status(), 200);
     let body = tokio::time::timeout(Duration::from_secs(10), res.bytes()).await;
     assert!(
         matches!(body, Ok(Ok(_))),
         "the stream ends by itself: {body:?}"
+    );
+    // At its lifetime, not at once.
+    assert!(
+        opened.elapsed() >= Duration::from_millis(900),
+        "the stream ended after {:?}, before its 1 s lifetime",
+        opened.elapsed()
     );
 }

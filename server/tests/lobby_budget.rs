@@ -5,9 +5,8 @@
 mod common;
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::time::Duration;
 
-use common::{START_MS, TestServer, assert_error};
+use common::{START_MS, TestServer, assert_error, client_from, retry_after_secs};
 use serde_json::json;
 
 /// A client-made cursor no page handed out: never in the page cache.
@@ -60,22 +59,13 @@ async fn pages_rendered_afresh_are_budgeted_per_address_and_cached_pages_are_fre
         assert_eq!(res.status(), 200);
     }
     let refused = get_lobby(client, &srv, &made_up_cursor(2)).await;
-    let retry_after: u64 = refused
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
-        .expect("Retry-After in seconds");
+    let retry_after = retry_after_secs(&refused);
     assert!((1..=60).contains(&retry_after), "Retry-After {retry_after}");
     assert_error(refused, 429, "rate_limited").await;
     // Served from the cache: not charged.
     assert_eq!(get_lobby(client, &srv, "").await.status(), 200);
     // Another address has its own budget.
-    let other = reqwest::Client::builder()
-        .local_address(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)))
-        .timeout(Duration::from_secs(10))
-        .build()
-        .expect("client on 127.0.0.2");
+    let other = client_from(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)));
     assert_eq!(
         get_lobby(&other, &srv, &made_up_cursor(3)).await.status(),
         200

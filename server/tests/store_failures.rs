@@ -13,7 +13,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{SDP, START_MS, TestDb, TestServer, assert_error};
+use common::{SDP, START_MS, TestDb, TestServer, assert_error, sdp_of};
 use lobby_server::Config;
 use lobby_server::clock::ManualClock;
 use serde_json::{Value, json};
@@ -21,13 +21,6 @@ use sqlx::{Connection, SqliteConnection};
 
 /// Bytes of the bigger offer the update publishes.
 const BIG_OFFER: usize = 3_000;
-
-/// A plausible SDP of exactly `len` bytes.
-fn sdp_of(len: usize) -> String {
-    let head = format!("{SDP}a=pad:");
-    let pad = len - head.len() - 2;
-    format!("{head}{}\r\n", "x".repeat(pad))
-}
 
 /// A server on a fresh SQLite file, with the per-address and lobby-wide
 /// caps at 4 sessions, so one session counted by mistake shows as a

@@ -202,6 +202,10 @@ export class BrowserHost {
     /** A `players` update is in flight; another change came meanwhile. */
     this.publishing = false;
     this.publishAgain = false;
+    /** @type {ReturnType<typeof setTimeout>|null} a failed update's retry */
+    this.publishRetry = null;
+    /** The pause before the next retry of a failed update, ms (doubles, at most 30 s). */
+    this.publishBackoff = RETRY_PAUSE_MS;
   }
 
   /** Guest seats: every player but the host's own. */
@@ -230,8 +234,14 @@ export class BrowserHost {
     });
     worker.addEventListener('message', (ev) => this.onWorker(ev.data));
     worker.postMessage({ type: 'init', config: this.sessionConfig });
-    const [campfire] = await Promise.all([loadCampfire(), ready]);
-    this.joinSlots = campfire.joinSlots({ connectDeadlineMs: CONNECT_TIMEOUT_MS });
+    try {
+      const [campfire] = await Promise.all([loadCampfire(), ready]);
+      this.joinSlots = campfire.joinSlots({ connectDeadlineMs: CONNECT_TIMEOUT_MS });
+    } catch (e) {
+      worker.terminate();
+      this.worker = null;
+      throw e;
+    }
     this.hosted = await this.client.createSession({
       public: this.listing.public,
       name: this.listing.name,
@@ -349,6 +359,11 @@ export class BrowserHost {
   async ended() {
     this.stopped = true;
     for (const wake of this.statusWaiters.splice(0)) wake();
+    if (this.expiryTimer !== null) clearTimeout(this.expiryTimer);
+    if (this.publishRetry !== null) clearTimeout(this.publishRetry);
+    this.expiryTimer = null;
+    this.publishRetry = null;
+    for (const id of [...this.joins.keys()]) this.dropJoin(id, 'was still connecting when the session ended');
     if (this.hosted && !this.deleted) {
       this.deleted = true;
       await this.client.deleteSession(this.hosted).catch((e) => {
@@ -474,7 +489,7 @@ export class BrowserHost {
   /** Drops the joins past their deadline, and wakes up for the next one. */
   scheduleExpiry() {
     const slots = this.joinSlots;
-    if (!slots) return;
+    if (!slots || this.stopped) return;
     for (const { id, why } of slots.expire(performance.now())) {
       this.dropJoin(id, why === 'no-ice-progress' ? 'showed no ICE progress in time' : 'did not open its channels in time');
     }
@@ -512,9 +527,12 @@ export class BrowserHost {
    * Publishes `players` when it changed: at every status change in the
    * lobby (an admission or a leave), round or no round, so the lobby
    * follows within a request's time. One update at a time; a change that
-   * comes during one is published right after it (bounded).
+   * comes during one is published right after it (bounded). A failed
+   * update is retried once after a pause that doubles with each failure,
+   * not at every later change.
    */
   async publishPlayers() {
+    if (this.publishRetry !== null) return;
     if (this.publishing) {
       this.publishAgain = true;
       return;
@@ -528,8 +546,14 @@ export class BrowserHost {
         try {
           await this.client.updateSession(this.hosted, { players });
           this.publishedPlayers = players;
+          this.publishBackoff = RETRY_PAUSE_MS;
         } catch (e) {
           this.lobbyError(/** @type {Error} */ (e));
+          this.publishRetry = setTimeout(() => {
+            this.publishRetry = null;
+            this.publishPlayers();
+          }, this.publishBackoff);
+          this.publishBackoff = Math.min(this.publishBackoff * 2, 30_000);
           return;
         }
         if (!this.publishAgain) return;

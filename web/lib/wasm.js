@@ -377,15 +377,22 @@ export class Campfire {
   }
 }
 
+/** @type {Promise<WebAssembly.Module>|null} the fetched module, compiled once per page or worker */
+let fetched = null;
+
 /**
  * Loads the module: from `source` bytes (Node, tests), or by fetching
- * `/web/campfire.wasm` (browsers; served as application/wasm).
+ * `/web/campfire.wasm` (browsers; served as application/wasm). A page
+ * fetches and compiles the file once; each call gets its own instance.
  * @param {BufferSource} [source]
  * @returns {Promise<Campfire>}
  */
 export async function loadCampfire(source) {
-  const { instance } = source
-    ? await WebAssembly.instantiate(source, {})
-    : await WebAssembly.instantiateStreaming(fetch(new URL('../campfire.wasm', import.meta.url)), {});
-  return new Campfire(instance);
+  if (source) return new Campfire((await WebAssembly.instantiate(source, {})).instance);
+  fetched ??= WebAssembly.compileStreaming(fetch(new URL('../campfire.wasm', import.meta.url)));
+  const module = await fetched.catch((e) => {
+    fetched = null; // a failed fetch is tried again by the next call
+    throw e;
+  });
+  return new Campfire(await WebAssembly.instantiate(module, {}));
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use netcode::host::join_slots::{JoinId, JoinPolicy, JoinSlots};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinSet;
+use tokio::task::{self, JoinSet};
 use tokio::time::Instant;
 
 use crate::transport::webrtc::{HostOffer, WebRtcError, WebRtcLink};
@@ -39,6 +39,8 @@ pub(super) struct Joins {
     tasks: JoinSet<Finished>,
     /// Dropping a join's sender tells its task to give up.
     cancels: HashMap<JoinId, oneshot::Sender<()>>,
+    /// Each task's join, to free the slot of a task that panicked.
+    task_joins: HashMap<task::Id, JoinId>,
     ice_tx: mpsc::UnboundedSender<JoinId>,
     ice_rx: mpsc::UnboundedReceiver<JoinId>,
     origin: Instant,
@@ -52,6 +54,7 @@ impl Joins {
             slots: JoinSlots::new(policy),
             tasks: JoinSet::new(),
             cancels: HashMap::new(),
+            task_joins: HashMap::new(),
             ice_tx,
             ice_rx,
             origin: Instant::now(),
@@ -84,7 +87,7 @@ impl Joins {
         }
         let (cancel_tx, cancel_rx) = oneshot::channel();
         self.cancels.insert(admitted.id, cancel_tx);
-        self.tasks.spawn(connect(
+        let task = self.tasks.spawn(connect(
             admitted.id,
             offer,
             answer_sdp,
@@ -92,6 +95,7 @@ impl Joins {
             cancel_rx,
             self.ice_tx.clone(),
         ));
+        self.task_joins.insert(task.id(), admitted.id);
     }
 
     /// The next join that ended on its own; meanwhile applies ICE progress
@@ -103,8 +107,9 @@ impl Joins {
             }
             let deadline = self.slots.next_deadline().map(|d| self.origin + d);
             tokio::select! {
-                done = self.tasks.join_next() => match done? {
-                    Ok(f) => {
+                done = self.tasks.join_next_with_id() => match done? {
+                    Ok((task, f)) => {
+                        self.task_joins.remove(&task);
                         let in_flight = self.slots.finished(f.id);
                         self.cancels.remove(&f.id);
                         match f.link {
@@ -116,8 +121,14 @@ impl Joins {
                             _ => {}
                         }
                     }
-                    // Its slot goes at its deadline.
-                    Err(e) => tracing::warn!(error = %e, "a join task failed"),
+                    // Its connection went with the task; so does its slot.
+                    Err(e) => {
+                        if let Some(id) = self.task_joins.remove(&e.id()) {
+                            self.slots.finished(id);
+                            self.cancels.remove(&id);
+                        }
+                        tracing::warn!(error = %e, "a join task failed");
+                    }
                 },
                 Some(id) = self.ice_rx.recv() => {
                     let now = self.now();

@@ -164,11 +164,19 @@ impl JoinSlots {
     }
 
     /// A round's answer arrived at `now`: it gets a slot, which may drop
-    /// the oldest join without ICE progress when all are taken.
+    /// the oldest join without ICE progress when all are taken. A join
+    /// still within [`JoinPolicy::min_hold`] of its answer is never
+    /// dropped: when every join is progressed or that young (one showed
+    /// progress between the round opening and this answer), the new one
+    /// goes over the cap, and the next round waits for a slot.
     pub fn admit(&mut self, now: Duration) -> Admission {
         let mut evicted = None;
+        let min_hold = self.policy.min_hold;
         if self.slots.len() >= self.policy.max_in_flight
-            && let Some(i) = self.slots.iter().position(|s| s.ice.is_none())
+            && let Some(i) = self
+                .slots
+                .iter()
+                .position(|s| s.ice.is_none() && s.admitted.saturating_add(min_hold) <= now)
         {
             evicted = Some(self.slots.remove(i).id);
         }
@@ -275,6 +283,26 @@ mod tests {
         );
         assert!(j.contains(a) && !j.contains(b) && j.contains(c) && j.contains(d));
         assert_eq!(j.in_flight(), 4);
+    }
+
+    #[test]
+    fn a_join_within_its_hold_is_never_dropped_even_when_the_round_opened_for_an_older_one() {
+        let mut j = slots();
+        let a = j.admit(s(0.0)).id;
+        let b = j.admit(s(0.5)).id;
+        let c = j.admit(s(0.7)).id;
+        let d = j.admit(s(0.9)).id;
+        // The round opens at 1.0 because a may be dropped then; a shows
+        // progress just before the answer comes in.
+        assert_eq!(j.round_opens_at(s(0.95)), s(1.0));
+        assert!(j.ice_progress(a, s(1.005)));
+        let e = j.admit(s(1.01));
+        assert_eq!(e.evicted, None, "b, c and d are still within their hold");
+        assert!([a, b, c, d, e.id].iter().all(|id| j.contains(*id)));
+        assert_eq!(j.in_flight(), 5);
+        // The next round waits until b may be dropped.
+        assert_eq!(j.round_opens_at(s(1.02)), s(1.5));
+        assert_eq!(j.admit(s(1.5)).evicted, Some(b));
     }
 
     #[test]

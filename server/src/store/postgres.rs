@@ -25,15 +25,35 @@ use crate::clock::Millis;
 /// The notification channel the trigger in the migration writes to.
 const CHANNEL: &str = "campfire_sessions";
 
-/// [`SessionRecord::held_bytes`] of a row, in SQL.
-const HELD: &str = "(octet_length(COALESCE(offer, '')) + octet_length(COALESCE(answer, '')) \
-     + octet_length(COALESCE(answer_name, '')) + octet_length(COALESCE(meta, '')))";
+/// [`SessionRecord::held_bytes`] in SQL, of the given offer, answer,
+/// answer name and meta (columns, or the values a change puts in them).
+fn held_sql(offer: &str, answer: &str, answer_name: &str, meta: &str) -> String {
+    format!(
+        "(octet_length(COALESCE({offer}, '')) + octet_length(COALESCE({answer}, '')) \
+         + octet_length(COALESCE({answer_name}, '')) + octet_length(COALESCE({meta}, '')))"
+    )
+}
 
-/// The bytes held by the row's creator's sessions in all, in SQL (inside
-/// a statement on `sessions`).
-const CREATOR_HELD: &str = "(SELECT COALESCE(SUM(octet_length(COALESCE(s.offer, '')) \
-     + octet_length(COALESCE(s.answer, '')) + octet_length(COALESCE(s.answer_name, '')) \
-     + octet_length(COALESCE(s.meta, ''))), 0) FROM sessions s WHERE s.creator = sessions.creator)";
+/// [`SessionRecord::held_bytes`] of a row, in SQL.
+fn held() -> String {
+    held_sql("offer", "answer", "answer_name", "meta")
+}
+
+/// The SQL condition, inside a statement on `sessions`, that a change
+/// leaving the row holding `new_held` bytes fits its creator's budget,
+/// the parameter `limit` (none when NULL): a change that does not grow
+/// the row always fits.
+fn fits_creator_budget(new_held: &str, limit: &str) -> String {
+    let held = held();
+    let creator_held = format!(
+        "(SELECT COALESCE(SUM({}), 0) FROM sessions s WHERE s.creator = sessions.creator)",
+        held_sql("s.offer", "s.answer", "s.answer_name", "s.meta")
+    );
+    format!(
+        "({limit}::BIGINT IS NULL OR {new_held} <= {held} \
+         OR {creator_held} - {held} + {new_held} <= {limit})"
+    )
+}
 
 /// Sessions in a PostgreSQL database shared by every replica.
 #[derive(Debug, Clone)]
@@ -78,8 +98,9 @@ impl PostgresStore {
         if limits != CreatorLimits::default() {
             // Counts what the sweep has not deleted yet, as SQLite does.
             let sql = format!(
-                "SELECT COUNT(*) AS n, COALESCE(SUM({HELD}), 0)::BIGINT AS bytes \
-                 FROM sessions WHERE creator = $1"
+                "SELECT COUNT(*) AS n, COALESCE(SUM({held}), 0)::BIGINT AS bytes \
+                 FROM sessions WHERE creator = $1",
+                held = held()
             );
             let row = sqlx::query(&sql)
                 .bind(&record.creator)
@@ -131,14 +152,16 @@ impl PostgresStore {
         let f = &u.fields;
         // The row's bytes after the update; a change that grows them must
         // fit under the creator's budget (one that shrinks them always may).
-        let new_held = "(octet_length(COALESCE($13, offer, '')) + octet_length(COALESCE(answer, '')) \
-             + octet_length(COALESCE(answer_name, '')) + octet_length(COALESCE($10, '')))";
+        let fits = fits_creator_budget(
+            &held_sql("COALESCE($13, offer)", "answer", "answer_name", "$10"),
+            "$16",
+        );
         let sql = format!(
             "UPDATE sessions SET public = $1, name = $2, host_name = $3, players = $4, max_players = $5, \
-             build = $6, difficulty = $7, campaign = $8, host_kind = $9, meta = $10, expires_at = $11, \
+             build = $6, difficulty = $7, campaign = $8, host_kind = $9, meta = $10, expires_at = GREATEST(expires_at, $11), \
              round = round + $12, offer = COALESCE($13, offer) \
              WHERE code = $14 AND expires_at > $15 \
-             AND ($16::BIGINT IS NULL OR {new_held} <= {HELD} OR {CREATOR_HELD} - {HELD} + {new_held} <= $16) \
+             AND {fits} \
              RETURNING {COLUMNS}"
         );
         let row = sqlx::query(&sql)
@@ -199,11 +222,11 @@ impl PostgresStore {
         // `offer IS NOT NULL` on the row as the previous one left it. The
         // answer replaces the offer and the previous answer: if that grows
         // the row, it must fit under the creator's budget.
-        let new_held = "(octet_length($1) + octet_length($2) + octet_length(COALESCE(meta, '')))";
+        let fits = fits_creator_budget(&held_sql("NULL", "$1", "$2", "meta"), "$6");
         let sql = format!(
             "UPDATE sessions SET offer = NULL, answer_round = round, answer = $1, answer_name = $2 \
              WHERE code = $3 AND round = $4 AND offer IS NOT NULL AND expires_at > $5 \
-             AND ($6::BIGINT IS NULL OR {new_held} <= {HELD} OR {CREATOR_HELD} - {HELD} + {new_held} <= $6)"
+             AND {fits}"
         );
         let result = sqlx::query(&sql)
             .bind(&a.answer)
@@ -269,7 +292,8 @@ impl PostgresStore {
 
     pub(super) async fn held_bytes_live(&self, now: Millis) -> Result<u64, StoreError> {
         let sql = format!(
-            "SELECT COALESCE(SUM({HELD}), 0)::BIGINT AS n FROM sessions WHERE expires_at > $1"
+            "SELECT COALESCE(SUM({held}), 0)::BIGINT AS n FROM sessions WHERE expires_at > $1",
+            held = held()
         );
         let row = sqlx::query(&sql)
             .bind(now)

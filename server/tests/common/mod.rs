@@ -20,6 +20,33 @@ use tokio::task::JoinHandle;
 /// A minimal data-channel offer or answer that passes the SDP check.
 pub const SDP: &str = "v=0\r\no=- 4611 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=sctp-port:5000\r\n";
 
+/// [`SDP`] padded with an `a=pad:` line to exactly `len` bytes (at least
+/// `SDP.len() + 9`), for tests of size limits and byte budgets.
+pub fn sdp_of(len: usize) -> String {
+    let head = format!("{SDP}a=pad:");
+    let pad = len - head.len() - 2;
+    format!("{head}{}\r\n", "x".repeat(pad))
+}
+
+/// A response's `Retry-After` in seconds (panics when it has none).
+pub fn retry_after_secs(res: &reqwest::Response) -> u64 {
+    res.headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After in seconds")
+}
+
+/// A client whose connections come from `ip` (another loopback address is
+/// another client to the server's per-address budgets).
+pub fn client_from(ip: std::net::IpAddr) -> reqwest::Client {
+    reqwest::Client::builder()
+        .local_address(ip)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("a client on that address")
+}
+
 /// Where the manual clock starts (2026-01-01T00:00:00Z).
 pub const START_MS: i64 = 1_767_225_600_000;
 
