@@ -26,6 +26,8 @@ use crate::exchange::sample_sdp;
 
 /// The attacker's one address.
 const ATTACKER: Ipv4Addr = Ipv4Addr::new(127, 0, 66, 6);
+/// The proxy the `forwarded` attacker comes through.
+const PROXY: Ipv4Addr = Ipv4Addr::new(127, 0, 66, 7);
 /// Most requests (or connections) one attack makes in a phase.
 const MAX_ATTACK_OPS: u64 = 200_000;
 /// Most connections the connection attacks hold at once.
@@ -55,6 +57,20 @@ pub enum Attack {
     /// Connections that pipeline requests for a large document and read
     /// nothing (the server's writes stall).
     SlowReaders,
+    /// One client behind a trusted proxy (connecting from [`PROXY`], which
+    /// the server must trust: `--trust-forwarded-for --trusted-proxies
+    /// 127.0.66.7`) holding event streams and long-polls with one forwarded
+    /// address.
+    Forwarded,
+    /// Lobby pages the cache cannot answer: the longest searches the
+    /// server takes (eight words), each with a made-up cursor.
+    Search,
+    /// The SQLite file locked by another process (`BEGIN EXCLUSIVE`) for
+    /// the first half of the phase, as a stuck disk would; needs
+    /// `--database-path`. What gets through: nothing is sent; normal
+    /// clients' writes fail then (counted as their errors) and must
+    /// recover once the lock goes.
+    LockedDb,
 }
 
 impl Attack {
@@ -70,6 +86,9 @@ impl Attack {
             Attack::Sessions => "sessions",
             Attack::UpdateFlood => "update-flood",
             Attack::SlowReaders => "slow-readers",
+            Attack::Forwarded => "forwarded",
+            Attack::Search => "search",
+            Attack::LockedDb => "locked-db",
         }
     }
 }
@@ -88,6 +107,8 @@ pub struct AbuseRun {
     pub pace_seconds: f64,
     /// The attacks, in order.
     pub attacks: Vec<Attack>,
+    /// The server's SQLite file (the `locked-db` attack).
+    pub database_path: Option<std::path::PathBuf>,
 }
 
 /// Runs every phase; one JSON object per attack.
@@ -171,7 +192,10 @@ async fn phase(run: &AbuseRun, attack: Attack) -> anyhow::Result<Value> {
     }
     let attacker = {
         let (server, counts) = (run.server.clone(), counts.clone());
-        tokio::spawn(async move { attack_loop(attack, &server, deadline, &counts).await })
+        let database = run.database_path.clone();
+        tokio::spawn(async move {
+            attack_loop(attack, &server, database.as_deref(), deadline, &counts).await
+        })
     };
     for c in clients {
         let _ = c.await;
@@ -367,6 +391,7 @@ async fn normal_client(i: usize, server: &str, pace: Duration, deadline: Instant
 async fn attack_loop(
     attack: Attack,
     server: &str,
+    database: Option<&std::path::Path>,
     deadline: Instant,
     counts: &AttackCount,
 ) -> anyhow::Result<()> {
@@ -620,7 +645,128 @@ async fn attack_loop(
                 .count() as u64;
             counts.succeeded.store(old, Ordering::Relaxed);
         }
+        Attack::Forwarded => {
+            // Half event streams, half long-polls on its own session, all
+            // from one forwarded address; what got through: requests the
+            // server still held at the end.
+            let Some((code, token)) = create_own(&client, server, 0).await else {
+                anyhow::bail!("the attacker could not create its session");
+            };
+            let mut held = Vec::new();
+            while live(counts) && held.len() < MAX_HELD {
+                counts.sent.fetch_add(1, Ordering::Relaxed);
+                let Ok(mut s) = connect_from(addr, PROXY, None).await else {
+                    counts.refused.fetch_add(1, Ordering::Relaxed);
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
+                let path = if held.len() % 2 == 0 {
+                    "/lobby/events".to_owned()
+                } else {
+                    format!("/session/{code}/answer?round=1&waitMs=25000")
+                };
+                let request = format!(
+                    "GET {path} HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: {FORWARDED_CLIENT}\r\n\
+                     Authorization: Bearer {token}\r\n\r\n"
+                );
+                let _ = s.write_all(request.as_bytes()).await;
+                // As the shipped nginx does (a keepalive pool of 32 per
+                // worker), a refused request's connection is not kept:
+                // only requests the server holds hold a connection.
+                // A long-poll held by the server sends nothing yet.
+                match status_line(&mut s).await {
+                    Some(line) if !line.contains(" 200 ") => {
+                        counts.refused.fetch_add(1, Ordering::Relaxed);
+                    }
+                    _ => held.push(s),
+                }
+            }
+            tokio::time::sleep_until(deadline.into()).await;
+            let open = held.iter().filter(|s| still_open(s)).count() as u64;
+            counts.succeeded.store(open, Ordering::Relaxed);
+            drop(held);
+            delete_own(&client, server, &code, &token).await;
+        }
+        Attack::Search => {
+            while live(counts) {
+                let i = next();
+                // Eight words of seven letters: the most the server takes
+                // (8 words, 64 characters).
+                let words: Vec<String> = (0..8).map(|w| invented(i * 8 + w, 7)).collect();
+                let cursor = format!("{}.{}", 1_000_000 + i, invented_code(i));
+                let url = format!(
+                    "{server}/lobby?limit=100&q={}&cursor={cursor}",
+                    words.join("+")
+                );
+                let reply = client.send(Method::GET, &url, None, None).await;
+                count(reply.ok().map(|r| r.status));
+            }
+        }
+        Attack::LockedDb => {
+            let Some(path) = database else {
+                anyhow::bail!("the locked-db attack needs --database-path");
+            };
+            let hold = deadline.saturating_duration_since(Instant::now()) / 2;
+            counts.sent.fetch_add(1, Ordering::Relaxed);
+            lock_database(path, hold).await?;
+            tokio::time::sleep_until(deadline.into()).await;
+        }
     }
+    Ok(())
+}
+
+/// The first line of the response on `stream`, if one comes within 200 ms
+/// (a refusal on loopback does; a held long-poll does not).
+async fn status_line(stream: &mut TcpStream) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 1024];
+    let n = tokio::time::timeout(Duration::from_millis(200), stream.read(&mut buf))
+        .await
+        .ok()?
+        .ok()?;
+    let text = String::from_utf8_lossy(&buf[..n]);
+    text.lines().next().map(str::to_owned)
+}
+
+/// The forwarded address of the `forwarded` attack (TEST-NET-2).
+const FORWARDED_CLIENT: &str = "198.51.100.7";
+
+/// A made-up session code for cursor `n`.
+fn invented_code(n: u64) -> String {
+    let alphabet = protocol::code::CODE_ALPHABET;
+    let mut x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (0..protocol::code::CODE_LEN)
+        .map(|_| {
+            let c = alphabet[(x % alphabet.len() as u64) as usize];
+            x /= alphabet.len() as u64;
+            char::from(c)
+        })
+        .collect()
+}
+
+/// Holds an exclusive lock on the SQLite file at `path` for `hold`, from
+/// another process (Python's sqlite3, on every machine of this kind), as a
+/// stuck disk or a backup tool would. Returns once the lock is gone.
+async fn lock_database(path: &std::path::Path, hold: Duration) -> anyhow::Result<()> {
+    let script = "import sqlite3, sys, time\n\
+                  c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)\n\
+                  c.execute('BEGIN EXCLUSIVE')\n\
+                  print('locked', flush=True)\n\
+                  time.sleep(float(sys.argv[2]))\n\
+                  c.execute('ROLLBACK')\n";
+    // The locker ends on its own after `hold`.
+    let (path, hold) = (path.to_owned(), hold.as_secs_f64().to_string());
+    let status = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .arg(path)
+            .arg(hold)
+            .stdout(std::process::Stdio::null())
+            .status()
+    })
+    .await??;
+    anyhow::ensure!(status.success(), "locking the database failed: {status}");
     Ok(())
 }
 
@@ -632,12 +778,7 @@ const SLOW_READER_GRACE: Duration = Duration::from_secs(12);
 /// [`open_from`] with a 4 KiB receive buffer, so the server's writes stall
 /// soon.
 async fn open_with_window(server: SocketAddr) -> std::io::Result<TcpStream> {
-    let socket = TcpSocket::new_v4()?;
-    socket.set_recv_buffer_size(4096)?;
-    socket.bind(SocketAddr::new(IpAddr::V4(ATTACKER), 0))?;
-    tokio::time::timeout(Duration::from_secs(2), socket.connect(server))
-        .await
-        .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
+    connect_from(server, ATTACKER, Some(4096)).await
 }
 
 /// Ends one of the attacker's sessions, so the next phase starts clean.
@@ -695,8 +836,21 @@ async fn create_own(
 
 /// A TCP connection to the server from the attacker's address.
 async fn open_from(server: SocketAddr) -> std::io::Result<TcpStream> {
+    connect_from(server, ATTACKER, None).await
+}
+
+/// A TCP connection to the server from `source`, with a receive buffer of
+/// `recv_buffer` bytes when given; at most 2 s to connect.
+async fn connect_from(
+    server: SocketAddr,
+    source: Ipv4Addr,
+    recv_buffer: Option<u32>,
+) -> std::io::Result<TcpStream> {
     let socket = TcpSocket::new_v4()?;
-    socket.bind(SocketAddr::new(IpAddr::V4(ATTACKER), 0))?;
+    if let Some(bytes) = recv_buffer {
+        socket.set_recv_buffer_size(bytes)?;
+    }
+    socket.bind(SocketAddr::new(IpAddr::V4(source), 0))?;
     tokio::time::timeout(Duration::from_secs(2), socket.connect(server))
         .await
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?

@@ -98,6 +98,9 @@ struct Args {
         default_value = "none,methods,page-cache,slow-headers,event-streams,long-polls,round-grab,sessions,update-flood"
     )]
     attacks: Vec<abuse::Attack>,
+    /// The server's SQLite file, for the `locked-db` attack.
+    #[arg(long)]
+    database_path: Option<std::path::PathBuf>,
 }
 
 /// The searched and filtered pages of the `search` phase (the fill's names
@@ -151,6 +154,7 @@ async fn main() -> anyhow::Result<()> {
             normal_clients: args.normal_clients,
             pace_seconds: args.pace_seconds,
             attacks: args.attacks.clone(),
+            database_path: args.database_path.clone(),
         })
         .await?;
         report.insert("abuse".into(), json!(results));

@@ -224,10 +224,14 @@ fn service(
     })
 }
 
-/// The `503` for a forwarded client over its cap, as a response.
+/// The `503` for a forwarded client over its cap, as a response. It
+/// closes the proxy's connection: a client refused again and again cannot
+/// pile up the proxy's idle connections toward `max_connections` (the
+/// proxy opens a new one for its next request).
 fn over_capacity() -> axum::response::Response {
     axum::response::Response::builder()
         .status(axum::http::StatusCode::SERVICE_UNAVAILABLE)
+        .header(axum::http::header::CONNECTION, "close")
         .header(axum::http::header::RETRY_AFTER, "1")
         .header(axum::http::header::CONTENT_TYPE, "application/json")
         .body(Body::from(OVER_CAPACITY_BODY))

@@ -106,11 +106,20 @@ async fn behind_a_trusted_proxy_each_forwarded_client_is_capped_not_the_proxy() 
         assert_eq!(status, Some(200), "a stream within the client's allowance");
         streams.push(s);
     }
-    // A fifth request of the same client is refused, and only that client.
+    // A fifth request of the same client is refused, and only that client;
+    // the refusal closes the proxy's connection, so a client refused again
+    // and again cannot pile up idle proxy connections toward the total cap.
+    let mut refused = connect_from(&srv, [127, 0, 0, 1]).await;
     assert_eq!(
-        status_from(&srv, [127, 0, 0, 1], "/lobby/events", Some("203.0.113.5")).await,
+        send_get(&mut refused, "/lobby/events", Some("203.0.113.5")).await,
         Some(503),
         "the forwarded client over its cap"
+    );
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(5), refused.read_to_end(&mut rest)).await;
+    assert!(
+        matches!(closed, Ok(Ok(_))),
+        "the refused request's connection is closed: {closed:?}"
     );
     assert_eq!(
         status_from(&srv, [127, 0, 0, 1], "/healthz", Some("198.51.100.7")).await,
