@@ -20,6 +20,7 @@
 //!   [`map_io`]: maps to and from JSON.
 //! - [`bot`]: the bot controller; [`campaign`]: an offline all-bot campaign (`botmatch`).
 //! - [`sync_test`]: the save/re-simulate/compare harness.
+//! - [`transfer`]: the exact state transfer (the whole world at a tick, compact), for late joiners, rejoiners and spectators.
 //!
 //! # Determinism
 //!
@@ -83,6 +84,7 @@ pub mod reconcile;
 pub mod rng;
 pub mod rules;
 pub mod sync_test;
+pub mod transfer;
 pub mod weapon;
 pub mod world;
 

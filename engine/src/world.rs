@@ -86,7 +86,7 @@ pub struct SimState {
 /// that feeds `gridDelta`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct SavedWorld {
+pub(crate) struct SavedWorld {
     state: SimState,
     grid_log: Vec<TileMutation>,
     snapshot_cursor: usize,
@@ -320,12 +320,22 @@ impl RaycasterEngine {
         }
     }
 
-    fn saved(&self) -> SavedWorld {
+    pub(crate) fn saved(&self) -> SavedWorld {
         SavedWorld {
             state: self.state.clone(),
             grid_log: self.grid_log.clone(),
             snapshot_cursor: self.snapshot_cursor,
         }
+    }
+
+    /// Replaces the world with `saved` when it fits this level's map;
+    /// otherwise changes nothing.
+    pub(crate) fn restore(&mut self, saved: SavedWorld) -> Result<(), EngineError> {
+        self.check_saved(&saved)?;
+        self.state = saved.state;
+        self.grid_log = saved.grid_log;
+        self.snapshot_cursor = saved.snapshot_cursor;
+        Ok(())
     }
 
     fn check_saved(&self, w: &SavedWorld) -> Result<(), EngineError> {
@@ -513,11 +523,7 @@ impl Engine for RaycasterEngine {
     fn load_state(&mut self, state: &str) -> Result<(), EngineError> {
         let saved: SavedWorld =
             serde_json::from_str(state).map_err(|e| EngineError::BadState(e.to_string()))?;
-        self.check_saved(&saved)?;
-        self.state = saved.state;
-        self.grid_log = saved.grid_log;
-        self.snapshot_cursor = saved.snapshot_cursor;
-        Ok(())
+        self.restore(saved)
     }
 }
 

@@ -10,6 +10,7 @@
 //! transport). Repeated warnings are rate-limited. All timing comes from
 //! `tokio::time`, so paused-time tests drive it.
 
+use crate::replay_files::ReplayFiles;
 use std::future::Future;
 use std::num::NonZeroU32;
 
@@ -149,7 +150,10 @@ fn log_host_event(event: &HostEvent, warnings: &mut Warnings, metrics: Option<&S
         m.record(event);
     }
     match event {
-        HostEvent::Ticked { .. } | HostEvent::GuestsPresent(_) | HostEvent::RoundTrip { .. } => {}
+        HostEvent::Ticked { .. }
+        | HostEvent::GuestsPresent(_)
+        | HostEvent::RoundTrip { .. }
+        | HostEvent::Replay(_) => {}
         HostEvent::GuestLost(slot, state) => tracing::info!(slot, ?state, "guest transport lost"),
         HostEvent::Refused(slot, reason) => tracing::info!(slot, ?reason, "join refused"),
         HostEvent::PlayerRemoved(epoch, tick, player) => {
@@ -277,14 +281,16 @@ impl Writers {
 /// Runs a host until its session ends or `shutdown` resolves. New guest
 /// connections arrive on `incoming` at any time (late ones are refused by
 /// the session). `progress`, if given, follows the session's
-/// [`HostProgress`]; `metrics`, if given, counts its events. Returns the
-/// finished session, after every writer drained.
+/// [`HostProgress`]; `metrics`, if given, counts its events; `replays`,
+/// if given, writes its replay records. Returns the finished session,
+/// after every writer drained.
 pub async fn run_host<S: PeerSender, R: PeerReceiver>(
     mut session: Host,
     mut incoming: mpsc::Receiver<PeerLink<S, R>>,
     shutdown: impl Future<Output = ()>,
     progress: Option<watch::Sender<HostProgress>>,
     metrics: Option<SessionMetrics>,
+    mut replays: Option<ReplayFiles>,
 ) -> Host {
     let origin = Instant::now();
     let (ev_tx, mut ev_rx) = mpsc::channel::<(GuestSlot, PeerEvent)>(READER_QUEUE_EVENTS);
@@ -298,6 +304,9 @@ pub async fn run_host<S: PeerSender, R: PeerReceiver>(
     loop {
         session.poll(origin.elapsed());
         for event in session.drain_events() {
+            if let (HostEvent::Replay(record), Some(files)) = (&event, replays.as_mut()) {
+                files.record(record);
+            }
             log_host_event(&event, &mut warnings, metrics.as_ref());
         }
         for out in session.drain_outbox() {

@@ -34,6 +34,7 @@ use netcode::host::join_slots::JoinPolicy;
 use crate::driver::{Host, HostProgress, run_host};
 use crate::lobby_client::{HostedSession, LobbyClient, SignalingError};
 use crate::metrics::DaemonMetrics;
+use crate::replay_files::ReplayFiles;
 use crate::stdout;
 use crate::transport::webrtc::{HostOffer, WebRtcLink, WebRtcOptions};
 
@@ -83,6 +84,9 @@ pub struct HostingConfig {
     /// WebRTC I/O on the main runtime does not delay ticks); `None`: the
     /// current runtime.
     pub tick_runtime: Option<tokio::runtime::Handle>,
+    /// `--record DIR`: each level's replay file goes here (the host config
+    /// then has `record_replay` set).
+    pub record_dir: Option<std::path::PathBuf>,
 }
 
 impl HostingConfig {
@@ -208,7 +212,18 @@ pub async fn run_session(
             }
         }
     };
-    let host_run = run_host(host, link_rx, host_shutdown, Some(progress_tx), metrics);
+    let replays = config
+        .record_dir
+        .as_deref()
+        .map(|dir| ReplayFiles::new(dir, session.code.as_str()));
+    let host_run = run_host(
+        host,
+        link_rx,
+        host_shutdown,
+        Some(progress_tx),
+        metrics,
+        replays,
+    );
     let mut host_task = match &config.tick_runtime {
         Some(ticks) => ticks.spawn(host_run),
         None => tokio::spawn(host_run),

@@ -20,6 +20,8 @@
 //! - [`realtime`]: `netcode::sim` scenarios played through the drivers in
 //!   real time (`simulate --realtime`, the capacity benchmark).
 //! - [`campaign`]: `--campaign DIR`, a folder of level maps.
+//! - [`replay_files`]: `host --record DIR`, one replay file per level;
+//!   `replay FILE` re-simulates one.
 //! - [`metrics`]: the daemon's Prometheus series and `--metrics-listen`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -32,5 +34,6 @@ pub mod joining;
 pub mod lobby_client;
 pub mod metrics;
 pub mod realtime;
+pub mod replay_files;
 pub mod stdout;
 pub mod transport;

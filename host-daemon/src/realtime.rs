@@ -45,6 +45,7 @@ pub async fn run(
         shutdown,
         Some(progress_tx),
         metrics,
+        None,
     ));
     let mut events = scenario.events;
     events.sort_by_key(|e| e.at_tick);
@@ -114,5 +115,7 @@ pub async fn run(
         late,
         elapsed: started.elapsed(),
         bytes_to_guests,
+        // Real-time runs do not record replays.
+        replay: Vec::new(),
     }
 }

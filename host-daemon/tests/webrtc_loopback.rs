@@ -521,6 +521,7 @@ async fn a_netcode_session_runs_in_lockstep_over_webrtc() {
         std::future::pending::<()>(),
         None,
         None,
+        None,
     ));
     let guest = tokio::spawn(run_guest(
         Guest::new(GuestConfig {

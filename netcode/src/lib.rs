@@ -23,6 +23,8 @@
 //!   input delay.
 //! - [`predict`]: the predicted view, the local player's pending inputs run
 //!   ahead of the confirmed state.
+//! - [`replay`]: replay files, written from a host's records and
+//!   re-simulated to the recorded world hash.
 //! - [`stats`]: counters as plain values.
 //! - [`sim`]: a host and guests over a simulated network on a virtual clock.
 #![forbid(unsafe_code)]
@@ -36,6 +38,7 @@ pub mod link;
 pub mod pilot;
 pub mod plan;
 pub mod predict;
+pub mod replay;
 pub mod rtt;
 pub mod sim;
 pub mod stats;

@@ -72,6 +72,10 @@ pub struct HostArgs {
     /// Safety stop per level, ticks.
     #[arg(long, default_value_t = 20_000)]
     max_ticks: u64,
+    /// Write each level's replay to DIR (`CODE-level-EPOCH.replay`; play
+    /// one back with `host-daemon replay FILE`).
+    #[arg(long, value_name = "DIR")]
+    record: Option<std::path::PathBuf>,
     #[command(flatten)]
     ice: IceArgs,
 }
@@ -106,6 +110,7 @@ pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
             bots: a.bots,
             max_ticks_per_level: Some(a.max_ticks),
             hello_timeout: Duration::from_secs(a.hello_timeout.max(1)),
+            record_replay: a.record.is_some(),
             ..HostConfig::default()
         },
         sessions: a.sessions.max(1),
@@ -113,6 +118,7 @@ pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
         campaign_name: campaign.map_or_else(|| "generated".to_owned(), |c| c.name),
         metrics: None,
         tick_runtime: None,
+        record_dir: a.record.clone(),
     };
     if config.guest_seats() < config.start_when {
         bail!(

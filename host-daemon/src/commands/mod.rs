@@ -2,11 +2,12 @@
 //! `run`. `simulate` runs a host, bot players and bot guests in one process
 //! over a simulated network and prints one JSON line; `host` hosts bot
 //! sessions through a lobby server over WebRTC; `join` joins one as a
-//! (bot) guest.
+//! (bot) guest; `replay` re-simulates a recorded level.
 
 pub mod host;
 pub mod ice;
 pub mod join;
+pub mod replay;
 pub mod simulate;
 
 use clap::{Parser, Subcommand};
@@ -30,6 +31,8 @@ pub enum Command {
     Host(host::HostArgs),
     /// Join a session through the lobby; prints one JSON line at the end.
     Join(join::JoinArgs),
+    /// Re-simulate a recorded level; prints one JSON line.
+    Replay(replay::ReplayArgs),
 }
 
 /// Runs the command.
@@ -38,6 +41,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Simulate(args) => simulate::run(&args),
         Command::Host(args) => host::run(args),
         Command::Join(args) => join::run(args),
+        Command::Replay(args) => replay::run(&args),
     }
 }
 

@@ -1,6 +1,7 @@
 //! What a host is configured with, what it asks its driver to do, and what
 //! it reports.
 
+use crate::replay::ReplayRecord;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,6 +49,9 @@ pub struct HostConfig {
     pub max_ticks_per_level: Option<u64>,
     /// Keep every tick's world hash (tests compare whole runs).
     pub record_hashes: bool,
+    /// Emit [`HostEvent::Replay`] records: each level's setup, every
+    /// tick's bundle and its end, for a replay file ([`crate::replay`]).
+    pub record_replay: bool,
     /// Hello features offered to guests (default: every one this build
     /// knows; empty: the spec's plain protocol).
     pub features: Vec<String>,
@@ -70,6 +74,7 @@ impl Default for HostConfig {
             setup_timeout: Duration::from_secs(10),
             max_ticks_per_level: None,
             record_hashes: false,
+            record_replay: false,
             features: vec![
                 FEATURE_PING.to_owned(),
                 FEATURE_INPUT_DELAY.to_owned(),
@@ -98,6 +103,8 @@ pub enum HostOutput {
 /// never logs).
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostEvent {
+    /// A replay record (with `record_replay` only): write it as one line.
+    Replay(ReplayRecord),
     /// A tick ran, this late after its due time, holding this many inputs.
     Ticked {
         /// Microseconds after the tick's due time.

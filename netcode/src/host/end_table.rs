@@ -59,6 +59,7 @@ impl<E: Engine> HostSession<E> {
 
     /// Sends the end table to every live guest, closes every connection.
     pub(super) fn end(&mut self, reason: EndReason) {
+        self.record_level_end();
         let scores = self.scores();
         let final_tick = self.engine.as_ref().map(|e| e.tick()).unwrap_or(0);
         let level_epoch = self.level_epoch;

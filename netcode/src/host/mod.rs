@@ -14,8 +14,8 @@
 //! [`ticks`] (pacing and the tick itself), [`inputs`] (the input buffer and
 //! held-input policy), [`audit`] (hash reports), [`transition`] (level
 //! changes), [`end_table`] (scores and the end of the session),
-//! [`budget`] (what each guest may send) and
-//! [`report`] (the per-session report for the operator). [`join_slots`]
+//! [`budget`] (what each guest may send), [`recording`] (replay
+//! records) and [`report`] (the per-session report for the operator). [`join_slots`]
 //! is the hosts' policy for answers being connected, before a session
 //! ever sees them (its driver applies it).
 
@@ -26,6 +26,7 @@ mod config;
 mod end_table;
 pub mod inputs;
 pub mod join_slots;
+mod recording;
 mod report;
 mod setup;
 mod ticks;
@@ -98,6 +99,8 @@ pub struct HostSession<E: Engine> {
     stats: HostStats,
     hash_log: Vec<(u32, u64, u64)>,
     guests_admitted_ever: usize,
+    /// A level's replay header went out and its end not yet.
+    recording: bool,
 }
 
 impl<E: Engine> std::fmt::Debug for HostSession<E> {
@@ -140,6 +143,7 @@ impl<E: Engine> HostSession<E> {
             stats: HostStats::default(),
             hash_log: Vec::new(),
             guests_admitted_ever: 0,
+            recording: false,
         }
     }
 

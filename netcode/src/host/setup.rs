@@ -105,6 +105,7 @@ impl<E: Engine> HostSession<E> {
             input_delays: delays.clone(),
         };
         let payload = serde_json::to_string(&map);
+        let recorded = self.config.record_replay.then(|| setup.clone());
         let (engine, payload) = match (E::new_level(setup), payload) {
             (Ok(e), Ok(p)) => (e, p),
             (Err(e), _) => return self.level_failed(format!("could not build level 1: {e}")),
@@ -112,6 +113,9 @@ impl<E: Engine> HostSession<E> {
         };
         self.engine = Some(engine);
         self.level_epoch = 1;
+        if let Some(setup) = recorded {
+            self.record_level_start(setup);
+        }
         self.start_level_inputs(delays);
         let (chunks, end) = split(&payload);
         for slot in 0..self.seats.len() {

@@ -1,6 +1,7 @@
 //! Tick pacing (a fixed-step accumulator on the caller's clock) and the
 //! tick itself: local inputs, removals, the bundle, hashes and snapshots.
 
+use crate::replay::ReplayRecord;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -142,6 +143,10 @@ impl<E: Engine> HostSession<E> {
         };
         engine.advance(&bundle.inputs, &remove);
         let after = engine.tick();
+        if self.config.record_replay {
+            self.events
+                .push(HostEvent::Replay(ReplayRecord::Bundle(bundle.clone())));
+        }
         // Hashing the world is not free: only on report ticks (and every
         // tick when a test records them).
         let report_tick = after % HASH_REPORT_INTERVAL_TICKS == 0;

@@ -57,6 +57,8 @@ impl<E: Engine> HostSession<E> {
             input_delays: delays.clone(),
         };
         let text = serde_json::to_string(&payload);
+        self.record_level_end();
+        let recorded = self.config.record_replay.then(|| setup.clone());
         let (engine, text) = match (E::new_level(setup), text) {
             (Ok(e), Ok(t)) => (e, t),
             (Err(e), _) => {
@@ -69,6 +71,9 @@ impl<E: Engine> HostSession<E> {
         // The engine holds nothing else we need; the run table kept the scores.
         self.engine = Some(engine);
         self.level_epoch += 1;
+        if let Some(setup) = recorded {
+            self.record_level_start(setup);
+        }
         self.start_level_inputs(delays);
         self.audit.clear();
         let epoch = self.level_epoch;

@@ -18,7 +18,8 @@ pub use network::{LinkConfig, Tamper};
 pub use summary::{GuestSummary, Summary, describe_end, final_hash_matches};
 
 use crate::guest::{GuestConfig, GuestSession};
-use crate::host::{HostConfig, HostOutput, HostSession};
+use crate::host::{HostConfig, HostEvent, HostOutput, HostSession};
+use crate::replay::ReplayRecord;
 use crate::stats::GuestSlot;
 use network::{End, Network};
 
@@ -72,6 +73,8 @@ pub struct Outcome<E: Engine> {
     pub elapsed: Duration,
     /// Bytes the host sent to each guest of `guests`.
     pub bytes_to_guests: Vec<u64>,
+    /// The host's replay records, in order (with `record_replay` only).
+    pub replay: Vec<ReplayRecord>,
 }
 
 struct Guest<E: Engine> {
@@ -88,6 +91,7 @@ struct Run<E: Engine> {
     host: HostSession<E>,
     host_alive: bool,
     guests: Vec<Guest<E>>,
+    replay: Vec<ReplayRecord>,
 }
 
 impl<E: Engine> Run<E> {
@@ -107,12 +111,22 @@ impl<E: Engine> Run<E> {
         self.guests.iter().find(|g| g.slot == slot).map(|g| g.link)
     }
 
+    /// Drops the host's events but its replay records (kept only when
+    /// the host records them).
+    fn keep_replay_records(&mut self) {
+        for event in self.host.drain_events() {
+            if let HostEvent::Replay(record) = event {
+                self.replay.push(record);
+            }
+        }
+    }
+
     fn step_host(&mut self) {
         if !self.host_alive {
             return;
         }
         self.host.poll(self.now);
-        self.host.drain_events();
+        self.keep_replay_records();
         for out in self.host.drain_outbox() {
             let (slots, msg) = match out {
                 HostOutput::Send(slot, msg, format) => (vec![slot], Some((msg, format))),
@@ -185,7 +199,7 @@ impl<E: Engine> Run<E> {
                 }
                 self.host.shutdown();
                 self.host.drain_outbox();
-                self.host.drain_events();
+                self.keep_replay_records();
                 self.host_alive = false;
             }
             NetAction::LateJoin(config, link) => self.connect(config, link, true),
@@ -240,6 +254,7 @@ impl<E: Engine> Sim<E> {
             net: Network::default(),
             host: HostSession::new(scenario.host),
             host_alive: true,
+            replay: Vec::new(),
             guests: Vec::new(),
         };
         for (config, link) in scenario.guests {
@@ -338,6 +353,7 @@ impl<E: Engine> Sim<E> {
             late,
             elapsed: run.now,
             bytes_to_guests,
+            replay: run.replay,
         }
     }
 }

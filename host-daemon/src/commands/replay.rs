@@ -1,0 +1,65 @@
+//! `host-daemon replay FILE`: re-simulates a recorded level
+//! ([`netcode::replay`]) and prints one JSON line: `ticks`,
+//! `finalWorldHash`, `matches` (whether that equals the recorded final
+//! hash; `null` when the file has no end record), and the level it is.
+//! Exits 1 when the hashes differ: a replay that does not reproduce the
+//! level is a failure a script should see.
+
+use std::io::Read;
+
+use anyhow::Context;
+use clap::Args;
+use engine::RaycasterEngine;
+use netcode::replay::Replay;
+
+/// Largest replay file read (about 9 hours of a full session).
+const MAX_FILE_BYTES: u64 = 512 << 20;
+
+/// Flags of `replay`.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The replay file (`host --record DIR` writes them).
+    file: std::path::PathBuf,
+    /// Stop after this tick (a desync report's tick) and print the hash
+    /// there.
+    #[arg(long)]
+    to_tick: Option<u64>,
+}
+
+/// Runs `replay`.
+pub fn run(a: &ReplayArgs) -> anyhow::Result<()> {
+    let mut text = String::new();
+    std::fs::File::open(&a.file)
+        .with_context(|| format!("opening {}", a.file.display()))?
+        .take(MAX_FILE_BYTES)
+        .read_to_string(&mut text)
+        .with_context(|| format!("reading {}", a.file.display()))?;
+    let replay = Replay::parse(&text).with_context(|| format!("{}", a.file.display()))?;
+    let outcome = match a.to_tick {
+        None => replay.run::<RaycasterEngine>()?,
+        Some(tick) => {
+            let (engine, _) = replay.run_to::<RaycasterEngine>(Some(tick))?;
+            netcode::replay::ReplayOutcome {
+                ticks: engine::Engine::tick(&engine),
+                final_world_hash: format!("{:016x}", engine::Engine::world_hash(&engine)),
+                matches: None,
+            }
+        }
+    };
+    let line = serde_json::json!({
+        "type": "replay",
+        "build": replay.header.build,
+        "levelEpoch": replay.header.level_epoch,
+        "levelIndex": replay.header.level_index,
+        "roster": replay.header.roster,
+        "ticks": outcome.ticks,
+        "finalWorldHash": outcome.final_world_hash,
+        "recordedWorldHash": replay.end.as_ref().map(|e| e.final_world_hash.clone()),
+        "matches": outcome.matches,
+    });
+    crate::stdout::line(&line.to_string());
+    if outcome.matches == Some(false) {
+        anyhow::bail!("the replay does not reproduce the recorded final world hash");
+    }
+    Ok(())
+}

@@ -1,0 +1,51 @@
+//! Recording replays: the host's side of [`crate::replay`]. With
+//! `record_replay` set, a level's start, every tick's bundle (in
+//! [`super::ticks`]) and its end go out as [`HostEvent::Replay`].
+
+use engine::{Engine, LevelSetup};
+
+use super::{HostEvent, HostSession};
+use crate::replay::{REPLAY_FORMAT, ReplayEnd, ReplayHeader, ReplayRecord};
+
+impl<E: Engine> HostSession<E> {
+    /// A level was built from `setup` and the level epoch set: its header.
+    pub(super) fn record_level_start(&mut self, setup: LevelSetup) {
+        let header = ReplayHeader {
+            format: REPLAY_FORMAT,
+            build: self.config.build_version.clone(),
+            level_epoch: self.level_epoch,
+            level_index: self.level_index,
+            gameplay_seed: setup.seed,
+            difficulty: setup.difficulty,
+            player_count: setup.player_count,
+            names: setup
+                .roster
+                .iter()
+                .filter_map(|p| Some((p.clone(), self.names.get(p)?.clone())))
+                .collect(),
+            roster: setup.roster,
+            carryovers: setup.carryovers,
+            input_delays: setup.input_delays,
+            map: setup.map,
+        };
+        self.recording = true;
+        self.events
+            .push(HostEvent::Replay(ReplayRecord::Begin(Box::new(header))));
+    }
+
+    /// The level being recorded stopped (completed, or the session ended):
+    /// its end record, once.
+    pub(super) fn record_level_end(&mut self) {
+        if !std::mem::take(&mut self.recording) {
+            return;
+        }
+        let Some(engine) = self.engine.as_ref() else {
+            return;
+        };
+        let end = ReplayEnd {
+            ticks: engine.tick(),
+            final_world_hash: format!("{:016x}", engine.world_hash()),
+        };
+        self.events.push(HostEvent::Replay(ReplayRecord::End(end)));
+    }
+}

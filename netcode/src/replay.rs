@@ -1,0 +1,277 @@
+//! Replay files: one level as the host played it, re-simulated to the
+//! same world hash. A host records one with [`crate::host::HostConfig`]'s
+//! `record_replay`: its session then emits a [`ReplayRecord`] when a level
+//! begins, one per tick, and one when the level stops. The driver writes
+//! each as one line ([`ReplayRecord::line`]). Reading a replay
+//! ([`Replay::parse`]) and re-simulating it ([`Replay::run`]) needs
+//! nothing but the file and the engine.
+//!
+//! The file is text, one record per line:
+//!
+//! 1. The header: `{"replay": ReplayHeader}`. It carries the format
+//!    version, the build, and everything the level is built from: the map
+//!    itself, the roster and names, the gameplay seed, the difficulty, the
+//!    player count, the carryovers and the input delays.
+//! 2. Every tick's bundle, as it went out on the wire: the compact form
+//!    (`~…`, see `protocol::wire`), or JSON when a bundle has no compact
+//!    form.
+//! 3. The end, if the level stopped while recording: `{"end": ReplayEnd}`,
+//!    with the last tick and the world hash there.
+//!
+//! A desync report names a level epoch and a tick. Re-simulating its
+//! replay with [`Replay::run_to`] stops at that tick with the host's world
+//! there.
+
+use std::collections::BTreeMap;
+
+use engine::{Engine, LevelSetup};
+use protocol::input::PlayerId;
+use protocol::map::GameMap;
+use protocol::peer::{HostMessage, TickInputBundle};
+use protocol::snapshot::Carryover;
+use protocol::wire::WireFormat;
+use serde::{Deserialize, Serialize};
+
+use engine::rules::Difficulty;
+
+/// The replay format this build writes and reads.
+pub const REPLAY_FORMAT: u32 = 1;
+
+/// Most ticks a replay may hold (about 9 hours at 30 Hz): a bound on what
+/// reading a file may allocate and re-simulate.
+pub const MAX_REPLAY_TICKS: usize = 1_000_000;
+
+/// Everything a recorded level is built from (the first line).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayHeader {
+    /// [`REPLAY_FORMAT`] when written.
+    pub format: u32,
+    /// The host's build version.
+    pub build: String,
+    /// The level epoch (1 for the first level).
+    pub level_epoch: u32,
+    /// The level's place in the campaign (0 for the first).
+    pub level_index: u32,
+    /// The level's gameplay seed.
+    pub gameplay_seed: u32,
+    /// The session's difficulty.
+    pub difficulty: Difficulty,
+    /// The player count elite scaling uses for this level.
+    pub player_count: u32,
+    /// Every player at the level's start, sorted.
+    pub roster: Vec<PlayerId>,
+    /// Display names by player.
+    pub names: BTreeMap<PlayerId, String>,
+    /// What each player carried in from the previous level.
+    pub carryovers: BTreeMap<PlayerId, Carryover>,
+    /// Each player's input delay in ticks.
+    pub input_delays: BTreeMap<PlayerId, u64>,
+    /// The level's map.
+    pub map: GameMap,
+}
+
+impl ReplayHeader {
+    /// The level setup this header describes.
+    pub fn level_setup(&self) -> LevelSetup {
+        LevelSetup {
+            map: self.map.clone(),
+            roster: self.roster.clone(),
+            seed: self.gameplay_seed,
+            difficulty: self.difficulty,
+            player_count: self.player_count,
+            carryovers: self.carryovers.clone(),
+            input_delays: self.input_delays.clone(),
+        }
+    }
+}
+
+/// How a recorded level stopped (the last line).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayEnd {
+    /// The tick the level stopped at.
+    pub ticks: u64,
+    /// The world hash there, 16 hex digits.
+    pub final_world_hash: String,
+}
+
+/// One record of a replay, as a host session emits them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReplayRecord {
+    /// A level begins: start a new file.
+    Begin(Box<ReplayHeader>),
+    /// One tick's bundle.
+    Bundle(TickInputBundle),
+    /// The level stopped: the file is complete.
+    End(ReplayEnd),
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum Tagged {
+    Replay(Box<ReplayHeader>),
+    End(ReplayEnd),
+}
+
+impl ReplayRecord {
+    /// The record as one line of a replay file (no newline).
+    pub fn line(&self) -> Result<String, ReplayError> {
+        let json =
+            |t: &Tagged| serde_json::to_string(t).map_err(|e| ReplayError::Encode(e.to_string()));
+        match self {
+            ReplayRecord::Begin(h) => json(&Tagged::Replay(h.clone())),
+            ReplayRecord::End(e) => json(&Tagged::End(e.clone())),
+            ReplayRecord::Bundle(b) => HostMessage::TickInputBundle(b.clone())
+                .encode(WireFormat::Compact)
+                .map_err(|e| ReplayError::Encode(e.to_string())),
+        }
+    }
+}
+
+/// Why a replay could not be read or run.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ReplayError {
+    /// A record could not be written.
+    #[error("could not encode a replay record: {0}")]
+    Encode(String),
+    /// The file is not a replay of this format.
+    #[error("line {line}: {what}")]
+    Malformed {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        what: String,
+    },
+    /// The level could not be built from the header.
+    #[error("the recorded level could not be built: {0}")]
+    Level(String),
+}
+
+/// A parsed replay file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replay {
+    /// The header.
+    pub header: ReplayHeader,
+    /// Every recorded tick, in order.
+    pub bundles: Vec<TickInputBundle>,
+    /// How the level stopped, when the recording got that far.
+    pub end: Option<ReplayEnd>,
+}
+
+/// What re-simulating a replay gave.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayOutcome {
+    /// Ticks simulated.
+    pub ticks: u64,
+    /// The world hash after the last of them, 16 hex digits.
+    pub final_world_hash: String,
+    /// Whether that equals the recorded final hash (`None`: the file has
+    /// no end record, or the run stopped early).
+    pub matches: Option<bool>,
+}
+
+impl Replay {
+    /// Reads a replay file's text. Refuses another format, a bundle of
+    /// another level epoch or out of tick order, a line after the end, and
+    /// more than [`MAX_REPLAY_TICKS`] bundles.
+    pub fn parse(text: &str) -> Result<Self, ReplayError> {
+        let bad = |line: usize, what: String| ReplayError::Malformed { line, what };
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        let header = match lines.next() {
+            Some((n, l)) => match serde_json::from_str::<Tagged>(l) {
+                Ok(Tagged::Replay(h)) => *h,
+                Ok(Tagged::End(_)) => return Err(bad(n, "the end before the header".into())),
+                Err(e) => return Err(bad(n, format!("not a replay header: {e}"))),
+            },
+            None => return Err(bad(1, "an empty file".into())),
+        };
+        if header.format != REPLAY_FORMAT {
+            return Err(bad(
+                1,
+                format!(
+                    "replay format {}, this build reads {REPLAY_FORMAT}",
+                    header.format
+                ),
+            ));
+        }
+        let mut bundles: Vec<TickInputBundle> = Vec::new();
+        let mut end = None;
+        for (n, l) in lines {
+            if l.is_empty() {
+                continue;
+            }
+            if end.is_some() {
+                return Err(bad(n, "a record after the end".into()));
+            }
+            if l.starts_with("{\"end\"") {
+                match serde_json::from_str::<Tagged>(l) {
+                    Ok(Tagged::End(e)) => end = Some(e),
+                    _ => return Err(bad(n, "not an end record".into())),
+                }
+                continue;
+            }
+            let bundle = match HostMessage::decode(l) {
+                Ok(HostMessage::TickInputBundle(b)) => b,
+                Ok(_) => return Err(bad(n, "not a tick bundle".into())),
+                Err(e) => return Err(bad(n, e.to_string())),
+            };
+            if bundle.level_epoch != header.level_epoch {
+                return Err(bad(
+                    n,
+                    format!("a bundle of level epoch {}", bundle.level_epoch),
+                ));
+            }
+            let expected = bundles.last().map_or(bundle.tick, |b| b.tick + 1);
+            if bundle.tick != expected {
+                return Err(bad(
+                    n,
+                    format!("tick {} where {expected} was due", bundle.tick),
+                ));
+            }
+            if bundles.len() >= MAX_REPLAY_TICKS {
+                return Err(bad(n, format!("more than {MAX_REPLAY_TICKS} ticks")));
+            }
+            bundles.push(bundle);
+        }
+        Ok(Self {
+            header,
+            bundles,
+            end,
+        })
+    }
+
+    /// Re-simulates every tick and compares the final hash with the
+    /// recorded one.
+    pub fn run<E: Engine>(&self) -> Result<ReplayOutcome, ReplayError> {
+        let (engine, complete) = self.run_to::<E>(None)?;
+        let final_world_hash = format!("{:016x}", engine.world_hash());
+        let matches = match (&self.end, complete) {
+            (Some(end), true) => {
+                Some(end.ticks == engine.tick() && end.final_world_hash == final_world_hash)
+            }
+            _ => None,
+        };
+        Ok(ReplayOutcome {
+            ticks: engine.tick(),
+            final_world_hash,
+            matches,
+        })
+    }
+
+    /// The world after every recorded tick up to `tick` (all of them when
+    /// `None`), and whether every recorded tick ran.
+    pub fn run_to<E: Engine>(&self, tick: Option<u64>) -> Result<(E, bool), ReplayError> {
+        let mut engine = E::new_level(self.header.level_setup())
+            .map_err(|e| ReplayError::Level(e.to_string()))?;
+        for bundle in &self.bundles {
+            if tick.is_some_and(|t| engine.tick() >= t) {
+                return Ok((engine, false));
+            }
+            let remove = bundle.roster_remove.clone().unwrap_or_default();
+            engine.advance(&bundle.inputs, &remove);
+        }
+        Ok((engine, true))
+    }
+}

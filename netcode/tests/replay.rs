@@ -1,0 +1,134 @@
+//! Replay files (issue 25): a host records each level of a session over
+//! the simulated network; every recorded level re-simulates to the
+//! host's world hash at its end, and at every tick on the way.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::{Engine, RaycasterEngine};
+use netcode::guest::GuestConfig;
+use netcode::host::HostConfig;
+use netcode::plan::GeneratedCampaign;
+use netcode::replay::{Replay, ReplayError, ReplayRecord};
+use netcode::sim::{LinkConfig, Scenario};
+
+/// A two-level campaign with one guest and one bot, recorded: the text of
+/// each level's replay file.
+fn recorded_session() -> (Vec<String>, netcode::sim::Outcome<RaycasterEngine>) {
+    let outcome = netcode::sim::run::<RaycasterEngine>(Scenario {
+        host: HostConfig {
+            plan: Arc::new(GeneratedCampaign {
+                seed: 11,
+                levels: 2,
+            }),
+            bots: 1,
+            expected_guests: 1,
+            record_hashes: true,
+            record_replay: true,
+            ..HostConfig::default()
+        },
+        guests: vec![(
+            GuestConfig {
+                display_name: "Ada".into(),
+                ..GuestConfig::default()
+            },
+            LinkConfig {
+                latency: Duration::from_millis(40),
+                ..LinkConfig::default()
+            },
+        )],
+        events: Vec::new(),
+    });
+    let mut files: Vec<String> = Vec::new();
+    for record in &outcome.replay {
+        if matches!(record, ReplayRecord::Begin(_)) {
+            files.push(String::new());
+        }
+        let file = files.last_mut().expect("a record before any header");
+        file.push_str(&record.line().expect("a record encodes"));
+        file.push('\n');
+    }
+    (files, outcome)
+}
+
+#[test]
+fn every_recorded_level_replays_to_the_hosts_hashes() {
+    let (files, outcome) = recorded_session();
+    assert_eq!(files.len(), 2, "one file per level");
+    let host_hashes: std::collections::BTreeMap<(u32, u64), u64> = outcome
+        .host
+        .hash_log()
+        .iter()
+        .map(|(e, t, h)| ((*e, *t), *h))
+        .collect();
+    for (i, text) in files.iter().enumerate() {
+        let replay = Replay::parse(text).expect("the file parses");
+        assert_eq!(replay.header.level_epoch, i as u32 + 1);
+        assert_eq!(
+            replay.header.names.values().filter(|n| *n == "Ada").count(),
+            1
+        );
+        let end = replay.end.clone().expect("the level's end was recorded");
+        let outcome = replay.run::<RaycasterEngine>().expect("it runs");
+        assert_eq!(outcome.matches, Some(true), "level {}: {outcome:?}", i + 1);
+        assert_eq!(outcome.ticks, end.ticks);
+        eprintln!(
+            "level {}: {} ticks, {} bytes, final hash {}",
+            i + 1,
+            outcome.ticks,
+            text.len(),
+            outcome.final_world_hash
+        );
+        // Stopping anywhere gives the host's world at that tick.
+        for tick in [1, end.ticks / 2, end.ticks - 1] {
+            let (engine, _) = replay.run_to::<RaycasterEngine>(Some(tick)).expect("runs");
+            assert_eq!(engine.tick(), tick);
+            assert_eq!(
+                Some(&engine.world_hash()),
+                host_hashes.get(&(replay.header.level_epoch, tick)),
+                "level {} tick {tick}",
+                i + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn a_damaged_replay_is_refused_with_the_line() {
+    let (files, _) = recorded_session();
+    let text = &files[0];
+    let lines: Vec<&str> = text.lines().collect();
+    let without = |skip: usize| {
+        lines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != skip)
+            .map(|(_, l)| *l)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let line_of = |e: ReplayError| match e {
+        ReplayError::Malformed { line, .. } => line,
+        other => panic!("{other:?}"),
+    };
+    // A missing tick.
+    assert_eq!(line_of(Replay::parse(&without(10)).unwrap_err()), 11);
+    // Not a replay.
+    assert_eq!(line_of(Replay::parse("hello\n").unwrap_err()), 1);
+    assert_eq!(line_of(Replay::parse("").unwrap_err()), 1);
+    // Another format.
+    let other = text.replacen("\"format\":1", "\"format\":99", 1);
+    assert_eq!(line_of(Replay::parse(&other).unwrap_err()), 1);
+    // Junk in the middle, and a record after the end.
+    let junk = text.replacen('\n', "\n~AAAA\n", 1);
+    assert_eq!(line_of(Replay::parse(&junk).unwrap_err()), 2);
+    let after = format!("{text}{}\n", lines[1]);
+    assert_eq!(line_of(Replay::parse(&after).unwrap_err()), lines.len() + 1);
+    // A truncated file still replays, without a verdict.
+    let cut = lines[..lines.len() / 2].join("\n");
+    let outcome = Replay::parse(&cut)
+        .expect("a truncated file parses")
+        .run::<RaycasterEngine>()
+        .expect("runs");
+    assert_eq!(outcome.matches, None);
+}
