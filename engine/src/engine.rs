@@ -177,4 +177,30 @@ pub trait Engine {
 
     /// Restores a state from [`Engine::save_state`] of the same level.
     fn load_state(&mut self, state: &str) -> Result<(), EngineError>;
+
+    /// Adds `player`, whose input delay is `input_delay` ticks, to the
+    /// roster at the start of the current tick, before [`Engine::advance`]
+    /// runs it (a late joiner: every peer does this at the same tick, the
+    /// mirror of a roster removal). A fresh player spawns at one of the
+    /// level's spawn points; one removed earlier this level gets its score
+    /// back. Elite scaling and the multiplayer rules stay as the level
+    /// began. A player already in the roster is left as it is.
+    fn add_player(&mut self, player: &PlayerId, input_delay: u64);
+
+    /// The whole world at the current tick, exactly: everything
+    /// [`Engine::world_hash`] covers, so that a peer which builds the same
+    /// level, loads it ([`Engine::load_exact`]) and applies the same
+    /// bundles hashes equal from then on. The default is
+    /// [`Engine::save_state`]'s text; engines may compress it.
+    fn save_exact(&self) -> Result<Vec<u8>, EngineError> {
+        self.save_state().map(String::into_bytes)
+    }
+
+    /// Restores a state from [`Engine::save_exact`] of the same level. On
+    /// an error nothing changes.
+    fn load_exact(&mut self, bytes: &[u8]) -> Result<(), EngineError> {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| EngineError::BadState(format!("the state is not text: {e}")))?;
+        self.load_state(text)
+    }
 }

@@ -23,7 +23,7 @@
 use crate::engine::EngineError;
 use crate::world::{RaycasterEngine, SavedWorld};
 
-/// The format of [`RaycasterEngine::save_exact`]; a peer refuses any other.
+/// The format of [`crate::Engine::save_exact`]; a peer refuses any other.
 pub const STATE_FORMAT: u8 = 1;
 
 /// Most bytes a transferred state may inflate to. A 5-player level is far
@@ -34,34 +34,32 @@ pub const MAX_STATE_BYTES: usize = 4 << 20;
 /// time matters less than the bytes on the joiner's link.
 const LEVEL: u8 = 9;
 
-impl RaycasterEngine {
-    /// The whole world as compact bytes (see the module documentation).
-    pub fn save_exact(&self) -> Result<Vec<u8>, EngineError> {
-        let record = serde_json::to_vec(&self.saved())
-            .map_err(|e| EngineError::BadState(format!("encoding the state: {e}")))?;
-        let mut out = vec![STATE_FORMAT];
-        out.extend(miniz_oxide::deflate::compress_to_vec(&record, LEVEL));
-        Ok(out)
-    }
+/// The whole world as compact bytes (see the module documentation).
+pub(crate) fn save(engine: &RaycasterEngine) -> Result<Vec<u8>, EngineError> {
+    let record = serde_json::to_vec(&engine.saved())
+        .map_err(|e| EngineError::BadState(format!("encoding the state: {e}")))?;
+    let mut out = vec![STATE_FORMAT];
+    out.extend(miniz_oxide::deflate::compress_to_vec(&record, LEVEL));
+    Ok(out)
+}
 
-    /// Replaces the world with one from [`Self::save_exact`] of the same
-    /// level. On an error nothing changes.
-    pub fn load_exact(&mut self, bytes: &[u8]) -> Result<(), EngineError> {
-        let bad = |what: String| EngineError::BadState(what);
-        let (&format, deflated) = bytes
-            .split_first()
-            .ok_or_else(|| bad("an empty state".into()))?;
-        if format != STATE_FORMAT {
-            return Err(bad(format!(
-                "state format {format}, this build reads {STATE_FORMAT}"
-            )));
-        }
-        let record = miniz_oxide::inflate::decompress_to_vec_with_limit(deflated, MAX_STATE_BYTES)
-            .map_err(|e| bad(format!("inflating the state: {e:?}")))?;
-        let saved: SavedWorld =
-            serde_json::from_slice(&record).map_err(|e| bad(format!("decoding the state: {e}")))?;
-        self.restore(saved)
+/// Replaces `engine`'s world with one from [`save`] of the same level. On
+/// an error nothing changes.
+pub(crate) fn load(engine: &mut RaycasterEngine, bytes: &[u8]) -> Result<(), EngineError> {
+    let bad = |what: String| EngineError::BadState(what);
+    let (&format, deflated) = bytes
+        .split_first()
+        .ok_or_else(|| bad("an empty state".into()))?;
+    if format != STATE_FORMAT {
+        return Err(bad(format!(
+            "state format {format}, this build reads {STATE_FORMAT}"
+        )));
     }
+    let record = miniz_oxide::inflate::decompress_to_vec_with_limit(deflated, MAX_STATE_BYTES)
+        .map_err(|e| bad(format!("inflating the state: {e:?}")))?;
+    let saved: SavedWorld =
+        serde_json::from_slice(&record).map_err(|e| bad(format!("decoding the state: {e}")))?;
+    engine.restore(saved)
 }
 
 #[cfg(test)]

@@ -128,6 +128,22 @@ impl RaycasterEngine {
         out
     }
 
+    /// A late joiner: see [`Engine::add_player`]. The spawn point cycles
+    /// on from the level's first players (everyone ever in the level).
+    fn join_player(&mut self, id: &PlayerId) {
+        if self.state.players.contains_key(id) || self.map.spawns.is_empty() {
+            return;
+        }
+        let seats = self.state.players.len() + self.state.departed.len();
+        let spawn = &self.map.spawns[seats % self.map.spawns.len()];
+        let mut player = Player::spawn(Vec2::new(spawn.x, spawn.y), None);
+        if let Some(score) = self.state.departed.remove(id) {
+            player.kill_score = score.kill_score;
+            player.kills = score.kills;
+        }
+        self.state.players.insert(id.clone(), player);
+    }
+
     fn remove_player(&mut self, id: &PlayerId) {
         let Some(p) = self.state.players.remove(id) else {
             return;
@@ -524,6 +540,21 @@ impl Engine for RaycasterEngine {
         let saved: SavedWorld =
             serde_json::from_str(state).map_err(|e| EngineError::BadState(e.to_string()))?;
         self.restore(saved)
+    }
+
+    fn add_player(&mut self, player: &PlayerId, input_delay: u64) {
+        if !self.state.players.contains_key(player) {
+            self.input_delays.insert(player.clone(), input_delay);
+        }
+        self.join_player(player);
+    }
+
+    fn save_exact(&self) -> Result<Vec<u8>, EngineError> {
+        crate::transfer::save(self)
+    }
+
+    fn load_exact(&mut self, bytes: &[u8]) -> Result<(), EngineError> {
+        crate::transfer::load(self, bytes)
     }
 }
 

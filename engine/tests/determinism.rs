@@ -215,6 +215,7 @@ impl Engine for LeakyEngine {
             .map_err(|_| EngineError::BadState("not a tick".into()))?;
         Ok(())
     }
+    fn add_player(&mut self, _: &PlayerId, _: u64) {}
 }
 
 #[test]

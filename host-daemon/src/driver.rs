@@ -159,6 +159,12 @@ fn log_host_event(event: &HostEvent, warnings: &mut Warnings, metrics: Option<&S
         HostEvent::PlayerRemoved(epoch, tick, player) => {
             tracing::info!(level_epoch = epoch, tick, %player, "player removed from the roster");
         }
+        HostEvent::PlayerJoined(epoch, tick, player) => {
+            tracing::info!(level_epoch = epoch, tick, %player, "late joiner entered the level");
+        }
+        HostEvent::JoinFailed(player, why) => {
+            tracing::error!(%player, %why, "late joiner's state could not be sent; removing it");
+        }
         HostEvent::TransitionDropped(player) => {
             tracing::warn!(%player, "guest never acked the transition; dropping it");
         }

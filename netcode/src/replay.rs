@@ -269,6 +269,9 @@ impl Replay {
             if tick.is_some_and(|t| engine.tick() >= t) {
                 return Ok((engine, false));
             }
+            for (joiner, delay) in bundle.roster_add.iter().flatten() {
+                engine.add_player(joiner, *delay);
+            }
             let remove = bundle.roster_remove.clone().unwrap_or_default();
             engine.advance(&bundle.inputs, &remove);
         }

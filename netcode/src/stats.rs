@@ -30,6 +30,9 @@ pub struct HostStats {
     /// Players removed after the disconnect grace or a missed transition,
     /// as `(level epoch, tick, player)`.
     pub roster_removed: Vec<(u32, u64, PlayerId)>,
+    /// Players who joined a running level (late joiners), as `(level
+    /// epoch, tick, player)`.
+    pub roster_added: Vec<(u32, u64, PlayerId)>,
     /// Hash reports that disagreed with the host, per player.
     pub desyncs: BTreeMap<PlayerId, u32>,
     /// Mismatches that a reconciliation snapshot sent between two reports

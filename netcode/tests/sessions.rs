@@ -406,9 +406,12 @@ fn disconnect_grace_then_synchronized_roster_remove() {
 }
 
 #[test]
-fn late_join_is_refused_and_never_enters_the_roster() {
+fn late_join_turned_off_is_refused_and_never_enters_the_roster() {
     let o = run(Scenario {
-        host: host(1, 1, Some(120)),
+        host: HostConfig {
+            late_join: false,
+            ..host(1, 1, Some(120))
+        },
         guests: vec![(guest("Early"), net(0, 0, 1))],
         events: vec![NetEvent {
             at_tick: 30,
@@ -422,6 +425,91 @@ fn late_join_is_refused_and_never_enters_the_roster() {
     assert_eq!(o.host.roster().len(), 3);
     assert!(o.host.roster().iter().all(|p| p.as_str() != "guest-2"));
     assert!(final_hash_matches(&o.host, &o.guests[0]));
+}
+
+/// Every tick late guest `g` applied has the host's hash for that tick.
+fn assert_late_lockstep(o: &Outcome, g: usize) -> usize {
+    let hh = host_hashes(o);
+    let applied = o.late[g].applied();
+    assert!(!applied.is_empty(), "late guest {g} applied nothing");
+    for a in applied {
+        assert_eq!(
+            hh.get(&(a.epoch, a.tick + 1)),
+            Some(&a.hash),
+            "late guest {g} differs at epoch {} tick {}",
+            a.epoch,
+            a.tick
+        );
+    }
+    applied.len()
+}
+
+#[test]
+fn a_late_joiner_enters_the_running_level_and_plays_it_in_lockstep() {
+    // Ten seconds into the level a bot guest joins over a 75 ms link.
+    let o = run(Scenario {
+        host: host(1, 2, Some(900)),
+        guests: vec![(guest("A"), net(20, 5, 1)), (guest("B"), net(30, 5, 2))],
+        events: vec![NetEvent {
+            at_tick: 300,
+            action: NetAction::LateJoin(guest("Late"), net(75, 10, 9)),
+        }],
+    });
+    let late = &o.late[0];
+    assert_eq!(
+        late.ended(),
+        Some(&GuestEnd::Ended(EndReason::HostShutdown))
+    );
+    let joiner = late.player_id().expect("the joiner was admitted").clone();
+    let added = &o.host.stats().roster_added;
+    assert_eq!(added.len(), 1, "{added:?}");
+    assert_eq!(added[0].2, joiner);
+    assert!(added[0].1 >= 300, "added at tick {}", added[0].1);
+    assert!(o.host.roster().contains(&joiner));
+    // Its first applied tick is the one after the join; from there on
+    // every tick matches the host's, and so do the others' (who applied
+    // the roster add at the same tick).
+    assert_eq!(late.applied()[0].tick, added[0].1 + 1);
+    assert!(assert_late_lockstep(&o, 0) > 500);
+    assert!(final_hash_matches(&o.host, late));
+    for g in 0..2 {
+        assert_lockstep(&o, g);
+        consecutive(&o, g);
+    }
+    let s = o.host.stats();
+    assert!(s.hash_matches.get(&joiner).copied().unwrap_or(0) > 50);
+    assert_eq!(s.desyncs.get(&joiner), None);
+    assert!(s.desyncs.is_empty(), "{:?}", s.desyncs);
+    // It played: its inputs reached the host on time.
+    let held = s.held_per_player.get(&joiner).copied().unwrap_or(0);
+    assert!(held < 30, "{held} held inputs for the joiner");
+    assert!(o.host.names().get(&joiner).is_some_and(|n| n == "Late"));
+}
+
+#[test]
+fn a_late_joiner_over_a_75_ms_link_is_live_within_two_seconds() {
+    // A five-player level: host, bot, two guests and the joiner, who
+    // connects ten seconds in over 75 ms each way (150 ms round trips).
+    let scenario = Scenario {
+        host: host(1, 2, Some(600)),
+        guests: vec![(guest("A"), net(20, 5, 1)), (guest("B"), net(30, 5, 2))],
+        events: vec![],
+    };
+    let (figures, o) = netcode::sim::measure_late_join::<RaycasterEngine>(
+        scenario,
+        guest("Late"),
+        net(75, 10, 9),
+        300,
+    );
+    eprintln!("late join: {figures:?}");
+    let catch_up = figures.catch_up.expect("the joiner went live");
+    assert!(catch_up <= Duration::from_secs(2), "{catch_up:?}");
+    assert!(figures.join_tick.is_some_and(|t| t >= 300));
+    let state = figures.state_bytes.expect("a state was saved");
+    assert!((100..64 * 1024).contains(&state), "{state} bytes of state");
+    assert!(figures.bytes_to_joiner > state as u64);
+    assert!(final_hash_matches(&o.host, &o.late[0]));
+    assert_eq!(o.host.roster().len(), 5);
 }
 
 #[test]
@@ -698,6 +786,7 @@ fn transition_stale_epoch_bundles_are_discarded() {
             player_count: 2,
             player_names: BTreeMap::new(),
             input_delays: BTreeMap::new(),
+            join: None,
         }),
     );
     let (chunks, end) = split(&serde_json::to_string(&generate(3, 0, 2)).unwrap());
@@ -717,6 +806,7 @@ fn transition_stale_epoch_bundles_are_discarded() {
                 .collect(),
             held_input_fallback: vec![],
             roster_remove: None,
+            roster_add: None,
         })
     };
     feed(&mut g, bundle(1, 0));
@@ -826,6 +916,7 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
             player_count: 2,
             player_names: BTreeMap::new(),
             input_delays: BTreeMap::new(),
+            join: None,
         }),
     );
     let (chunks, end) = split(&serde_json::to_string(&map).unwrap());
@@ -852,6 +943,7 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
             inputs: inputs.clone(),
             held_input_fallback: vec![],
             roster_remove: None,
+            roster_add: None,
         }));
         host_engine.advance(&inputs, &[]);
         if host_engine.tick() % RECONCILE_INTERVAL_TICKS == 0 {
@@ -1000,6 +1092,7 @@ fn start_now_freezes_the_roster_with_whoever_is_in_and_refuses_later_joiners() {
     let t0 = Duration::ZERO;
     let mut h = HostSession::new(HostConfig {
         lobby_wait: None,
+        late_join: false,
         ..host(1, 4, Some(60))
     });
     let a = h.add_guest(t0);
@@ -1425,4 +1518,125 @@ fn a_guest_over_its_budget_is_disconnected_and_heard_no_more() {
     h.on_event(flooder, junk(), t0 + Duration::from_secs(5));
     assert_eq!(h.stats().bad_messages, bad);
     assert!(h.drain_events().is_empty());
+}
+
+/// A late joiner driven by hand: bundles that outrun its state are held,
+/// those already in the state dropped, and a state that does not load
+/// fails the setup.
+#[test]
+fn a_joiner_loads_the_exact_state_and_applies_the_bundles_that_outran_it() {
+    use engine::LevelSetup;
+    use engine::level_gen::generate;
+    use protocol::chunk::split;
+    use protocol::peer::{JoinPayload, JoinPoint, SessionInit};
+    use protocol::tick::{FIXED_DT, TICK_RATE_HZ};
+
+    let now = Duration::ZERO;
+    let me = PlayerId::new("guest-2");
+    let host_id = PlayerId::new("host");
+    let map = generate(3, 0, 2);
+    let setup = LevelSetup {
+        map: map.clone(),
+        roster: vec![me.clone(), host_id.clone()],
+        seed: 5,
+        difficulty: engine::Difficulty::Normal,
+        player_count: 1,
+        carryovers: BTreeMap::new(),
+        input_delays: BTreeMap::new(),
+    };
+    // The host's world: alone for 40 ticks, then the joiner is added.
+    let mut world = RaycasterEngine::new_level(LevelSetup {
+        roster: vec![host_id.clone()],
+        ..setup.clone()
+    })
+    .unwrap();
+    let walk = InputSnapshot {
+        move_forward: true,
+        ..InputSnapshot::NEUTRAL
+    };
+    for _ in 0..39 {
+        world.advance(&BTreeMap::from([(host_id.clone(), walk.clone())]), &[]);
+    }
+    world.add_player(&me, INPUT_DELAY_TICKS);
+    let both = BTreeMap::from([(host_id.clone(), walk.clone()), (me.clone(), walk)]);
+    world.advance(&both, &[]);
+    let state = world.save_exact().unwrap();
+    let bundle = |tick: u64| {
+        HostMessage::TickInputBundle(TickInputBundle {
+            tick,
+            dt: FIXED_DT,
+            level_epoch: 1,
+            inputs: both.clone(),
+            held_input_fallback: vec![],
+            roster_remove: None,
+            roster_add: None,
+        })
+    };
+    let join = |state: &[u8]| {
+        let mut g = GuestSession::new(guest("Late"));
+        let feed = |g: &mut GuestSession, m: HostMessage| {
+            g.on_event(PeerEvent::Message(m.channel(), m.to_json().unwrap()), now);
+            g.poll(now);
+        };
+        feed(
+            &mut g,
+            HostMessage::HostHello {
+                build_version: protocol::BUILD_VERSION.into(),
+                protocol_version: PEER_PROTOCOL_VERSION,
+                features: vec![],
+            },
+        );
+        feed(
+            &mut g,
+            HostMessage::SessionInit(SessionInit {
+                roster: setup.roster.clone(),
+                your_player_id: me.clone(),
+                tick_rate_hz: TICK_RATE_HZ,
+                fixed_dt: FIXED_DT,
+                input_delay_ticks: INPUT_DELAY_TICKS,
+                reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
+                gameplay_seed: 5,
+                difficulty: protocol::peer::Difficulty::Normal,
+                player_count: 1,
+                player_names: BTreeMap::new(),
+                input_delays: BTreeMap::new(),
+                join: Some(JoinPoint {
+                    level_epoch: 1,
+                    level_index: 0,
+                    tick: 40,
+                }),
+            }),
+        );
+        // Bundles outrun the state: one already in it, two after it.
+        for t in [39, 40, 41] {
+            feed(&mut g, bundle(t));
+        }
+        let payload = JoinPayload::new(map.clone(), state);
+        let (chunks, end) = split(&serde_json::to_string(&payload).unwrap());
+        for c in chunks {
+            feed(&mut g, HostMessage::MapChunk(c));
+        }
+        feed(&mut g, HostMessage::MapEnd(end));
+        g
+    };
+    let g = join(&state);
+    assert_eq!(g.ended(), None);
+    assert_eq!(g.level_epoch(), 1);
+    for _ in 0..2 {
+        world.advance(&both, &[]);
+    }
+    let engine = g.engine().expect("the joiner built the level");
+    assert_eq!(engine.tick(), 42, "ticks 40 and 41 applied, 39 dropped");
+    assert_eq!(engine.world_hash(), world.world_hash());
+    assert_eq!(g.stats().out_of_sequence, 0);
+
+    let mut bad = state.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 0x55;
+    let g = join(&bad);
+    match g.ended() {
+        Some(GuestEnd::SetupFailed(why)) => assert!(why.contains("join state"), "{why}"),
+        other => panic!("a corrupt state was accepted: {other:?}"),
+    }
+    assert!(g.engine().is_none());
 }

@@ -156,6 +156,13 @@ impl Engine for CounterWorld {
             _ => Err(EngineError::BadState(state.to_owned())),
         }
     }
+
+    fn add_player(&mut self, player: &PlayerId, _: u64) {
+        if let Err(at) = self.roster.binary_search(player) {
+            self.roster.insert(at, player.clone());
+            self.presses.entry(player.clone()).or_default();
+        }
+    }
 }
 
 #[test]

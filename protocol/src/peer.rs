@@ -15,6 +15,8 @@
 
 use std::collections::BTreeMap;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -240,6 +242,56 @@ pub struct SessionInit {
     /// then every player's delay is `input_delay_ticks`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub input_delays: BTreeMap<PlayerId, u64>,
+    /// Present when the guest joins a level already running (a late
+    /// joiner, a rejoiner): where it enters. The map chunks that follow
+    /// then carry a [`JoinPayload`] instead of the bare map, and the
+    /// roster, delays and names are the level's as of the join tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<JoinPoint>,
+}
+
+/// Where a guest enters a running level (campfire's extension of the
+/// spec's setup: the spec admits guests only before the start).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JoinPoint {
+    /// The running level's epoch.
+    pub level_epoch: u32,
+    /// The running level's index (0 is the first).
+    pub level_index: u32,
+    /// The engine tick of the transferred state: the first bundle the
+    /// guest applies is this tick's.
+    pub tick: u64,
+}
+
+/// What the map chunks carry for a guest joining a running level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JoinPayload {
+    /// The level's map, as a level-1 map would be sent.
+    pub map: GameMap,
+    /// The engine's exact state at [`JoinPoint::tick`], base64 (standard
+    /// alphabet, padded): everything the world hash covers.
+    pub state: String,
+}
+
+impl JoinPayload {
+    /// The payload for `map` and the engine's exact state bytes.
+    pub fn new(map: GameMap, state: &[u8]) -> Self {
+        Self {
+            map,
+            state: STANDARD.encode(state),
+        }
+    }
+
+    /// The exact state's bytes.
+    ///
+    /// # Errors
+    ///
+    /// The state is not valid base64.
+    pub fn state_bytes(&self) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(&self.state)
+    }
 }
 
 /// One player's inputs for the consecutive ticks `first_tick..`, sent again
@@ -275,6 +327,12 @@ pub struct TickInputBundle {
     /// Players removed at the start of this tick.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roster_remove: Option<Vec<PlayerId>>,
+    /// Players who join the level at the start of this tick (late
+    /// joiners; the mirror of `rosterRemove`), each with its input delay
+    /// for the rest of the level (every engine needs it). They are in
+    /// `inputs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roster_add: Option<BTreeMap<PlayerId, u64>>,
 }
 
 /// A reconciliation snapshot on the wire: the engine's payload plus the
@@ -572,6 +630,7 @@ mod tests {
             inputs: BTreeMap::from([(PlayerId::new("a"), InputSnapshot::NEUTRAL)]),
             held_input_fallback: vec![PlayerId::new("a")],
             roster_remove: None,
+            roster_add: None,
         });
         let v = serde_json::to_value(&b).unwrap();
         assert_eq!(v["type"], "tick-input-bundle");
@@ -685,6 +744,7 @@ mod tests {
             inputs: BTreeMap::from([(PlayerId::new("a"), InputSnapshot::NEUTRAL)]),
             held_input_fallback: vec![],
             roster_remove: Some(vec![PlayerId::new("b")]),
+            roster_add: None,
         });
         let text = b.to_json().unwrap();
         assert!(text.starts_with(r#"{"type":"tick-input-bundle","#));
@@ -729,6 +789,7 @@ mod tests {
                     inputs,
                     held_input_fallback: if held { ids.clone() } else { vec![] },
                     roster_remove: held.then(|| ids[..1].to_vec()),
+                    roster_add: (!held).then(|| ids.iter().map(|i| (i.clone(), u64::from(seed % 9))).collect()),
                 }),
                 HostMessage::SessionInit(SessionInit {
                     roster: ids.clone(),
@@ -742,6 +803,7 @@ mod tests {
                     player_count: ids.len() as u32,
                     player_names: ids.iter().map(|i| (i.clone(), name.clone())).collect(),
                     input_delays: ids.iter().map(|i| (i.clone(), 2)).collect(),
+                    join: held.then_some(JoinPoint { level_epoch: u32::from(epoch), level_index: seed, tick: u64::from(tick) }),
                 }),
                 HostMessage::ReconciliationSnapshot(ReconciliationSnapshotMessage {
                     level_epoch: u32::from(epoch),

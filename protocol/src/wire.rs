@@ -70,6 +70,8 @@ struct Bundle {
     /// Places in `inputs` of the players whose input was held.
     held: Vec<u16>,
     removed: Option<Vec<String>>,
+    /// Joiners and their input delays.
+    added: Option<Vec<(String, u64)>>,
 }
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -202,6 +204,10 @@ fn bundle_record(b: &TickInputBundle) -> Option<Record> {
             .roster_remove
             .as_ref()
             .map(|r| r.iter().map(|p| p.0.clone()).collect()),
+        added: b
+            .roster_add
+            .as_ref()
+            .map(|r| r.iter().map(|(p, d)| (p.0.clone(), *d)).collect()),
     }))
 }
 
@@ -229,6 +235,9 @@ fn bundle_of(b: Bundle) -> Result<TickInputBundle, PeerMessageError> {
         roster_remove: b
             .removed
             .map(|r| r.into_iter().map(PlayerId::new).collect()),
+        roster_add: b
+            .added
+            .map(|r| r.into_iter().map(|(p, d)| (PlayerId::new(p), d)).collect()),
     })
 }
 
@@ -407,6 +416,7 @@ mod tests {
             held_input_fallback: inputs.keys().skip(1).take(1).cloned().collect(),
             inputs,
             roster_remove: None,
+            roster_add: None,
         }
     }
 
@@ -448,6 +458,17 @@ mod tests {
     }
 
     #[test]
+    fn roster_events_read_back_from_the_compact_form() {
+        let mut b = bundle(3, 40);
+        b.roster_add = Some(BTreeMap::from([(PlayerId::new("guest-2"), 5)]));
+        b.roster_remove = Some(vec![PlayerId::new("guest-7")]);
+        let m = HostMessage::TickInputBundle(b);
+        let compact = m.encode(WireFormat::Compact).unwrap();
+        assert!(compact.starts_with(MARK));
+        assert_eq!(HostMessage::decode(&compact).unwrap(), m);
+    }
+
+    #[test]
     fn what_the_compact_form_cannot_carry_goes_as_json() {
         let mut odd = bundle(2, 1);
         odd.dt = 0.5;
@@ -480,6 +501,7 @@ mod tests {
             ],
             held: vec![],
             removed: None,
+            added: None,
         }))
         .unwrap();
         assert!(HostMessage::decode(&unordered).is_err());
@@ -489,6 +511,7 @@ mod tests {
             inputs: vec![("a".into(), Input::of(&InputSnapshot::NEUTRAL))],
             held: vec![1],
             removed: None,
+            added: None,
         }))
         .unwrap();
         assert!(HostMessage::decode(&past).is_err());

@@ -11,14 +11,32 @@ use protocol::peer::{
 };
 use protocol::tick::HASH_REPORT_INTERVAL_TICKS;
 
-use super::{AppliedTick, GuestEvent, GuestFault, GuestSession, Phase};
+use super::{AppliedTick, GuestEnd, GuestEvent, GuestFault, GuestSession, Phase};
 
 /// Bundles applied per poll before yielding to the driver (the bounded
 /// fast-forward loop).
 const MAX_CATCH_UP_PER_POLL: usize = 256;
 
+/// Bundles a late joiner holds while its state is still on the way (30 s
+/// of ticks); a transfer slower than that fails the join.
+const MAX_HELD_WHILE_JOINING: usize = 900;
+
 impl<E: Engine> GuestSession<E> {
     pub(super) fn on_bundle(&mut self, b: TickInputBundle, now: Duration) {
+        let joining = matches!(&self.phase, Phase::Map(init, _) if init.join.is_some());
+        if joining {
+            // The level's bundles can outrun its state (another channel).
+            if b.level_epoch == self.level_epoch {
+                if self.backlog.len() >= MAX_HELD_WHILE_JOINING {
+                    self.end(GuestEnd::SetupFailed(
+                        "the join state took too long to arrive".into(),
+                    ));
+                    return;
+                }
+                self.backlog.push_back(b);
+            }
+            return;
+        }
         if !matches!(self.phase, Phase::Running) {
             return;
         }
@@ -37,6 +55,10 @@ impl<E: Engine> GuestSession<E> {
 
     pub(super) fn apply_backlog(&mut self, now: Duration) {
         self.clock_hint = now;
+        if !matches!(self.phase, Phase::Running) {
+            // A late joiner's held bundles wait for its state.
+            return;
+        }
         for _ in 0..MAX_CATCH_UP_PER_POLL {
             if self.waiting_for_snapshot() {
                 self.try_apply_snapshot(now);
@@ -62,6 +84,9 @@ impl<E: Engine> GuestSession<E> {
                 engine: engine.tick(),
             });
             return;
+        }
+        for (joiner, delay) in b.roster_add.iter().flatten() {
+            engine.add_player(joiner, *delay);
         }
         let remove = b.roster_remove.clone().unwrap_or_default();
         let mut inputs = b.inputs;

@@ -1,12 +1,15 @@
 //! Setup on the guest side: the version handshake, the session init and
-//! the first map in chunks.
+//! the first map in chunks; for a late joiner, the running level's map and
+//! the world's exact state at its join tick instead.
 
 use std::collections::BTreeMap;
 
 use engine::{Engine, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
 use protocol::map::GameMap;
-use protocol::peer::{FEATURE_INPUT_DELAY, GuestMessage, PEER_PROTOCOL_VERSION, SessionInit};
+use protocol::peer::{
+    FEATURE_INPUT_DELAY, GuestMessage, JoinPayload, JoinPoint, PEER_PROTOCOL_VERSION, SessionInit,
+};
 use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};
@@ -73,6 +76,15 @@ impl<E: Engine> GuestSession<E> {
                 return;
             }
         }
+        if let Some(join) = &init.join {
+            if join.level_epoch == 0 {
+                self.end(GuestEnd::SetupFailed("join point at level epoch 0".into()));
+                return;
+            }
+            // The level's snapshots and bundles may arrive before its
+            // state: they are held for it (see `on_bundle`).
+            self.level_epoch = join.level_epoch;
+        }
         self.phase = Phase::Map(Box::new(init), Reassembler::default());
     }
 
@@ -90,13 +102,22 @@ impl<E: Engine> GuestSession<E> {
             self.phase = phase;
             return;
         };
+        if init.join.is_some() {
+            match r.finish_parse::<JoinPayload>(end) {
+                Ok(payload) => self.finish_setup(*init, payload.map.clone(), Some(&payload)),
+                Err(e) => self.end(GuestEnd::SetupFailed(format!("join transfer: {e}"))),
+            }
+            return;
+        }
         match r.finish_parse::<GameMap>(end) {
-            Ok(map) => self.finish_setup(*init, map),
+            Ok(map) => self.finish_setup(*init, map, None),
             Err(e) => self.end(GuestEnd::SetupFailed(format!("map transfer: {e}"))),
         }
     }
 
-    fn finish_setup(&mut self, init: SessionInit, map: GameMap) {
+    /// Builds the level from the init and the map; a late joiner then
+    /// loads the world's exact state into it.
+    fn finish_setup(&mut self, init: SessionInit, map: GameMap, joined: Option<&JoinPayload>) {
         let setup = LevelSetup {
             map,
             roster: init.roster.clone(),
@@ -106,8 +127,23 @@ impl<E: Engine> GuestSession<E> {
             carryovers: BTreeMap::new(),
             input_delays: init.input_delays.clone(),
         };
-        match E::new_level(setup) {
+        let built = E::new_level(setup).map_err(|e| format!("level rejected: {e}"));
+        let built = match (built, joined, &init.join) {
+            (Ok(mut engine), Some(payload), Some(point)) => {
+                load_join_state(&mut engine, payload, point).map(|()| engine)
+            }
+            (built, _, _) => built,
+        };
+        match built {
             Ok(engine) => {
+                let joined_at = init.join.as_ref().map(|j| (j.level_epoch, j.tick));
+                if let Some((epoch, tick)) = joined_at {
+                    // The exact state stands for the snapshot of its tick;
+                    // bundles before it are already in it.
+                    self.snapshot_hashes
+                        .push((epoch, tick, engine.world_hash()));
+                    self.backlog.retain(|b| b.tick >= tick);
+                }
                 self.engine = Some(engine);
                 if self.config.bot {
                     let mut pilot = DelayAwareBot::new(init.your_player_id.clone());
@@ -116,12 +152,35 @@ impl<E: Engine> GuestSession<E> {
                 }
                 self.me = Some(init.your_player_id);
                 self.names = init.player_names;
-                self.level_epoch = 1;
+                self.level_epoch = joined_at.map_or(1, |j| j.0);
                 self.phase = Phase::Running;
                 self.outbox.push(GuestMessage::SetupAck);
                 self.start_level_inputs();
             }
-            Err(e) => self.end(GuestEnd::SetupFailed(format!("level rejected: {e}"))),
+            Err(e) => self.end(GuestEnd::SetupFailed(e)),
         }
     }
+}
+
+/// Loads a late joiner's state into the level just built and checks it is
+/// at the join tick.
+fn load_join_state<E: Engine>(
+    engine: &mut E,
+    payload: &JoinPayload,
+    point: &JoinPoint,
+) -> Result<(), String> {
+    let bytes = payload
+        .state_bytes()
+        .map_err(|e| format!("join state is not base64: {e}"))?;
+    engine
+        .load_exact(&bytes)
+        .map_err(|e| format!("join state rejected: {e}"))?;
+    if engine.tick() != point.tick {
+        return Err(format!(
+            "join state is at tick {}, the join point at {}",
+            engine.tick(),
+            point.tick
+        ));
+    }
+    Ok(())
 }

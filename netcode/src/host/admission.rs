@@ -31,6 +31,9 @@ pub(super) struct GuestSeat {
     pub(super) removed: bool,
     /// Refused, or left before the start: its connection is being closed.
     pub(super) closed: bool,
+    /// Admitted after the start and not yet given the level's state: it
+    /// hears nothing of the level until then.
+    pub(super) joining: bool,
     /// The guest's last hash report: `(epoch, tick, mismatched)`.
     pub(super) last_report: Option<(u32, u64, bool)>,
     /// The hello features it took up ([`FEATURE_PING`]: the host probes
@@ -95,6 +98,7 @@ impl<E: Engine> HostSession<E> {
             disconnected_at: None,
             removed: false,
             closed: false,
+            joining: false,
             last_report: None,
             features: Features::default(),
             admitted_at: None,
@@ -166,7 +170,7 @@ impl<E: Engine> HostSession<E> {
     /// Whether `seat`'s round trip is measured well enough to fit a delay
     /// to: [`WARM_UP_SAMPLES`] round trips (until then pings go back to
     /// back), or it does not take part in the measurement.
-    fn link_measured(&self, seat: &GuestSeat) -> bool {
+    pub(super) fn link_measured(&self, seat: &GuestSeat) -> bool {
         !seat.features.has(FEATURE_PING)
             || seat
                 .player
@@ -299,15 +303,17 @@ impl<E: Engine> HostSession<E> {
                 if seat.disconnected_at.is_none() {
                     seat.disconnected_at = Some(now);
                 }
-                // Before the start nothing was shared yet: the seat is free
-                // again, and the connection is closed.
+                // Before the start (or before a late joiner entered the
+                // level) nothing was shared yet: the seat is free again,
+                // and the connection is closed.
                 let in_lobby = matches!(self.phase, Phase::Lobby { .. });
-                if in_lobby && !seat.closed {
+                if (in_lobby || seat.joining) && !seat.closed {
                     seat.admitted = false;
+                    seat.joining = false;
                     seat.player = None;
                     seat.closed = true;
                     self.outbox.push(HostOutput::Close(slot));
-                    if self.seats.iter().all(|s| !s.admitted) {
+                    if in_lobby && self.seats.iter().all(|s| !s.admitted) {
                         self.phase = Phase::Lobby { deadline: None };
                     }
                 }
@@ -360,11 +366,22 @@ impl<E: Engine> HostSession<E> {
             return;
         }
         let hello_sent = seat.awaiting_hello_since.take();
-        if !matches!(self.phase, Phase::Lobby { .. }) {
+        let late = !matches!(self.phase, Phase::Lobby { .. });
+        if late && (!self.config.late_join || self.ended().is_some()) {
             self.refuse(
                 slot,
                 RefusalReason::SessionStarted,
                 "the session has started; the roster is frozen".into(),
+            );
+            return;
+        }
+        let fitted = Features::agreed(features, &self.config.features).has(FEATURE_INPUT_DELAY);
+        if late && !fitted && self.level_has_fitted_delays() {
+            self.refuse(
+                slot,
+                RefusalReason::SessionStarted,
+                "the running level fits input delays to links; this client does not take them"
+                    .into(),
             );
             return;
         }
@@ -388,6 +405,8 @@ impl<E: Engine> HostSession<E> {
         seat.name = sanitize_display_name(name);
         seat.features = agreed;
         seat.admitted_at = Some(now);
+        // A late joiner enters the level at the next tick (see `ticks`).
+        seat.joining = late;
         // The hellos are the link's first round trip (a little long if the
         // guest was slow to answer, which only makes a delay safer).
         if let (true, Some(sent), Some(player)) = (ping, hello_sent, seat.player.clone()) {

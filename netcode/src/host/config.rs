@@ -57,6 +57,11 @@ pub struct HostConfig {
     pub features: Vec<String>,
     /// What each guest may send; a guest over it is disconnected.
     pub guest_budget: GuestBudgetPolicy,
+    /// Admit guests after the start: a hello that arrives once the roster
+    /// is frozen joins the running level at the next tick (a `rosterAdd`)
+    /// and gets the world's exact state. Off: such a hello is refused
+    /// with `session-started`, as the spec has it.
+    pub late_join: bool,
 }
 
 impl Default for HostConfig {
@@ -82,6 +87,7 @@ impl Default for HostConfig {
                 FEATURE_COMPACT.to_owned(),
             ],
             guest_budget: GuestBudgetPolicy::default(),
+            late_join: true,
         }
     }
 }
@@ -125,6 +131,11 @@ pub enum HostEvent {
     OverBudget(GuestSlot),
     /// A player left the roster at this level epoch and tick.
     PlayerRemoved(u32, u64, PlayerId),
+    /// A late joiner entered the roster at this level epoch and tick.
+    PlayerJoined(u32, u64, PlayerId),
+    /// A late joiner's state could not be saved or encoded: it leaves the
+    /// roster again at the next tick.
+    JoinFailed(PlayerId, String),
     /// A guest's hash report disagreed with the host's.
     Desync {
         /// Whose.

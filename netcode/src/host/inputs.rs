@@ -32,6 +32,8 @@ pub struct InputBuffer {
     /// The newest tick each player's input was received for this level.
     newest: BTreeMap<PlayerId, u64>,
     delays: BTreeMap<PlayerId, u64>,
+    /// The tick each late joiner entered the level at (everyone else: 0).
+    joined_at: BTreeMap<PlayerId, u64>,
 }
 
 /// The inputs of one tick.
@@ -74,7 +76,8 @@ impl InputBuffer {
 
     /// Takes tick `tick`'s inputs for `players`: neutral for players in
     /// their disconnect grace and before the first delayed input can
-    /// arrive; the last-received input, held, for anyone else missing.
+    /// arrive (a late joiner: its join tick plus its delay); the
+    /// last-received input, held, for anyone else missing.
     pub fn take(
         &mut self,
         tick: u64,
@@ -89,7 +92,7 @@ impl InputBuffer {
             } else if let Some(i) = arrived.get(id) {
                 self.last.insert(id.clone(), i.clone());
                 i.clone()
-            } else if tick < self.delay(id) {
+            } else if tick < self.joined_at.get(id).copied().unwrap_or(0) + self.delay(id) {
                 InputSnapshot::NEUTRAL
             } else {
                 out.held.push(id.clone());
@@ -107,7 +110,16 @@ impl InputBuffer {
         self.by_tick.clear();
         self.last.clear();
         self.newest.clear();
+        self.joined_at.clear();
         self.delays = delays;
+    }
+
+    /// `player` joins the running level at `tick` with input delay
+    /// `delay` (a late joiner): its input is neutral, not held, until its
+    /// first delayed input can arrive, as at a level's start.
+    pub fn join(&mut self, player: PlayerId, tick: u64, delay: u64) {
+        self.joined_at.insert(player.clone(), tick);
+        self.delays.insert(player, delay);
     }
 
     /// `player`'s input delay this level.
@@ -179,6 +191,30 @@ mod tests {
         let t = b.take(6, &players, &BTreeSet::new());
         assert_eq!(t.held, vec![p.clone()]);
         assert_eq!(t.inputs[&p], fire());
+    }
+
+    #[test]
+    fn a_late_joiner_gets_neutral_until_its_first_delayed_input_can_arrive() {
+        let (early, late) = (PlayerId::new("a"), PlayerId::new("b"));
+        let players = [early.clone(), late.clone()];
+        let mut b = InputBuffer::default();
+        b.join(late.clone(), 100, 5);
+        assert_eq!(b.delay(&late), 5);
+        assert_eq!(b.delay(&early), INPUT_DELAY_TICKS);
+        let t = b.take(104, &players, &BTreeSet::new());
+        assert_eq!(t.held, vec![early.clone()], "only the early player is held");
+        assert_eq!(
+            b.insert(late.clone(), 105, fire(), 104),
+            Placement::Buffered
+        );
+        let t = b.take(105, &players, &BTreeSet::new());
+        assert_eq!(t.inputs[&late], fire());
+        let t = b.take(106, &players, &BTreeSet::new());
+        assert_eq!(
+            t.held,
+            players.to_vec(),
+            "from then on it is held as anyone"
+        );
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! Each job lives in its own module: [`admission`] (handshakes, seats,
 //! the hello deadline), [`setup`] (roster, init and map transfer),
 //! [`ticks`] (pacing and the tick itself), [`inputs`] (the input buffer and
-//! held-input policy), [`audit`] (hash reports), [`transition`] (level
+//! held-input policy), [`late_join`] (admitting a guest into a running
+//! level with the world's exact state), [`audit`] (hash reports), [`transition`] (level
 //! changes), [`end_table`] (scores and the end of the session),
 //! [`budget`] (what each guest may send), [`recording`] (replay
 //! records) and [`report`] (the per-session report for the operator). [`join_slots`]
@@ -26,6 +27,7 @@ mod config;
 mod end_table;
 pub mod inputs;
 pub mod join_slots;
+mod late_join;
 mod recording;
 mod report;
 mod setup;
@@ -101,6 +103,8 @@ pub struct HostSession<E: Engine> {
     guests_admitted_ever: usize,
     /// A level's replay header went out and its end not yet.
     recording: bool,
+    /// The current level as it was built: a late joiner builds it too.
+    level: Option<engine::LevelSetup>,
 }
 
 impl<E: Engine> std::fmt::Debug for HostSession<E> {
@@ -144,6 +148,7 @@ impl<E: Engine> HostSession<E> {
             hash_log: Vec::new(),
             guests_admitted_ever: 0,
             recording: false,
+            level: None,
         }
     }
 
@@ -378,7 +383,7 @@ impl<E: Engine> HostSession<E> {
         (0..self.seats.len())
             .filter(|s| {
                 let seat = &self.seats[*s];
-                seat.admitted && !seat.removed && seat.connected
+                seat.admitted && !seat.removed && seat.connected && !seat.joining
             })
             .collect()
     }

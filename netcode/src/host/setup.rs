@@ -106,12 +106,14 @@ impl<E: Engine> HostSession<E> {
         };
         let payload = serde_json::to_string(&map);
         let recorded = self.config.record_replay.then(|| setup.clone());
+        let level = setup.clone();
         let (engine, payload) = match (E::new_level(setup), payload) {
             (Ok(e), Ok(p)) => (e, p),
             (Err(e), _) => return self.level_failed(format!("could not build level 1: {e}")),
             (_, Err(e)) => return self.level_failed(format!("could not encode level 1: {e}")),
         };
         self.engine = Some(engine);
+        self.level = Some(level);
         self.level_epoch = 1;
         if let Some(setup) = recorded {
             self.record_level_start(setup);
@@ -134,6 +136,7 @@ impl<E: Engine> HostSession<E> {
                 player_count: self.player_count,
                 player_names: self.names.clone(),
                 input_delays: self.inputs.delays().clone(),
+                join: None,
             };
             self.send(slot, HostMessage::SessionInit(init));
             for c in &chunks {
@@ -155,7 +158,7 @@ impl<E: Engine> HostSession<E> {
         // An admitted guest that never acked (setup failed, or it left) is
         // in the roster already sent: it is treated as disconnected, so it
         // gets neutral input and a synchronized removal after the grace.
-        for seat in self.seats.iter_mut().filter(|s| s.admitted) {
+        for seat in self.seats.iter_mut().filter(|s| s.admitted && !s.joining) {
             if !seat.setup_acked && seat.disconnected_at.is_none() {
                 seat.disconnected_at = Some(now);
             }

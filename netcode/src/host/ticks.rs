@@ -102,6 +102,7 @@ impl<E: Engine> HostSession<E> {
         };
         self.sample_local_inputs(tick);
         let remove = self.removals(now);
+        let joined = self.add_joiners(tick, now);
         let in_grace: BTreeSet<PlayerId> = self
             .seats
             .iter()
@@ -137,6 +138,8 @@ impl<E: Engine> HostSession<E> {
             inputs: taken.inputs,
             held_input_fallback: taken.held,
             roster_remove: (!remove.is_empty()).then(|| remove.clone()),
+            roster_add: (!joined.is_empty())
+                .then(|| joined.iter().map(|j| (j.1.clone(), j.2)).collect()),
         };
         let Some(engine) = self.engine.as_mut() else {
             return;
@@ -172,6 +175,7 @@ impl<E: Engine> HostSession<E> {
                 },
             ));
         }
+        self.send_join_states(&joined);
         match status {
             LevelStatus::Complete => self.level_complete(now),
             LevelStatus::TeamEliminated => self.end(EndReason::TeamEliminated),

@@ -59,6 +59,7 @@ impl<E: Engine> HostSession<E> {
         let text = serde_json::to_string(&payload);
         self.record_level_end();
         let recorded = self.config.record_replay.then(|| setup.clone());
+        let level = setup.clone();
         let (engine, text) = match (E::new_level(setup), text) {
             (Ok(e), Ok(t)) => (e, t),
             (Err(e), _) => {
@@ -70,6 +71,7 @@ impl<E: Engine> HostSession<E> {
         };
         // The engine holds nothing else we need; the run table kept the scores.
         self.engine = Some(engine);
+        self.level = Some(level);
         self.level_epoch += 1;
         if let Some(setup) = recorded {
             self.record_level_start(setup);

@@ -8,12 +8,14 @@
 //! [`run`] plays it and returns every finished session; [`Summary`] is the
 //! one-line JSON report.
 
+mod late_join;
 mod network;
 mod summary;
 
 use std::time::Duration;
 
 use engine::Engine;
+pub use late_join::{LateJoinFigures, measure_late_join};
 pub use network::{LinkConfig, Tamper};
 pub use summary::{GuestSummary, Summary, describe_end, final_hash_matches};
 
@@ -36,7 +38,8 @@ pub enum NetAction {
     Disconnect(usize),
     /// The host vanishes: every link is cut and the host stops.
     HostLoss,
-    /// A new guest connects (after the level started: it must be refused).
+    /// A new guest connects (after the start: it joins the running level,
+    /// or is refused when the host has late join off).
     LateJoin(GuestConfig, LinkConfig),
 }
 
@@ -331,6 +334,15 @@ impl<E: Engine> Sim<E> {
     /// Guest `n`, to drive (its local input, say).
     pub fn guest_mut(&mut self, n: usize) -> Option<&mut GuestSession<E>> {
         self.run.guests.get_mut(n).map(|g| &mut g.session)
+    }
+
+    /// Bytes the host has sent guest `n` so far (0-based; latecomers
+    /// follow).
+    pub fn bytes_to_guest(&self, n: usize) -> u64 {
+        self.run
+            .guests
+            .get(n)
+            .map_or(0, |g| self.run.net.bytes_sent(g.link, End::Host))
     }
 
     /// Every session as it stands.

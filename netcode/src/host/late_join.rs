@@ -1,0 +1,163 @@
+//! Late join: a guest admitted after the roster froze enters the running
+//! level at the start of the next tick, a `rosterAdd` every peer applies
+//! at that tick (the mirror of a removal), and then gets the session init
+//! with a join point and the world's exact state at the tick after it
+//! ([`protocol::peer::JoinPayload`]). From that tick on it hears every
+//! bundle like any guest; bundles that outrun the state (they ride
+//! another channel) wait on its side.
+//!
+//! A late joiner waits for its link to be measured, as the lobby does
+//! (pings back to back, at most [`WARM_UP_LIMIT`]), and gets an input
+//! delay fitted to it ([`crate::delay::fit`]) when it takes up
+//! `input-delay`; the bundle that adds it carries that delay, since every
+//! peer's engine needs it. A client without `input-delay` gets the spec's
+//! fixed delay, and is refused when the level's delays are fitted (it
+//! could not be told them).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use engine::Engine;
+use protocol::chunk::split;
+use protocol::input::PlayerId;
+use protocol::peer::{FEATURE_INPUT_DELAY, HostMessage, JoinPayload, JoinPoint, SessionInit};
+use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
+
+use super::{HostEvent, HostOutput, HostSession};
+use crate::delay;
+use crate::rtt::WARM_UP_LIMIT;
+use crate::stats::GuestSlot;
+
+impl<E: Engine> HostSession<E> {
+    /// Whether some roster member's input delay is not the spec's.
+    pub(super) fn level_has_fitted_delays(&self) -> bool {
+        self.roster()
+            .iter()
+            .any(|p| self.inputs.delay(p) != INPUT_DELAY_TICKS)
+    }
+
+    /// Adds every late joiner still connected whose link is measured to
+    /// the roster at the start of `tick` (before the engine advances);
+    /// returns them with their slots and delays, sorted by player.
+    pub(super) fn add_joiners(
+        &mut self,
+        tick: u64,
+        now: Duration,
+    ) -> Vec<(GuestSlot, PlayerId, u64)> {
+        let mut joined: Vec<(GuestSlot, PlayerId, u64)> = (0..self.seats.len())
+            .filter_map(|slot| {
+                let seat = &self.seats[slot];
+                let due = seat.joining && seat.admitted && seat.connected && !seat.closed;
+                let measured = self.link_measured(seat)
+                    || seat.admitted_at.is_some_and(|t| now >= t + WARM_UP_LIMIT);
+                let player = seat.player.clone().filter(|_| due && measured)?;
+                let delay = if seat.features.has(FEATURE_INPUT_DELAY) {
+                    delay::fit(&self.stats.rtt.get(&player).copied().unwrap_or_default())
+                } else {
+                    INPUT_DELAY_TICKS
+                };
+                Some((slot, player, delay))
+            })
+            .collect();
+        joined.sort_by(|a, b| a.1.cmp(&b.1));
+        let Some(engine) = self.engine.as_mut() else {
+            return Vec::new();
+        };
+        for (slot, player, delay) in &joined {
+            engine.add_player(player, *delay);
+            self.inputs.join(player.clone(), tick, *delay);
+            self.names
+                .insert(player.clone(), self.seats[*slot].name.clone());
+            self.events.push(HostEvent::PlayerJoined(
+                self.level_epoch,
+                tick,
+                player.clone(),
+            ));
+            self.stats
+                .roster_added
+                .push((self.level_epoch, tick, player.clone()));
+        }
+        joined
+    }
+
+    /// Sends each of `joined` the session init with its join point and the
+    /// world as it is now (right after the tick that added them); from
+    /// here on they hear the level like every guest.
+    pub(super) fn send_join_states(&mut self, joined: &[(GuestSlot, PlayerId, u64)]) {
+        if joined.is_empty() {
+            return;
+        }
+        let (Some(engine), Some(level)) = (self.engine.as_ref(), self.level.as_ref()) else {
+            return;
+        };
+        let text = engine
+            .save_exact()
+            .map_err(|e| format!("saving the state: {e}"))
+            .and_then(|state| {
+                serde_json::to_string(&JoinPayload::new(level.map.clone(), &state))
+                    .map_err(|e| format!("encoding the state: {e}"))
+            });
+        let text = match text {
+            Ok(t) => t,
+            Err(why) => return self.join_failed(joined, &why),
+        };
+        let roster = engine.roster();
+        let point = JoinPoint {
+            level_epoch: self.level_epoch,
+            level_index: self.level_index,
+            tick: engine.tick(),
+        };
+        // Fitted delays name exactly the roster (removed players dropped);
+        // a joiner without `input-delay` gets none (all are the spec's).
+        let delays: BTreeMap<PlayerId, u64> = roster
+            .iter()
+            .map(|p| (p.clone(), self.inputs.delay(p)))
+            .collect();
+        let (seed, player_count) = (level.seed, level.player_count);
+        let (chunks, end) = split(&text);
+        for (slot, player, _) in joined {
+            let fitted = self.seats[*slot].features.has(FEATURE_INPUT_DELAY);
+            let init = SessionInit {
+                roster: roster.clone(),
+                your_player_id: player.clone(),
+                tick_rate_hz: TICK_RATE_HZ,
+                fixed_dt: FIXED_DT,
+                input_delay_ticks: self.inputs.delay(player),
+                reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
+                gameplay_seed: seed,
+                difficulty: self.config.difficulty,
+                player_count,
+                player_names: self.names.clone(),
+                input_delays: if fitted {
+                    delays.clone()
+                } else {
+                    BTreeMap::new()
+                },
+                join: Some(point.clone()),
+            };
+            self.send(*slot, HostMessage::SessionInit(init));
+            for c in &chunks {
+                self.send(*slot, HostMessage::MapChunk(c.clone()));
+            }
+            self.send(*slot, HostMessage::MapEnd(end.clone()));
+            self.seats[*slot].joining = false;
+        }
+    }
+
+    /// The joiners' state could not be sent: they leave the roster again
+    /// at the next tick and their connections close.
+    fn join_failed(&mut self, joined: &[(GuestSlot, PlayerId, u64)], why: &str) {
+        for (slot, player, _) in joined {
+            self.events
+                .push(HostEvent::JoinFailed(player.clone(), why.to_owned()));
+            self.remove_at_start.push(player.clone());
+            let seat = &mut self.seats[*slot];
+            seat.joining = false;
+            seat.removed = true;
+            if !seat.closed {
+                seat.closed = true;
+                self.outbox.push(HostOutput::Close(*slot));
+            }
+        }
+    }
+}
