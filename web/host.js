@@ -112,6 +112,8 @@ function settings() {
     seed: Number.isInteger(seedParam) && seedParam > 0 && seedParam < 2 ** 32
       ? seedParam : crypto.getRandomValues(new Uint32Array(1))[0],
     startWhen,
+    lateJoin: scripted ? q('lateJoin') !== '0'
+      : /** @type {HTMLInputElement} */ ($('late-join')).checked,
   };
 }
 
@@ -133,6 +135,8 @@ async function open() {
     bot: botDriven,
     difficulty: s.difficulty,
     startWhen: s.startWhen,
+    lateJoin: s.lateJoin,
+    maxGuests: s.maxPlayers - 1,
     buildVersion,
   }, {
     name: s.name,

@@ -2,7 +2,8 @@
 // /lobby/events), search and filters (both answered by the server), the
 // count of matching sessions, "Show more" following the cursor, and join
 // by code. Each Join opens the game URL template the server was started
-// with (--game-url).
+// with (--game-url). A session that has started and still admits players
+// (late join) is marked "In progress"; its Join works like any other.
 //
 // The page holds only what it has loaded: the first page, plus each page
 // "Show more" fetched. The feed is subscribed with the same search and
@@ -77,6 +78,15 @@ function cell(label, text) {
   return td;
 }
 
+/** The label of a session that has started and admits players into its running game. */
+function inProgressBadge() {
+  const badge = document.createElement('span');
+  badge.className = 'badge in-progress';
+  badge.textContent = 'In progress';
+  badge.title = 'Started: joining puts you into the running game.';
+  return badge;
+}
+
 /** @param {import('./lib/lobby-client.js').LobbyEntry} e */
 function row(e) {
   const tr = document.createElement('tr');
@@ -85,6 +95,10 @@ function row(e) {
   name.scope = 'row';
   name.dataset.label = 'Name';
   name.textContent = e.name || e.code;
+  if (e.inProgress) {
+    tr.classList.add('in-progress');
+    name.append(' ', inProgressBadge());
+  }
   tr.append(
     name,
     cell('Host', e.hostName || (e.hostKind === 'daemon' ? 'bots' : '—')),

@@ -107,14 +107,15 @@ function onStatus(s) {
         say('Connected. Receiving the session…');
         break;
       case 'receiving-map':
-        say('Receiving the map…');
+        say(s.joining ? 'The game is under way: receiving the level as it stands…' : 'Receiving the map…');
         break;
       case 'running':
         $('game').hidden = false;
         $('hud-difficulty').textContent = String(s.difficulty ?? '—');
         if (document.body.dataset.state !== 'playing') {
           document.body.dataset.state = 'ready';
-          say(s.levelEpoch > 1 ? `Level ${s.levelEpoch}. Playing.` : 'Map received. Waiting for the host to start…');
+          if (s.joinedAtTick !== null && s.levelEpoch === before?.levelEpoch) say('Joined the game in progress. Playing.');
+          else say(s.levelEpoch > 1 ? `Level ${s.levelEpoch}. Playing.` : 'Map received. Waiting for the host to start…');
         }
         canvas.focus();
         break;
@@ -129,6 +130,10 @@ function onStatus(s) {
       ? (before?.roster ?? []).filter((/** @type {string} */ id) => !s.roster.includes(id))
       : [];
     if (removed.length > 0) say(`${removed.map(nameOf).join(', ')} left the session.`);
+    const added = s.levelEpoch === before?.levelEpoch && before?.roster?.length
+      ? s.roster.filter((/** @type {string} */ id) => !before.roster.includes(id))
+      : [];
+    if (added.length > 0 && s.joinedAtTick === null) say(`${added.map(nameOf).join(', ')} joined the game.`);
     screen.renderRoster(s.roster);
   }
   if (s.end && !left) showEnd(s.end);
@@ -153,6 +158,8 @@ function showEnd(end) {
         + `${end.hostBuild ?? 'unknown'}. Reload the page to get the server's current version, or join a session of your build.`);
     } else if (end.reason === 'session-started') {
       fail('This session has already started; nobody more can join it. Pick another one in the lobby.');
+    } else if (end.reason === 'session-full') {
+      fail('Every seat in this session is taken. Pick another one in the lobby.');
     } else {
       fail(`The host refused the join: ${end.detail || end.reason}.`);
     }

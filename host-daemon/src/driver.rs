@@ -162,6 +162,9 @@ fn log_host_event(event: &HostEvent, warnings: &mut Warnings, metrics: Option<&S
         HostEvent::PlayerJoined(epoch, tick, player) => {
             tracing::info!(level_epoch = epoch, tick, %player, "late joiner entered the level");
         }
+        HostEvent::PlayerResumed(slot, player) => {
+            tracing::info!(slot, %player, "player resumed on a fresh connection (rejoin)");
+        }
         HostEvent::JoinFailed(player, why) => {
             tracing::error!(%player, %why, "late joiner's state could not be sent; removing it");
         }
@@ -195,6 +198,7 @@ fn log_host_event(event: &HostEvent, warnings: &mut Warnings, metrics: Option<&S
 fn log_guest_event(event: &GuestEvent, warnings: &mut Warnings) {
     match event {
         GuestEvent::Ended(end) => tracing::info!(?end, "guest session ended"),
+        GuestEvent::Admitted { player, .. } => tracing::info!(%player, "admitted"),
         GuestEvent::HostBuildDiffers(build) => tracing::warn!(%build, "host runs another build"),
         GuestEvent::TransitionRejected(why) => {
             tracing::warn!(%why, "level transition payload rejected; waiting for a resend");
@@ -370,16 +374,18 @@ pub async fn run_guest<S: PeerSender, R: PeerReceiver>(
     session: Guest,
     link: PeerLink<S, R>,
 ) -> Guest {
-    run_guest_until(session, link, std::future::pending()).await
+    run_guest_until(session, link, std::future::pending(), |_| {}).await
 }
 
 /// Runs a guest over one link until its session ends or `leave` resolves
-/// (the guest then closes its link, as a player closing the tab). Returns
-/// the session after its writer drained.
+/// (the guest then closes its link, as a player closing the tab); every
+/// session event goes to `on_event` too. Returns the session after its
+/// writer drained.
 pub async fn run_guest_until<S: PeerSender, R: PeerReceiver>(
     mut session: Guest,
     link: PeerLink<S, R>,
     leave: impl Future<Output = ()>,
+    mut on_event: impl FnMut(&GuestEvent),
 ) -> Guest {
     let origin = Instant::now();
     tokio::pin!(leave);
@@ -391,6 +397,7 @@ pub async fn run_guest_until<S: PeerSender, R: PeerReceiver>(
     loop {
         session.poll(origin.elapsed());
         for event in session.drain_events() {
+            on_event(&event);
             log_guest_event(&event, &mut warnings);
         }
         let format = session.wire_format();

@@ -12,9 +12,15 @@
 //! session's admission, keeping `players` current (republished as soon as
 //! the session admits or loses a guest, round or no round). A guest that
 //! leaves before the start frees its seat, and a round opens again. Once
-//! the session has started no further round is published and the session is PUT `public: false`; a round still open
-//! then is still served, and the host session refuses its joiner with
-//! `session-started`. The lobby entry is deleted when the session ends.
+//! the session has started, rounds go on while a seat is free (late join:
+//! the host session admits the joiner into the running level), up to
+//! every guest seat; the session caps its guests itself, so two joiners
+//! racing for the last seat cost the slower one a `session-full`. With
+//! late join off (`--no-late-join`) no further round is published once
+//! the session has started and it is PUT `public: false`; a round still
+//! open then is still served, and the host session refuses its joiner
+//! with `session-started`. The lobby entry is deleted when the session
+//! ends.
 //! With `sessions` K, K sessions run at once and a fresh one is opened
 //! whenever one ends, until shutdown.
 
@@ -197,6 +203,9 @@ pub async fn run_session(
     let mut host_config = config.host.clone();
     host_config.expected_guests = config.start_when;
     host_config.lobby_wait = config.lobby_timeout;
+    host_config.max_guests = Some(config.guest_seats());
+    // A fresh secret per session: its rejoin tokens resume nothing else.
+    host_config.rejoin_secret = Some(rand::random());
     let host = Host::new(host_config);
     let metrics = config.metrics.as_ref().map(DaemonMetrics::session);
     let (link_tx, link_rx) = mpsc::channel::<WebRtcLink>(8);
@@ -259,9 +268,15 @@ pub async fn run_session(
                 if changed.is_err() {
                     unlisted = true;
                 } else if progress.borrow().started {
+                    // Late join: listed on, as in progress; else unlisted.
                     unlisted = true;
-                    if let Err(e) = client.set_public(&session, false).await {
-                        tracing::warn!(error = %e, "could not unlist the started session");
+                    let update = if config.host.late_join {
+                        PutSessionRequest { in_progress: Some(true), ..Default::default() }
+                    } else {
+                        PutSessionRequest { public: Some(false), ..Default::default() }
+                    };
+                    if let Err(e) = client.update(&session, &update).await {
+                        tracing::warn!(error = %e, "could not mark the started session in the lobby");
                     }
                 }
             }
@@ -317,9 +332,10 @@ async fn publish_players(
     }
 }
 
-/// Serves offer rounds while the session waits in its lobby: keeps one
-/// round open whenever a seat is free, connects each answer and hands the
-/// link to the session. Returns once the session has started or is gone.
+/// Serves offer rounds while the session waits in its lobby (and, with
+/// late join, while it runs): keeps one round open whenever a seat is
+/// free, connects each answer and hands the link to the session. Returns
+/// once the session is gone, or has started with late join off.
 ///
 /// An answer is connected in the background and the next round opens at
 /// once, so a stranger who grabs a round with an answer that never
@@ -337,7 +353,6 @@ async fn round_loop(
     links: mpsc::Sender<WebRtcLink>,
     mut progress: watch::Receiver<HostProgress>,
 ) {
-    let wanted = config.guest_seats().min(config.start_when);
     let mut open: Option<(HostOffer, u32)> = None;
     let mut joins = Joins::new(JoinPolicy {
         connect_deadline: webrtc.connect_timeout,
@@ -347,9 +362,16 @@ async fn round_loop(
     let mut published_players = None;
     loop {
         let p = *progress.borrow_and_update();
-        if p.started {
+        if p.started && !config.host.late_join {
             break;
         }
+        // Before the start the lobby fills up to `start_when`; after it,
+        // late joiners take every seat.
+        let wanted = if p.started {
+            config.guest_seats()
+        } else {
+            config.guest_seats().min(config.start_when)
+        };
         let players = config.local_players() + u32::try_from(p.seats_taken).unwrap_or(u32::MAX);
         // The lobby follows admissions (and leaves) at once, with the round
         // left open; without a round the next one carries the count.

@@ -11,7 +11,7 @@ use protocol::peer::{EndReason, RefusalReason};
 use serde::{Serialize, Serializer};
 use thiserror::Error;
 
-use netcode::guest::{GuestConfig, GuestEnd};
+use netcode::guest::{GuestConfig, GuestEnd, GuestEvent};
 use protocol::BUILD_VERSION;
 
 use crate::driver::{Guest, run_guest_until};
@@ -153,6 +153,17 @@ pub struct JoinReport {
     /// This guest's input delay in the last level it played, ticks (fitted
     /// to its link when the host offers `input-delay`).
     pub input_delay_ticks: u64,
+    /// For a late joiner or a rejoiner: the tick of the world state the
+    /// host handed it (it simulated from there; a late joiner entered the
+    /// roster the tick before, the host report's `joinedAtTick`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_tick: Option<u64>,
+    /// This run resumed a player with the token of `--resume-file`.
+    pub resumed: bool,
+    /// This guest's world hash at its last applied tick, 16 hex digits:
+    /// the host's `finalWorldHash` when it followed the session to the
+    /// end.
+    pub final_world_hash: Option<String>,
 }
 
 /// What `join` needs.
@@ -171,6 +182,10 @@ pub struct JoinConfig {
     pub webrtc: WebRtcOptions,
     /// Leave this long after connecting (soak tests).
     pub leave_after: Option<Duration>,
+    /// `--resume-file`: where the host's rejoin token is written once the
+    /// session admits this guest; when the file exists at the start, its
+    /// token goes with the hello, so a restarted guest resumes its player.
+    pub resume_file: Option<std::path::PathBuf>,
 }
 
 fn lobby_err(code: &str, e: SignalingError) -> JoinError {
@@ -183,6 +198,13 @@ fn lobby_err(code: &str, e: SignalingError) -> JoinError {
             source,
         },
     }
+}
+
+/// The token a resume file holds, if it exists and holds one.
+fn read_token(file: &std::path::Path) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let token = text.trim();
+    (!token.is_empty() && token.len() <= 128).then(|| token.to_owned())
 }
 
 /// Joins and plays a session to its end.
@@ -279,14 +301,30 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
             None => std::future::pending().await,
         }
     };
+    let resume_token = config.resume_file.as_deref().and_then(read_token);
+    let resume_file = config.resume_file.clone();
     let session = run_guest_until(
         Guest::new(GuestConfig {
             display_name: config.name.clone(),
             bot: config.bot,
+            resume_token,
             ..GuestConfig::default()
         }),
         link,
         leave,
+        |event| {
+            if let (
+                GuestEvent::Admitted {
+                    rejoin_token: Some(token),
+                    ..
+                },
+                Some(file),
+            ) = (event, &resume_file)
+                && let Err(e) = std::fs::write(file, format!("{token}\n"))
+            {
+                tracing::warn!(error = %e, file = %file.display(), "could not write the resume file");
+            }
+        },
     )
     .await;
     // Close before the process exits, so the host sees the guest go at
@@ -344,5 +382,10 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
         snapshots_applied: stats.snapshots_applied,
         kill_score,
         input_delay_ticks: session.input_delay(),
+        state_tick: session.joined_at().map(|j| j.1),
+        resumed: session.resumed(),
+        final_world_hash: session
+            .last_hash()
+            .map(|h| protocol::peer::format_hash(h.2)),
     })
 }

@@ -76,7 +76,11 @@ pub async fn run(
                     let _ = tx.send(());
                 }
             }
-            NetAction::LateJoin(config, link_config) => {
+            // The guests run in their own tasks here, out of reach: a
+            // rejoin connects with whatever token its config carries (none:
+            // it is a late join).
+            NetAction::LateJoin(config, link_config)
+            | NetAction::Rejoin(_, config, link_config) => {
                 let (host_end, guest_end, control) = link(link_config);
                 controls.push(control);
                 let _ = link_tx.send(host_end).await;

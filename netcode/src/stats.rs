@@ -33,6 +33,8 @@ pub struct HostStats {
     /// Players who joined a running level (late joiners), as `(level
     /// epoch, tick, player)`.
     pub roster_added: Vec<(u32, u64, PlayerId)>,
+    /// Times each player was resumed by a fresh connection (rejoins).
+    pub rejoins: BTreeMap<PlayerId, u32>,
     /// Hash reports that disagreed with the host, per player.
     pub desyncs: BTreeMap<PlayerId, u32>,
     /// Mismatches that a reconciliation snapshot sent between two reports

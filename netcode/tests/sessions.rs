@@ -787,6 +787,7 @@ fn transition_stale_epoch_bundles_are_discarded() {
             player_names: BTreeMap::new(),
             input_delays: BTreeMap::new(),
             join: None,
+            rejoin_token: None,
         }),
     );
     let (chunks, end) = split(&serde_json::to_string(&generate(3, 0, 2)).unwrap());
@@ -917,6 +918,7 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
             player_names: BTreeMap::new(),
             input_delays: BTreeMap::new(),
             join: None,
+            rejoin_token: None,
         }),
     );
     let (chunks, end) = split(&serde_json::to_string(&map).unwrap());
@@ -973,6 +975,7 @@ fn hello(name: &str) -> PeerEvent {
         protocol_version: PEER_PROTOCOL_VERSION,
         display_name: name.into(),
         features: vec![],
+        resume: None,
     }
     .to_json()
     .expect("encode hello");
@@ -1605,6 +1608,7 @@ fn a_joiner_loads_the_exact_state_and_applies_the_bundles_that_outran_it() {
                     level_index: 0,
                     tick: 40,
                 }),
+                rejoin_token: None,
             }),
         );
         // Bundles outrun the state: one already in it, two after it.
@@ -1639,4 +1643,84 @@ fn a_joiner_loads_the_exact_state_and_applies_the_bundles_that_outran_it() {
         other => panic!("a corrupt state was accepted: {other:?}"),
     }
     assert!(g.engine().is_none());
+}
+
+fn rejoining_host(max_ticks: u64) -> HostConfig {
+    HostConfig {
+        rejoin_secret: Some([5; 32]),
+        ..host(1, 2, Some(max_ticks))
+    }
+}
+
+#[test]
+fn a_guest_that_drops_and_rejoins_within_the_grace_resumes_its_player() {
+    // A's link is cut at tick 200; two seconds later it connects again
+    // with its token.
+    let o = run(Scenario {
+        host: rejoining_host(900),
+        guests: vec![(guest("A"), net(20, 5, 1)), (guest("B"), net(30, 5, 2))],
+        events: vec![
+            NetEvent {
+                at_tick: 200,
+                action: NetAction::Disconnect(0),
+            },
+            NetEvent {
+                at_tick: 260,
+                action: NetAction::Rejoin(0, guest("A again"), net(20, 5, 7)),
+            },
+        ],
+    });
+    let (before, after) = (&o.guests[0], &o.late[0]);
+    let me = before.player_id().expect("A was admitted").clone();
+    assert!(before.rejoin_token().is_some());
+    assert_eq!(after.player_id(), Some(&me), "the same player");
+    assert!(after.resumed());
+    let s = o.host.stats();
+    assert_eq!(s.rejoins.get(&me), Some(&1));
+    assert!(s.roster_removed.is_empty(), "{:?}", s.roster_removed);
+    assert!(s.roster_added.is_empty(), "a rejoin is no roster add");
+    assert!(o.host.roster().contains(&me));
+    assert_eq!(o.host.names().get(&me).map(String::as_str), Some("A"));
+    let applied = assert_late_lockstep(&o, 0);
+    assert!(applied > 400, "{applied} ticks after the rejoin");
+    assert!(final_hash_matches(&o.host, after));
+    assert!(s.desyncs.is_empty(), "{:?}", s.desyncs);
+    assert_lockstep(&o, 1);
+    // Its score carried on: the rejoined player kept its entity.
+    let row = after
+        .final_scores()
+        .iter()
+        .find(|r| r.player_id == me)
+        .expect("A's row");
+    assert!(!row.disconnected, "{row:?}");
+}
+
+#[test]
+fn after_its_removal_a_token_resumes_nothing_and_the_guest_joins_anew() {
+    let grace_ticks = DISCONNECT_GRACE_MS * 30 / 1000;
+    let o = run(Scenario {
+        host: rejoining_host(900),
+        guests: vec![(guest("A"), net(20, 5, 1)), (guest("B"), net(30, 5, 2))],
+        events: vec![
+            NetEvent {
+                at_tick: 100,
+                action: NetAction::Disconnect(0),
+            },
+            NetEvent {
+                at_tick: 100 + grace_ticks + 60,
+                action: NetAction::Rejoin(0, guest("A again"), net(20, 5, 7)),
+            },
+        ],
+    });
+    let old = o.guests[0].player_id().expect("A was admitted").clone();
+    let new = o.late[0].player_id().expect("admitted again").clone();
+    assert_ne!(old, new, "a removed player is not resumed");
+    assert!(!o.late[0].resumed());
+    let s = o.host.stats();
+    assert_eq!(s.roster_removed.len(), 1);
+    assert_eq!(s.roster_removed[0].2, old);
+    assert_eq!(s.roster_added.len(), 1);
+    assert_eq!(s.roster_added[0].2, new);
+    assert!(s.rejoins.is_empty());
+    assert!(final_hash_matches(&o.host, &o.late[0]));
 }

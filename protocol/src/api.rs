@@ -114,6 +114,10 @@ pub struct PutSessionRequest {
     /// Who runs the host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_kind: Option<HostKind>,
+    /// The session has started and admits players into its running game
+    /// (late join); default on create: false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_progress: Option<bool>,
     /// A small free-form JSON object shown with the lobby entry (at most
     /// `--max-meta-bytes` of JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -164,6 +168,10 @@ pub struct LobbyEntry {
     pub campaign: Option<String>,
     /// Who runs the host.
     pub host_kind: HostKind,
+    /// The session has started and admits players into its running game
+    /// (late join).
+    #[serde(default)]
+    pub in_progress: bool,
     /// When the session was created.
     #[serde(with = "time::serde::rfc3339")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
@@ -522,11 +530,11 @@ mod tests {
             players in any::<u32>(), max_players in any::<u32>(), build in "[a-z0-9.]{0,12}",
             difficulty in proptest::option::of("[a-z]{1,8}"),
             campaign in proptest::option::of("[a-z/]{1,12}"),
-            host_kind in host_kind(), created_at in timestamp(), expires_at in timestamp(),
-            meta in meta(),
+            host_kind in host_kind(), in_progress in any::<bool>(), created_at in timestamp(),
+            expires_at in timestamp(), meta in meta(),
         ) -> LobbyEntry {
             LobbyEntry { code, name, host_name, players, max_players, build, difficulty,
-                campaign, host_kind, created_at, expires_at, meta }
+                campaign, host_kind, in_progress, created_at, expires_at, meta }
         }
     }
 
@@ -570,9 +578,9 @@ mod tests {
         fn put_request_round_trips(code in proptest::option::of(code()), offer in proptest::option::of(".{0,40}"),
             public in proptest::option::of(any::<bool>()), name in proptest::option::of(".{0,20}"),
             players in proptest::option::of(any::<u32>()), host_kind in proptest::option::of(host_kind()),
-            meta in meta()) {
+            in_progress in proptest::option::of(any::<bool>()), meta in meta()) {
             round_trips(&PutSessionRequest { code: code.map(|c| c.to_string()), offer, public, name,
-                players, host_kind, meta, ..Default::default() })?;
+                players, host_kind, in_progress, meta, ..Default::default() })?;
         }
 
         #[test]
@@ -617,6 +625,30 @@ mod tests {
                 "{json}"
             );
         }
+    }
+
+    #[test]
+    fn an_entry_without_in_progress_is_not_in_progress() {
+        // What servers older than the field send.
+        let json = r#"{"code":"ABCDEFGH","name":"n","hostName":"h","players":1,"maxPlayers":4,
+            "build":"b","difficulty":null,"campaign":null,"hostKind":"player",
+            "createdAt":"2026-01-01T00:00:00Z","expiresAt":"2026-01-01T00:01:00Z"}"#;
+        let entry: LobbyEntry = serde_json::from_str(json).unwrap();
+        assert!(!entry.in_progress);
+        let view: SessionView = serde_json::from_str(&format!(
+            "{},\"public\":true,\"round\":null,\"offer\":null,\"iceServers\":[]}}",
+            json.trim_end_matches('}')
+        ))
+        .unwrap();
+        assert!(!view.entry.in_progress);
+        let req: PutSessionRequest = serde_json::from_str(r#"{"players":2}"#).unwrap();
+        assert_eq!(req.in_progress, None, "absent: unchanged");
+        let json = serde_json::to_string(&LobbyEntry {
+            in_progress: true,
+            ..entry
+        })
+        .unwrap();
+        assert!(json.contains(r#""inProgress":true"#), "{json}");
     }
 
     #[test]

@@ -12,6 +12,13 @@
 //!
 //! Large payloads (the level-1 map at setup, a level-transition payload)
 //! travel chunked; see [`crate::chunk`].
+//!
+//! campfire extends the spec with late join (issue 25): a guest admitted
+//! after the start gets a [`SessionInit`] whose `join` names the running
+//! level and tick, followed by map chunks that carry a [`JoinPayload`] (the
+//! map plus the engine's exact state); every other peer learns of it from
+//! the `rosterAdd` of the bundle of the tick it entered. A host that caps
+//! its seats refuses a hello beyond them with `session-full`.
 
 use std::collections::BTreeMap;
 
@@ -158,6 +165,9 @@ pub enum RefusalReason {
     SessionStarted,
     /// The reply was not a valid handshake.
     BadHandshake,
+    /// Every seat is taken (campfire's extension: a session that admits
+    /// late joiners caps its guests itself).
+    SessionFull,
 }
 
 /// Why a session ended.
@@ -248,6 +258,11 @@ pub struct SessionInit {
     /// roster, delays and names are the level's as of the join tick.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub join: Option<JoinPoint>,
+    /// This player's rejoin token, when the host takes rejoins: a fresh
+    /// connection whose hello presents it (`resume`) within the disconnect
+    /// grace resumes this player.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejoin_token: Option<String>,
 }
 
 /// Where a guest enters a running level (campfire's extension of the
@@ -471,6 +486,10 @@ pub enum GuestMessage {
         /// host's `features`).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         features: Vec<String>,
+        /// A rejoin token from an earlier session init of this session: the
+        /// guest asks to resume that player (campfire's extension).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resume: Option<String>,
     },
     /// The guest holds a validated level-1 map and is ready for tick 0.
     SetupAck,
@@ -667,6 +686,7 @@ mod tests {
             protocol_version: 1,
             display_name: "".into(),
             features: vec![],
+            resume: None,
         };
         let v = serde_json::to_value(&h).unwrap();
         assert_eq!(v["type"], "guest-hello");
@@ -804,6 +824,7 @@ mod tests {
                     player_names: ids.iter().map(|i| (i.clone(), name.clone())).collect(),
                     input_delays: ids.iter().map(|i| (i.clone(), 2)).collect(),
                     join: held.then_some(JoinPoint { level_epoch: u32::from(epoch), level_index: seed, tick: u64::from(tick) }),
+                    rejoin_token: held.then(|| name.clone()),
                 }),
                 HostMessage::ReconciliationSnapshot(ReconciliationSnapshotMessage {
                     level_epoch: u32::from(epoch),
@@ -830,7 +851,7 @@ mod tests {
         #[test]
         fn guest_messages_round_trip(tick in any::<u32>(), epoch in any::<u32>(), hash in any::<u64>(), name in ".{0,20}") {
             let msgs = vec![
-                GuestMessage::GuestHello { build_version: name.clone(), protocol_version: epoch, display_name: name.clone(), features: vec![name.clone()] },
+                GuestMessage::GuestHello { build_version: name.clone(), protocol_version: epoch, display_name: name.clone(), features: vec![name.clone()], resume: (tick % 2 == 0).then(|| name.clone()) },
                 GuestMessage::SetupAck,
                 GuestMessage::Pong { id: tick },
                 GuestMessage::LevelTransitionAck { level_epoch: epoch },

@@ -70,8 +70,6 @@ struct Bundle {
     /// Places in `inputs` of the players whose input was held.
     held: Vec<u16>,
     removed: Option<Vec<String>>,
-    /// Joiners and their input delays.
-    added: Option<Vec<(String, u64)>>,
 }
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -182,7 +180,10 @@ fn read(text: &str) -> Result<Record, PeerMessageError> {
 }
 
 fn bundle_record(b: &TickInputBundle) -> Option<Record> {
-    if b.dt != FIXED_DT {
+    // A bundle with a roster add (one per late joiner) goes as JSON: the
+    // compact record stays as it was, so replays recorded before late join
+    // still read.
+    if b.dt != FIXED_DT || b.roster_add.is_some() {
         return None;
     }
     let ids: Vec<&PlayerId> = b.inputs.keys().collect();
@@ -204,10 +205,6 @@ fn bundle_record(b: &TickInputBundle) -> Option<Record> {
             .roster_remove
             .as_ref()
             .map(|r| r.iter().map(|p| p.0.clone()).collect()),
-        added: b
-            .roster_add
-            .as_ref()
-            .map(|r| r.iter().map(|(p, d)| (p.0.clone(), *d)).collect()),
     }))
 }
 
@@ -235,9 +232,7 @@ fn bundle_of(b: Bundle) -> Result<TickInputBundle, PeerMessageError> {
         roster_remove: b
             .removed
             .map(|r| r.into_iter().map(PlayerId::new).collect()),
-        roster_add: b
-            .added
-            .map(|r| r.into_iter().map(|(p, d)| (PlayerId::new(p), d)).collect()),
+        roster_add: None,
     })
 }
 
@@ -458,14 +453,18 @@ mod tests {
     }
 
     #[test]
-    fn roster_events_read_back_from_the_compact_form() {
+    fn a_roster_add_goes_as_json_and_a_removal_compact() {
         let mut b = bundle(3, 40);
-        b.roster_add = Some(BTreeMap::from([(PlayerId::new("guest-2"), 5)]));
         b.roster_remove = Some(vec![PlayerId::new("guest-7")]);
-        let m = HostMessage::TickInputBundle(b);
+        let m = HostMessage::TickInputBundle(b.clone());
         let compact = m.encode(WireFormat::Compact).unwrap();
         assert!(compact.starts_with(MARK));
         assert_eq!(HostMessage::decode(&compact).unwrap(), m);
+        b.roster_add = Some(BTreeMap::from([(PlayerId::new("guest-2"), 5)]));
+        let m = HostMessage::TickInputBundle(b);
+        let text = m.encode(WireFormat::Compact).unwrap();
+        assert!(text.starts_with('{'), "{text}");
+        assert_eq!(HostMessage::decode(&text).unwrap(), m);
     }
 
     #[test]
@@ -501,7 +500,6 @@ mod tests {
             ],
             held: vec![],
             removed: None,
-            added: None,
         }))
         .unwrap();
         assert!(HostMessage::decode(&unordered).is_err());
@@ -511,7 +509,6 @@ mod tests {
             inputs: vec![("a".into(), Input::of(&InputSnapshot::NEUTRAL))],
             held: vec![1],
             removed: None,
-            added: None,
         }))
         .unwrap();
         assert!(HostMessage::decode(&past).is_err());

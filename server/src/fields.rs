@@ -38,6 +38,7 @@ pub fn fields_for_create(
         difficulty: optional_label(req.difficulty.as_deref()),
         campaign: optional_label(req.campaign.as_deref()),
         host_kind: req.host_kind.ok_or_else(|| missing("hostKind"))?,
+        in_progress: req.in_progress.unwrap_or(false),
         meta: meta_json(req.meta.as_ref(), config)?,
     };
     check_counts(&fields, config)?;
@@ -75,6 +76,7 @@ pub fn fields_for_update(
             .as_deref()
             .map_or_else(|| current.campaign.clone(), |c| optional_label(Some(c))),
         host_kind: req.host_kind.unwrap_or(current.host_kind),
+        in_progress: req.in_progress.unwrap_or(current.in_progress),
         meta: match &req.meta {
             Some(meta) => meta_json(Some(meta), config)?,
             None => current.meta.clone(),

@@ -456,6 +456,7 @@ pub fn lobby_entry(record: &SessionRecord) -> LobbyEntry {
         difficulty: f.difficulty.clone(),
         campaign: f.campaign.clone(),
         host_kind: f.host_kind,
+        in_progress: f.in_progress,
         created_at: to_datetime(record.created_at),
         expires_at: to_datetime(record.expires_at),
         meta: f.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
@@ -488,6 +489,7 @@ fn visible_change(a: &LobbyEntry, b: &LobbyEntry) -> bool {
         || a.difficulty != b.difficulty
         || a.campaign != b.campaign
         || a.host_kind != b.host_kind
+        || a.in_progress != b.in_progress
         || a.meta != b.meta
 }
 
@@ -905,6 +907,7 @@ mod tests {
             difficulty: None,
             campaign: None,
             host_kind: HostKind::Player,
+            in_progress: false,
             created_at: to_datetime(0),
             expires_at: to_datetime(0),
             meta: None,
@@ -928,6 +931,7 @@ mod tests {
                 difficulty: None,
                 campaign: None,
                 host_kind: HostKind::Player,
+                in_progress: false,
                 meta: None,
             },
             created_at: 0,

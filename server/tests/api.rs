@@ -352,6 +352,90 @@ async fn names_are_sanitized_and_unknown_fields_tolerated() {
     assert_eq!(body["name"], "Bob");
 }
 
+/// `inProgress` of `code` as `GET /lobby` and `GET /session/{code}` show it
+/// (they must agree).
+async fn in_progress(srv: &TestServer, code: &str) -> Value {
+    let page = srv.lobby("").await;
+    let listed = page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["code"] == code)
+        .unwrap_or_else(|| panic!("{code} is listed: {page}"))["inProgress"]
+        .clone();
+    let view: Value = srv.get_session(code).await.json().await.unwrap();
+    assert_eq!(
+        listed, view["inProgress"],
+        "the lobby and the session agree"
+    );
+    listed
+}
+
+#[tokio::test]
+async fn a_session_in_progress_is_listed_as_such_until_its_host_says_otherwise() {
+    let mut srv = TestServer::start().await;
+    let (fresh, token) = srv.create().await;
+    let (late, late_token) = srv.create_with(json!({"inProgress": true})).await;
+    assert_eq!(in_progress(&srv, &fresh).await, false, "a fresh session");
+    assert_eq!(in_progress(&srv, &late).await, true, "created in progress");
+
+    let mut events = SseReader::new(srv.lobby_events("").await);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let res = srv
+        .put(&json!({"code": fresh, "inProgress": true}), Some(&token))
+        .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(in_progress(&srv, &fresh).await, true);
+    let (event, data) = events
+        .next_event(Duration::from_secs(5))
+        .await
+        .expect("updated event");
+    assert_eq!(event, "updated", "the lobby shows it, so the feed tells");
+    assert_eq!(
+        serde_json::from_str::<Value>(&data).unwrap()["inProgress"],
+        true
+    );
+
+    // Omitted, it is kept: a host's later updates (players, offers) need
+    // not repeat it.
+    let res = srv
+        .put(
+            &json!({"code": fresh, "players": 2, "offer": SDP}),
+            Some(&token),
+        )
+        .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(in_progress(&srv, &fresh).await, true);
+    assert_eq!(in_progress(&srv, &late).await, true);
+
+    // It is stored, not only held in memory.
+    srv.stop().await;
+    let (db, config, clock) = (srv.db.clone(), srv.config.clone(), srv.clock.clone());
+    drop(srv);
+    let srv = TestServer::start_in(db, config, clock).await;
+    assert_eq!(in_progress(&srv, &fresh).await, true, "after a restart");
+    let res = srv
+        .put(
+            &json!({"code": late, "inProgress": false}),
+            Some(&late_token),
+        )
+        .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(in_progress(&srv, &late).await, false);
+    assert_error(
+        srv.put(&json!({"code": fresh, "inProgress": "yes"}), Some(&token))
+            .await,
+        400,
+        "invalid_json",
+    )
+    .await;
+    assert_eq!(
+        in_progress(&srv, &fresh).await,
+        true,
+        "a refused update changes nothing"
+    );
+}
+
 #[tokio::test]
 async fn get_session_statuses() {
     let srv = TestServer::start().await;
@@ -1073,6 +1157,28 @@ async fn openapi_describes_every_route() {
     }
     assert!(doc["components"]["schemas"]["PutSessionRequest"].is_object());
     assert_eq!(doc, lobby_server::app::openapi());
+    // `inProgress` is in what hosts send and what the lobby shows; readers
+    // and writers older than it still parse (not required).
+    for schema in ["PutSessionRequest", "LobbyEntry"] {
+        let schema = &doc["components"]["schemas"][schema];
+        let field = &schema["properties"]["inProgress"];
+        assert!(
+            field["type"] == "boolean" || field["type"] == json!(["boolean", "null"]),
+            "{field}"
+        );
+        assert!(
+            field["description"]
+                .as_str()
+                .is_some_and(|d| d.contains("late join")),
+            "{field}"
+        );
+        assert!(
+            !schema["required"]
+                .as_array()
+                .is_some_and(|r| r.contains(&json!("inProgress"))),
+            "{schema}"
+        );
+    }
     // The published patterns and bounds are the server's own checks (issue 24).
     let schemas = &doc["components"]["schemas"];
     for sdp in [

@@ -132,6 +132,36 @@ async fn lobby_events_on_a_report_sessions_created_and_removed_on_b() {
 }
 
 #[tokio::test]
+async fn a_session_going_in_progress_on_b_is_shown_so_on_a() {
+    let (a, b, _db) = two_replicas(|_| {}).await;
+    let mut events = SseReader::new(a.client.get(a.url("/lobby/events")).send().await.unwrap());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (code, token) = b.create().await;
+    let (event, _) = events
+        .next_event(Duration::from_secs(5))
+        .await
+        .expect("added on A");
+    assert_eq!(event, "added");
+    // Nothing but `inProgress` changes: the trigger must still announce it.
+    let res = b
+        .put(&json!({"code": code, "inProgress": true}), Some(&token))
+        .await;
+    assert_eq!(res.status(), 200);
+    let (event, data) = events
+        .next_event(Duration::from_secs(5))
+        .await
+        .expect("updated on A");
+    assert_eq!(event, "updated");
+    assert_eq!(
+        serde_json::from_str::<Value>(&data).unwrap()["inProgress"],
+        true
+    );
+    assert_eq!(a.lobby("").await["sessions"][0]["inProgress"], true);
+    let view: Value = a.get_session(&code).await.json().await.unwrap();
+    assert_eq!(view["inProgress"], true);
+}
+
+#[tokio::test]
 async fn the_sweep_is_safe_with_every_replica_running_it() {
     let (a, b, _db) = two_replicas(|_| {}).await;
     for _ in 0..10 {

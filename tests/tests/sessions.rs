@@ -1,7 +1,8 @@
 //! End to end with real processes and real WebRTC on loopback: the
 //! `lobby-server` binary, `host-daemon host` and two `host-daemon join --bot`
-//! guests play a 2-level session; the lobby lists the session before the
-//! start and not after; a third join after the start fails with "started";
+//! guests play a 2-level session; with late join off the lobby lists the
+//! session before the start and not after, and a third join after the
+//! start fails with "started" (late join itself: `late_join.rs`);
 //! SIGTERM shuts the daemon down cleanly and empties the lobby. A guest
 //! SIGKILLed mid-level is dropped after the grace while the other plays on;
 //! a daemon SIGKILLed mid-level leaves its guests to end with
@@ -31,7 +32,7 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
 
     // The daemon: one host bot, one extra bot, starts with two guests.
-    let mut host = host_cmd(&here, &url, &["--bots", "1"])
+    let mut host = host_cmd(&here, &url, &["--bots", "1", "--no-late-join"])
         .args(["--start-when", "2", "--levels", "2", "--sessions", "1"])
         .stderr(Stdio::inherit())
         .spawn()
@@ -157,7 +158,9 @@ fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
     let here = Site::loopback();
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
 
-    let mut host = host_cmd(&here, &url, &["--bots", "1"])
+    // Late join off: the session leaves the lobby at its start, which is
+    // how this test sees the level running.
+    let mut host = host_cmd(&here, &url, &["--bots", "1", "--no-late-join"])
         .args(["--start-when", "2", "--levels", "1", "--sessions", "1"])
         .env("RUST_LOG", HOST_LOG)
         .env("NO_COLOR", "1")
@@ -305,11 +308,15 @@ fn when_the_host_is_killed_guests_end_with_host_disconnected() {
     let here = Site::loopback();
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
 
-    let mut host = host_cmd(&here, &url, &["--start-when", "2", "--levels", "1"])
-        .env("NO_COLOR", "1")
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
+    let mut host = host_cmd(
+        &here,
+        &url,
+        &["--start-when", "2", "--levels", "1", "--no-late-join"],
+    )
+    .env("NO_COLOR", "1")
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("spawn host-daemon host");
     let host_lines = lines_of(&mut host);
     let _host_log = capture_stderr(&mut host, "host");
     children.0.push(host);

@@ -23,6 +23,7 @@ use crate::facts::{facts, sanitize_input, sanitize_name};
 use crate::guest::WebGuest;
 use crate::host::WebHost;
 use crate::join_slots::WebJoinSlots;
+use crate::replay;
 
 thread_local! {
     static RESULT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
@@ -177,6 +178,17 @@ pub extern "C" fn cf_botmatch(ptr: *const u8, len: usize) -> i32 {
     answer(
         text(ptr, len)
             .and_then(|t| botmatch(&t))
+            .and_then(|r| json(&r)),
+    )
+}
+
+/// Re-simulates a replay file's text; answers `host-daemon replay`'s JSON
+/// (`ticks`, `finalWorldHash`, `recordedWorldHash`, `matches`, the level).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_replay(ptr: *const u8, len: usize) -> i32 {
+    answer(
+        text(ptr, len)
+            .and_then(|t| replay::verify(&t))
             .and_then(|r| json(&r)),
     )
 }

@@ -120,6 +120,10 @@ pub struct Status {
     pub stats: StatsView,
     /// How it ended, once it has.
     pub end: Option<EndView>,
+    /// Receiving a running game's state (a late joiner, before it plays).
+    pub joining: bool,
+    /// For a late joiner: the tick it entered the running level at.
+    pub joined_at_tick: Option<u64>,
 }
 
 /// The guest's counters.
@@ -243,8 +247,14 @@ impl WebGuest {
             }
         }
         for event in self.session.drain_events() {
-            if let GuestEvent::HostBuildDiffers(build) = &event {
-                self.host_build = Some(build.clone());
+            match &event {
+                GuestEvent::HostBuildDiffers(build) => self.host_build = Some(build.clone()),
+                // The token stays out of the page's diagnostics.
+                GuestEvent::Admitted { player, .. } => {
+                    events.push(format!("admitted as {player}"));
+                    continue;
+                }
+                _ => {}
             }
             events.push(format!("{event:?}"));
         }
@@ -295,6 +305,8 @@ impl WebGuest {
                 bad_messages: stats.bad_messages,
             },
             end: s.ended().map(|end| self.end_view(end)),
+            joining: s.joining(),
+            joined_at_tick: s.joined_at().map(|(_, tick)| tick),
         }
     }
 

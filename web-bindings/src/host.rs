@@ -59,6 +59,17 @@ pub struct WebHostConfig {
     /// [`WebHost::start`] starts it.
     #[serde(default)]
     pub start_when: Option<usize>,
+    /// Admit players into the running game after the start (default on).
+    #[serde(default = "late_join_default")]
+    pub late_join: bool,
+    /// Most guests at once (the lobby entry's seats); beyond it a hello is
+    /// refused with `session-full`. `None`: no cap.
+    #[serde(default)]
+    pub max_guests: Option<usize>,
+}
+
+fn late_join_default() -> bool {
+    true
 }
 
 /// One message to send.
@@ -165,6 +176,8 @@ impl WebHost {
             expected_guests: c.start_when.unwrap_or(usize::MAX),
             lobby_wait: None,
             max_ticks_per_level: Some(MAX_TICKS_PER_LEVEL),
+            late_join: c.late_join,
+            max_guests: c.max_guests,
             ..HostConfig::default()
         };
         Ok(Self {

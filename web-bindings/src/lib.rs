@@ -13,6 +13,7 @@
 //! - [`view`]: the render view of one tick, the contract with `web/lib/render/`.
 //! - [`facts`]: the shared protocol constants and the input and name sanitizers.
 //! - [`campaign`]: the offline bot campaign for the cross-build determinism test.
+//! - [`replay`]: verifying a replay file, as `host-daemon replay` does.
 //! - [`abi`]: the raw exports (`cf_*`) over a byte-buffer ABI, read by
 //!   `web/lib/wasm.js`; the only module with `unsafe`.
 //!
@@ -30,4 +31,5 @@ pub mod facts;
 pub mod guest;
 pub mod host;
 pub mod join_slots;
+pub mod replay;
 pub mod view;

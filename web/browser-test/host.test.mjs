@@ -63,7 +63,7 @@ async function botReport(bot) {
   return JSON.parse(line);
 }
 
-test('a browser host (bot-driven) and a Rust bot guest finish a level; listed as a player host until the start', { timeout: 180_000 }, async () => {
+test('a browser host (bot-driven) and a Rust bot guest finish a level; a second bot joins the running level (late join)', { timeout: 240_000 }, async () => {
   await rig.lobby();
   const browser = await rig.browser();
   const { page, code } = await openHost(browser, 'name=Browser%20night&hostName=Hosty&levels=1&seed=7&startWhen=1&bot=1');
@@ -90,9 +90,18 @@ test('a browser host (bot-driven) and a Rust bot guest finish a level; listed as
   }, 10_000, 'a measured round trip to the guest');
   assert.ok(measured.guestRttMs[0] >= 0 && measured.guestRttMs[0] < 1_000, JSON.stringify(measured.guestRttMs));
   assert.match(await page.locator('#hud-rtt').textContent() ?? '', /^\d+ ms$/);
-  await until(async () => !(await playerListing(page)).some((/** @type {any} */ e) => e.code === code),
-    5_000, 'the started session to leave the listing');
   await page.screenshot({ path: join(OUTPUT, 'host-first-person.png') });
+  // Ten seconds into the level, with seats free, the session is still
+  // listed, and a second bot joins the running level.
+  await until(async () => ((await hostState(page)).tick > 300 ? true : null), 60_000, 'ten seconds of the level');
+  assert.ok((await playerListing(page)).some((/** @type {any} */ e) => e.code === code),
+    'a started session with free seats stays listed');
+  const late = rig.botGuest(code, 'late');
+  const joined = await until(async () => {
+    const s = await hostState(page);
+    return s.roster?.includes('guest-2') ? s : null;
+  }, 60_000, 'the late joiner in the roster');
+  assert.ok(joined.tick > 300, `joined at tick ${joined.tick}`);
 
   const ended = await until(async () => {
     const s = await hostState(page);
@@ -108,11 +117,16 @@ test('a browser host (bot-driven) and a Rust bot guest finish a level; listed as
   assert.equal(typeof rusty.rttMs, 'number', JSON.stringify(rusty));
   await page.locator('#results-rows tr[data-player="guest-1"]').waitFor({ timeout: 5_000 });
 
-  const report = await botReport(bot);
-  assert.equal(report.endReason, 'completed');
-  assert.ok(report.levelsCompleted >= 1, JSON.stringify(report));
-  assert.equal(report.desyncs, 0, JSON.stringify(report));
-  assert.deepEqual(await bot.exited, { code: 0, signal: null });
+  const lateRow = ended.report.players.find((/** @type {any} */ p) => p.name === 'late');
+  assert.ok(lateRow && lateRow.hashReports > 0 && lateRow.desyncs === 0, JSON.stringify(ended.report));
+
+  for (const b of [bot, late]) {
+    const report = await botReport(b);
+    assert.equal(report.endReason, 'completed');
+    assert.ok(report.levelsCompleted >= 1, JSON.stringify(report));
+    assert.equal(report.desyncs, 0, JSON.stringify(report));
+    assert.deepEqual(await b.exited, { code: 0, signal: null });
+  }
 
   const gone = await page.evaluate(async (c) => (await fetch(`/session/${c}`)).status, code);
   assert.equal(gone, 404, 'the lobby entry is deleted at the end');
@@ -196,6 +210,7 @@ test('a player hosts from the lobby page and starts with whoever is in; closing 
   await host.getByLabel('Your name').fill('Hosty');
   await host.getByLabel('Levels').fill('3');
   await host.getByLabel('Private: only with its code').check();
+  await host.getByLabel('Players may join after the start').uncheck();
   await host.getByRole('button', { name: 'Open the session' }).click();
   const { code } = await until(async () => {
     const s = await hostState(host);
@@ -240,6 +255,9 @@ test('a player hosts from the lobby page and starts with whoever is in; closing 
     return s.state === 'playing' && s.tick > 60 ? s : null;
   }, 60_000, 'the level to run');
   assert.deepEqual((await hostState(host)).roster, ['guest-1', 'guest-2', 'host']);
+  // Late join off: no round opens after the start, though a seat is free.
+  const view = await host.evaluate(async (c) => (await fetch(`/session/${c}`)).json(), code);
+  assert.equal(view.round, null, JSON.stringify(view));
 
   await host.close();
   const ended = await until(async () => {

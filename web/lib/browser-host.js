@@ -11,8 +11,11 @@
 //   session, which sends its hello;
 // - the TTL is refreshed by the answer long-polls and by the worker's
 //   heartbeat (worker timers are not throttled in a hidden tab);
-// - `public: false` once the level starts (no new rounds from then on; a
-//   joiner of the round still open is refused with `session-started`);
+// - with late join (the default), rounds go on after the start while a
+//   seat is free and the session admits the joiner into the running game;
+//   without it, `public: false` once the level starts (no new rounds from
+//   then on; a joiner of the round still open is refused with
+//   `session-started`);
 // - `DELETE` when the session ends, and, best effort, when the page goes
 //   away (the guests then end with `host-disconnected` after the grace).
 
@@ -162,7 +165,7 @@ class PendingOffer {
 export class BrowserHost {
   /**
    * @param {import('./lobby-client.js').LobbyClient} client
-   * @param {{seed: number, levels: number, displayName: string, bot?: boolean, difficulty?: string, startWhen?: number|null, buildVersion?: string}} sessionConfig the host session (WebHostConfig)
+   * @param {{seed: number, levels: number, displayName: string, bot?: boolean, difficulty?: string, startWhen?: number|null, lateJoin?: boolean, maxGuests?: number, buildVersion?: string}} sessionConfig the host session (WebHostConfig)
    * @param {{name: string, public: boolean, maxPlayers: number, build: string, campaign?: string}} listing the lobby entry
    * @param {HostHooks} [hooks]
    */
@@ -206,6 +209,16 @@ export class BrowserHost {
     this.publishRetry = null;
     /** The pause before the next retry of a failed update, ms (doubles, at most 30 s). */
     this.publishBackoff = RETRY_PAUSE_MS;
+  }
+
+  /** Whether players may join after the start. */
+  get lateJoin() {
+    return this.sessionConfig.lateJoin !== false;
+  }
+
+  /** Whether rounds are served now: in the lobby, or running with late join. */
+  takingJoiners() {
+    return !this.stopped && !this.status.end && (this.status.phase === 'lobby' || this.lateJoin);
   }
 
   /** Guest seats: every player but the host's own. */
@@ -326,12 +339,13 @@ export class BrowserHost {
     for (const wake of this.statusWaiters.splice(0)) wake();
     if (!this.hosted) return;
     if (status.phase !== 'lobby' && !this.unlisted) {
+      // Late join: listed on, as in progress; else unlisted.
       this.unlisted = true;
-      this.client.updateSession(this.hosted, { public: false })
-        .catch((e) => this.hooks.onDiagnostic?.(`could not unlist the started session: ${e.message}`));
+      this.client.updateSession(this.hosted, this.lateJoin ? { inProgress: true } : { public: false })
+        .catch((e) => this.hooks.onDiagnostic?.(`could not mark the started session: ${e.message}`));
     }
     if (status.end && !before.end) this.ended();
-    if (status.phase === 'lobby') this.publishPlayers();
+    if (this.takingJoiners()) this.publishPlayers();
     this.refreshIfDue();
   }
 
@@ -386,8 +400,8 @@ export class BrowserHost {
   }
 
   /**
-   * Keeps one offer round open while the session waits in its lobby and a
-   * seat is free; connects each answer in the background and hands it to
+   * Keeps one offer round open while the session takes joiners (in its
+   * lobby, or running with late join) and a seat is free; connects each answer in the background and hands it to
    * the session. The next round opens as soon as an answer arrives, so a
    * stranger's answer that never connects costs the real joiner one round,
    * not the connect timeout (docs/decisions.md, "Round grabbing"). Answers
@@ -398,7 +412,7 @@ export class BrowserHost {
   async roundLoop() {
     const hosted = /** @type {import('./lobby-client.js').HostedSession} */ (this.hosted);
     const slots = /** @type {import('./wasm.js').WasmJoinSlots} */ (this.joinSlots);
-    while (!this.stopped && this.status.phase === 'lobby') {
+    while (this.takingJoiners()) {
       if (this.seatsTaken() >= this.guestSeats) {
         await this.publishPlayers();
         await this.statusChange();
@@ -513,7 +527,7 @@ export class BrowserHost {
         const answer = await this.client.waitAnswer(hosted, round, ANSWER_POLL_MS);
         this.lastRefresh = performance.now();
         if (answer) return answer;
-        if (this.status.phase !== 'lobby') return null;
+        if (!this.takingJoiners()) return null;
       } catch (e) {
         this.lobbyError(/** @type {Error} */ (e));
         if (e instanceof LobbyError && e.status >= 400 && e.status < 500 && e.status !== 429) return null;

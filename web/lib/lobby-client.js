@@ -16,6 +16,8 @@ import { CHANNELS, UNRELIABLE_CHANNELS, UNRELIABLE_CHANNEL_ID } from './constant
  * @property {string|null} [difficulty]
  * @property {string|null} [campaign]
  * @property {'player'|'daemon'} hostKind
+ * @property {boolean} [inProgress] the session has started and admits players
+ *   into its running game (late join); absent from servers older than it
  * @property {string} createdAt RFC 3339
  * @property {string} expiresAt RFC 3339
  * @property {Object} [meta]
@@ -356,7 +358,7 @@ export class LobbyClient {
   /**
    * Creates a session (for a browser host). `request` holds the lobby
    * fields and usually the first `offer`.
-   * @param {Object} request `{offer?, public?, name, hostName, players?, maxPlayers, build, difficulty?, campaign?, hostKind, meta?}`
+   * @param {Object} request `{offer?, public?, name, hostName, players?, maxPlayers, build, difficulty?, campaign?, hostKind, inProgress?, meta?}`
    * @returns {Promise<HostedSession>}
    */
   async createSession(request) {

@@ -375,6 +375,20 @@ export class Campfire {
   botmatch(spec) {
     return JSON.parse(this.abi.answer(this.abi.withText(JSON.stringify(spec), (p, n) => this.abi.x.cf_botmatch(p, n))));
   }
+
+  /**
+   * Re-simulates a replay file (`host-daemon host --record DIR` writes them)
+   * on the daemon's engine, as `host-daemon replay FILE` does; the answer
+   * is that command's JSON line. `matches` is false when the ticks do not
+   * lead to the recorded end, null when the file has no end record.
+   * Throws a WasmError (naming the line) for text that is not a replay of
+   * this build's format.
+   * @param {string} text the file's contents
+   * @returns {{type: 'replay', build: string, levelEpoch: number, levelIndex: number, roster: string[], ticks: number, finalWorldHash: string, recordedWorldHash: string|null, matches: boolean|null}}
+   */
+  replay(text) {
+    return JSON.parse(this.abi.answer(this.abi.withText(String(text), (p, n) => this.abi.x.cf_replay(p, n))));
+  }
 }
 
 /** @type {Promise<WebAssembly.Module>|null} the fetched module, compiled once per page or worker */

@@ -73,6 +73,7 @@ test('list, live events, create, rounds, answers and removal', async () => {
     const added = await rec.wait((e) => e.type === 'added' && e.entry.code === hosted.code);
     assert.equal(added.entry.name, 'Node test');
     assert.equal(added.entry.hostKind, 'player');
+    assert.equal(added.entry.inProgress, false, 'not started');
 
     const listed = await client.list({ build: 'web-test', hasSpace: true, hostKind: 'player' });
     assert.deepEqual(listed.sessions.map((s) => s.code), [hosted.code]);
@@ -110,6 +111,38 @@ test('list, live events, create, rounds, answers and removal', async () => {
     await client.deleteSession(hosted);
     await assert.rejects(client.getSession(hosted.code),
       (e) => e instanceof LobbyError && e.status === 404 && e.code === 'no_such_session');
+  } finally {
+    sub.close();
+  }
+});
+
+test('a session in progress (late join) is listed as such until its host says otherwise', async () => {
+  const client = new LobbyClient(server.url);
+  const rec = recorder();
+  let opened;
+  const isOpen = new Promise((r) => { opened = r; });
+  const sub = client.subscribe((e) => rec.push(e), { onOpen: () => opened(), filters: { build: 'late-test' } });
+  try {
+    await isOpen;
+    const fields = { ...lobbyFields, build: 'late-test' };
+    const running = await client.createSession({ ...fields, name: 'Running', inProgress: true, offer: SDP });
+    const waiting = await client.createSession({ ...fields, name: 'Waiting', offer: SDP });
+    const shown = async () => Object.fromEntries((await client.list({ build: 'late-test' })).sessions
+      .map((s) => [s.name, s.inProgress]));
+    assert.deepEqual(await shown(), { Running: true, Waiting: false });
+    assert.equal((await client.getSession(running.code)).inProgress, true);
+    assert.equal((await client.getSession(waiting.code)).inProgress, false);
+
+    // The waiting session starts with late join: the feed carries the change.
+    await client.updateSession(waiting, { inProgress: true });
+    await rec.wait((e) => e.type === 'updated' && e.entry.code === waiting.code && e.entry.inProgress === true);
+    // Later updates that leave it out keep it.
+    assert.equal(await client.publishRound(waiting, SDP, { players: 2 }), 2);
+    assert.deepEqual(await shown(), { Running: true, Waiting: true });
+    assert.equal((await client.getSession(waiting.code)).inProgress, true);
+    await client.updateSession(running, { inProgress: false });
+    assert.deepEqual(await shown(), { Running: false, Waiting: true });
+    await Promise.all([client.deleteSession(running), client.deleteSession(waiting)]);
   } finally {
     sub.close();
   }

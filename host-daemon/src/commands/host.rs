@@ -76,6 +76,10 @@ pub struct HostArgs {
     /// one back with `host-daemon replay FILE`).
     #[arg(long, value_name = "DIR")]
     record: Option<std::path::PathBuf>,
+    /// Admit nobody after the start. By default a started session with a
+    /// free seat stays listed and a joiner enters the running level.
+    #[arg(long)]
+    no_late_join: bool,
     #[command(flatten)]
     ice: IceArgs,
 }
@@ -111,6 +115,7 @@ pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
             max_ticks_per_level: Some(a.max_ticks),
             hello_timeout: Duration::from_secs(a.hello_timeout.max(1)),
             record_replay: a.record.is_some(),
+            late_join: !a.no_late_join,
             ..HostConfig::default()
         },
         sessions: a.sessions.max(1),

@@ -28,6 +28,11 @@ pub struct JoinArgs {
     /// leave). The report's endReason is then "left".
     #[arg(long, value_name = "SECS")]
     leave_after: Option<f64>,
+    /// Write the host's rejoin token to FILE once admitted; when FILE
+    /// exists, present its token, to resume the same player after a crash
+    /// or a lost connection (within the host's disconnect grace).
+    #[arg(long, value_name = "FILE")]
+    resume_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     ice: IceArgs,
 }
@@ -45,6 +50,7 @@ pub fn run(args: JoinArgs) -> anyhow::Result<()> {
             .leave_after
             .map(|s| Duration::try_from_secs_f64(s).context("--leave-after takes seconds >= 0"))
             .transpose()?,
+        resume_file: args.resume_file.clone(),
     };
     // One guest is light work: a single-threaded runtime costs the least
     // CPU (testers run hundreds of these on one machine).

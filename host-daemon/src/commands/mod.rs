@@ -171,6 +171,8 @@ mod tests {
         assert_eq!(c.webrtc.bind_ip.to_string(), "127.0.0.1");
         let defaults = host(&[]).unwrap();
         assert!(defaults.public);
+        assert!(defaults.host.late_join);
+        assert!(!host(&["--no-late-join"]).unwrap().host.late_join);
         assert_eq!(defaults.host.hello_timeout, Duration::from_secs(5));
     }
 

@@ -81,7 +81,8 @@ impl LobbyClient {
         self.update(session, &PutSessionRequest::default()).await
     }
 
-    /// Lists or unlists the session (`false` when the level starts).
+    /// Lists or unlists the session (`false` when the level starts and
+    /// admits nobody more).
     pub async fn set_public(
         &self,
         session: &HostedSession,

@@ -5,7 +5,8 @@
 //! [`LobbyClient::wait_answer`] (one long-poll) or
 //! [`LobbyClient::await_answer`] (long-polls until a deadline) for its
 //! answer, [`LobbyClient::refresh`] to keep the session alive,
-//! [`LobbyClient::set_public`] `false` when the level starts, and
+//! [`LobbyClient::update`] when the level starts (`inProgress`, or
+//! [`LobbyClient::set_public`] `false` without late join), and
 //! [`LobbyClient::delete`] at the end. Joiners:
 //! [`LobbyClient::join_offer`] (the open round, or
 //! [`SignalingError::FullOrStarted`]) and [`LobbyClient::post_answer`].

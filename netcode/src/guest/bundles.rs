@@ -23,8 +23,7 @@ const MAX_HELD_WHILE_JOINING: usize = 900;
 
 impl<E: Engine> GuestSession<E> {
     pub(super) fn on_bundle(&mut self, b: TickInputBundle, now: Duration) {
-        let joining = matches!(&self.phase, Phase::Map(init, _) if init.join.is_some());
-        if joining {
+        if self.joining() {
             // The level's bundles can outrun its state (another channel).
             if b.level_epoch == self.level_epoch {
                 if self.backlog.len() >= MAX_HELD_WHILE_JOINING {

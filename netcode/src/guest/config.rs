@@ -46,6 +46,9 @@ pub struct GuestConfig {
     /// (default: every one this build knows; empty: the spec's plain
     /// protocol, as an older peer speaks it).
     pub features: Vec<String>,
+    /// A rejoin token from an earlier connection to this session: the
+    /// hello asks to resume that player.
+    pub resume_token: Option<String>,
 }
 
 impl Default for GuestConfig {
@@ -62,6 +65,7 @@ impl Default for GuestConfig {
                 FEATURE_REDUNDANT_INPUTS.to_owned(),
                 FEATURE_COMPACT.to_owned(),
             ],
+            resume_token: None,
         }
     }
 }
@@ -116,6 +120,14 @@ pub enum GuestEvent {
     MissingInput(PlayerId),
     /// The test fault could not be injected.
     FaultFailed(String),
+    /// The host admitted this guest (its session init arrived): the player
+    /// it plays and, when the host takes rejoins, the token that resumes it.
+    Admitted {
+        /// The player.
+        player: PlayerId,
+        /// Its rejoin token.
+        rejoin_token: Option<String>,
+    },
     /// The session ended.
     Ended(GuestEnd),
 }

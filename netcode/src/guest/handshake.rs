@@ -38,6 +38,7 @@ impl<E: Engine> GuestSession<E> {
             protocol_version: PEER_PROTOCOL_VERSION,
             display_name: self.config.display_name.clone(),
             features: taken.names().to_vec(),
+            resume: self.config.resume_token.clone(),
         });
         self.features = taken;
         self.phase = Phase::AwaitInit;
@@ -76,6 +77,11 @@ impl<E: Engine> GuestSession<E> {
                 return;
             }
         }
+        self.rejoin_token.clone_from(&init.rejoin_token);
+        self.events.push(GuestEvent::Admitted {
+            player: init.your_player_id.clone(),
+            rejoin_token: init.rejoin_token.clone(),
+        });
         if let Some(join) = &init.join {
             if join.level_epoch == 0 {
                 self.end(GuestEnd::SetupFailed("join point at level epoch 0".into()));
@@ -153,6 +159,7 @@ impl<E: Engine> GuestSession<E> {
                 self.me = Some(init.your_player_id);
                 self.names = init.player_names;
                 self.level_epoch = joined_at.map_or(1, |j| j.0);
+                self.joined_at = joined_at;
                 self.phase = Phase::Running;
                 self.outbox.push(GuestMessage::SetupAck);
                 self.start_level_inputs();

@@ -108,6 +108,10 @@ pub struct GuestSession<E: Engine> {
     /// Every player's input in the newest applied bundle (the predicted
     /// view repeats them).
     known_inputs: BTreeMap<PlayerId, InputSnapshot>,
+    /// A late joiner's entry: `(level epoch, tick)` of the state it got.
+    joined_at: Option<(u32, u64)>,
+    /// The rejoin token the host gave this player, if any.
+    rejoin_token: Option<String>,
 }
 
 impl<E: Engine> std::fmt::Debug for GuestSession<E> {
@@ -153,6 +157,8 @@ impl<E: Engine> GuestSession<E> {
             recent_inputs: VecDeque::new(),
             pending: PendingInputs::default(),
             known_inputs: BTreeMap::new(),
+            joined_at: None,
+            rejoin_token: None,
         }
     }
 
@@ -241,6 +247,33 @@ impl<E: Engine> GuestSession<E> {
             return None;
         }
         predict::predicted_tick(engine.tick(), self.pending.newest())
+    }
+
+    /// Whether this guest is receiving a running level's state (a late
+    /// joiner between its session init and the state's last chunk).
+    pub fn joining(&self) -> bool {
+        matches!(&self.phase, Phase::Map(init, _) if init.join.is_some())
+    }
+
+    /// The rejoin token the host gave this player with its session init: a
+    /// fresh connection that presents it (`GuestConfig::resume_token`)
+    /// within the disconnect grace resumes this player.
+    pub fn rejoin_token(&self) -> Option<&str> {
+        self.rejoin_token.as_deref()
+    }
+
+    /// Whether this connection resumed a player (its hello presented a
+    /// token and the host gave the same one back, with the running level).
+    pub fn resumed(&self) -> bool {
+        self.joined_at.is_some()
+            && self.config.resume_token.is_some()
+            && self.config.resume_token == self.rejoin_token
+    }
+
+    /// Where this guest entered a running level, as `(level epoch, tick)`
+    /// (`None`: it was in from the start).
+    pub fn joined_at(&self) -> Option<(u32, u64)> {
+        self.joined_at
     }
 
     /// This player's input delay in the current level, in ticks.

@@ -17,6 +17,18 @@ use crate::link::ConnectionState;
 use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, WARM_UP_LIMIT, WARM_UP_SAMPLES};
 use crate::stats::GuestSlot;
 
+/// A guest's hello, as the session reads it.
+#[derive(Debug)]
+pub(super) struct Hello {
+    pub(super) build: String,
+    pub(super) protocol_version: u32,
+    /// The display name, unsanitized.
+    pub(super) name: String,
+    pub(super) features: Vec<String>,
+    /// A rejoin token (see `rejoin`).
+    pub(super) resume: Option<String>,
+}
+
 /// One guest connection and what the host knows of it.
 #[derive(Debug)]
 pub(super) struct GuestSeat {
@@ -34,6 +46,9 @@ pub(super) struct GuestSeat {
     /// Admitted after the start and not yet given the level's state: it
     /// hears nothing of the level until then.
     pub(super) joining: bool,
+    /// A joining seat that resumes a player already in the roster (a
+    /// rejoin, no roster add).
+    pub(super) resuming: bool,
     /// The guest's last hash report: `(epoch, tick, mismatched)`.
     pub(super) last_report: Option<(u32, u64, bool)>,
     /// The hello features it took up ([`FEATURE_PING`]: the host probes
@@ -99,6 +114,7 @@ impl<E: Engine> HostSession<E> {
             removed: false,
             closed: false,
             joining: false,
+            resuming: false,
             last_report: None,
             features: Features::default(),
             admitted_at: None,
@@ -352,21 +368,36 @@ impl<E: Engine> HostSession<E> {
         self.outbox.push(HostOutput::Close(slot));
     }
 
-    pub(super) fn on_hello(
-        &mut self,
-        slot: GuestSlot,
-        build: String,
-        protocol_version: u32,
-        name: &str,
-        features: &[String],
-        now: Duration,
-    ) {
+    pub(super) fn on_hello(&mut self, slot: GuestSlot, hello: Hello, now: Duration) {
+        let Hello {
+            build,
+            protocol_version,
+            name,
+            features,
+            resume,
+        } = hello;
         let seat = &mut self.seats[slot];
         if seat.admitted || seat.closed {
             return;
         }
         let hello_sent = seat.awaiting_hello_since.take();
+        if build != self.config.build_version || protocol_version != PEER_PROTOCOL_VERSION {
+            let detail = format!(
+                "host runs build {} protocol {}, guest runs build {} protocol {}",
+                self.config.build_version, PEER_PROTOCOL_VERSION, build, protocol_version
+            );
+            self.refuse(slot, RefusalReason::VersionMismatch, detail);
+            return;
+        }
         let late = !matches!(self.phase, Phase::Lobby { .. });
+        if late
+            && self.ended().is_none()
+            && let Some(old) = resume.as_deref().and_then(|t| self.resume_target(t))
+        {
+            let agreed = Features::agreed(&features, &self.config.features);
+            self.resume(slot, old, agreed, hello_sent, now);
+            return;
+        }
         if late && (!self.config.late_join || self.ended().is_some()) {
             self.refuse(
                 slot,
@@ -375,7 +406,17 @@ impl<E: Engine> HostSession<E> {
             );
             return;
         }
-        let fitted = Features::agreed(features, &self.config.features).has(FEATURE_INPUT_DELAY);
+        if let Some(max) = self.config.max_guests
+            && self.guests_present() >= max
+        {
+            self.refuse(
+                slot,
+                RefusalReason::SessionFull,
+                format!("all {max} guest seats are taken"),
+            );
+            return;
+        }
+        let fitted = Features::agreed(&features, &self.config.features).has(FEATURE_INPUT_DELAY);
         if late && !fitted && self.level_has_fitted_delays() {
             self.refuse(
                 slot,
@@ -385,24 +426,16 @@ impl<E: Engine> HostSession<E> {
             );
             return;
         }
-        if build != self.config.build_version || protocol_version != PEER_PROTOCOL_VERSION {
-            let detail = format!(
-                "host runs build {} protocol {}, guest runs build {} protocol {}",
-                self.config.build_version, PEER_PROTOCOL_VERSION, build, protocol_version
-            );
-            self.refuse(slot, RefusalReason::VersionMismatch, detail);
-            return;
-        }
         let present = self.guests_present();
         self.guests_admitted_ever += 1;
         let number = self.guests_admitted_ever;
         // Only what was offered counts; anything else a guest names is ignored.
-        let agreed = Features::agreed(features, &self.config.features);
+        let agreed = Features::agreed(&features, &self.config.features);
         let ping = agreed.has(FEATURE_PING);
         let seat = &mut self.seats[slot];
         seat.admitted = true;
         seat.player = Some(PlayerId::new(format!("guest-{number}")));
-        seat.name = sanitize_display_name(name);
+        seat.name = sanitize_display_name(&name);
         seat.features = agreed;
         seat.admitted_at = Some(now);
         // A late joiner enters the level at the next tick (see `ticks`).

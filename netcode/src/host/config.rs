@@ -62,6 +62,14 @@ pub struct HostConfig {
     /// and gets the world's exact state. Off: such a hello is refused
     /// with `session-started`, as the spec has it.
     pub late_join: bool,
+    /// Most guests admitted and present at once; a hello beyond it is
+    /// refused with `session-full` (`None`: no cap, the driver's seats
+    /// decide).
+    pub max_guests: Option<usize>,
+    /// The secret rejoin tokens are made with (see `host::rejoin`); the
+    /// driver draws it at random per session. `None`: no tokens, no
+    /// rejoins.
+    pub rejoin_secret: Option<[u8; 32]>,
 }
 
 impl Default for HostConfig {
@@ -88,6 +96,8 @@ impl Default for HostConfig {
             ],
             guest_budget: GuestBudgetPolicy::default(),
             late_join: true,
+            max_guests: None,
+            rejoin_secret: None,
         }
     }
 }
@@ -133,6 +143,9 @@ pub enum HostEvent {
     PlayerRemoved(u32, u64, PlayerId),
     /// A late joiner entered the roster at this level epoch and tick.
     PlayerJoined(u32, u64, PlayerId),
+    /// A fresh connection (this slot) presented a player's rejoin token and
+    /// takes that player over.
+    PlayerResumed(GuestSlot, PlayerId),
     /// A late joiner's state could not be saved or encoded: it leaves the
     /// roster again at the next tick.
     JoinFailed(PlayerId, String),

@@ -122,6 +122,15 @@ impl InputBuffer {
         self.delays.insert(player, delay);
     }
 
+    /// `player`'s new connection takes over at `tick` (a rejoin): what its
+    /// old one sent is forgotten, its delay stays, and its input is
+    /// neutral until its first delayed input can arrive.
+    pub fn resume(&mut self, player: &PlayerId, tick: u64) {
+        self.newest.remove(player);
+        self.last.remove(player);
+        self.joined_at.insert(player.clone(), tick);
+    }
+
     /// `player`'s input delay this level.
     pub fn delay(&self, player: &PlayerId) -> u64 {
         self.delays

@@ -28,6 +28,11 @@ use crate::delay;
 use crate::rtt::WARM_UP_LIMIT;
 use crate::stats::GuestSlot;
 
+/// A guest entering the running level at a tick: its slot, its player,
+/// its input delay, and whether it is new to the roster (a late joiner) or
+/// resumes a player already in it (a rejoiner).
+pub(super) type Joiner = (GuestSlot, PlayerId, u64, bool);
+
 impl<E: Engine> HostSession<E> {
     /// Whether some roster member's input delay is not the spec's.
     pub(super) fn level_has_fitted_delays(&self) -> bool {
@@ -37,33 +42,38 @@ impl<E: Engine> HostSession<E> {
     }
 
     /// Adds every late joiner still connected whose link is measured to
-    /// the roster at the start of `tick` (before the engine advances);
-    /// returns them with their slots and delays, sorted by player.
-    pub(super) fn add_joiners(
-        &mut self,
-        tick: u64,
-        now: Duration,
-    ) -> Vec<(GuestSlot, PlayerId, u64)> {
-        let mut joined: Vec<(GuestSlot, PlayerId, u64)> = (0..self.seats.len())
+    /// the roster at the start of `tick` (before the engine advances), and
+    /// takes in every rejoiner (already in it); returns them with their
+    /// slots, delays and whether they are new to the roster, sorted by
+    /// player.
+    pub(super) fn add_joiners(&mut self, tick: u64, now: Duration) -> Vec<Joiner> {
+        let mut joined: Vec<Joiner> = (0..self.seats.len())
             .filter_map(|slot| {
                 let seat = &self.seats[slot];
                 let due = seat.joining && seat.admitted && seat.connected && !seat.closed;
                 let measured = self.link_measured(seat)
                     || seat.admitted_at.is_some_and(|t| now >= t + WARM_UP_LIMIT);
                 let player = seat.player.clone().filter(|_| due && measured)?;
-                let delay = if seat.features.has(FEATURE_INPUT_DELAY) {
+                let delay = if seat.resuming {
+                    self.inputs.delay(&player)
+                } else if seat.features.has(FEATURE_INPUT_DELAY) {
                     delay::fit(&self.stats.rtt.get(&player).copied().unwrap_or_default())
                 } else {
                     INPUT_DELAY_TICKS
                 };
-                Some((slot, player, delay))
+                Some((slot, player, delay, !seat.resuming))
             })
             .collect();
         joined.sort_by(|a, b| a.1.cmp(&b.1));
         let Some(engine) = self.engine.as_mut() else {
             return Vec::new();
         };
-        for (slot, player, delay) in &joined {
+        for (_, player, _, fresh) in &joined {
+            if !fresh {
+                self.inputs.resume(player, tick);
+            }
+        }
+        for (slot, player, delay, _) in joined.iter().filter(|j| j.3) {
             engine.add_player(player, *delay);
             self.inputs.join(player.clone(), tick, *delay);
             self.names
@@ -83,7 +93,7 @@ impl<E: Engine> HostSession<E> {
     /// Sends each of `joined` the session init with its join point and the
     /// world as it is now (right after the tick that added them); from
     /// here on they hear the level like every guest.
-    pub(super) fn send_join_states(&mut self, joined: &[(GuestSlot, PlayerId, u64)]) {
+    pub(super) fn send_join_states(&mut self, joined: &[Joiner]) {
         if joined.is_empty() {
             return;
         }
@@ -115,8 +125,9 @@ impl<E: Engine> HostSession<E> {
             .collect();
         let (seed, player_count) = (level.seed, level.player_count);
         let (chunks, end) = split(&text);
-        for (slot, player, _) in joined {
+        for (slot, player, _, _) in joined {
             let fitted = self.seats[*slot].features.has(FEATURE_INPUT_DELAY);
+            let rejoin_token = self.rejoin_token(player);
             let init = SessionInit {
                 roster: roster.clone(),
                 your_player_id: player.clone(),
@@ -134,6 +145,7 @@ impl<E: Engine> HostSession<E> {
                     BTreeMap::new()
                 },
                 join: Some(point.clone()),
+                rejoin_token,
             };
             self.send(*slot, HostMessage::SessionInit(init));
             for c in &chunks {
@@ -141,13 +153,14 @@ impl<E: Engine> HostSession<E> {
             }
             self.send(*slot, HostMessage::MapEnd(end.clone()));
             self.seats[*slot].joining = false;
+            self.seats[*slot].resuming = false;
         }
     }
 
     /// The joiners' state could not be sent: they leave the roster again
     /// at the next tick and their connections close.
-    fn join_failed(&mut self, joined: &[(GuestSlot, PlayerId, u64)], why: &str) {
-        for (slot, player, _) in joined {
+    fn join_failed(&mut self, joined: &[Joiner], why: &str) {
+        for (slot, player, _, _) in joined {
             self.events
                 .push(HostEvent::JoinFailed(player.clone(), why.to_owned()));
             self.remove_at_start.push(player.clone());

@@ -29,6 +29,7 @@ pub mod inputs;
 pub mod join_slots;
 mod late_join;
 mod recording;
+mod rejoin;
 mod report;
 mod setup;
 mod ticks;
@@ -292,12 +293,16 @@ impl<E: Engine> HostSession<E> {
                 protocol_version,
                 display_name,
                 features,
+                resume,
             } => self.on_hello(
                 slot,
-                build_version,
-                protocol_version,
-                &display_name,
-                &features,
+                admission::Hello {
+                    build: build_version,
+                    protocol_version,
+                    name: display_name,
+                    features,
+                    resume,
+                },
                 now,
             ),
             GuestMessage::Pong { id } => self.on_pong(slot, id, now),

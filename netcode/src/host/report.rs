@@ -47,6 +47,15 @@ pub struct PlayerReport {
     /// The round trip's variation (jitter), ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_jitter_ms: Option<f64>,
+    /// For a late joiner: the tick it entered the level at (of level
+    /// epoch [`PlayerReport::joined_at_epoch`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joined_at_tick: Option<u64>,
+    /// For a late joiner: the level epoch it entered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joined_at_epoch: Option<u32>,
+    /// Times a fresh connection resumed this player (rejoins).
+    pub rejoins: u32,
 }
 
 /// A finished (or running) session's report.
@@ -61,6 +70,11 @@ pub struct SessionReport {
     pub end_reason: Option<EndReason>,
     /// Every player who was in a level, host first, then by id.
     pub players: Vec<PlayerReport>,
+    /// The world hash of the current (at the end: the last) level's engine
+    /// as it stands, 16 hex digits; what a guest that followed to the end
+    /// reports too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_world_hash: Option<String>,
 }
 
 impl<E: Engine> HostSession<E> {
@@ -97,7 +111,11 @@ impl<E: Engine> HostSession<E> {
             .into_iter()
             .map(|id| {
                 let desyncs = count(&stats.desyncs, &id);
+                let joined = stats.roster_added.iter().find(|(_, _, p)| *p == id);
                 PlayerReport {
+                    joined_at_tick: joined.map(|j| j.1),
+                    joined_at_epoch: joined.map(|j| j.0),
+                    rejoins: count(&stats.rejoins, &id),
                     name: self.names.get(&id).cloned().unwrap_or_default(),
                     kind: self.player_kind(&id),
                     hash_reports: count(&stats.hash_matches, &id) + desyncs,
@@ -119,6 +137,10 @@ impl<E: Engine> HostSession<E> {
             ticks: stats.ticks,
             end_reason: self.ended(),
             players,
+            final_world_hash: self
+                .engine
+                .as_ref()
+                .map(|e| protocol::peer::format_hash(e.world_hash())),
         }
     }
 }

@@ -124,6 +124,7 @@ impl<E: Engine> HostSession<E> {
             let Some(player) = self.seats[slot].player.clone() else {
                 continue;
             };
+            let rejoin_token = self.rejoin_token(&player);
             let init = SessionInit {
                 roster: roster.clone(),
                 input_delay_ticks: self.inputs.delay(&player),
@@ -137,6 +138,7 @@ impl<E: Engine> HostSession<E> {
                 player_names: self.names.clone(),
                 input_delays: self.inputs.delays().clone(),
                 join: None,
+                rejoin_token,
             };
             self.send(slot, HostMessage::SessionInit(init));
             for c in &chunks {

@@ -106,7 +106,7 @@ impl<E: Engine> HostSession<E> {
         let in_grace: BTreeSet<PlayerId> = self
             .seats
             .iter()
-            .filter(|s| s.disconnected_at.is_some() && !s.removed)
+            .filter(|s| (s.disconnected_at.is_some() || s.joining) && !s.removed)
             .filter_map(|s| s.player.clone())
             .collect();
         let playing: Vec<PlayerId> = self
@@ -138,8 +138,13 @@ impl<E: Engine> HostSession<E> {
             inputs: taken.inputs,
             held_input_fallback: taken.held,
             roster_remove: (!remove.is_empty()).then(|| remove.clone()),
-            roster_add: (!joined.is_empty())
-                .then(|| joined.iter().map(|j| (j.1.clone(), j.2)).collect()),
+            roster_add: joined.iter().any(|j| j.3).then(|| {
+                joined
+                    .iter()
+                    .filter(|j| j.3)
+                    .map(|j| (j.1.clone(), j.2))
+                    .collect()
+            }),
         };
         let Some(engine) = self.engine.as_mut() else {
             return;

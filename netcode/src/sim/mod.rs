@@ -41,6 +41,9 @@ pub enum NetAction {
     /// A new guest connects (after the start: it joins the running level,
     /// or is refused when the host has late join off).
     LateJoin(GuestConfig, LinkConfig),
+    /// Guest `n` (0-based, of the scenario's) comes back on a fresh
+    /// connection presenting its rejoin token; it counts as a latecomer.
+    Rejoin(usize, GuestConfig, LinkConfig),
 }
 
 /// A network event at a host tick count (ticks simulated, all levels).
@@ -206,6 +209,16 @@ impl<E: Engine> Run<E> {
                 self.host_alive = false;
             }
             NetAction::LateJoin(config, link) => self.connect(config, link, true),
+            NetAction::Rejoin(n, mut config, link) => {
+                let token = self
+                    .guests
+                    .iter()
+                    .filter(|g| !g.late)
+                    .nth(n)
+                    .and_then(|g| g.session.rejoin_token().map(str::to_owned));
+                config.resume_token = token;
+                self.connect(config, link, true);
+            }
         }
     }
 

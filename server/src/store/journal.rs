@@ -194,6 +194,7 @@ mod tests {
                 difficulty: None,
                 campaign: None,
                 host_kind: HostKind::Player,
+                in_progress: false,
                 meta: Some("{}".into()),
             },
             created_at: 0,

@@ -99,6 +99,8 @@ pub struct LobbyFields {
     pub campaign: Option<String>,
     /// Host kind.
     pub host_kind: HostKind,
+    /// Started, and admitting players into the running game (late join).
+    pub in_progress: bool,
     /// Metadata object as JSON text.
     pub meta: Option<String>,
 }

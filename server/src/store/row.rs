@@ -15,7 +15,8 @@ use super::{LobbyFields, SessionRecord, StoreError, StoredAnswer};
 
 /// Every column of `sessions`, in the order [`insert`] binds them.
 pub(super) const COLUMNS: &str = "code, token_hash, public, name, host_name, players, max_players, build, \
-     difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer, answer_round, answer, answer_name, creator";
+     difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer, answer_round, answer, answer_name, creator, \
+     in_progress";
 
 /// One row of `sessions` in the column types both backends read and write.
 #[derive(Debug, FromRow)]
@@ -40,6 +41,7 @@ pub(super) struct SessionRow {
     answer: Option<String>,
     answer_name: Option<String>,
     creator: String,
+    in_progress: bool,
 }
 
 /// A row the database could not decode: a bug or a hand-edited database.
@@ -107,6 +109,7 @@ impl SessionRow {
             answer: r.answered.as_ref().map(|a| a.answer.clone()),
             answer_name: r.answered.as_ref().map(|a| a.name.clone()),
             creator: r.creator.clone(),
+            in_progress: f.in_progress,
         }
     }
 
@@ -141,7 +144,8 @@ impl SessionRow {
             .push_bind(self.answer_round)
             .push_bind(self.answer)
             .push_bind(self.answer_name)
-            .push_bind(self.creator);
+            .push_bind(self.creator)
+            .push_bind(self.in_progress);
     }
 
     fn into_record(self) -> Result<SessionRecord, StoreError> {
@@ -168,6 +172,7 @@ impl SessionRow {
                 difficulty: self.difficulty,
                 campaign: self.campaign,
                 host_kind,
+                in_progress: self.in_progress,
                 meta: self.meta,
             },
             created_at: self.created_at,
@@ -205,6 +210,7 @@ mod tests {
                 difficulty: Some("hard".into()),
                 campaign: None,
                 host_kind: HostKind::Daemon,
+                in_progress: true,
                 meta: Some("{\"map\":\"e1m1\"}".into()),
             },
             created_at: 1_767_225_600_000,

@@ -48,7 +48,7 @@ use super::{
 };
 use crate::clock::Millis;
 
-/// Rows per upsert statement (19 bound values each, well under SQLite's limit).
+/// Rows per upsert statement (21 bound values each, well under SQLite's limit).
 const ROWS_PER_STATEMENT: usize = 200;
 
 /// Pause after a failed commit before the soft writes are tried again.
@@ -572,7 +572,8 @@ async fn write_batch(
             " ON CONFLICT (code) DO UPDATE SET public = excluded.public, name = excluded.name, \
              host_name = excluded.host_name, players = excluded.players, max_players = excluded.max_players, \
              build = excluded.build, difficulty = excluded.difficulty, campaign = excluded.campaign, \
-             host_kind = excluded.host_kind, meta = excluded.meta, expires_at = excluded.expires_at, \
+             host_kind = excluded.host_kind, in_progress = excluded.in_progress, meta = excluded.meta, \
+             expires_at = excluded.expires_at, \
              round = excluded.round, offer = excluded.offer, answer_round = excluded.answer_round, \
              answer = excluded.answer, answer_name = excluded.answer_name",
         );

@@ -1,0 +1,60 @@
+//! Measures a late join on the simulated network: a five-player level
+//! (host, bot, two guests and the joiner), the joiner connecting over a
+//! link of `LATENCY_MS` each way once the host has run `TICK` ticks. Prints
+//! the figures (catch-up time, state size, bytes to the joiner) as one line.
+//!
+//! `cargo run --release -p netcode --example late_join -- [TICK] [LATENCY_MS]`
+//! (defaults 3000 and 75).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::RaycasterEngine;
+use netcode::guest::GuestConfig;
+use netcode::host::HostConfig;
+use netcode::plan::GeneratedCampaign;
+use netcode::sim::{LinkConfig, Scenario, final_hash_matches, measure_late_join};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let tick: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(3000);
+    let latency: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(75);
+    let link = |ms: u64, seed: u64| LinkConfig {
+        latency: Duration::from_millis(ms),
+        jitter: Duration::from_millis(10),
+        seed,
+        ..LinkConfig::default()
+    };
+    let guest = |name: &str| GuestConfig {
+        display_name: name.into(),
+        ..GuestConfig::default()
+    };
+    let scenario = Scenario {
+        host: HostConfig {
+            // Easy, so that the bots live long enough for a late join.
+            difficulty: engine::Difficulty::Easy,
+            plan: Arc::new(GeneratedCampaign {
+                seed: 11,
+                levels: 1,
+            }),
+            bots: 1,
+            expected_guests: 2,
+            max_ticks_per_level: Some(tick + 600),
+            ..HostConfig::default()
+        },
+        guests: vec![(guest("A"), link(20, 1)), (guest("B"), link(30, 2))],
+        events: vec![],
+    };
+    let (figures, outcome) =
+        measure_late_join::<RaycasterEngine>(scenario, guest("Late"), link(latency, 9), tick);
+    let joined = outcome.late.first();
+    println!(
+        "{{\"joinAt\":{tick},\"latencyMs\":{latency},\"joinTick\":{:?},\"catchUpMs\":{:?},\"stateBytes\":{:?},\"bytesToJoiner\":{},\"roster\":{},\"finalHashMatches\":{}}}",
+        figures.join_tick,
+        figures.catch_up.map(|d| d.as_millis()),
+        figures.state_bytes,
+        figures.bytes_to_joiner,
+        outcome.host.roster().len(),
+        joined.is_some_and(|g| final_hash_matches(&outcome.host, g)),
+    );
+}
