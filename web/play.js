@@ -144,7 +144,8 @@ function onTick(view) {
   screen.onView(view);
   if (view.tick > 0 && document.body.dataset.state === 'ready') {
     document.body.dataset.state = 'playing';
-    say('Playing. WASD or arrows to move, mouse (click the view) or arrows to turn, Space to fire, E to use, Tab for the map, Esc to leave.');
+    const how = 'WASD or arrows to move, mouse (click the view) or arrows to turn, Space to fire, E to use, Tab for the map, Esc to leave.';
+    say(status?.joinedAtTick != null ? `Joined the game in progress. ${how}` : `Playing. ${how}`);
   }
   controls.spent();
 }
@@ -295,6 +296,9 @@ async function join(typed, name) {
       viewTick: screen.next?.tick ?? null,
       confirmedTick: screen.next?.confirmedTick ?? null,
       roster: status?.roster ?? [],
+      // A late joiner: the tick of the state it was handed (null: in from the start).
+      joinedAtTick: status?.joinedAtTick ?? null,
+      said: statusEl.textContent,
       end: left ? { kind: 'ended', reason: 'left', scores: [], provisional: true } : status?.end ?? null,
       error: errorEl.textContent,
       stats: status ? { ...status.stats } : null,

@@ -102,6 +102,8 @@ test('a browser host (bot-driven) and a Rust bot guest finish a level; a second 
     return s.roster?.includes('guest-2') ? s : null;
   }, 60_000, 'the late joiner in the roster');
   assert.ok(joined.tick > 300, `joined at tick ${joined.tick}`);
+  const marked = await page.evaluate(async (c) => (await fetch(`/session/${c}`)).json(), code);
+  assert.equal(marked.inProgress, true, JSON.stringify(marked));
 
   const ended = await until(async () => {
     const s = await hostState(page);
@@ -255,9 +257,10 @@ test('a player hosts from the lobby page and starts with whoever is in; closing 
     return s.state === 'playing' && s.tick > 60 ? s : null;
   }, 60_000, 'the level to run');
   assert.deepEqual((await hostState(host)).roster, ['guest-1', 'guest-2', 'host']);
-  // Late join off: no round opens after the start, though a seat is free.
+  // Late join off: the started session is not marked in progress (with
+  // late join on, the host marks it so at the start).
   const view = await host.evaluate(async (c) => (await fetch(`/session/${c}`)).json(), code);
-  assert.equal(view.round, null, JSON.stringify(view));
+  assert.equal(view.inProgress, false, JSON.stringify(view));
 
   await host.close();
   const ended = await until(async () => {

@@ -1,17 +1,18 @@
 // The lobby page lists a new public daemon session live (within 2 s, no
-// reload) and removes it when the session starts.
+// reload), marks it "In progress" when the session starts, and a browser
+// joins the running game from it (late join).
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { OUTPUT, Rig, until } from './harness.mjs';
+import { OUTPUT, Rig, guestState, until } from './harness.mjs';
 
 const SDP = 'v=0\r\no=- 4611 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=sctp-port:5000\r\n';
 
 const rig = new Rig();
 after(() => rig.close());
 
-test('the lobby page shows a new daemon session within 2 s and removes it at the start', { timeout: 120_000 }, async () => {
+test('the lobby page shows a new daemon session within 2 s, marks it In progress at the start, and a browser joins the running game', { timeout: 180_000 }, async () => {
   const url = await rig.lobby();
   const browser = await rig.browser();
   const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
@@ -78,11 +79,33 @@ test('the lobby page shows a new daemon session within 2 s and removes it at the
   await page.screenshot({ path: join(OUTPUT, 'lobby-page-phone.png'), fullPage: true });
   assert.equal(await row.getByRole('link', { name: 'Join Lobby test' }).isVisible(), true);
 
-  // A bot guest joins; the session starts and leaves the lobby.
+  // A bot guest joins; the session starts and stays listed, in progress.
   rig.botGuest(code, 'lobby-bot');
-  await row.waitFor({ state: 'detached', timeout: 30_000 });
+  await row.locator('.in-progress', { hasText: 'In progress' }).waitFor({ timeout: 30_000 });
   assert.equal(navigations, 1, 'the page never reloaded');
-  await until(() => page.locator('#empty').isVisible(), 2_000, 'the empty state again');
+  await page.setViewportSize({ width: 1100, height: 700 });
+  await page.screenshot({ path: join(OUTPUT, 'lobby-in-progress.png') });
+
+  // A browser joins the running game from the lobby page: it gets the
+  // level as it stands and plays on from there with the others.
+  await row.getByRole('link', { name: 'Join Lobby test' }).click();
+  await page.waitForURL(/\/play\?code=/, { timeout: 5_000 });
+  const joined = await until(async () => {
+    const s = await guestState(page);
+    return s.state === 'playing' && s.joinedAtTick !== null ? s : null;
+  }, 30_000, 'the browser to join the running game');
+  assert.ok(joined.joinedAtTick > 0, `joined at tick ${joined.joinedAtTick}`);
+  assert.match(joined.me, /^guest-/);
+  assert.ok(joined.roster.includes(joined.me), `roster ${joined.roster}`);
+  assert.equal(joined.roster.length, 4, `host, bot, bot guest and the browser: ${joined.roster}`);
+  assert.match(joined.said, /in progress/i);
+  const later = await until(async () => {
+    const s = await guestState(page);
+    return s.tick >= joined.tick + 90 && s.snapshotTick > joined.joinedAtTick ? s : null;
+  }, 15_000, 'three seconds of the running game');
+  assert.equal(later.end, null);
+  assert.equal(later.stats.snapshotMismatches, 0, 'the joiner runs the host\'s world exactly');
+  assert.equal(later.stats.outOfSequence, 0);
 });
 
 test('join by code validates what was typed', { timeout: 60_000 }, async () => {
