@@ -269,8 +269,8 @@ impl Replay {
             if tick.is_some_and(|t| engine.tick() >= t) {
                 return Ok((engine, false));
             }
-            for (joiner, delay) in bundle.roster_add.iter().flatten() {
-                engine.add_player(joiner, *delay);
+            for (joiner, add) in bundle.roster_add.iter().flatten() {
+                engine.add_player(joiner, add.input_delay);
             }
             let remove = bundle.roster_remove.clone().unwrap_or_default();
             engine.advance(&bundle.inputs, &remove);

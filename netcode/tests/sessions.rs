@@ -484,6 +484,10 @@ fn a_late_joiner_enters_the_running_level_and_plays_it_in_lockstep() {
     let held = s.held_per_player.get(&joiner).copied().unwrap_or(0);
     assert!(held < 30, "{held} held inputs for the joiner");
     assert!(o.host.names().get(&joiner).is_some_and(|n| n == "Late"));
+    // The others learned its name from the roster add.
+    for g in &o.guests {
+        assert_eq!(g.names().get(&joiner).map(String::as_str), Some("Late"));
+    }
 }
 
 #[test]

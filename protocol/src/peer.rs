@@ -343,11 +343,21 @@ pub struct TickInputBundle {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roster_remove: Option<Vec<PlayerId>>,
     /// Players who join the level at the start of this tick (late
-    /// joiners; the mirror of `rosterRemove`), each with its input delay
-    /// for the rest of the level (every engine needs it). They are in
-    /// `inputs`.
+    /// joiners; the mirror of `rosterRemove`). They are in `inputs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub roster_add: Option<BTreeMap<PlayerId, u64>>,
+    pub roster_add: Option<BTreeMap<PlayerId, RosterAdd>>,
+}
+
+/// A late joiner, as a bundle's `rosterAdd` names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RosterAdd {
+    /// Its input delay for the rest of the level, ticks (every engine
+    /// needs it: lag compensation rewinds by it).
+    pub input_delay: u64,
+    /// Its display name, sanitized by the host ("" for none).
+    #[serde(default)]
+    pub name: String,
 }
 
 /// A reconciliation snapshot on the wire: the engine's payload plus the
@@ -809,7 +819,7 @@ mod tests {
                     inputs,
                     held_input_fallback: if held { ids.clone() } else { vec![] },
                     roster_remove: held.then(|| ids[..1].to_vec()),
-                    roster_add: (!held).then(|| ids.iter().map(|i| (i.clone(), u64::from(seed % 9))).collect()),
+                    roster_add: (!held).then(|| ids.iter().map(|i| (i.clone(), RosterAdd { input_delay: u64::from(seed % 9), name: name.clone() })).collect()),
                 }),
                 HostMessage::SessionInit(SessionInit {
                     roster: ids.clone(),

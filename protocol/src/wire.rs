@@ -460,7 +460,11 @@ mod tests {
         let compact = m.encode(WireFormat::Compact).unwrap();
         assert!(compact.starts_with(MARK));
         assert_eq!(HostMessage::decode(&compact).unwrap(), m);
-        b.roster_add = Some(BTreeMap::from([(PlayerId::new("guest-2"), 5)]));
+        let add = crate::peer::RosterAdd {
+            input_delay: 5,
+            name: "Late".into(),
+        };
+        b.roster_add = Some(BTreeMap::from([(PlayerId::new("guest-2"), add)]));
         let m = HostMessage::TickInputBundle(b);
         let text = m.encode(WireFormat::Compact).unwrap();
         assert!(text.starts_with('{'), "{text}");

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use engine::{Engine, LevelStatus};
 use protocol::input::{InputSnapshot, PlayerId, TickInput};
+use protocol::name::sanitize_display_name;
 use protocol::peer::{
     FEATURE_REDUNDANT_INPUTS, GuestMessage, REDUNDANT_INPUTS, TickInputBundle, TickInputs,
     format_hash,
@@ -84,8 +85,10 @@ impl<E: Engine> GuestSession<E> {
             });
             return;
         }
-        for (joiner, delay) in b.roster_add.iter().flatten() {
-            engine.add_player(joiner, *delay);
+        for (joiner, add) in b.roster_add.iter().flatten() {
+            engine.add_player(joiner, add.input_delay);
+            self.names
+                .insert(joiner.clone(), sanitize_display_name(&add.name));
         }
         let remove = b.roster_remove.clone().unwrap_or_default();
         let mut inputs = b.inputs;

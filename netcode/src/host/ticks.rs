@@ -9,7 +9,7 @@ use engine::{Engine, LevelStatus};
 use protocol::input::{InputSnapshot, PlayerId, TickInput};
 use protocol::peer::{
     EndReason, FEATURE_REDUNDANT_INPUTS, HostMessage, REDUNDANT_INPUTS,
-    ReconciliationSnapshotMessage, TickInputBundle, TickInputs,
+    ReconciliationSnapshotMessage, RosterAdd, TickInputBundle, TickInputs,
 };
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
@@ -142,7 +142,13 @@ impl<E: Engine> HostSession<E> {
                 joined
                     .iter()
                     .filter(|j| j.3)
-                    .map(|j| (j.1.clone(), j.2))
+                    .map(|(_, player, delay, _)| {
+                        let add = RosterAdd {
+                            input_delay: *delay,
+                            name: self.names.get(player).cloned().unwrap_or_default(),
+                        };
+                        (player.clone(), add)
+                    })
                     .collect()
             }),
         };
