@@ -15,10 +15,33 @@ use std::time::Duration;
 
 use common::binaries::binaries;
 use common::{
-    Children, HOST_LOG, Lobby, Site, capture_stderr, host_cmd, http_get, join_cmd, lines_of,
-    listed, next_line, outputs_of, session_code, start_lobby, successful_report, wait_log,
+    Children, HOST_LOG, Lobby, LogLines, Site, capture_stderr, host_cmd, http_get, join_cmd,
+    lines_of, listed, next_line, outputs_of, session_code, start_lobby, successful_report,
+    wait_log,
 };
 use protocol::peer::HostMessage;
+
+/// `host-daemon host` with one bot, one level, one session, starting with
+/// the first guest (plus `extra` flags): its stdout lines and its log.
+fn one_level_host(
+    children: &mut Children,
+    here: &Site,
+    url: &str,
+    extra: &[&str],
+) -> (std::sync::mpsc::Receiver<String>, LogLines) {
+    let mut host = host_cmd(here, url, &["--bots", "1"])
+        .args(["--start-when", "1", "--levels", "1", "--sessions", "1"])
+        .args(extra)
+        .env("RUST_LOG", HOST_LOG)
+        .env("NO_COLOR", "1")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let lines = lines_of(&mut host);
+    let log = capture_stderr(&mut host, "host");
+    children.0.push(host);
+    (lines, log)
+}
 
 /// A normal end of a one-level run for a bot: the level completed, or
 /// every player died.
@@ -40,16 +63,8 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
     let here = Site::loopback();
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
     let record_dir = records.path().to_str().expect("a UTF-8 path").to_owned();
-    let mut host = host_cmd(&here, &url, &["--bots", "1", "--record", &record_dir])
-        .args(["--start-when", "1", "--levels", "1", "--sessions", "1"])
-        .env("RUST_LOG", HOST_LOG)
-        .env("NO_COLOR", "1")
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let host_log = capture_stderr(&mut host, "host");
-    children.0.push(host);
+    let (host_lines, host_log) =
+        one_level_host(&mut children, &here, &url, &["--record", &record_dir]);
     let code = session_code(&host_lines);
 
     let first = children.push(
@@ -171,16 +186,7 @@ fn a_killed_guest_restarted_with_its_resume_file_comes_back_as_the_same_player()
     let mut children = Children::default();
     let here = Site::loopback();
     let Lobby { url, .. } = start_lobby(&mut children, db.path(), &here);
-    let mut host = host_cmd(&here, &url, &["--bots", "1"])
-        .args(["--start-when", "1", "--levels", "1", "--sessions", "1"])
-        .env("RUST_LOG", HOST_LOG)
-        .env("NO_COLOR", "1")
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let host_log = capture_stderr(&mut host, "host");
-    children.0.push(host);
+    let (host_lines, host_log) = one_level_host(&mut children, &here, &url, &[]);
     let code = session_code(&host_lines);
     let resume = files.path().join("resume");
     let resume_arg = resume.to_str().expect("a UTF-8 path").to_owned();

@@ -20,7 +20,9 @@ use std::time::Duration;
 use engine::Engine;
 use protocol::chunk::split;
 use protocol::input::PlayerId;
-use protocol::peer::{FEATURE_INPUT_DELAY, HostMessage, JoinPayload, JoinPoint, SessionInit};
+use protocol::peer::{
+    FEATURE_INPUT_DELAY, HostMessage, JoinPayload, JoinPoint, RosterAdd, SessionInit,
+};
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{HostEvent, HostOutput, HostSession};
@@ -28,12 +30,35 @@ use crate::delay;
 use crate::rtt::WARM_UP_LIMIT;
 use crate::stats::GuestSlot;
 
-/// A guest entering the running level at a tick: its slot, its player,
-/// its input delay, and whether it is new to the roster (a late joiner) or
-/// resumes a player already in it (a rejoiner).
-pub(super) type Joiner = (GuestSlot, PlayerId, u64, bool);
+/// A guest entering the running level at a tick.
+#[derive(Debug)]
+pub(super) struct Joiner {
+    slot: GuestSlot,
+    player: PlayerId,
+    /// Its input delay, ticks.
+    delay: u64,
+    /// New to the roster (a late joiner), or resuming a player already in
+    /// it (a rejoiner).
+    fresh: bool,
+}
 
 impl<E: Engine> HostSession<E> {
+    /// The `rosterAdd` of the tick that adds `joined` (`None`: nobody new).
+    pub(super) fn roster_add(&self, joined: &[Joiner]) -> Option<BTreeMap<PlayerId, RosterAdd>> {
+        let fresh: BTreeMap<PlayerId, RosterAdd> = joined
+            .iter()
+            .filter(|j| j.fresh)
+            .map(|j| {
+                let add = RosterAdd {
+                    input_delay: j.delay,
+                    name: self.names.get(&j.player).cloned().unwrap_or_default(),
+                };
+                (j.player.clone(), add)
+            })
+            .collect();
+        (!fresh.is_empty()).then_some(fresh)
+    }
+
     /// Whether some roster member's input delay is not the spec's.
     pub(super) fn level_has_fitted_delays(&self) -> bool {
         self.roster()
@@ -61,23 +86,28 @@ impl<E: Engine> HostSession<E> {
                 } else {
                     INPUT_DELAY_TICKS
                 };
-                Some((slot, player, delay, !seat.resuming))
+                Some(Joiner {
+                    slot,
+                    player,
+                    delay,
+                    fresh: !seat.resuming,
+                })
             })
             .collect();
-        joined.sort_by(|a, b| a.1.cmp(&b.1));
+        joined.sort_by(|a, b| a.player.cmp(&b.player));
         let Some(engine) = self.engine.as_mut() else {
             return Vec::new();
         };
-        for (_, player, _, fresh) in &joined {
-            if !fresh {
-                self.inputs.resume(player, tick);
+        for j in &joined {
+            if !j.fresh {
+                self.inputs.resume(&j.player, tick);
+                continue;
             }
-        }
-        for (slot, player, delay, _) in joined.iter().filter(|j| j.3) {
-            engine.add_player(player, *delay);
-            self.inputs.join(player.clone(), tick, *delay);
+            let player = &j.player;
+            engine.add_player(player, j.delay);
+            self.inputs.join(player.clone(), tick, j.delay);
             self.names
-                .insert(player.clone(), self.seats[*slot].name.clone());
+                .insert(player.clone(), self.seats[j.slot].name.clone());
             self.events.push(HostEvent::PlayerJoined(
                 self.level_epoch,
                 tick,
@@ -125,7 +155,7 @@ impl<E: Engine> HostSession<E> {
             .collect();
         let (seed, player_count) = (level.seed, level.player_count);
         let (chunks, end) = split(&text);
-        for (slot, player, _, _) in joined {
+        for Joiner { slot, player, .. } in joined {
             let fitted = self.seats[*slot].features.has(FEATURE_INPUT_DELAY);
             let rejoin_token = self.rejoin_token(player);
             let init = SessionInit {
@@ -160,7 +190,7 @@ impl<E: Engine> HostSession<E> {
     /// The joiners' state could not be sent: they leave the roster again
     /// at the next tick and their connections close.
     fn join_failed(&mut self, joined: &[Joiner], why: &str) {
-        for (slot, player, _, _) in joined {
+        for Joiner { slot, player, .. } in joined {
             self.events
                 .push(HostEvent::JoinFailed(player.clone(), why.to_owned()));
             self.remove_at_start.push(player.clone());

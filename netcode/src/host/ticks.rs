@@ -9,7 +9,7 @@ use engine::{Engine, LevelStatus};
 use protocol::input::{InputSnapshot, PlayerId, TickInput};
 use protocol::peer::{
     EndReason, FEATURE_REDUNDANT_INPUTS, HostMessage, REDUNDANT_INPUTS,
-    ReconciliationSnapshotMessage, RosterAdd, TickInputBundle, TickInputs,
+    ReconciliationSnapshotMessage, TickInputBundle, TickInputs,
 };
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
@@ -138,19 +138,7 @@ impl<E: Engine> HostSession<E> {
             inputs: taken.inputs,
             held_input_fallback: taken.held,
             roster_remove: (!remove.is_empty()).then(|| remove.clone()),
-            roster_add: joined.iter().any(|j| j.3).then(|| {
-                joined
-                    .iter()
-                    .filter(|j| j.3)
-                    .map(|(_, player, delay, _)| {
-                        let add = RosterAdd {
-                            input_delay: *delay,
-                            name: self.names.get(player).cloned().unwrap_or_default(),
-                        };
-                        (player.clone(), add)
-                    })
-                    .collect()
-            }),
+            roster_add: self.roster_add(&joined),
         };
         let Some(engine) = self.engine.as_mut() else {
             return;
