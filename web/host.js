@@ -114,6 +114,7 @@ function settings() {
     startWhen,
     lateJoin: scripted ? q('lateJoin') !== '0'
       : /** @type {HTMLInputElement} */ ($('late-join')).checked,
+    maxSpectators: clampInt(scripted ? Number(q('maxSpectators') ?? 8) : num('max-spectators'), 0, 16, 8),
   };
 }
 
@@ -137,6 +138,7 @@ async function open() {
     startWhen: s.startWhen,
     lateJoin: s.lateJoin,
     maxGuests: s.maxPlayers - 1,
+    maxSpectators: s.maxSpectators,
     buildVersion,
   }, {
     name: s.name,
@@ -204,6 +206,15 @@ function onStatus(s, c) {
     if (s.phase === 'transition') say('Level complete. Waiting for every player to load the next one…');
   }
   if (JSON.stringify(s.roster) !== JSON.stringify(before?.roster)) screen.renderRoster(s.roster);
+  if (JSON.stringify(s.spectators) !== JSON.stringify(before?.spectators)) {
+    const names = /** @type {string[]} */ (s.spectators ?? []);
+    const text = names.length === 0 ? ''
+      : `Watching: ${names.map((n) => n || 'a spectator (no name)').join(', ')}`;
+    for (const id of ['spectators', 'waiting-spectators']) {
+      $(id).textContent = text;
+      $(id).hidden = names.length === 0;
+    }
+  }
   if (s.end && !before?.end) showEnd(s.end);
 }
 
@@ -239,6 +250,7 @@ $('cancel-button').addEventListener('click', () => host?.shutdown());
       guestsPresent: status?.guestsPresent ?? 0,
       guestNames: status?.guestNames ?? [],
       guestRttMs: status?.guestRttMs ?? [],
+      spectators: status?.spectators ?? [],
       pos: mine ? { x: mine.x, y: mine.y } : null,
       end: status?.end ?? null,
       report: host?.report ?? null,

@@ -4,6 +4,8 @@
 // by code. Each Join opens the game URL template the server was started
 // with (--game-url). A session that has started and still admits players
 // (late join) is marked "In progress"; its Join works like any other.
+// Watch opens the same game URL with `spectate=1`: the game page joins as
+// a spectator (no seat, no input).
 //
 // The page holds only what it has loaded: the first page, plus each page
 // "Show more" fetched. The feed is subscribed with the same search and
@@ -55,6 +57,16 @@ const joinError = /** @type {HTMLElement} */ (document.getElementById('join-erro
 /** @param {string} code */
 function gameUrlFor(code) {
   return gameUrl.replaceAll('{code}', encodeURIComponent(code));
+}
+
+/**
+ * The game URL that watches session `code` (`spectate=1` added).
+ * @param {string} code
+ */
+function watchUrlFor(code) {
+  const url = new URL(gameUrlFor(code), window.location.href);
+  url.searchParams.set('spectate', '1');
+  return url.origin === window.location.origin ? url.pathname + url.search + url.hash : url.toString();
 }
 
 /** @param {string} iso */
@@ -118,7 +130,14 @@ function row(e) {
   a.textContent = 'Join';
   a.setAttribute('aria-label', `Join ${e.name || e.code}`);
   if (e.build !== myBuild) a.title = `This session runs build ${e.build}; yours is ${myBuild}.`;
-  action.append(a);
+  const watch = document.createElement('a');
+  watch.className = 'button secondary watch';
+  watch.href = watchUrlFor(e.code);
+  watch.textContent = 'Watch';
+  watch.setAttribute('aria-label', `Watch ${e.name || e.code}`);
+  watch.title = 'Watch the game without playing: no seat needed.';
+  action.className = 'actions';
+  action.append(a, ' ', watch);
   tr.append(action);
   return tr;
 }

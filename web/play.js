@@ -6,7 +6,9 @@
 //
 // Query parameters: code (the session), name (display name), build (override
 // this page's build identifier, to try the version handshake), bot=1 (the
-// engine's bot drives this player: testers and tests).
+// engine's bot drives this player: testers and tests), spectate=1 (watch:
+// no seat, no input; ←/→ or [/] cycle whose first-person view is shown,
+// Tab for the automap).
 
 import { LobbyClient, LobbyError, normalizeCode } from './lib/lobby-client.js';
 import { loadCampfire } from './lib/wasm.js';
@@ -20,7 +22,8 @@ import { DISCONNECT_GRACE_MS } from './lib/constants.js';
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
 const params = new URLSearchParams(window.location.search);
 const buildVersion = params.get('build') || meta('campfire-build');
-const botDriven = params.get('bot') === '1';
+const spectating = params.get('spectate') === '1';
+const botDriven = params.get('bot') === '1' && !spectating;
 const NAME_KEY = 'campfire.displayName';
 
 /** @param {string} id */
@@ -39,6 +42,8 @@ let status = null;
 let rttMs = /** @type {number|null} */ (null);
 let joinedCode = '';
 let left = false;
+/** A spectator: the player whose view is shown. @type {string|null} */
+let watched = null;
 
 /** @param {string} text */
 function say(text) {
@@ -56,7 +61,7 @@ function fail(text) {
 // ---- input ---------------------------------------------------------------
 
 const screen = new GameScreen({
-  me: () => status?.me ?? undefined,
+  me: () => (spectating ? watched : status?.me) ?? undefined,
   nameOf,
   rttMs: () => rttMs,
 });
@@ -72,6 +77,37 @@ const controls = new Controls(canvas, {
   onToggleMap: () => screen.toggleMap(),
 });
 controls.attach();
+
+/** Keys that change the watched player: next, previous. */
+const WATCH_KEYS = /** @type {Record<string, number>} */ ({
+  ArrowRight: 1, BracketRight: 1, KeyD: 1, ArrowLeft: -1, BracketLeft: -1, KeyA: -1,
+});
+
+/**
+ * Shows the player `step` places after (or before) the watched one, in
+ * roster order.
+ * @param {number} step
+ */
+function watchNext(step) {
+  const roster = /** @type {string[]} */ (status?.roster ?? []);
+  if (roster.length === 0) return;
+  const at = watched === null ? -1 : roster.indexOf(watched);
+  const next = at < 0 ? 0 : (at + step + roster.length) % roster.length;
+  watched = roster[next];
+  $('hud-watching').textContent = displayNameOf(watched, status?.names?.[watched]);
+  screen.renderRoster(roster);
+}
+
+if (spectating) {
+  window.addEventListener('keydown', (ev) => {
+    if (status?.phase !== 'running' || dialog.open) return;
+    const step = WATCH_KEYS[ev.code];
+    if (step) {
+      ev.preventDefault();
+      watchNext(step);
+    }
+  });
+}
 
 dialog.addEventListener('close', () => {
   if (dialog.returnValue === 'leave') {
@@ -94,6 +130,7 @@ function leave() {
 /** @param {string} id */
 function nameOf(id) {
   const base = displayNameOf(id, status?.names?.[id]);
+  if (spectating) return id === watched ? `${base} (watching)` : base;
   return id === status?.me ? `${base} (you)` : base;
 }
 
@@ -112,7 +149,11 @@ function onStatus(s) {
       case 'running':
         $('game').hidden = false;
         $('hud-difficulty').textContent = String(s.difficulty ?? '—');
-        if (document.body.dataset.state !== 'playing') {
+        if (spectating) {
+          if (watched === null || !s.roster.includes(watched)) watchNext(0);
+          document.body.dataset.state = 'watching';
+          say(`Watching the game. ← → or [ ] change player, Tab for the map, Esc to leave.`);
+        } else if (document.body.dataset.state !== 'playing') {
           document.body.dataset.state = 'ready';
           if (s.joinedAtTick !== null && s.levelEpoch === before?.levelEpoch) say('Joined the game in progress. Playing.');
           else say(s.levelEpoch > 1 ? `Level ${s.levelEpoch}. Playing.` : 'Map received. Waiting for the host to start…');
@@ -133,10 +174,24 @@ function onStatus(s) {
     const added = s.levelEpoch === before?.levelEpoch && before?.roster?.length
       ? s.roster.filter((/** @type {string} */ id) => !before.roster.includes(id))
       : [];
-    if (added.length > 0 && s.joinedAtTick === null) say(`${added.map(nameOf).join(', ')} joined the game.`);
+    if (added.length > 0 && (s.joinedAtTick === null || spectating)) say(`${added.map(nameOf).join(', ')} joined the game.`);
+    // A watched player who left: watch the next one.
+    if (spectating && s.phase === 'running' && watched !== null && !s.roster.includes(watched)) watchNext(0);
     screen.renderRoster(s.roster);
   }
+  if (JSON.stringify(s.spectators) !== JSON.stringify(before?.spectators)) showSpectators(s.spectators ?? []);
   if (s.end && !left) showEnd(s.end);
+}
+
+/**
+ * Who watches, as the host said.
+ * @param {string[]} names
+ */
+function showSpectators(names) {
+  const el = $('spectators');
+  el.hidden = names.length === 0;
+  el.textContent = names.length === 0 ? ''
+    : `Watching: ${names.map((n) => n || 'a spectator (no name)').join(', ')}`;
 }
 
 /** @param {any} view */
@@ -160,7 +215,8 @@ function showEnd(end) {
     } else if (end.reason === 'session-started') {
       fail('This session has already started; nobody more can join it. Pick another one in the lobby.');
     } else if (end.reason === 'session-full') {
-      fail('Every seat in this session is taken. Pick another one in the lobby.');
+      fail(spectating ? `This session takes no more spectators: ${end.detail}.`
+        : 'Every seat in this session is taken. Pick another one in the lobby.');
     } else {
       fail(`The host refused the join: ${end.detail || end.reason}.`);
     }
@@ -238,7 +294,7 @@ async function join(typed, name) {
     return;
   }
   $('session-title').textContent = `— session ${code}`;
-  say(`Joining session ${code}…`);
+  say(spectating ? `Joining session ${code} to watch…` : `Joining session ${code}…`);
   const campfire = loadCampfire();
   const client = new LobbyClient('');
   let joined;
@@ -252,7 +308,7 @@ async function join(typed, name) {
   say(`Connecting to "${joined.view.name}"…`);
   let guest;
   try {
-    guest = (await campfire).guest({ displayName: name, buildVersion, bot: botDriven });
+    guest = (await campfire).guest({ displayName: name, buildVersion, bot: botDriven, spectate: spectating });
   } catch (e) {
     pc.close();
     fail(`This browser could not start the game engine (WebAssembly): ${e instanceof Error ? e.message : e}`);
@@ -298,6 +354,10 @@ async function join(typed, name) {
       roster: status?.roster ?? [],
       // A late joiner: the tick of the state it was handed (null: in from the start).
       joinedAtTick: status?.joinedAtTick ?? null,
+      // A spectator: whose view is shown, and who watches (as the host said).
+      spectator: status?.spectator ?? false,
+      watching: watched,
+      spectators: status?.spectators ?? [],
       said: statusEl.textContent,
       end: left ? { kind: 'ended', reason: 'left', scores: [], provisional: true } : status?.end ?? null,
       error: errorEl.textContent,
@@ -323,6 +383,11 @@ function main() {
     window.location.assign(url.toString());
   });
   screen.start();
+  if (spectating) {
+    $('hud-watching-row').hidden = false;
+    $('leave-note').textContent = 'You are watching: leaving changes nothing for the players.';
+    $('keys-help').textContent = '← → or [ ]: change player. Tab: automap. Esc: leave.';
+  }
   const code = params.get('code');
   if (code) {
     codeInput.value = code;

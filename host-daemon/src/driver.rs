@@ -162,6 +162,9 @@ fn log_host_event(event: &HostEvent, warnings: &mut Warnings, metrics: Option<&S
         HostEvent::PlayerJoined(epoch, tick, player) => {
             tracing::info!(level_epoch = epoch, tick, %player, "late joiner entered the level");
         }
+        HostEvent::SpectatorAdmitted(slot, spectator) => {
+            tracing::info!(slot, %spectator, "spectator admitted");
+        }
         HostEvent::PlayerResumed(slot, player) => {
             tracing::info!(slot, %player, "player resumed on a fresh connection (rejoin)");
         }
@@ -233,6 +236,8 @@ pub struct HostProgress {
     pub seats_taken: usize,
     /// Guest connections handed to the session so far.
     pub connections: usize,
+    /// Spectators admitted and connected (they hold no seat).
+    pub spectators: usize,
 }
 
 impl HostProgress {
@@ -242,6 +247,7 @@ impl HostProgress {
             started: session.started(),
             seats_taken: session.seats_taken(),
             connections: session.connections(),
+            spectators: session.spectators_present(),
         }
     }
 }

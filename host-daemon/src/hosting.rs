@@ -360,18 +360,22 @@ async fn round_loop(
     });
     let mut handed = 0usize;
     let mut published_players = None;
+    let watchable = config.host.max_spectators > 0;
     loop {
         let p = *progress.borrow_and_update();
-        if p.started && !config.host.late_join {
+        if p.started && !config.host.late_join && !watchable {
             break;
         }
         // Before the start the lobby fills up to `start_when`; after it,
-        // late joiners take every seat.
-        let wanted = if p.started {
-            config.guest_seats()
-        } else {
-            config.guest_seats().min(config.start_when)
+        // late joiners take every seat (none with late join off).
+        let wanted = match (p.started, config.host.late_join) {
+            (false, _) => config.guest_seats().min(config.start_when),
+            (true, true) => config.guest_seats(),
+            (true, false) => 0,
         };
+        // Spectators hold no seat: a round stays open for them while the
+        // seats are full.
+        let spectator_place = p.spectators < config.host.max_spectators;
         let players = config.local_players() + u32::try_from(p.seats_taken).unwrap_or(u32::MAX);
         // The lobby follows admissions (and leaves) at once, with the round
         // left open; without a round the next one carries the count.
@@ -379,7 +383,7 @@ async fn round_loop(
             publish_players(client, session, players, &mut published_players).await;
         }
         let Some((offer, round)) = open.take() else {
-            let seat_free = p.seats_taken < wanted;
+            let seat_free = p.seats_taken < wanted || spectator_place;
             let opens_at = joins.round_opens_at();
             if seat_free && opens_at <= Instant::now() {
                 // A seat is free: open a round.

@@ -160,6 +160,8 @@ pub struct JoinReport {
     pub state_tick: Option<u64>,
     /// This run resumed a player with the token of `--resume-file`.
     pub resumed: bool,
+    /// This guest watched (`--spectate`): `playerId` is its spectator id.
+    pub spectator: bool,
     /// This guest's world hash at its last applied tick, 16 hex digits:
     /// the host's `finalWorldHash` when it followed the session to the
     /// end.
@@ -186,6 +188,8 @@ pub struct JoinConfig {
     /// session admits this guest; when the file exists at the start, its
     /// token goes with the hello, so a restarted guest resumes its player.
     pub resume_file: Option<std::path::PathBuf>,
+    /// Watch instead of play (`--spectate`).
+    pub spectate: bool,
 }
 
 fn lobby_err(code: &str, e: SignalingError) -> JoinError {
@@ -228,7 +232,9 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
                     .get_session(&code)
                     .await
                     .map_err(|e| lobby_err(&code, e))?;
-                let room = view.entry.players < view.entry.max_players;
+                // A spectator needs no seat: the host opens rounds while
+                // it has spectator places.
+                let room = config.spectate || view.entry.players < view.entry.max_players;
                 let wait = view.public || began.elapsed() < UNLISTED_ROUND_WAIT;
                 if room && wait {
                     tokio::time::sleep(RETRY_PAUSE).await;
@@ -308,6 +314,7 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
             display_name: config.name.clone(),
             bot: config.bot,
             resume_token,
+            spectate: config.spectate,
             ..GuestConfig::default()
         }),
         link,
@@ -384,6 +391,7 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
         input_delay_ticks: session.input_delay(),
         state_tick: session.joined_at().map(|j| j.1),
         resumed: session.resumed(),
+        spectator: session.is_spectator(),
         final_world_hash: session
             .last_hash()
             .map(|h| protocol::peer::format_hash(h.2)),

@@ -84,6 +84,27 @@ pub fn check_level(
     if delays.is_empty() {
         return Ok(INPUT_DELAY_TICKS);
     }
+    check_delays(delays, roster, took_up)?;
+    delays
+        .get(me)
+        .copied()
+        .ok_or_else(|| "no input delay for this player".into())
+}
+
+/// Checks a level's delays as [`check_level`] does, for a peer that plays
+/// no part in it (a spectator).
+///
+/// # Errors
+///
+/// As [`check_level`].
+pub fn check_delays(
+    delays: &BTreeMap<PlayerId, u64>,
+    roster: &[PlayerId],
+    took_up: bool,
+) -> Result<(), String> {
+    if delays.is_empty() {
+        return Ok(());
+    }
     if !took_up {
         return Err("fitted input delays, which this guest did not take up".into());
     }
@@ -96,10 +117,7 @@ pub fn check_level(
     {
         return Err(format!("input delay {d} for {p} is out of bounds"));
     }
-    delays
-        .get(me)
-        .copied()
-        .ok_or_else(|| "no input delay for this player".into())
+    Ok(())
 }
 
 #[cfg(test)]

@@ -33,6 +33,9 @@ pub struct HostStats {
     /// Players who joined a running level (late joiners), as `(level
     /// epoch, tick, player)`.
     pub roster_added: Vec<(u32, u64, PlayerId)>,
+    /// Spectators given a running level's state, as `(level epoch, tick
+    /// of that state, spectator id)`.
+    pub spectators_joined: Vec<(u32, u64, PlayerId)>,
     /// Times each player was resumed by a fresh connection (rejoins).
     pub rejoins: BTreeMap<PlayerId, u32>,
     /// Hash reports that disagreed with the host, per player.

@@ -792,6 +792,7 @@ fn transition_stale_epoch_bundles_are_discarded() {
             input_delays: BTreeMap::new(),
             join: None,
             rejoin_token: None,
+            spectator: false,
         }),
     );
     let (chunks, end) = split(&serde_json::to_string(&generate(3, 0, 2)).unwrap());
@@ -923,6 +924,7 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
             input_delays: BTreeMap::new(),
             join: None,
             rejoin_token: None,
+            spectator: false,
         }),
     );
     let (chunks, end) = split(&serde_json::to_string(&map).unwrap());
@@ -980,6 +982,7 @@ fn hello(name: &str) -> PeerEvent {
         display_name: name.into(),
         features: vec![],
         resume: None,
+        spectate: false,
     }
     .to_json()
     .expect("encode hello");
@@ -1613,6 +1616,7 @@ fn a_joiner_loads_the_exact_state_and_applies_the_bundles_that_outran_it() {
                     tick: 40,
                 }),
                 rejoin_token: None,
+                spectator: false,
             }),
         );
         // Bundles outrun the state: one already in it, two after it.
@@ -1727,4 +1731,161 @@ fn after_its_removal_a_token_resumes_nothing_and_the_guest_joins_anew() {
     assert_eq!(s.roster_added[0].2, new);
     assert!(s.rejoins.is_empty());
     assert!(final_hash_matches(&o.host, &o.late[0]));
+}
+
+fn spectator(name: &str) -> GuestConfig {
+    GuestConfig {
+        spectate: true,
+        ..guest(name)
+    }
+}
+
+#[test]
+fn a_spectator_joins_mid_level_watches_through_a_transition_and_ends_in_lockstep() {
+    let o = run(Scenario {
+        host: host(2, 2, Some(5_000)),
+        guests: vec![(guest("A"), net(20, 5, 1)), (guest("B"), net(30, 5, 2))],
+        events: vec![NetEvent {
+            at_tick: 300,
+            action: NetAction::LateJoin(spectator("Watcher"), net(75, 10, 9)),
+        }],
+    });
+    let watcher = &o.late[0];
+    assert_eq!(
+        watcher.ended(),
+        Some(&GuestEnd::Ended(EndReason::Completed))
+    );
+    assert!(watcher.is_spectator());
+    let id = watcher.player_id().expect("admitted").clone();
+    assert_eq!(id.as_str(), "spectator-1");
+    // It never entered the roster and nobody was added for it.
+    let s = o.host.stats();
+    assert!(s.roster_added.is_empty(), "{:?}", s.roster_added);
+    assert!(!o.host.roster().contains(&id));
+    assert_eq!(o.host.roster().len(), 4);
+    // It watched both levels tick for tick, and its hash reports matched.
+    assert_eq!(watcher.stats().transitions, 1);
+    assert!(assert_late_lockstep(&o, 0) > 500);
+    assert!(final_hash_matches(&o.host, watcher));
+    assert!(s.hash_matches.get(&id).copied().unwrap_or(0) > 20);
+    assert!(s.desyncs.is_empty(), "{:?}", s.desyncs);
+    // It sent no input: nothing was filed or held for it.
+    assert!(!s.input_lead.contains_key(&id));
+    assert!(!s.held_per_player.contains_key(&id));
+    let report = o.host.report();
+    assert!(report.players.iter().all(|p| p.player_id != id));
+    assert_eq!(report.spectators.len(), 1);
+    let line = &report.spectators[0];
+    assert_eq!(line.name, "Watcher");
+    assert!(line.joined_at_tick.is_some_and(|t| t > 300));
+    assert_eq!(line.joined_at_epoch, Some(1));
+    assert!(line.hash_reports > 20);
+    // The players were told who watches.
+    for g in &o.guests {
+        assert_eq!(g.spectators(), ["Watcher".to_owned()]);
+    }
+    for g in 0..2 {
+        assert_lockstep(&o, g);
+        assert!(final_hash_matches(&o.host, &o.guests[g]));
+    }
+}
+
+#[test]
+fn spectators_in_the_lobby_hold_no_seat_and_the_cap_refuses_one_too_many() {
+    let o = run(Scenario {
+        host: HostConfig {
+            max_spectators: 1,
+            ..host(1, 1, Some(300))
+        },
+        // The spectator comes first: the lobby still waits for its player.
+        guests: vec![
+            (spectator("Early watcher"), net(10, 0, 3)),
+            (guest("A"), net(20, 5, 1)),
+        ],
+        events: vec![NetEvent {
+            at_tick: 60,
+            action: NetAction::LateJoin(spectator("One too many"), net(10, 0, 4)),
+        }],
+    });
+    let early = &o.guests[0];
+    assert!(early.is_spectator());
+    assert_eq!(early.joined_at().map(|j| j.0), Some(1));
+    assert!(final_hash_matches(&o.host, early));
+    assert!(final_hash_matches(&o.host, &o.guests[1]));
+    assert_eq!(o.host.roster().len(), 3, "host, bot and A");
+    match o.late[0].ended() {
+        Some(GuestEnd::Refused(RefusalReason::SessionFull, why)) => {
+            assert!(why.contains("spectator"), "{why}");
+        }
+        other => panic!("expected a full refusal, got {other:?}"),
+    }
+    assert_eq!(o.host.report().spectators.len(), 1);
+}
+
+#[test]
+fn a_spectators_inputs_are_ignored() {
+    let mut host: HostSession = HostSession::new(host(1, 1, Some(200)));
+    let player_slot = host.add_guest(Duration::ZERO);
+    let watcher_slot = host.add_guest(Duration::ZERO);
+    let hello = |spectate: bool| {
+        let text = GuestMessage::GuestHello {
+            build_version: protocol::BUILD_VERSION.into(),
+            protocol_version: PEER_PROTOCOL_VERSION,
+            display_name: String::new(),
+            // A spectator must take up the delays the host fits.
+            features: if spectate {
+                vec![protocol::peer::FEATURE_INPUT_DELAY.to_owned()]
+            } else {
+                vec![]
+            },
+            resume: None,
+            spectate,
+        }
+        .to_json()
+        .unwrap();
+        PeerEvent::Message(Channel::Reconciliation, text)
+    };
+    host.on_event(player_slot, hello(false), Duration::ZERO);
+    host.on_event(watcher_slot, hello(true), Duration::ZERO);
+    assert_eq!(host.guests_present(), 1);
+    assert_eq!(host.seats_taken(), 1);
+    assert_eq!(host.spectators_present(), 1);
+    // The lobby starts with its one player; the spectator is not in the roster.
+    let mut now = Duration::ZERO;
+    while host.phase() != HostPhase::Running && now < Duration::from_secs(30) {
+        now += Duration::from_millis(10);
+        host.poll(now);
+        host.on_event(
+            player_slot,
+            PeerEvent::Message(Channel::Reconciliation, r#"{"type":"setup-ack"}"#.into()),
+            now,
+        );
+    }
+    assert_eq!(host.phase(), HostPhase::Running);
+    assert!(
+        host.roster()
+            .iter()
+            .all(|p| !p.as_str().starts_with("spectator"))
+    );
+    // It tries to play as itself and as the player: both are dropped.
+    for who in ["spectator-1", "guest-1"] {
+        let input = GuestMessage::TickInput(protocol::input::TickInput {
+            tick: 5,
+            player_id: PlayerId::new(who),
+            input: InputSnapshot {
+                fire: true,
+                ..InputSnapshot::NEUTRAL
+            },
+        });
+        host.on_event(
+            watcher_slot,
+            PeerEvent::Message(Channel::Input, input.to_json().unwrap()),
+            now,
+        );
+    }
+    assert!(
+        host.stats().input_lead.is_empty(),
+        "{:?}",
+        host.stats().input_lead
+    );
 }

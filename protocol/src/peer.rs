@@ -61,6 +61,10 @@ pub const FEATURE_REDUNDANT_INPUTS: &str = "redundant-inputs";
 /// both sides named it (issue 15).
 pub const FEATURE_COMPACT: &str = "compact";
 
+/// Hello feature: the guest hears who watches the session
+/// ([`HostMessage::Spectators`]) whenever that changes (issue 25).
+pub const FEATURE_SPECTATORS: &str = "spectators";
+
 /// Inputs one [`GuestMessage::TickInputs`] carries at most: the newest and
 /// the ones before it (about 270 ms at 30 Hz).
 pub const REDUNDANT_INPUTS: usize = 8;
@@ -263,6 +267,10 @@ pub struct SessionInit {
     /// grace resumes this player.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejoin_token: Option<String>,
+    /// The receiver watches: `your_player_id` names the spectator (it is
+    /// not in the roster), and it sends no input.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spectator: bool,
 }
 
 /// Where a guest enters a running level (campfire's extension of the
@@ -463,6 +471,13 @@ pub enum HostMessage {
         /// Echoed back.
         id: u32,
     },
+    /// Who watches the session, by display name in arrival order: sent to
+    /// every guest that took up [`FEATURE_SPECTATORS`] whenever it changes
+    /// (campfire's extension).
+    Spectators {
+        /// Sanitized display names ("" for none).
+        names: Vec<String>,
+    },
     /// The session is over. A guest first applies the bundles up to
     /// `finalTick` of `levelEpoch` (they ride the other channel and may
     /// still be in flight).
@@ -500,6 +515,11 @@ pub enum GuestMessage {
         /// guest asks to resume that player (campfire's extension).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         resume: Option<String>,
+        /// The guest asks to watch, not to play: it takes no seat, sends
+        /// no input and gets the running level's state like a late joiner
+        /// (campfire's extension).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        spectate: bool,
     },
     /// The guest holds a validated level-1 map and is ready for tick 0.
     SetupAck,
@@ -697,6 +717,7 @@ mod tests {
             display_name: "".into(),
             features: vec![],
             resume: None,
+            spectate: false,
         };
         let v = serde_json::to_value(&h).unwrap();
         assert_eq!(v["type"], "guest-hello");
@@ -835,7 +856,9 @@ mod tests {
                     input_delays: ids.iter().map(|i| (i.clone(), 2)).collect(),
                     join: held.then_some(JoinPoint { level_epoch: u32::from(epoch), level_index: seed, tick: u64::from(tick) }),
                     rejoin_token: held.then(|| name.clone()),
+                    spectator: !held,
                 }),
+                HostMessage::Spectators { names: vec![name.clone(); (seed % 4) as usize] },
                 HostMessage::ReconciliationSnapshot(ReconciliationSnapshotMessage {
                     level_epoch: u32::from(epoch),
                     snapshot: snapshot(u64::from(tick), seed, &ids),
@@ -861,7 +884,7 @@ mod tests {
         #[test]
         fn guest_messages_round_trip(tick in any::<u32>(), epoch in any::<u32>(), hash in any::<u64>(), name in ".{0,20}") {
             let msgs = vec![
-                GuestMessage::GuestHello { build_version: name.clone(), protocol_version: epoch, display_name: name.clone(), features: vec![name.clone()], resume: (tick % 2 == 0).then(|| name.clone()) },
+                GuestMessage::GuestHello { build_version: name.clone(), protocol_version: epoch, display_name: name.clone(), features: vec![name.clone()], resume: (tick % 2 == 0).then(|| name.clone()), spectate: tick % 3 == 0 },
                 GuestMessage::SetupAck,
                 GuestMessage::Pong { id: tick },
                 GuestMessage::LevelTransitionAck { level_epoch: epoch },

@@ -3,7 +3,9 @@
 //! joins it over real WebRTC, enters the level as a roster add, plays it to
 //! the end in lockstep (no desync, hash reports on both sides), and the
 //! level's replay, which carries the roster add, re-simulates to the
-//! recorded final hash. A guest killed mid-level and restarted with its
+//! recorded final hash. A spectator (`join --spectate`) that arrives with
+//! the late joiner watches the rest of the level and ends on the host's
+//! final world hash. A guest killed mid-level and restarted with its
 //! resume file within the grace comes back as the same player.
 //!
 //! Everything binds 127.0.0.1; every wait is bounded.
@@ -95,6 +97,12 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
             .spawn()
             .expect("spawn the late join"),
     );
+    let watcher = children.push(
+        join_cmd(&here, &url, &code, "watcher")
+            .arg("--spectate")
+            .spawn()
+            .expect("spawn the spectator"),
+    );
     let (_, entered) = wait_log(&host_log, Duration::from_secs(60), "the roster add", |l| {
         l.contains("late joiner entered the level")
     });
@@ -108,12 +116,13 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
 
     let outs = outputs_of(
         &mut children,
-        &[first, late],
+        &[first, late, watcher],
         Duration::from_secs(300),
         "the guests",
     );
     let early = successful_report(&outs[0], "the first guest");
     let joiner = successful_report(&outs[1], "the late joiner");
+    let spectator = successful_report(&outs[2], "the spectator");
     assert_normal_end(&early);
     assert_normal_end(&joiner);
     assert_eq!(early["endReason"], joiner["endReason"]);
@@ -151,6 +160,22 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
     let final_hash = report["finalWorldHash"].as_str().expect("finalWorldHash");
     assert_eq!(early["finalWorldHash"], final_hash, "{early}");
     assert_eq!(joiner["finalWorldHash"], final_hash, "{joiner}");
+
+    // The spectator watched from the middle of the level to its end: no
+    // seat, no input, and the host's final world.
+    assert_eq!(spectator["spectator"], true, "{spectator}");
+    assert_eq!(spectator["playerId"], "spectator-1", "{spectator}");
+    assert_eq!(spectator["endReason"], early["endReason"], "{spectator}");
+    assert!(
+        spectator["stateTick"].as_u64().unwrap_or(0) >= 250,
+        "{spectator}"
+    );
+    assert_eq!(spectator["finalWorldHash"], final_hash, "{spectator}");
+    let watchers = report["spectators"].as_array().expect("spectators");
+    assert_eq!(watchers.len(), 1, "{line}");
+    assert_eq!(watchers[0]["name"], "watcher", "{line}");
+    assert!(watchers[0]["hashReports"].as_u64().unwrap_or(0) > 0, "{line}");
+    assert_eq!(watchers[0]["desyncs"], 0, "{line}");
 
     // The replay carries the roster add and re-simulates to the end hash.
     let file = records.path().join(format!("{code}-level-1.replay"));

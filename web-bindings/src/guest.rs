@@ -33,6 +33,9 @@ pub struct WebGuestConfig {
     /// Let the engine's bot drive this player (tests, testers).
     #[serde(default)]
     pub bot: bool,
+    /// Watch instead of play: no seat, no input.
+    #[serde(default)]
+    pub spectate: bool,
 }
 
 /// One message to send to the host.
@@ -124,6 +127,10 @@ pub struct Status {
     pub joining: bool,
     /// For a late joiner: the tick it entered the running level at.
     pub joined_at_tick: Option<u64>,
+    /// The host admitted this guest to watch: `me` is its spectator id.
+    pub spectator: bool,
+    /// Who watches the session, by display name (as the host last said).
+    pub spectators: Vec<String>,
 }
 
 /// The guest's counters.
@@ -187,7 +194,8 @@ impl WebGuest {
                     .build_version
                     .unwrap_or_else(|| BUILD_VERSION.to_owned()),
                 display_name: config.display_name,
-                bot: config.bot,
+                bot: config.bot && !config.spectate,
+                spectate: config.spectate,
                 ..GuestConfig::default()
             }),
             now: Duration::ZERO,
@@ -307,6 +315,8 @@ impl WebGuest {
             end: s.ended().map(|end| self.end_view(end)),
             joining: s.joining(),
             joined_at_tick: s.joined_at().map(|(_, tick)| tick),
+            spectator: s.is_spectator(),
+            spectators: s.spectators().to_vec(),
         }
     }
 

@@ -66,6 +66,14 @@ pub struct WebHostConfig {
     /// refused with `session-full`. `None`: no cap.
     #[serde(default)]
     pub max_guests: Option<usize>,
+    /// Most spectators at once (default
+    /// [`netcode::host::DEFAULT_MAX_SPECTATORS`]; 0: nobody may watch).
+    #[serde(default = "max_spectators_default")]
+    pub max_spectators: usize,
+}
+
+fn max_spectators_default() -> usize {
+    netcode::host::DEFAULT_MAX_SPECTATORS
 }
 
 fn late_join_default() -> bool {
@@ -135,6 +143,8 @@ pub struct HostStatus {
     pub seats_taken: usize,
     /// Guest connections handed to the session so far.
     pub connections: usize,
+    /// The spectators watching, by display name in arrival order.
+    pub spectators: Vec<String>,
     /// Ticks simulated, all levels.
     pub ticks: u64,
     /// How it ended, once it has.
@@ -178,6 +188,7 @@ impl WebHost {
             max_ticks_per_level: Some(MAX_TICKS_PER_LEVEL),
             late_join: c.late_join,
             max_guests: c.max_guests,
+            max_spectators: c.max_spectators,
             ..HostConfig::default()
         };
         Ok(Self {
@@ -334,6 +345,7 @@ impl WebHost {
                 .collect(),
             seats_taken: s.seats_taken(),
             connections: s.connections(),
+            spectators: s.spectator_names(),
             ticks: s.stats().ticks,
             end: s.ended().map(|reason| HostEndView {
                 reason: kebab(&reason),

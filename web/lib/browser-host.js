@@ -165,7 +165,7 @@ class PendingOffer {
 export class BrowserHost {
   /**
    * @param {import('./lobby-client.js').LobbyClient} client
-   * @param {{seed: number, levels: number, displayName: string, bot?: boolean, difficulty?: string, startWhen?: number|null, lateJoin?: boolean, maxGuests?: number, buildVersion?: string}} sessionConfig the host session (WebHostConfig)
+   * @param {{seed: number, levels: number, displayName: string, bot?: boolean, difficulty?: string, startWhen?: number|null, lateJoin?: boolean, maxGuests?: number, maxSpectators?: number, buildVersion?: string}} sessionConfig the host session (WebHostConfig)
    * @param {{name: string, public: boolean, maxPlayers: number, build: string, campaign?: string}} listing the lobby entry
    * @param {HostHooks} [hooks]
    */
@@ -216,9 +216,25 @@ export class BrowserHost {
     return this.sessionConfig.lateJoin !== false;
   }
 
-  /** Whether rounds are served now: in the lobby, or running with late join. */
+  /** Most spectators at once (the session's default when unset). */
+  get maxSpectators() {
+    return this.sessionConfig.maxSpectators ?? 8;
+  }
+
+  /** Whether players may take a seat now: in the lobby, or running with late join. */
+  takingPlayers() {
+    return this.status.phase === 'lobby' || this.lateJoin;
+  }
+
+  /** Whether rounds are served now: players may join, or spectators watch. */
   takingJoiners() {
-    return !this.stopped && !this.status.end && (this.status.phase === 'lobby' || this.lateJoin);
+    return !this.stopped && !this.status.end && (this.takingPlayers() || this.maxSpectators > 0);
+  }
+
+  /** Whether a joiner could be admitted now: a free seat, or a spectator place. */
+  roomForJoiner() {
+    const seat = this.takingPlayers() && this.seatsTaken() < this.guestSeats;
+    return seat || (this.status.spectators?.length ?? 0) < this.maxSpectators;
   }
 
   /** Guest seats: every player but the host's own. */
@@ -413,7 +429,7 @@ export class BrowserHost {
     const hosted = /** @type {import('./lobby-client.js').HostedSession} */ (this.hosted);
     const slots = /** @type {import('./wasm.js').WasmJoinSlots} */ (this.joinSlots);
     while (this.takingJoiners()) {
-      if (this.seatsTaken() >= this.guestSeats) {
+      if (!this.roomForJoiner()) {
         await this.publishPlayers();
         await this.statusChange();
         continue;

@@ -80,6 +80,10 @@ pub struct HostArgs {
     /// free seat stays listed and a joiner enters the running level.
     #[arg(long)]
     no_late_join: bool,
+    /// Spectators admitted at once (they hold no seat and send no input;
+    /// `join CODE --spectate` watches). 0: nobody may watch.
+    #[arg(long, default_value_t = netcode::host::DEFAULT_MAX_SPECTATORS)]
+    max_spectators: usize,
     #[command(flatten)]
     ice: IceArgs,
 }
@@ -116,6 +120,7 @@ pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
             hello_timeout: Duration::from_secs(a.hello_timeout.max(1)),
             record_replay: a.record.is_some(),
             late_join: !a.no_late_join,
+            max_spectators: a.max_spectators,
             ..HostConfig::default()
         },
         sessions: a.sessions.max(1),

@@ -33,6 +33,11 @@ pub struct JoinArgs {
     /// or a lost connection (within the host's disconnect grace).
     #[arg(long, value_name = "FILE")]
     resume_file: Option<std::path::PathBuf>,
+    /// Watch instead of play: no seat, no input (`--bot` is moot); the
+    /// running level's state arrives at once and the report says
+    /// `"spectator": true`.
+    #[arg(long, conflicts_with = "resume_file")]
+    spectate: bool,
     #[command(flatten)]
     ice: IceArgs,
 }
@@ -51,6 +56,7 @@ pub fn run(args: JoinArgs) -> anyhow::Result<()> {
             .map(|s| Duration::try_from_secs_f64(s).context("--leave-after takes seconds >= 0"))
             .transpose()?,
         resume_file: args.resume_file.clone(),
+        spectate: args.spectate,
     };
     // One guest is light work: a single-threaded runtime costs the least
     // CPU (testers run hundreds of these on one machine).

@@ -162,6 +162,7 @@ impl<E: Engine> GuestSession<E> {
     /// down, with a player to play).
     fn level_takes_input(&self) -> bool {
         self.me.is_some()
+            && !self.spectator
             && self.engine.as_ref().is_some_and(|e| {
                 matches!(
                     e.status(),

@@ -6,7 +6,7 @@ use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,
-    RefusalReason,
+    FEATURE_SPECTATORS, RefusalReason,
 };
 
 /// How a guest's session ended.
@@ -49,6 +49,9 @@ pub struct GuestConfig {
     /// A rejoin token from an earlier connection to this session: the
     /// hello asks to resume that player.
     pub resume_token: Option<String>,
+    /// Ask to watch instead of play: no seat, no input, the running
+    /// level's state at whatever point the host admits this guest.
+    pub spectate: bool,
 }
 
 impl Default for GuestConfig {
@@ -64,8 +67,10 @@ impl Default for GuestConfig {
                 FEATURE_INPUT_DELAY.to_owned(),
                 FEATURE_REDUNDANT_INPUTS.to_owned(),
                 FEATURE_COMPACT.to_owned(),
+                FEATURE_SPECTATORS.to_owned(),
             ],
             resume_token: None,
+            spectate: false,
         }
     }
 }

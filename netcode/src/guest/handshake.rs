@@ -39,6 +39,7 @@ impl<E: Engine> GuestSession<E> {
             display_name: self.config.display_name.clone(),
             features: taken.names().to_vec(),
             resume: self.config.resume_token.clone(),
+            spectate: self.config.spectate,
         });
         self.features = taken;
         self.phase = Phase::AwaitInit;
@@ -58,23 +59,46 @@ impl<E: Engine> GuestSession<E> {
             return;
         }
         let took_up = self.features.has(FEATURE_INPUT_DELAY);
-        match delay::check_level(
-            &init.input_delays,
-            &init.roster,
-            &init.your_player_id,
-            took_up,
-        ) {
-            Ok(d) if d == init.input_delay_ticks => self.input_delay = d,
-            Ok(d) => {
-                self.end(GuestEnd::SetupFailed(format!(
-                    "input delay {} differs from this player's {d} in the delays",
-                    init.input_delay_ticks
-                )));
-                return;
-            }
-            Err(e) => {
+        if init.spectator != self.config.spectate {
+            let why = if init.spectator {
+                "the host admitted this guest to watch; it asked to play"
+            } else {
+                "the host gave this guest a player; it asked to watch"
+            };
+            self.end(GuestEnd::SetupFailed(why.into()));
+            return;
+        }
+        if init.spectator && init.join.is_none() {
+            self.end(GuestEnd::SetupFailed(
+                "a spectator's init without a join point".into(),
+            ));
+            return;
+        }
+        if init.spectator {
+            if let Err(e) = delay::check_delays(&init.input_delays, &init.roster, took_up) {
                 self.end(GuestEnd::SetupFailed(e));
                 return;
+            }
+            self.spectator = true;
+        } else {
+            match delay::check_level(
+                &init.input_delays,
+                &init.roster,
+                &init.your_player_id,
+                took_up,
+            ) {
+                Ok(d) if d == init.input_delay_ticks => self.input_delay = d,
+                Ok(d) => {
+                    self.end(GuestEnd::SetupFailed(format!(
+                        "input delay {} differs from this player's {d} in the delays",
+                        init.input_delay_ticks
+                    )));
+                    return;
+                }
+                Err(e) => {
+                    self.end(GuestEnd::SetupFailed(e));
+                    return;
+                }
             }
         }
         self.rejoin_token.clone_from(&init.rejoin_token);
@@ -151,7 +175,7 @@ impl<E: Engine> GuestSession<E> {
                     self.backlog.retain(|b| b.tick >= tick);
                 }
                 self.engine = Some(engine);
-                if self.config.bot {
+                if self.config.bot && !self.spectator {
                     let mut pilot = DelayAwareBot::new(init.your_player_id.clone());
                     pilot.start_level(self.input_delay);
                     self.pilot = Some(pilot);

@@ -112,6 +112,10 @@ pub struct GuestSession<E: Engine> {
     joined_at: Option<(u32, u64)>,
     /// The rejoin token the host gave this player, if any.
     rejoin_token: Option<String>,
+    /// The host admitted this guest to watch: it sends no input.
+    spectator: bool,
+    /// Who watches the session, as the host last said.
+    spectators: Vec<String>,
 }
 
 impl<E: Engine> std::fmt::Debug for GuestSession<E> {
@@ -159,6 +163,8 @@ impl<E: Engine> GuestSession<E> {
             known_inputs: BTreeMap::new(),
             joined_at: None,
             rejoin_token: None,
+            spectator: false,
+            spectators: Vec::new(),
         }
     }
 
@@ -243,7 +249,7 @@ impl<E: Engine> GuestSession<E> {
     /// is pending (then the view is the confirmed engine).
     pub fn predicted_tick(&self) -> Option<u64> {
         let engine = self.engine.as_ref()?;
-        if !matches!(self.phase, Phase::Running) || self.me.is_none() {
+        if !matches!(self.phase, Phase::Running) || self.me.is_none() || self.spectator {
             return None;
         }
         predict::predicted_tick(engine.tick(), self.pending.newest())
@@ -268,6 +274,18 @@ impl<E: Engine> GuestSession<E> {
         self.joined_at.is_some()
             && self.config.resume_token.is_some()
             && self.config.resume_token == self.rejoin_token
+    }
+
+    /// Whether the host admitted this guest to watch (its session init
+    /// said so): it plays no player and sends no input.
+    pub fn is_spectator(&self) -> bool {
+        self.spectator
+    }
+
+    /// The display names of who watches the session, as the host last
+    /// said (guests that take up `spectators`).
+    pub fn spectators(&self) -> &[String] {
+        &self.spectators
     }
 
     /// Where this guest entered a running level, as `(level epoch, tick)`
@@ -398,6 +416,7 @@ impl<E: Engine> GuestSession<E> {
             HostMessage::LevelTransitionEnd { level_epoch, end } => {
                 self.on_transition_end(level_epoch, &end, now);
             }
+            HostMessage::Spectators { names } => self.spectators = names,
             HostMessage::SessionEnd {
                 reason,
                 scores,

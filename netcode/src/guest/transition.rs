@@ -57,7 +57,7 @@ impl<E: Engine> GuestSession<E> {
         // Old-level bundles still queued belong to a level we are leaving.
         self.apply_backlog(now);
         let Some(me) = self.me.clone() else { return };
-        if !p.roster.contains(&me) {
+        if !self.spectator && !p.roster.contains(&me) {
             self.transition_failed("the new roster does not include this player".into(), now);
             return;
         }
@@ -65,7 +65,12 @@ impl<E: Engine> GuestSession<E> {
             return;
         };
         let took_up = self.features.has(FEATURE_INPUT_DELAY);
-        let my_delay = match delay::check_level(&p.input_delays, &p.roster, &me, took_up) {
+        let checked = if self.spectator {
+            delay::check_delays(&p.input_delays, &p.roster, took_up).map(|()| self.input_delay)
+        } else {
+            delay::check_level(&p.input_delays, &p.roster, &me, took_up)
+        };
+        let my_delay = match checked {
             Ok(d) => d,
             Err(e) => {
                 self.transition_failed(e, now);

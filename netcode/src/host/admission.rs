@@ -27,6 +27,8 @@ pub(super) struct Hello {
     pub(super) features: Vec<String>,
     /// A rejoin token (see `rejoin`).
     pub(super) resume: Option<String>,
+    /// It asks to watch (see `spectators`).
+    pub(super) spectate: bool,
 }
 
 /// One guest connection and what the host knows of it.
@@ -49,6 +51,9 @@ pub(super) struct GuestSeat {
     /// A joining seat that resumes a player already in the roster (a
     /// rejoin, no roster add).
     pub(super) resuming: bool,
+    /// A spectator: its `player` is a spectator id outside the roster, it
+    /// holds no seat and its inputs are ignored.
+    pub(super) spectator: bool,
     /// The guest's last hash report: `(epoch, tick, mismatched)`.
     pub(super) last_report: Option<(u32, u64, bool)>,
     /// The hello features it took up ([`FEATURE_PING`]: the host probes
@@ -67,20 +72,29 @@ pub(super) struct GuestSeat {
 }
 
 impl<E: Engine> HostSession<E> {
-    /// Guests admitted and still connected.
+    /// Guests admitted to play and still connected (spectators aside).
     pub fn guests_present(&self) -> usize {
         self.seats
             .iter()
-            .filter(|s| s.admitted && s.connected && !s.removed)
+            .filter(|s| s.admitted && s.connected && !s.removed && !s.spectator)
             .count()
     }
 
-    /// Seats taken: guests admitted and connected, plus connections still
-    /// in their version handshake (each for at most the hello timeout).
+    /// Guests admitted to play (connected or not), spectators aside.
+    pub(super) fn players_admitted(&self) -> usize {
+        self.seats
+            .iter()
+            .filter(|s| s.admitted && !s.spectator)
+            .count()
+    }
+
+    /// Seats taken: guests admitted to play and connected, plus connections
+    /// still in their version handshake (each for at most the hello
+    /// timeout). Spectators hold no seat.
     pub fn seats_taken(&self) -> usize {
         self.seats
             .iter()
-            .filter(|s| s.connected && !s.removed && !s.closed)
+            .filter(|s| s.connected && !s.removed && !s.closed && !s.spectator)
             .count()
     }
 
@@ -89,7 +103,7 @@ impl<E: Engine> HostSession<E> {
     pub fn guest_names(&self) -> Vec<String> {
         self.seats
             .iter()
-            .filter(|s| s.admitted && s.connected && !s.removed)
+            .filter(|s| s.admitted && s.connected && !s.removed && !s.spectator)
             .map(|s| s.name.clone())
             .collect()
     }
@@ -115,6 +129,7 @@ impl<E: Engine> HostSession<E> {
             closed: false,
             joining: false,
             resuming: false,
+            spectator: false,
             last_report: None,
             features: Features::default(),
             admitted_at: None,
@@ -226,7 +241,7 @@ impl<E: Engine> HostSession<E> {
         self.seats
             .iter()
             .filter(|s| s.admitted && s.connected && !s.removed && !s.closed)
-            .filter(|s| !self.link_measured(s))
+            .filter(|s| !s.spectator && !self.link_measured(s))
             .filter_map(|s| s.admitted_at.map(|t| t + WARM_UP_LIMIT))
             .max()
     }
@@ -258,7 +273,7 @@ impl<E: Engine> HostSession<E> {
     pub fn guest_links(&self) -> Vec<(String, Option<Duration>)> {
         self.seats
             .iter()
-            .filter(|s| s.admitted && s.connected && !s.removed)
+            .filter(|s| s.admitted && s.connected && !s.removed && !s.spectator)
             .map(|s| {
                 let rtt = s
                     .player
@@ -320,16 +335,17 @@ impl<E: Engine> HostSession<E> {
                     seat.disconnected_at = Some(now);
                 }
                 // Before the start (or before a late joiner entered the
-                // level) nothing was shared yet: the seat is free again,
-                // and the connection is closed.
+                // level) nothing was shared yet, and a spectator holds
+                // nothing: the seat is free again, and the connection is
+                // closed.
                 let in_lobby = matches!(self.phase, Phase::Lobby { .. });
-                if (in_lobby || seat.joining) && !seat.closed {
+                if (in_lobby || seat.joining || seat.spectator) && !seat.closed {
                     seat.admitted = false;
                     seat.joining = false;
                     seat.player = None;
                     seat.closed = true;
                     self.outbox.push(HostOutput::Close(slot));
-                    if in_lobby && self.seats.iter().all(|s| !s.admitted) {
+                    if in_lobby && self.players_admitted() == 0 {
                         self.phase = Phase::Lobby { deadline: None };
                     }
                 }
@@ -375,6 +391,7 @@ impl<E: Engine> HostSession<E> {
             name,
             features,
             resume,
+            spectate,
         } = hello;
         let seat = &mut self.seats[slot];
         if seat.admitted || seat.closed {
@@ -387,6 +404,10 @@ impl<E: Engine> HostSession<E> {
                 self.config.build_version, PEER_PROTOCOL_VERSION, build, protocol_version
             );
             self.refuse(slot, RefusalReason::VersionMismatch, detail);
+            return;
+        }
+        if spectate {
+            self.admit_spectator(slot, &name, &features, hello_sent, now);
             return;
         }
         let late = !matches!(self.phase, Phase::Lobby { .. });

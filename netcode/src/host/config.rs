@@ -10,7 +10,7 @@ use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,
-    HostMessage, RefusalReason,
+    FEATURE_SPECTATORS, HostMessage, RefusalReason,
 };
 use protocol::wire::WireFormat;
 
@@ -18,6 +18,9 @@ use super::budget::GuestBudgetPolicy;
 use crate::link::ConnectionState;
 use crate::plan::{GeneratedCampaign, LevelPlan};
 use crate::stats::GuestSlot;
+
+/// Spectators a host admits at once unless configured otherwise.
+pub const DEFAULT_MAX_SPECTATORS: usize = 8;
 
 /// What the host is configured with.
 #[derive(Clone, Debug)]
@@ -70,6 +73,10 @@ pub struct HostConfig {
     /// driver draws it at random per session. `None`: no tokens, no
     /// rejoins.
     pub rejoin_secret: Option<[u8; 32]>,
+    /// Most spectators watching at once (see `host::spectators`); a hello
+    /// asking to watch beyond it is refused with `session-full`. 0: nobody
+    /// may watch.
+    pub max_spectators: usize,
 }
 
 impl Default for HostConfig {
@@ -93,11 +100,13 @@ impl Default for HostConfig {
                 FEATURE_INPUT_DELAY.to_owned(),
                 FEATURE_REDUNDANT_INPUTS.to_owned(),
                 FEATURE_COMPACT.to_owned(),
+                FEATURE_SPECTATORS.to_owned(),
             ],
             guest_budget: GuestBudgetPolicy::default(),
             late_join: true,
             max_guests: None,
             rejoin_secret: None,
+            max_spectators: DEFAULT_MAX_SPECTATORS,
         }
     }
 }
@@ -146,6 +155,8 @@ pub enum HostEvent {
     /// A fresh connection (this slot) presented a player's rejoin token and
     /// takes that player over.
     PlayerResumed(GuestSlot, PlayerId),
+    /// A connection (this slot) was admitted to watch, as this spectator.
+    SpectatorAdmitted(GuestSlot, PlayerId),
     /// A late joiner's state could not be saved or encoded: it leaves the
     /// roster again at the next tick.
     JoinFailed(PlayerId, String),

@@ -30,16 +30,26 @@ use crate::delay;
 use crate::rtt::WARM_UP_LIMIT;
 use crate::stats::GuestSlot;
 
+/// How a guest enters the running level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum JoinKind {
+    /// New to the roster: a late joiner.
+    Fresh,
+    /// Resuming a player already in the roster: a rejoiner.
+    Resume,
+    /// Watching, outside the roster: a spectator.
+    Spectate,
+}
+
 /// A guest entering the running level at a tick.
 #[derive(Debug)]
 pub(super) struct Joiner {
     slot: GuestSlot,
+    /// Its player (a spectator's id for a spectator).
     player: PlayerId,
     /// Its input delay, ticks.
     delay: u64,
-    /// New to the roster (a late joiner), or resuming a player already in
-    /// it (a rejoiner).
-    fresh: bool,
+    kind: JoinKind,
 }
 
 impl<E: Engine> HostSession<E> {
@@ -47,7 +57,7 @@ impl<E: Engine> HostSession<E> {
     pub(super) fn roster_add(&self, joined: &[Joiner]) -> Option<BTreeMap<PlayerId, RosterAdd>> {
         let fresh: BTreeMap<PlayerId, RosterAdd> = joined
             .iter()
-            .filter(|j| j.fresh)
+            .filter(|j| j.kind == JoinKind::Fresh)
             .map(|j| {
                 let add = RosterAdd {
                     input_delay: j.delay,
@@ -68,18 +78,26 @@ impl<E: Engine> HostSession<E> {
 
     /// Adds every late joiner still connected whose link is measured to
     /// the roster at the start of `tick` (before the engine advances), and
-    /// takes in every rejoiner (already in it); returns them with their
-    /// slots, delays and whether they are new to the roster, sorted by
+    /// takes in every rejoiner (already in it) and spectator (never in
+    /// it); returns them with their slots, delays and kinds, sorted by
     /// player.
     pub(super) fn add_joiners(&mut self, tick: u64, now: Duration) -> Vec<Joiner> {
         let mut joined: Vec<Joiner> = (0..self.seats.len())
             .filter_map(|slot| {
                 let seat = &self.seats[slot];
                 let due = seat.joining && seat.admitted && seat.connected && !seat.closed;
-                let measured = self.link_measured(seat)
+                let measured = seat.spectator
+                    || self.link_measured(seat)
                     || seat.admitted_at.is_some_and(|t| now >= t + WARM_UP_LIMIT);
                 let player = seat.player.clone().filter(|_| due && measured)?;
-                let delay = if seat.resuming {
+                let kind = if seat.spectator {
+                    JoinKind::Spectate
+                } else if seat.resuming {
+                    JoinKind::Resume
+                } else {
+                    JoinKind::Fresh
+                };
+                let delay = if kind != JoinKind::Fresh {
                     self.inputs.delay(&player)
                 } else if seat.features.has(FEATURE_INPUT_DELAY) {
                     delay::fit(&self.stats.rtt.get(&player).copied().unwrap_or_default())
@@ -90,7 +108,7 @@ impl<E: Engine> HostSession<E> {
                     slot,
                     player,
                     delay,
-                    fresh: !seat.resuming,
+                    kind,
                 })
             })
             .collect();
@@ -99,9 +117,21 @@ impl<E: Engine> HostSession<E> {
             return Vec::new();
         };
         for j in &joined {
-            if !j.fresh {
-                self.inputs.resume(&j.player, tick);
-                continue;
+            match j.kind {
+                JoinKind::Fresh => {}
+                JoinKind::Resume => {
+                    self.inputs.resume(&j.player, tick);
+                    continue;
+                }
+                JoinKind::Spectate => {
+                    // It watches from the state after this tick.
+                    self.stats.spectators_joined.push((
+                        self.level_epoch,
+                        tick + 1,
+                        j.player.clone(),
+                    ));
+                    continue;
+                }
             }
             let player = &j.player;
             engine.add_player(player, j.delay);
@@ -155,15 +185,23 @@ impl<E: Engine> HostSession<E> {
             .collect();
         let (seed, player_count) = (level.seed, level.player_count);
         let (chunks, end) = split(&text);
-        for Joiner { slot, player, .. } in joined {
+        for Joiner {
+            slot, player, kind, ..
+        } in joined
+        {
             let fitted = self.seats[*slot].features.has(FEATURE_INPUT_DELAY);
-            let rejoin_token = self.rejoin_token(player);
+            let spectator = *kind == JoinKind::Spectate;
+            let (rejoin_token, input_delay_ticks) = if spectator {
+                (None, INPUT_DELAY_TICKS)
+            } else {
+                (self.rejoin_token(player), self.inputs.delay(player))
+            };
             let init = SessionInit {
                 roster: roster.clone(),
                 your_player_id: player.clone(),
                 tick_rate_hz: TICK_RATE_HZ,
                 fixed_dt: FIXED_DT,
-                input_delay_ticks: self.inputs.delay(player),
+                input_delay_ticks,
                 reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
                 gameplay_seed: seed,
                 difficulty: self.config.difficulty,
@@ -176,6 +214,7 @@ impl<E: Engine> HostSession<E> {
                 },
                 join: Some(point.clone()),
                 rejoin_token,
+                spectator,
             };
             self.send(*slot, HostMessage::SessionInit(init));
             for c in &chunks {
@@ -184,13 +223,21 @@ impl<E: Engine> HostSession<E> {
             self.send(*slot, HostMessage::MapEnd(end.clone()));
             self.seats[*slot].joining = false;
             self.seats[*slot].resuming = false;
+            self.tell_spectators(*slot);
         }
     }
 
     /// The joiners' state could not be sent: they leave the roster again
     /// at the next tick and their connections close.
     fn join_failed(&mut self, joined: &[Joiner], why: &str) {
-        for Joiner { slot, player, .. } in joined {
+        for Joiner {
+            slot, player, kind, ..
+        } in joined
+        {
+            if *kind == JoinKind::Spectate {
+                self.drop_spectator(*slot);
+                continue;
+            }
             self.events
                 .push(HostEvent::JoinFailed(player.clone(), why.to_owned()));
             self.remove_at_start.push(player.clone());

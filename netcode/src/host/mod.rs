@@ -32,6 +32,7 @@ mod recording;
 mod rejoin;
 mod report;
 mod setup;
+mod spectators;
 mod ticks;
 mod transition;
 
@@ -43,8 +44,8 @@ use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{EndReason, GuestMessage, HostMessage};
 use protocol::wire::WireFormat;
 
-pub use config::{HostConfig, HostEvent, HostOutput};
-pub use report::{PlayerKind, PlayerReport, SessionReport};
+pub use config::{DEFAULT_MAX_SPECTATORS, HostConfig, HostEvent, HostOutput};
+pub use report::{PlayerKind, PlayerReport, SessionReport, SpectatorReport};
 
 use crate::link::PeerEvent;
 use crate::pilot::DelayAwareBot;
@@ -106,6 +107,12 @@ pub struct HostSession<E: Engine> {
     recording: bool,
     /// The current level as it was built: a late joiner builds it too.
     level: Option<engine::LevelSetup>,
+    /// Spectators admitted so far (their ids count up).
+    spectators_admitted_ever: usize,
+    /// Every spectator ever admitted, by id: its display name.
+    spectator_names: BTreeMap<PlayerId, String>,
+    /// The spectator list the guests last heard.
+    spectators_announced: Vec<String>,
 }
 
 impl<E: Engine> std::fmt::Debug for HostSession<E> {
@@ -150,6 +157,9 @@ impl<E: Engine> HostSession<E> {
             guests_admitted_ever: 0,
             recording: false,
             level: None,
+            spectators_admitted_ever: 0,
+            spectator_names: BTreeMap::new(),
+            spectators_announced: Vec::new(),
         }
     }
 
@@ -294,6 +304,7 @@ impl<E: Engine> HostSession<E> {
                 display_name,
                 features,
                 resume,
+                spectate,
             } => self.on_hello(
                 slot,
                 admission::Hello {
@@ -302,6 +313,7 @@ impl<E: Engine> HostSession<E> {
                     name: display_name,
                     features,
                     resume,
+                    spectate,
                 },
                 now,
             ),
@@ -331,7 +343,7 @@ impl<E: Engine> HostSession<E> {
     pub fn next_wakeup(&self) -> Option<Duration> {
         let phase = match &self.phase {
             Phase::Lobby { deadline } => {
-                let admitted = self.seats.iter().filter(|s| s.admitted).count();
+                let admitted = self.players_admitted();
                 // Everyone is in: the start waits for the warm-up at most.
                 let warm = (admitted >= self.config.expected_guests)
                     .then(|| self.warm_up_ends())
@@ -355,7 +367,7 @@ impl<E: Engine> HostSession<E> {
         self.send_pings(now);
         match &self.phase {
             Phase::Lobby { deadline } => {
-                let admitted = self.seats.iter().filter(|s| s.admitted).count();
+                let admitted = self.players_admitted();
                 let due = deadline.is_some_and(|d| now >= d);
                 let all_in = admitted >= self.config.expected_guests && self.links_measured(now);
                 if all_in || (due && admitted > 0) {
@@ -366,7 +378,7 @@ impl<E: Engine> HostSession<E> {
                 let all = self
                     .seats
                     .iter()
-                    .filter(|s| s.admitted && s.connected)
+                    .filter(|s| s.admitted && s.connected && !s.joining)
                     .all(|s| s.setup_acked);
                 if all || now >= *deadline {
                     self.start_running(now);
@@ -381,6 +393,7 @@ impl<E: Engine> HostSession<E> {
             Phase::Running => self.run_due_ticks(now),
             Phase::Ended(_) => {}
         }
+        self.announce_spectators();
     }
 
     /// Guests that are in the session and reachable.

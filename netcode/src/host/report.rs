@@ -58,6 +58,28 @@ pub struct PlayerReport {
     pub rejoins: u32,
 }
 
+/// One spectator's line of the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpectatorReport {
+    /// Its id (`spectator-1`, ...), outside the roster.
+    pub spectator_id: PlayerId,
+    /// Display name ("" when none).
+    pub name: String,
+    /// The level epoch of the state it got (`None`: it left before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joined_at_epoch: Option<u32>,
+    /// The tick of that state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joined_at_tick: Option<u64>,
+    /// World-hash reports received from it.
+    pub hash_reports: u32,
+    /// Reports whose hash differed from the host's.
+    pub desyncs: u32,
+    /// Still connected.
+    pub watching: bool,
+}
+
 /// A finished (or running) session's report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -75,6 +97,8 @@ pub struct SessionReport {
     /// reports too.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub final_world_hash: Option<String>,
+    /// Everyone who was admitted to watch, by id.
+    pub spectators: Vec<SpectatorReport>,
 }
 
 impl<E: Engine> HostSession<E> {
@@ -132,7 +156,31 @@ impl<E: Engine> HostSession<E> {
             })
             .collect();
         players.sort_by_key(|p| p.kind != PlayerKind::Host);
+        let watching: Vec<&PlayerId> = self
+            .seats
+            .iter()
+            .filter(|s| s.spectator && s.admitted && s.connected && !s.closed)
+            .filter_map(|s| s.player.as_ref())
+            .collect();
+        let spectators = self
+            .spectator_names
+            .iter()
+            .map(|(id, name)| {
+                let desyncs = count(&stats.desyncs, id);
+                let joined = stats.spectators_joined.iter().find(|(_, _, p)| p == id);
+                SpectatorReport {
+                    spectator_id: id.clone(),
+                    name: name.clone(),
+                    joined_at_epoch: joined.map(|j| j.0),
+                    joined_at_tick: joined.map(|j| j.1),
+                    hash_reports: count(&stats.hash_matches, id) + desyncs,
+                    desyncs,
+                    watching: watching.contains(&id),
+                }
+            })
+            .collect();
         SessionReport {
+            spectators,
             levels_completed: stats.levels_completed,
             ticks: stats.ticks,
             end_reason: self.ended(),

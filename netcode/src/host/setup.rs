@@ -80,7 +80,7 @@ impl<E: Engine> HostSession<E> {
 
     pub(super) fn begin_setup(&mut self, now: Duration) {
         let mut names: BTreeMap<PlayerId, String> = self.local_players().into_iter().collect();
-        for seat in self.seats.iter().filter(|s| s.admitted) {
+        for seat in self.seats.iter().filter(|s| s.admitted && !s.spectator) {
             if let Some(p) = &seat.player {
                 names.insert(p.clone(), seat.name.clone());
             }
@@ -121,7 +121,12 @@ impl<E: Engine> HostSession<E> {
         self.start_level_inputs(delays);
         let (chunks, end) = split(&payload);
         for slot in 0..self.seats.len() {
-            let Some(player) = self.seats[slot].player.clone() else {
+            // Spectators wait for the running level's state (see `spectators`).
+            let Some(player) = self.seats[slot]
+                .player
+                .clone()
+                .filter(|_| !self.seats[slot].spectator)
+            else {
                 continue;
             };
             let rejoin_token = self.rejoin_token(&player);
@@ -139,12 +144,14 @@ impl<E: Engine> HostSession<E> {
                 input_delays: self.inputs.delays().clone(),
                 join: None,
                 rejoin_token,
+                spectator: false,
             };
             self.send(slot, HostMessage::SessionInit(init));
             for c in &chunks {
                 self.send(slot, HostMessage::MapChunk(c.clone()));
             }
             self.send(slot, HostMessage::MapEnd(end.clone()));
+            self.tell_spectators(slot);
         }
         self.phase = Phase::Setup {
             deadline: now + self.config.setup_timeout,

@@ -187,7 +187,7 @@ impl<E: Engine> HostSession<E> {
     }
 
     /// The player whose inputs guest `slot` may send now: admitted, not
-    /// removed, and the session in a phase that takes inputs (setup counts:
+    /// removed, not a spectator, and the session in a phase that takes inputs (setup counts:
     /// a guest samples its first input as it acks).
     fn input_sender(&self, slot: GuestSlot) -> Option<PlayerId> {
         let seat = &self.seats[slot];
@@ -195,7 +195,7 @@ impl<E: Engine> HostSession<E> {
             self.phase,
             Phase::Setup { .. } | Phase::Running | Phase::Transition(_)
         );
-        (taking && !seat.removed && self.engine.is_some())
+        (taking && !seat.removed && !seat.spectator && self.engine.is_some())
             .then(|| seat.player.clone())
             .flatten()
     }

@@ -144,6 +144,10 @@ impl<E: Engine> HostSession<E> {
         // new level, a synchronized removal like any other.
         let never_acked: Vec<GuestSlot> = t.pending.iter().copied().collect();
         for slot in never_acked {
+            if self.seats[slot].spectator {
+                self.drop_spectator(slot);
+                continue;
+            }
             if let Some(p) = self.seats[slot].player.clone() {
                 self.events.push(HostEvent::TransitionDropped(p.clone()));
                 self.remove_at_start.push(p);

@@ -1,0 +1,160 @@
+//! Spectators: connections that watch and never play. A hello with
+//! `spectate` is admitted at any phase (capped by
+//! [`super::HostConfig::max_spectators`], apart from the guest seats) as a
+//! spectator id outside the roster (`spectator-1`, ...). It holds no
+//! seat, its inputs are ignored, and it gets the running level's exact
+//! state like a late joiner at the next tick (before the start: at the
+//! first tick), with `spectator` set in its session init and no roster
+//! add. From then on it hears bundles, snapshots and transitions like any
+//! guest and sends hash reports, which the audit counts under its id.
+//!
+//! Guests that take up `spectators` hear the list of who watches
+//! ([`HostMessage::Spectators`]) whenever it changes. A spectator that
+//! disconnects is gone at once (it has nothing to come back to).
+//!
+//! A spectator must take up `input-delay` when the host offers it: the
+//! level's delays are fitted to the players' links, and a spectator's
+//! engine must know them.
+
+use std::time::Duration;
+
+use engine::Engine;
+use protocol::input::PlayerId;
+use protocol::name::sanitize_display_name;
+use protocol::peer::{FEATURE_INPUT_DELAY, FEATURE_SPECTATORS, HostMessage, RefusalReason};
+use protocol::wire::WireFormat;
+
+use super::{HostEvent, HostOutput, HostSession};
+use crate::features::Features;
+use crate::stats::GuestSlot;
+
+impl<E: Engine> HostSession<E> {
+    /// Spectators admitted and connected.
+    pub fn spectators_present(&self) -> usize {
+        self.seats
+            .iter()
+            .filter(|s| s.spectator && s.admitted && s.connected && !s.closed)
+            .count()
+    }
+
+    /// The display names of the spectators watching, in arrival order.
+    pub fn spectator_names(&self) -> Vec<String> {
+        self.seats
+            .iter()
+            .filter(|s| s.spectator && s.admitted && s.connected && !s.closed)
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    /// Admits connection `slot` to watch, or refuses it: the session is
+    /// over, the spectator places are taken, or it does not take up the
+    /// input delays the host fits.
+    pub(super) fn admit_spectator(
+        &mut self,
+        slot: GuestSlot,
+        name: &str,
+        features: &[String],
+        hello_sent: Option<Duration>,
+        now: Duration,
+    ) {
+        if self.ended().is_some() {
+            self.refuse(
+                slot,
+                RefusalReason::SessionStarted,
+                "the session is over".into(),
+            );
+            return;
+        }
+        let max = self.config.max_spectators;
+        if self.spectators_present() >= max {
+            let detail = if max == 0 {
+                "this session takes no spectators".to_owned()
+            } else {
+                format!("all {max} spectator places are taken")
+            };
+            self.refuse(slot, RefusalReason::SessionFull, detail);
+            return;
+        }
+        let agreed = Features::agreed(features, &self.config.features);
+        let offered = self
+            .config
+            .features
+            .iter()
+            .any(|f| f == FEATURE_INPUT_DELAY);
+        if offered && !agreed.has(FEATURE_INPUT_DELAY) {
+            self.refuse(
+                slot,
+                RefusalReason::SessionStarted,
+                "spectators must take up input-delay: the level's delays are fitted to links"
+                    .into(),
+            );
+            return;
+        }
+        self.spectators_admitted_ever += 1;
+        let id = PlayerId::new(format!("spectator-{}", self.spectators_admitted_ever));
+        let name = sanitize_display_name(name);
+        if let (true, Some(sent)) = (agreed.has(protocol::peer::FEATURE_PING), hello_sent) {
+            self.stats
+                .rtt
+                .entry(id.clone())
+                .or_default()
+                .sample(now.saturating_sub(sent));
+        }
+        self.spectator_names.insert(id.clone(), name.clone());
+        let seat = &mut self.seats[slot];
+        seat.admitted = true;
+        seat.spectator = true;
+        seat.player = Some(id.clone());
+        seat.name = name;
+        seat.features = agreed;
+        seat.admitted_at = Some(now);
+        // Its state goes out at the next tick of a running level.
+        seat.joining = true;
+        self.events.push(HostEvent::SpectatorAdmitted(slot, id));
+    }
+
+    /// Spectator `slot` is dropped: its connection closes.
+    pub(super) fn drop_spectator(&mut self, slot: GuestSlot) {
+        let seat = &mut self.seats[slot];
+        seat.admitted = false;
+        seat.joining = false;
+        seat.connected = false;
+        if !seat.closed {
+            seat.closed = true;
+            self.outbox.push(HostOutput::Close(slot));
+        }
+    }
+
+    /// Guests that hear the spectator list: live, and took it up.
+    fn listening_slots(&self) -> Vec<GuestSlot> {
+        self.live_slots()
+            .into_iter()
+            .filter(|s| self.seats[*s].features.has(FEATURE_SPECTATORS))
+            .collect()
+    }
+
+    /// Tells every listening guest who watches, if that changed since the
+    /// last time.
+    pub(super) fn announce_spectators(&mut self) {
+        let names = self.spectator_names();
+        if names == self.spectators_announced {
+            return;
+        }
+        self.spectators_announced.clone_from(&names);
+        let slots = self.listening_slots();
+        if !slots.is_empty() {
+            let msg = HostMessage::Spectators { names };
+            self.outbox
+                .push(HostOutput::Broadcast(slots, msg, WireFormat::Json));
+        }
+    }
+
+    /// Tells guest `slot` (just given a level's state) who watches, when
+    /// it listens and anyone does.
+    pub(super) fn tell_spectators(&mut self, slot: GuestSlot) {
+        let names = self.spectators_announced.clone();
+        if !names.is_empty() && self.seats[slot].features.has(FEATURE_SPECTATORS) {
+            self.send(slot, HostMessage::Spectators { names });
+        }
+    }
+}
