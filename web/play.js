@@ -62,6 +62,7 @@ function fail(text) {
 
 const screen = new GameScreen({
   me: () => (spectating ? watched : status?.me) ?? undefined,
+  watching: spectating,
   nameOf,
   rttMs: () => rttMs,
 });

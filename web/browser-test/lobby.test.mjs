@@ -1,6 +1,7 @@
 // The lobby page lists a new public daemon session live (within 2 s, no
 // reload), marks it "In progress" when the session starts, and a browser
-// joins the running game from it (late join).
+// joins the running game from it (late join); another watches it (Watch:
+// a spectator, no seat, keys cycle whose view is shown).
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +13,7 @@ const SDP = 'v=0\r\no=- 4611 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application
 const rig = new Rig();
 after(() => rig.close());
 
-test('the lobby page shows a new daemon session within 2 s, marks it In progress at the start, and a browser joins the running game', { timeout: 180_000 }, async () => {
+test('the lobby page shows a new daemon session within 2 s, marks it In progress at the start, a browser joins the running game and another watches it', { timeout: 180_000 }, async () => {
   const url = await rig.lobby();
   const browser = await rig.browser();
   const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
@@ -40,6 +41,8 @@ test('the lobby page shows a new daemon session within 2 s, marks it In progress
   assert.equal(cells[6], 'just now');
   const href = await row.getByRole('link', { name: 'Join Lobby test' }).getAttribute('href');
   assert.equal(href, `/play?code=${code}`);
+  const watchHref = await row.getByRole('link', { name: 'Watch Lobby test' }).getAttribute('href');
+  assert.equal(watchHref, `/play?code=${code}&spectate=1`);
 
   // Filters: a full session of another build (published by this page's
   // own fetch) shows only with both filters off.
@@ -106,6 +109,42 @@ test('the lobby page shows a new daemon session within 2 s, marks it In progress
   assert.equal(later.end, null);
   assert.equal(later.stats.snapshotMismatches, 0, 'the joiner runs the host\'s world exactly');
   assert.equal(later.stats.outOfSequence, 0);
+
+  // Another browser watches from the lobby page: a spectator outside the
+  // roster, shown the players' views in turn, on the host's world.
+  const viewer = await browser.newPage({ viewport: { width: 1100, height: 700 } });
+  await viewer.goto(url + '/');
+  await viewer.locator(`tr[data-code="${code}"]`).getByRole('link', { name: 'Watch Lobby test' }).click();
+  await viewer.waitForURL(/spectate=1/, { timeout: 5_000 });
+  const watching = await until(async () => {
+    const s = await guestState(viewer);
+    return s.state === 'watching' && s.tick > 0 ? s : null;
+  }, 30_000, 'the spectator to see the running game');
+  assert.equal(watching.spectator, true);
+  assert.match(watching.me, /^spectator-/);
+  assert.equal(watching.roster.length, 4, `the spectator is not in the roster: ${watching.roster}`);
+  assert.ok(!watching.roster.includes(watching.me));
+  assert.ok(watching.roster.includes(watching.watching), `watching ${watching.watching}`);
+  assert.ok(watching.joinedAtTick > joined.joinedAtTick);
+  assert.match(watching.said, /Watching the game/);
+  await viewer.locator('#view').focus();
+  const first = watching.watching;
+  await viewer.keyboard.press('ArrowRight');
+  const second = (await guestState(viewer)).watching;
+  assert.notEqual(second, first, 'ArrowRight shows the next player');
+  assert.equal(await viewer.locator('#hud-watching').isVisible(), true);
+  await viewer.keyboard.press('Tab');
+  assert.equal((await guestState(viewer)).mode, 'automap');
+  // The player in the game hears who watches.
+  await until(async () => ((await guestState(page)).spectators.length === 1 ? true : null), 10_000, 'the player to hear of the spectator');
+  assert.match(await page.locator('#spectators').textContent() ?? '', /Watching: /);
+  const watched = await until(async () => {
+    const s = await guestState(viewer);
+    return s.tick >= watching.tick + 90 && s.snapshotTick > watching.joinedAtTick ? s : null;
+  }, 15_000, 'three seconds of watching');
+  assert.equal(watched.end, null);
+  assert.equal(watched.stats.snapshotMismatches, 0, 'the spectator runs the host\'s world exactly');
+  await viewer.screenshot({ path: join(OUTPUT, 'spectator-automap.png') });
 });
 
 test('join by code validates what was typed', { timeout: 60_000 }, async () => {

@@ -13,6 +13,7 @@ const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
  * @property {() => string|undefined} me this player's id, once known
  * @property {(id: string) => string} nameOf a player's name as shown
  * @property {() => number|null} rttMs the round trip to show, if any
+ * @property {boolean} [watching] `me` is a player being watched (a spectator), not played
  */
 
 export class GameScreen {
@@ -121,6 +122,7 @@ export class GameScreen {
       next: this.next,
       alpha: tickAlpha(performance.now(), this.nextAt),
       me: this.hooks.me(),
+      watching: this.hooks.watching ?? false,
       rttMs,
       mode: this.mode,
       width: w,

@@ -66,6 +66,7 @@ function tileLayer(grid, scale) {
  * @param {import('./interpolate.js').ViewState} view
  * @param {Object} o
  * @param {string|undefined} o.me
+ * @param {boolean} [o.watching] `me` is watched, not played: labelled by name
  * @param {number} o.width
  * @param {number} o.height
  * @param {number} o.reserveTop
@@ -73,7 +74,7 @@ function tileLayer(grid, scale) {
  * @param {number} o.unit
  * @returns {{scale: number, originX: number, originY: number}} where the map went
  */
-export function drawAutomap(ctx, view, { me, width, height, reserveTop, reserveBottom, unit }) {
+export function drawAutomap(ctx, view, { me, watching = false, width, height, reserveTop, reserveBottom, unit }) {
   const grid = tileGridOf(view.grid);
   const layout = automapLayout(grid.width, grid.height, width, height, { top: reserveTop, bottom: reserveBottom, margin: unit * 0.5 });
   const { scale, originX, originY } = layout;
@@ -117,7 +118,7 @@ export function drawAutomap(ctx, view, { me, width, height, reserveTop, reserveB
     const isMe = p.id === me;
     const colour = !p.alive ? PALETTE.playerDown : isMe ? PALETTE.me : PALETTE.player;
     arrow(ctx, sx(p.x), sy(p.y), p.dirX, p.dirY, Math.max(5, scale * 0.45), colour);
-    const name = isMe ? 'you' : (p.name || p.id);
+    const name = isMe && !watching ? 'you' : (p.name || p.id);
     ctx.lineWidth = 3;
     ctx.strokeStyle = 'rgba(0,0,0,0.8)';
     ctx.strokeText(name, sx(p.x), sy(p.y) - Math.max(6, scale * 0.5));

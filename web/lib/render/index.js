@@ -67,6 +67,7 @@ const WALK_PER_TICK = 3.2 / TICK_RATE_HZ;
  * @property {import('./interpolate.js').ViewState} next the newest view state
  * @property {number} [alpha] fraction of the tick elapsed since `next` arrived, 0..1
  * @property {string} [me] whose eyes to render; defaults to `next.me`
+ * @property {boolean} [watching] `me` is a player being watched (a spectator's view): the automap labels it by name, not "you"
  * @property {number|null} [rttMs] round-trip time to the host, shown in the HUD
  * @property {RenderMode} [mode]
  * @property {number} width canvas width in device pixels
@@ -113,7 +114,7 @@ export function renderFrame(ctx, o) {
   try {
     if (o.mode === 'automap') {
       ctx.imageSmoothingEnabled = true;
-      const automap = drawAutomap(ctx, view, { me: meId, width, height, reserveTop: unit * 3.6, reserveBottom: barH, unit });
+      const automap = drawAutomap(ctx, view, { me: meId, watching: o.watching ?? false, width, height, reserveTop: unit * 3.6, reserveBottom: barH, unit });
       drawHud(ctx, hud);
       return { view, camera: null, depth: null, horizon: 0, automap };
     }
