@@ -44,6 +44,15 @@ let joinedCode = '';
 let left = false;
 /** A spectator: the player whose view is shown. @type {string|null} */
 let watched = null;
+/** What this page joined with: a rejoin uses it again. @type {{code: string, name: string}|null} */
+let joinedAs = null;
+/**
+ * The one automatic rejoin: `none` yet, `trying`, `done` (a fresh
+ * connection took the player over) or `failed`.
+ */
+let rejoin = 'none';
+/** A pause between lobby requests while it cannot be reached, ms. */
+const REJOIN_RETRY_MS = 500;
 
 /** @param {string} text */
 function say(text) {
@@ -154,6 +163,8 @@ function onStatus(s) {
           if (watched === null || !s.roster.includes(watched)) watchNext(0);
           document.body.dataset.state = 'watching';
           say(`Watching the game. ← → or [ ] change player, Tab for the map, Esc to leave.`);
+        } else if (s.resumed) {
+          say('Rejoined after a lost connection: the same player, where it stood.');
         } else if (document.body.dataset.state !== 'playing') {
           document.body.dataset.state = 'ready';
           if (s.joinedAtTick !== null && s.levelEpoch === before?.levelEpoch) say('Joined the game in progress. Playing.');
@@ -166,6 +177,7 @@ function onStatus(s) {
   }
   if (s.hostLost && !before?.hostLost) {
     say(`Lost the host; waiting up to ${DISCONNECT_GRACE_MS / 1000} s for it to come back…`);
+    if (s.phase === 'running' && s.rejoinToken) rejoinOnce(s.rejoinToken);
   }
   if (JSON.stringify(s.roster) !== JSON.stringify(before?.roster)) {
     const removed = s.levelEpoch === before?.levelEpoch
@@ -242,6 +254,68 @@ function showEnd(end) {
 }
 
 // ---- joining -------------------------------------------------------------
+
+/** The session's events go to the page's handlers. */
+const driverHooks = {
+  onStatus,
+  onTick,
+  onDiagnostic: (/** @type {string} */ d) => console.debug(`campfire session: ${d}`),
+};
+
+/**
+ * The connection to the host failed while playing: joins the session once
+ * more on a fresh connection, presenting the rejoin token the host gave
+ * this player, so the host hands it back the same player (within its
+ * disconnect grace). While the lobby cannot be reached it keeps asking
+ * until the grace is nearly over. The old session runs on meanwhile: if
+ * the rejoin fails, it ends as it would have.
+ * @param {string} token
+ */
+async function rejoinOnce(token) {
+  if (rejoin !== 'none' || !joinedAs || left) return;
+  rejoin = 'trying';
+  const giveUpAt = Date.now() + DISCONNECT_GRACE_MS - 1000;
+  say('Lost the connection to the host: rejoining as the same player…');
+  const client = new LobbyClient('');
+  try {
+    const campfire = await loadCampfire();
+    let joined;
+    for (;;) {
+      try {
+        joined = await client.join(joinedAs.code, { name: joinedAs.name });
+        break;
+      } catch (e) {
+        const unreachable = e instanceof LobbyError && e.code === 'unreachable';
+        if (!unreachable || Date.now() + REJOIN_RETRY_MS > giveUpAt || left) throw e;
+        await new Promise((resolve) => setTimeout(resolve, REJOIN_RETRY_MS));
+      }
+    }
+    let channels;
+    try {
+      channels = await joined.channels;
+    } catch (e) {
+      joined.pc.close();
+      throw e;
+    }
+    if (left || status?.end) {
+      joined.pc.close();
+      rejoin = 'failed';
+      return;
+    }
+    const guest = campfire.guest({ displayName: joinedAs.name, buildVersion, bot: botDriven, resumeToken: token });
+    // The fresh connection takes over; the old one is dropped.
+    const old = { driver, pc };
+    pc = joined.pc;
+    driver = new GuestDriver(guest, channels, pc, driverHooks);
+    old.driver?.stop();
+    old.pc?.close();
+    driver.attach();
+    rejoin = 'done';
+  } catch (e) {
+    rejoin = 'failed';
+    if (!status?.end && !left) say(`Lost the connection to the host, and rejoining failed: ${joinErrorText(e)}`);
+  }
+}
 
 async function pollRtt() {
   if (!pc || status?.end) return;
@@ -323,11 +397,8 @@ async function join(typed, name) {
     fail(joinErrorText(e));
     return;
   }
-  driver = new GuestDriver(guest, channels, pc, {
-    onStatus,
-    onTick,
-    onDiagnostic: (d) => console.debug(`campfire session: ${d}`),
-  });
+  joinedAs = { code, name };
+  driver = new GuestDriver(guest, channels, pc, driverHooks);
   status = driver.status;
   say('Connected. Checking versions…');
   driver.attach();
@@ -359,6 +430,10 @@ async function join(typed, name) {
       spectator: status?.spectator ?? false,
       watching: watched,
       spectators: status?.spectators ?? [],
+      // The connection to the host is lost; and the automatic rejoin's state.
+      hostLost: status?.hostLost ?? false,
+      rejoin,
+      resumed: status?.resumed ?? false,
       said: statusEl.textContent,
       end: left ? { kind: 'ended', reason: 'left', scores: [], provisional: true } : status?.end ?? null,
       error: errorEl.textContent,

@@ -174,7 +174,10 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
     let watchers = report["spectators"].as_array().expect("spectators");
     assert_eq!(watchers.len(), 1, "{line}");
     assert_eq!(watchers[0]["name"], "watcher", "{line}");
-    assert!(watchers[0]["hashReports"].as_u64().unwrap_or(0) > 0, "{line}");
+    assert!(
+        watchers[0]["hashReports"].as_u64().unwrap_or(0) > 0,
+        "{line}"
+    );
     assert_eq!(watchers[0]["desyncs"], 0, "{line}");
 
     // The replay carries the roster add and re-simulates to the end hash.

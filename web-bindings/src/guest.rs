@@ -36,6 +36,10 @@ pub struct WebGuestConfig {
     /// Watch instead of play: no seat, no input.
     #[serde(default)]
     pub spectate: bool,
+    /// A rejoin token from an earlier connection to this session
+    /// ([`Status::rejoin_token`]): the hello asks to resume that player.
+    #[serde(default)]
+    pub resume_token: Option<String>,
 }
 
 /// One message to send to the host.
@@ -131,6 +135,11 @@ pub struct Status {
     pub spectator: bool,
     /// Who watches the session, by display name (as the host last said).
     pub spectators: Vec<String>,
+    /// The token that resumes this player on a fresh connection within the
+    /// host's disconnect grace (`resumeToken` of a new guest).
+    pub rejoin_token: Option<String>,
+    /// This connection resumed a player with its `resumeToken`.
+    pub resumed: bool,
 }
 
 /// The guest's counters.
@@ -196,6 +205,7 @@ impl WebGuest {
                 display_name: config.display_name,
                 bot: config.bot && !config.spectate,
                 spectate: config.spectate,
+                resume_token: config.resume_token,
                 ..GuestConfig::default()
             }),
             now: Duration::ZERO,
@@ -317,6 +327,8 @@ impl WebGuest {
             joined_at_tick: s.joined_at().map(|(_, tick)| tick),
             spectator: s.is_spectator(),
             spectators: s.spectators().to_vec(),
+            rejoin_token: s.rejoin_token().map(str::to_owned),
+            resumed: s.resumed(),
         }
     }
 

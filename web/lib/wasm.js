@@ -78,7 +78,7 @@ class Abi {
 export class WasmGuest {
   /**
    * @param {Abi} abi
-   * @param {{displayName?: string, buildVersion?: string, bot?: boolean, spectate?: boolean}} config
+   * @param {{displayName?: string, buildVersion?: string, bot?: boolean, spectate?: boolean, resumeToken?: string}} config
    */
   constructor(abi, config) {
     this.abi = abi;
@@ -349,7 +349,7 @@ export class Campfire {
     return this.abi.answer(this.abi.withText(String(raw), (p, n) => this.abi.x.cf_sanitize_name(p, n)));
   }
 
-  /** @param {{displayName?: string, buildVersion?: string, bot?: boolean, spectate?: boolean}} config */
+  /** @param {{displayName?: string, buildVersion?: string, bot?: boolean, spectate?: boolean, resumeToken?: string}} config */
   guest(config) {
     return new WasmGuest(this.abi, config);
   }
