@@ -8,7 +8,10 @@
 // this page's build identifier, to try the version handshake), bot=1 (the
 // engine's bot drives this player: testers and tests), spectate=1 (watch:
 // no seat, no input; ←/→ or [/] cycle whose first-person view is shown,
-// Tab for the automap).
+// Tab for the automap), replay=URL (watch a replay file instead of a
+// session; tick=N goes to tick N and pauses there: a desync warning names
+// its tick). A replay file dropped on the page, or picked in its form,
+// plays too (web/lib/replay-player.js).
 
 import { LobbyClient, LobbyError, normalizeCode } from './lib/lobby-client.js';
 import { loadCampfire } from './lib/wasm.js';
@@ -17,6 +20,7 @@ import { Controls } from './lib/controls.js';
 import { GameScreen } from './lib/game-screen.js';
 import { displayNameOf, sanitizeDisplayName } from './lib/name.js';
 import { DISCONNECT_GRACE_MS } from './lib/constants.js';
+import { ReplayPlayer } from './lib/replay-player.js';
 
 /** @param {string} name */
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
@@ -44,6 +48,8 @@ let joinedCode = '';
 let left = false;
 /** A spectator: the player whose view is shown. @type {string|null} */
 let watched = null;
+/** A replay being watched (instead of a session). @type {ReplayPlayer|null} */
+let replay = null;
 /** What this page joined with: a rejoin uses it again. @type {{code: string, name: string}|null} */
 let joinedAs = null;
 /**
@@ -69,12 +75,14 @@ function fail(text) {
 
 // ---- input ---------------------------------------------------------------
 
-const screen = new GameScreen({
-  me: () => (spectating ? watched : status?.me) ?? undefined,
+/** @type {import('./lib/game-screen.js').ScreenHooks} */
+const screenHooks = {
+  me: () => (replay ? replay.player : spectating ? watched : status?.me) ?? undefined,
   watching: spectating,
   nameOf,
   rttMs: () => rttMs,
-});
+};
+const screen = new GameScreen(screenHooks);
 const controls = new Controls(canvas, {
   active: () => status?.phase === 'running',
   paused: () => dialog.open,
@@ -139,6 +147,10 @@ function leave() {
 
 /** @param {string} id */
 function nameOf(id) {
+  if (replay) {
+    const base = displayNameOf(id, replay.status.names[id]);
+    return id === replay.player ? `${base} (watching)` : base;
+  }
   const base = displayNameOf(id, status?.names?.[id]);
   if (spectating) return id === watched ? `${base} (watching)` : base;
   return id === status?.me ? `${base} (you)` : base;
@@ -406,6 +418,113 @@ async function join(typed, name) {
   setInterval(pollRtt, 1000);
 }
 
+// ---- replays ----------------------------------------------------------------
+
+/**
+ * Starts watching a replay file's text.
+ * @param {string} text
+ * @param {string} from where it came from, for the page
+ * @param {number|null} stopAt a tick to go to and pause at
+ */
+async function watchReplay(text, from, stopAt) {
+  errorEl.textContent = '';
+  $('join-form').hidden = true;
+  let viewer;
+  try {
+    viewer = (await loadCampfire()).replayViewer(text);
+  } catch (e) {
+    fail(`${from} is not a replay this page can play: ${e instanceof Error ? e.message : e}`);
+    return;
+  }
+  replay?.stop();
+  screenHooks.watching = true;
+  $('session-title').textContent = `— replay of ${from}`;
+  $('game').hidden = false;
+  $('replay-bar').hidden = false;
+  $('hud-watching-row').hidden = false;
+  $('keys-help').textContent = 'Space: pause or play. Tab: automap. Pick a player, a speed, or a tick to go to.';
+  document.body.dataset.state = 'replay';
+  replay = new ReplayPlayer(viewer, {
+    onView: (view) => screen.onView(view),
+    onStatus: showReplay,
+    onEnd: (s) => {
+      if (s.matches === true) say(`Replay complete at tick ${s.tick}: world hash ${s.finalWorldHash}, the recorded end, reproduced.`);
+      else if (s.matches === false) say(`This replay does not reproduce its recorded end: world hash ${s.finalWorldHash} at tick ${s.tick}, recorded ${s.recordedWorldHash}. It was recorded by build ${s.build}.`);
+      else say(`Replay complete at tick ${s.tick} (the file has no end record to compare with).`);
+    },
+  });
+  replay.start();
+  if (stopAt !== null) {
+    replay.seek(stopAt);
+    say(`Replay of level ${replay.status.levelEpoch}, stopped at tick ${replay.status.tick}. Press Play to go on.`);
+  } else {
+    say(`Playing the replay of level ${replay.status.levelEpoch} (build ${replay.status.build}).`);
+  }
+  showReplay(replay.status, replay);
+  canvas.focus();
+}
+
+/**
+ * @param {import('./lib/wasm.js').ViewerStatus} s
+ * @param {ReplayPlayer} player
+ */
+function showReplay(s, player) {
+  $('replay-toggle').textContent = player.playing ? 'Pause' : s.ended ? 'Play again' : 'Play';
+  $('replay-position').textContent = `Tick ${s.tick} of ${s.lastTick}`;
+  $('hud-tick').textContent = String(s.tick);
+  const select = /** @type {HTMLSelectElement} */ ($('replay-player'));
+  const ids = [...select.options].map((o) => o.value);
+  if (JSON.stringify(ids) !== JSON.stringify(s.roster)) {
+    select.replaceChildren(...s.roster.map((id) => new Option(displayNameOf(id, s.names[id]), id)));
+    screen.renderRoster(s.roster);
+  }
+  if (select.value !== (player.player ?? '')) {
+    select.value = player.player ?? '';
+    screen.renderRoster(s.roster);
+  }
+  $('hud-difficulty').textContent = s.difficulty;
+  $('hud-watching').textContent = player.player ? displayNameOf(player.player, s.names[player.player]) : '—';
+}
+
+$('replay-toggle').addEventListener('click', () => replay?.toggle());
+$('replay-speed').addEventListener('change', (ev) => replay?.setSpeed(Number(/** @type {HTMLSelectElement} */ (ev.target).value)));
+$('replay-player').addEventListener('change', (ev) => replay?.watch(/** @type {HTMLSelectElement} */ (ev.target).value));
+$('replay-go').addEventListener('click', () => {
+  const tick = Number(/** @type {HTMLInputElement} */ ($('replay-tick')).value);
+  if (replay && Number.isFinite(tick)) replay.seek(tick);
+});
+window.addEventListener('keydown', (ev) => {
+  if (replay && ev.code === 'Space' && !(ev.target instanceof HTMLInputElement || ev.target instanceof HTMLSelectElement)) {
+    ev.preventDefault();
+    replay.toggle();
+  }
+});
+
+/**
+ * A replay file the player picked or dropped.
+ * @param {File} file
+ */
+async function watchFile(file) {
+  if (driver) return; // in a session: not now
+  watchReplay(await file.text(), file.name, null);
+}
+
+/** @param {string} url */
+async function watchUrl(url) {
+  say('Loading the replay…');
+  let text;
+  try {
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    text = await res.text();
+  } catch (e) {
+    fail(`Could not load the replay at ${url}: ${e instanceof Error ? e.message : e}`);
+    return;
+  }
+  const tick = params.get('tick');
+  watchReplay(text, url.split('/').pop() || url, tick === null ? null : Number(tick));
+}
+
 /** What the browser tests read. */
 /** @type {any} */ (window).campfire = {
   state() {
@@ -434,6 +553,17 @@ async function join(typed, name) {
       hostLost: status?.hostLost ?? false,
       rejoin,
       resumed: status?.resumed ?? false,
+      replay: replay ? {
+        tick: replay.status.tick,
+        lastTick: replay.status.lastTick,
+        ended: replay.status.ended,
+        playing: replay.playing,
+        speed: replay.speed,
+        player: replay.player,
+        roster: replay.status.roster,
+        matches: replay.status.matches,
+        finalWorldHash: replay.status.finalWorldHash,
+      } : null,
       said: statusEl.textContent,
       end: left ? { kind: 'ended', reason: 'left', scores: [], provisional: true } : status?.end ?? null,
       error: errorEl.textContent,
@@ -464,8 +594,25 @@ function main() {
     $('leave-note').textContent = 'You are watching: leaving changes nothing for the players.';
     $('keys-help').textContent = '← → or [ ]: change player. Tab: automap. Esc: leave.';
   }
+  $('replay-file').addEventListener('change', (ev) => {
+    const file = /** @type {HTMLInputElement} */ (ev.target).files?.[0];
+    if (file) watchFile(file);
+  });
+  document.addEventListener('dragover', (ev) => {
+    if (!driver) ev.preventDefault();
+  });
+  document.addEventListener('drop', (ev) => {
+    const file = ev.dataTransfer?.files?.[0];
+    if (file && !driver) {
+      ev.preventDefault();
+      watchFile(file);
+    }
+  });
   const code = params.get('code');
-  if (code) {
+  const replayUrl = params.get('replay');
+  if (replayUrl) {
+    watchUrl(replayUrl);
+  } else if (code) {
     codeInput.value = code;
     join(code, params.get('name') ?? savedName);
   } else {

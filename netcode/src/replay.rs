@@ -263,18 +263,28 @@ impl Replay {
     /// The world after every recorded tick up to `tick` (all of them when
     /// `None`), and whether every recorded tick ran.
     pub fn run_to<E: Engine>(&self, tick: Option<u64>) -> Result<(E, bool), ReplayError> {
-        let mut engine = E::new_level(self.header.level_setup())
-            .map_err(|e| ReplayError::Level(e.to_string()))?;
+        let mut engine = self.start::<E>()?;
         for bundle in &self.bundles {
             if tick.is_some_and(|t| engine.tick() >= t) {
                 return Ok((engine, false));
             }
-            for (joiner, add) in bundle.roster_add.iter().flatten() {
-                engine.add_player(joiner, add.input_delay);
-            }
-            let remove = bundle.roster_remove.clone().unwrap_or_default();
-            engine.advance(&bundle.inputs, &remove);
+            apply(&mut engine, bundle);
         }
         Ok((engine, true))
     }
+
+    /// The recorded level at its first tick, as the host built it.
+    pub fn start<E: Engine>(&self) -> Result<E, ReplayError> {
+        E::new_level(self.header.level_setup()).map_err(|e| ReplayError::Level(e.to_string()))
+    }
+}
+
+/// Runs one recorded tick on `engine`, as every peer did: its roster adds
+/// first, then the inputs with its removals.
+pub fn apply<E: Engine>(engine: &mut E, bundle: &TickInputBundle) {
+    for (joiner, add) in bundle.roster_add.iter().flatten() {
+        engine.add_player(joiner, add.input_delay);
+    }
+    let remove = bundle.roster_remove.clone().unwrap_or_default();
+    engine.advance(&bundle.inputs, &remove);
 }

@@ -58,6 +58,7 @@ const ASSETS: &[Asset] = &[
     asset!("lib/game-screen.js"),
     asset!("lib/browser-host.js"),
     asset!("lib/host-worker.js"),
+    asset!("lib/replay-player.js"),
     // The engine and guest session in WebAssembly (web-bindings; rebuilt
     // and checked byte for byte by scripts/build-wasm).
     asset!("campfire.wasm", "application/wasm"),
@@ -111,12 +112,28 @@ fn page(template: &str, game_url: &str) -> String {
     template.replacen(CONFIG_PLACEHOLDER, &meta, 1)
 }
 
-/// Headers every embedded file carries: its type, no sniffing, a strict
-/// content security policy (everything from this origin; the pages hold no
-/// inline script; WebAssembly may be compiled, `'wasm-unsafe-eval'`, which
-/// allows nothing else), and revalidation so a new binary's assets are
-/// picked up.
+/// The content security policy of every embedded file: everything from
+/// this origin; the pages hold no inline script; WebAssembly may be
+/// compiled (`'wasm-unsafe-eval'`, which allows nothing else).
+const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+/// The play page's policy: [`CSP`], plus fetching from any http(s) URL,
+/// since `/play?replay=URL` loads a replay file from wherever a tester put
+/// it (the file is data the WebAssembly module parses, never code).
+const PLAY_CSP: &str = "default-src 'self'; connect-src 'self' http: https:; script-src 'self' 'wasm-unsafe-eval'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+/// Headers every embedded file carries: its type, no sniffing, a content
+/// security policy ([`CSP`], or the play page's), and revalidation so a new
+/// binary's assets are picked up.
 fn respond(content_type: &'static str, body: impl Into<axum::body::Body>) -> Response {
+    respond_with(content_type, CSP, body)
+}
+
+fn respond_with(
+    content_type: &'static str,
+    csp: &'static str,
+    body: impl Into<axum::body::Body>,
+) -> Response {
     (
         [
             (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
@@ -126,9 +143,7 @@ fn respond(content_type: &'static str, body: impl Into<axum::body::Body>) -> Res
             ),
             (
                 header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static(
-                    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
-                ),
+                HeaderValue::from_static(csp),
             ),
             (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
         ],
@@ -146,7 +161,10 @@ pub fn router(game_url: &str) -> Router<AppState> {
     let host = page(HOST_HTML, game_url);
     let mut router = Router::new()
         .route("/", get(move || async move { respond(HTML, lobby) }))
-        .route("/play", get(move || async move { respond(HTML, play) }))
+        .route(
+            "/play",
+            get(move || async move { respond_with(HTML, PLAY_CSP, play) }),
+        )
         .route("/host", get(move || async move { respond(HTML, host) }));
     for asset in ASSETS {
         let (content_type, body) = (asset.content_type, asset.body);

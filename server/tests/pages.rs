@@ -101,6 +101,19 @@ async fn pages_and_modules_are_served_with_their_types() {
     let csp = res.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.starts_with("default-src 'self'"), "{csp}");
     assert_eq!(res.headers()["x-content-type-options"], "nosniff");
+    assert!(
+        !csp.contains("connect-src"),
+        "the lobby fetches from its origin only: {csp}"
+    );
+    // The play page may fetch a replay file from any http(s) URL, and
+    // still runs only this origin's scripts.
+    let res = srv.client.get(srv.url("/play")).send().await.unwrap();
+    let csp = res.headers()["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("connect-src 'self' http: https:;"), "{csp}");
+    assert!(
+        csp.contains("script-src 'self' 'wasm-unsafe-eval';"),
+        "{csp}"
+    );
 
     // Unknown paths under /web/ are the API's JSON 404.
     let (status, ct, _) = get(&srv, "/web/nope.js").await;

@@ -24,12 +24,14 @@ use crate::guest::WebGuest;
 use crate::host::WebHost;
 use crate::join_slots::WebJoinSlots;
 use crate::replay;
+use crate::replay_viewer::ReplayViewer;
 
 thread_local! {
     static RESULT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static GUESTS: RefCell<BTreeMap<u32, WebGuest>> = const { RefCell::new(BTreeMap::new()) };
     static HOSTS: RefCell<BTreeMap<u32, WebHost>> = const { RefCell::new(BTreeMap::new()) };
     static JOIN_SLOTS: RefCell<BTreeMap<u32, WebJoinSlots>> = const { RefCell::new(BTreeMap::new()) };
+    static VIEWERS: RefCell<BTreeMap<u32, ReplayViewer>> = const { RefCell::new(BTreeMap::new()) };
     static NEXT_HANDLE: Cell<u32> = const { Cell::new(1) };
 }
 
@@ -87,6 +89,15 @@ fn with_joins<T>(handle: u32, f: impl FnOnce(&mut WebJoinSlots) -> T) -> Result<
             .get_mut(&handle)
             .map(f)
             .ok_or_else(|| format!("no join slots {handle}"))
+    })
+}
+
+fn with_viewer<T>(handle: u32, f: impl FnOnce(&mut ReplayViewer) -> T) -> Result<T, String> {
+    VIEWERS.with(|v| {
+        v.borrow_mut()
+            .get_mut(&handle)
+            .map(f)
+            .ok_or_else(|| format!("no replay viewer {handle}"))
     })
 }
 
@@ -191,6 +202,64 @@ pub extern "C" fn cf_replay(ptr: *const u8, len: usize) -> i32 {
             .and_then(|t| replay::verify(&t))
             .and_then(|r| json(&r)),
     )
+}
+
+/// Opens a replay file's text for watching; returns the viewer's handle,
+/// or 0 with the error as the answer.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_viewer_new(ptr: *const u8, len: usize) -> u32 {
+    match text(ptr, len).and_then(|t| ReplayViewer::open(&t)) {
+        Ok(viewer) => {
+            let handle = next_handle();
+            VIEWERS.with(|v| v.borrow_mut().insert(handle, viewer));
+            handle
+        }
+        Err(e) => {
+            answer(Err(e));
+            0
+        }
+    }
+}
+
+/// Runs up to `ticks` recorded ticks; answers the viewer's status.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_viewer_step(handle: u32, ticks: u32) -> i32 {
+    answer(with_viewer(handle, |v| v.step(ticks)).and_then(|s| json(&s)))
+}
+
+/// Goes to `tick` (a whole number; clamped to the recording); answers the
+/// viewer's status.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_viewer_seek(handle: u32, tick: f64) -> i32 {
+    let tick = if tick.is_finite() && tick > 0.0 {
+        // Saturating: a huge tick is the end.
+        tick as u64
+    } else {
+        0
+    };
+    answer(with_viewer(handle, |v| v.seek(tick)).and_then(|s| s.and_then(|s| json(&s))))
+}
+
+/// The world now through the eyes of the player named by `(ptr, len)`
+/// (empty: nobody's in particular), as a view.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_viewer_view(handle: u32, ptr: *const u8, len: usize) -> i32 {
+    let player = if len == 0 {
+        Ok(None)
+    } else {
+        text(ptr, len).map(Some)
+    };
+    answer(
+        player.and_then(|p| {
+            with_viewer(handle, |v| v.view(p.as_deref())).and_then(|view| json(&view))
+        }),
+    )
+}
+
+/// Drops a replay viewer.
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_viewer_drop(handle: u32) {
+    VIEWERS.with(|v| v.borrow_mut().remove(&handle));
 }
 
 /// Creates a guest session from its JSON configuration; returns its handle,

@@ -32,4 +32,5 @@ pub mod guest;
 pub mod host;
 pub mod join_slots;
 pub mod replay;
+pub mod replay_viewer;
 pub mod view;

@@ -16,6 +16,8 @@ const env = (/** @type {string} */ name) => {
 
 export const NS_SERVER = env('CAMPFIRE_NS_SERVER');
 export const SERVER_IP = env('CAMPFIRE_SERVER_IP');
+/** The browser namespace's own address (this process runs there too). */
+export const BROWSER_IP = env('CAMPFIRE_BROWSER_IP');
 export const BIN_DIR = env('CAMPFIRE_BIN_DIR');
 export const OUTPUT = env('CAMPFIRE_TEST_OUTPUT');
 const CHROMIUM = env('CAMPFIRE_CHROMIUM');

@@ -75,6 +75,65 @@ class Abi {
  * Feed it every data-channel message and connection change with the time,
  * then call output() and send what it returns.
  */
+/** A replay being watched: the recorded level re-simulated tick by tick (web-bindings' replay_viewer). */
+export class WasmReplayViewer {
+  /**
+   * @param {Abi} abi
+   * @param {string} text a replay file's contents
+   */
+  constructor(abi, text) {
+    this.abi = abi;
+    const handle = abi.withText(String(text), (p, n) => abi.x.cf_viewer_new(p, n));
+    if (handle === 0) throw new WasmError(abi.result());
+    this.handle = handle;
+  }
+
+  /**
+   * Runs up to `ticks` recorded ticks (at most 3,000 per call).
+   * @param {number} ticks
+   * @returns {ViewerStatus}
+   */
+  step(ticks) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_viewer_step(this.handle, Math.max(0, Math.floor(ticks)))));
+  }
+
+  /**
+   * Goes to `tick` (forward by running, backward by starting over).
+   * @param {number} tick
+   * @returns {ViewerStatus}
+   */
+  seek(tick) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_viewer_seek(this.handle, tick)));
+  }
+
+  /**
+   * The world now through `player`'s eyes (null: nobody's in particular).
+   * @param {string|null} player
+   */
+  view(player) {
+    return JSON.parse(this.abi.answer(this.abi.withText(player ?? '', (p, n) => this.abi.x.cf_viewer_view(this.handle, p, n))));
+  }
+
+  free() {
+    this.abi.x.cf_viewer_drop(this.handle);
+  }
+}
+
+/**
+ * @typedef {Object} ViewerStatus
+ * @property {number} tick the engine's tick now
+ * @property {number} lastTick the tick after the last recorded bundle
+ * @property {boolean} ended every recorded tick has run
+ * @property {string[]} roster
+ * @property {Record<string, string>} names
+ * @property {string} build
+ * @property {number} levelEpoch
+ * @property {string} difficulty
+ * @property {string|null} finalWorldHash at the end: the hash reached
+ * @property {string|null} recordedWorldHash the file's end record's hash
+ * @property {boolean|null} matches at the end: whether the recorded end was reproduced
+ */
+
 export class WasmGuest {
   /**
    * @param {Abi} abi
@@ -388,6 +447,15 @@ export class Campfire {
    */
   replay(text) {
     return JSON.parse(this.abi.answer(this.abi.withText(String(text), (p, n) => this.abi.x.cf_replay(p, n))));
+  }
+
+  /**
+   * Opens a replay file's text for watching. Throws a WasmError naming the
+   * line for text that is not a replay of this build's format.
+   * @param {string} text
+   */
+  replayViewer(text) {
+    return new WasmReplayViewer(this.abi, text);
   }
 }
 
