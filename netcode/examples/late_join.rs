@@ -54,15 +54,17 @@ fn main() {
     let (figures, outcome) =
         measure_late_join::<RaycasterEngine>(scenario, guest("Late"), link(latency, 9), tick);
     let joined = outcome.late.first();
-    println!(
-        "{{\"end\":\"{:?}\",\"hostTicks\":{},\"joinAt\":{tick},\"latencyMs\":{latency},\"joinTick\":{:?},\"catchUpMs\":{:?},\"stateBytes\":{:?},\"bytesToJoiner\":{},\"roster\":{},\"finalHashMatches\":{}}}",
-        outcome.host.ended(),
-        outcome.host.stats().ticks,
-        figures.join_tick,
-        figures.catch_up.map(|d| d.as_millis()),
-        figures.state_bytes,
-        figures.bytes_to_joiner,
-        outcome.host.roster().len(),
-        joined.is_some_and(|g| final_hash_matches(&outcome.host, g)),
-    );
+    let line = serde_json::json!({
+        "end": outcome.host.ended().map(|r| format!("{r:?}")),
+        "hostTicks": outcome.host.stats().ticks,
+        "joinAt": tick,
+        "latencyMs": latency,
+        "joinTick": figures.join_tick,
+        "catchUpMs": figures.catch_up.map(|d| d.as_millis()),
+        "stateBytes": figures.state_bytes,
+        "bytesToJoiner": figures.bytes_to_joiner,
+        "roster": outcome.host.roster().len(),
+        "finalHashMatches": joined.is_some_and(|g| final_hash_matches(&outcome.host, g)),
+    });
+    println!("{line}");
 }
