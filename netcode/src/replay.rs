@@ -172,7 +172,63 @@ pub struct ReplayOutcome {
     pub matches: Option<bool>,
 }
 
+/// The report of a re-simulated replay, as `host-daemon replay` prints it
+/// and the browser's `replay()` answers it: the level, the ticks run, the
+/// hash reached and whether that is the recorded end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayVerdict {
+    /// Always `replay`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The recording host's build version.
+    pub build: String,
+    /// The recorded level's epoch (1 for the first level).
+    pub level_epoch: u32,
+    /// The level's place in the campaign (0 for the first).
+    pub level_index: u32,
+    /// Every player at the level's start, sorted.
+    pub roster: Vec<PlayerId>,
+    /// Ticks simulated.
+    pub ticks: u64,
+    /// The world hash after the last of them, 16 hex digits.
+    pub final_world_hash: String,
+    /// The world hash written on the file's end record (`None`: the file
+    /// has no end record).
+    pub recorded_world_hash: Option<String>,
+    /// Whether the run reproduced the recorded end: the same tick and the
+    /// same hash (`None`: no end record, or the run stopped early).
+    pub matches: Option<bool>,
+}
+
 impl Replay {
+    /// Re-simulates the replay (up to `to_tick`, a desync report's tick,
+    /// when given) and reports it.
+    pub fn verdict<E: Engine>(&self, to_tick: Option<u64>) -> Result<ReplayVerdict, ReplayError> {
+        let outcome = match to_tick {
+            None => self.run::<E>()?,
+            Some(tick) => {
+                let (engine, _) = self.run_to::<E>(Some(tick))?;
+                ReplayOutcome {
+                    ticks: engine.tick(),
+                    final_world_hash: format!("{:016x}", engine.world_hash()),
+                    matches: None,
+                }
+            }
+        };
+        Ok(ReplayVerdict {
+            kind: "replay",
+            build: self.header.build.clone(),
+            level_epoch: self.header.level_epoch,
+            level_index: self.header.level_index,
+            roster: self.header.roster.clone(),
+            ticks: outcome.ticks,
+            final_world_hash: outcome.final_world_hash,
+            recorded_world_hash: self.end.as_ref().map(|e| e.final_world_hash.clone()),
+            matches: outcome.matches,
+        })
+    }
+
     /// Reads a replay file's text. Refuses another format, a bundle of
     /// another level epoch or out of tick order, a line after the end, and
     /// more than [`MAX_REPLAY_TICKS`] bundles.

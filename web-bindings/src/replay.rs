@@ -3,58 +3,16 @@
 //! JSON as the daemon's line, so a page and a script read one shape.
 
 use engine::RaycasterEngine;
-use netcode::replay::Replay;
-use protocol::input::PlayerId;
-use serde::Serialize;
-
-/// What re-simulating a replay gave: the fields of `host-daemon replay`'s
-/// JSON line, with its names.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReplayVerdict {
-    /// Always `replay`, as the daemon's line says.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// The recording host's build version.
-    pub build: String,
-    /// The recorded level's epoch (1 for the first level).
-    pub level_epoch: u32,
-    /// The level's place in the campaign (0 for the first).
-    pub level_index: u32,
-    /// Every player at the level's start, sorted.
-    pub roster: Vec<PlayerId>,
-    /// Ticks simulated.
-    pub ticks: u64,
-    /// The world hash after the last of them, 16 hex digits.
-    pub final_world_hash: String,
-    /// The world hash written on the file's end record (`None`: the file
-    /// has no end record).
-    pub recorded_world_hash: Option<String>,
-    /// Whether the run reproduced the recorded end: the same tick and the
-    /// same hash (`None`: the file has no end record).
-    pub matches: Option<bool>,
-}
+use netcode::replay::{Replay, ReplayVerdict};
 
 /// Reads a replay file's text and re-simulates every recorded tick on the
 /// engine the daemon runs. A file that is not a replay of this build's
 /// format, or whose level cannot be built, is an error naming the line;
 /// a file that reads but does not reproduce its end is `matches: false`.
 pub fn verify(text: &str) -> Result<ReplayVerdict, String> {
-    let replay = Replay::parse(text).map_err(|e| format!("replay: {e}"))?;
-    let outcome = replay
-        .run::<RaycasterEngine>()
-        .map_err(|e| format!("replay: {e}"))?;
-    Ok(ReplayVerdict {
-        kind: "replay",
-        build: replay.header.build,
-        level_epoch: replay.header.level_epoch,
-        level_index: replay.header.level_index,
-        roster: replay.header.roster,
-        ticks: outcome.ticks,
-        final_world_hash: outcome.final_world_hash,
-        recorded_world_hash: replay.end.map(|e| e.final_world_hash),
-        matches: outcome.matches,
-    })
+    Replay::parse(text)
+        .and_then(|replay| replay.verdict::<RaycasterEngine>(None))
+        .map_err(|e| format!("replay: {e}"))
 }
 
 #[cfg(test)]

@@ -35,30 +35,10 @@ pub fn run(a: &ReplayArgs) -> anyhow::Result<()> {
         .read_to_string(&mut text)
         .with_context(|| format!("reading {}", a.file.display()))?;
     let replay = Replay::parse(&text).with_context(|| format!("{}", a.file.display()))?;
-    let outcome = match a.to_tick {
-        None => replay.run::<RaycasterEngine>()?,
-        Some(tick) => {
-            let (engine, _) = replay.run_to::<RaycasterEngine>(Some(tick))?;
-            netcode::replay::ReplayOutcome {
-                ticks: engine::Engine::tick(&engine),
-                final_world_hash: format!("{:016x}", engine::Engine::world_hash(&engine)),
-                matches: None,
-            }
-        }
-    };
-    let line = serde_json::json!({
-        "type": "replay",
-        "build": replay.header.build,
-        "levelEpoch": replay.header.level_epoch,
-        "levelIndex": replay.header.level_index,
-        "roster": replay.header.roster,
-        "ticks": outcome.ticks,
-        "finalWorldHash": outcome.final_world_hash,
-        "recordedWorldHash": replay.end.as_ref().map(|e| e.final_world_hash.clone()),
-        "matches": outcome.matches,
-    });
-    crate::stdout::line(&line.to_string());
-    if outcome.matches == Some(false) {
+    let verdict = replay.verdict::<RaycasterEngine>(a.to_tick)?;
+    let line = serde_json::to_string(&verdict).context("encoding the verdict")?;
+    crate::stdout::line(&line);
+    if verdict.matches == Some(false) {
         anyhow::bail!("the replay does not reproduce the recorded final world hash");
     }
     Ok(())
