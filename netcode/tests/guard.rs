@@ -35,6 +35,8 @@ const FORBIDDEN: &[&str] = &[
 const ALLOWED_DEPENDENCIES: &[&str] = &[
     "protocol",
     "engine",
+    // The input buffer and tick clock shared with the relay: pure, no engine.
+    "lockstep",
     "serde",
     "serde_json",
     "thiserror",

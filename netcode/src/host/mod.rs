@@ -11,8 +11,8 @@
 //!
 //! Each job lives in its own module: [`admission`] (handshakes, seats,
 //! the hello deadline), [`setup`] (roster, init and map transfer),
-//! [`ticks`] (pacing and the tick itself), [`inputs`] (the input buffer and
-//! held-input policy), [`late_join`] (admitting a guest into a running
+//! [`ticks`] (pacing and the tick itself), [`lockstep::inputs`] (the input buffer and
+//! held-input policy, shared with the relay), [`late_join`] (admitting a guest into a running
 //! level with the world's exact state), [`audit`] (hash reports), [`transition`] (level
 //! changes), [`end_table`] (scores and the end of the session),
 //! [`budget`] (what each guest may send), [`recording`] (replay
@@ -25,7 +25,6 @@ pub mod audit;
 pub mod budget;
 mod config;
 mod end_table;
-pub mod inputs;
 pub mod join_slots;
 mod late_join;
 mod recording;
@@ -53,7 +52,7 @@ use crate::predict;
 use crate::stats::{GuestSlot, HostStats};
 use admission::GuestSeat;
 use audit::HashAudit;
-use inputs::InputBuffer;
+use lockstep::inputs::InputBuffer;
 use transition::Transition;
 
 /// Where a host session is, as its driver and page see it.
@@ -92,10 +91,10 @@ pub struct HostSession<E: Engine> {
     level_index: u32,
     level_epoch: u32,
     player_count: u32,
-    inputs: InputBuffer,
+    inputs: InputBuffer<InputSnapshot>,
     remove_at_start: Vec<PlayerId>,
-    /// `(last poll, accumulated nanoseconds × tick rate)` while running.
-    clock: Option<(Duration, u128)>,
+    /// The tick clock while running.
+    clock: Option<lockstep::pacing::TickClock>,
     audit: HashAudit,
     run_scores: BTreeMap<PlayerId, (u32, u32)>,
     outbox: Vec<HostOutput>,

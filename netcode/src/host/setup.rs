@@ -173,6 +173,6 @@ impl<E: Engine> HostSession<E> {
             }
         }
         self.phase = Phase::Running;
-        self.clock = Some((now, 0));
+        self.clock = Some(lockstep::pacing::TickClock::start(TICK_RATE_HZ, now));
     }
 }

@@ -13,34 +13,25 @@ use protocol::peer::{
 };
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
-    TICK_RATE_HZ,
 };
 
 use super::audit::Verdict;
-use super::inputs::Placement;
 use super::{HostEvent, HostSession, Phase};
 use crate::stats::{GuestSlot, STEADY_AFTER_TICKS};
-
-const NANOS_PER_SECOND: u128 = 1_000_000_000;
+use lockstep::inputs::Placement;
+use lockstep::pacing::TickClock;
 
 impl<E: Engine> HostSession<E> {
     pub(super) fn next_tick_due(&self) -> Option<Duration> {
-        self.clock.map(|(last, acc)| {
-            let missing = (NANOS_PER_SECOND - acc).div_ceil(u128::from(TICK_RATE_HZ));
-            last + Duration::from_nanos(u64::try_from(missing).unwrap_or(u64::MAX))
-        })
+        self.clock.map(|c| c.next_due())
     }
 
     pub(super) fn run_due_ticks(&mut self, now: Duration) {
-        let Some((last, mut acc)) = self.clock else {
+        let Some(clock) = self.clock.as_mut() else {
             return;
         };
-        acc += now.saturating_sub(last).as_nanos() * u128::from(TICK_RATE_HZ);
-        self.clock = Some((now, acc));
-        while acc >= NANOS_PER_SECOND {
-            acc -= NANOS_PER_SECOND;
-            self.clock = Some((now, acc));
-            let late_us = u64::try_from(acc / u128::from(TICK_RATE_HZ) / 1000).unwrap_or(u64::MAX);
+        clock.advance(now);
+        while let Some(late_us) = self.clock.as_mut().and_then(TickClock::take_due) {
             self.stats.tick_lateness_us.record(late_us);
             if self.stats.ticks >= STEADY_AFTER_TICKS {
                 self.stats.tick_lateness_steady_us.record(late_us);

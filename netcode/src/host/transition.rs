@@ -7,7 +7,7 @@ use std::time::Duration;
 use engine::{Engine, LevelSetup};
 use protocol::chunk::split;
 use protocol::peer::{EndReason, HostMessage, TransitionPayload};
-use protocol::tick::{TRANSITION_ACK_TIMEOUT_MS, TRANSITION_RETRY_LIMIT};
+use protocol::tick::{TICK_RATE_HZ, TRANSITION_ACK_TIMEOUT_MS, TRANSITION_RETRY_LIMIT};
 
 use super::{HostEvent, HostSession, Phase};
 use crate::stats::GuestSlot;
@@ -154,6 +154,6 @@ impl<E: Engine> HostSession<E> {
             }
         }
         self.phase = Phase::Running;
-        self.clock = Some((now, 0));
+        self.clock = Some(lockstep::pacing::TickClock::start(TICK_RATE_HZ, now));
     }
 }

@@ -1,9 +1,11 @@
 //! The input buffer and the held-input policy: which input each player
-//! gets at each tick.
+//! gets at each tick. The host session and the relay both build their
+//! bundles with it, so the rules are one implementation. Inputs are any
+//! `I: Clone + Default`: `I::default()` is the neutral input.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use protocol::input::{InputSnapshot, PlayerId};
+use protocol::input::PlayerId;
 use protocol::tick::{INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
 
 /// How far ahead of the current tick a guest input may be tagged.
@@ -25,10 +27,10 @@ pub enum Placement {
 
 /// Inputs by tick, plus every player's last-received one and the level's
 /// input delays.
-#[derive(Debug, Default)]
-pub struct InputBuffer {
-    by_tick: BTreeMap<u64, BTreeMap<PlayerId, InputSnapshot>>,
-    last: BTreeMap<PlayerId, InputSnapshot>,
+#[derive(Debug)]
+pub struct InputBuffer<I> {
+    by_tick: BTreeMap<u64, BTreeMap<PlayerId, I>>,
+    last: BTreeMap<PlayerId, I>,
     /// The newest tick each player's input was received for this level.
     newest: BTreeMap<PlayerId, u64>,
     delays: BTreeMap<PlayerId, u64>,
@@ -37,24 +39,30 @@ pub struct InputBuffer {
 }
 
 /// The inputs of one tick.
-#[derive(Debug, Default)]
-pub struct TickInputs {
+#[derive(Debug)]
+pub struct TickInputs<I> {
     /// Every roster member's input.
-    pub inputs: BTreeMap<PlayerId, InputSnapshot>,
+    pub inputs: BTreeMap<PlayerId, I>,
     /// Players whose input had not arrived: their last one was held.
     pub held: Vec<PlayerId>,
 }
 
-impl InputBuffer {
+impl<I> Default for InputBuffer<I> {
+    fn default() -> Self {
+        Self {
+            by_tick: BTreeMap::new(),
+            last: BTreeMap::new(),
+            newest: BTreeMap::new(),
+            delays: BTreeMap::new(),
+            joined_at: BTreeMap::new(),
+        }
+    }
+}
+
+impl<I: Clone + Default> InputBuffer<I> {
     /// Files `input` (already sanitized) from `player`, tagged for `tick`,
     /// while the host is at `now_tick`.
-    pub fn insert(
-        &mut self,
-        player: PlayerId,
-        tick: u64,
-        input: InputSnapshot,
-        now_tick: u64,
-    ) -> Placement {
+    pub fn insert(&mut self, player: PlayerId, tick: u64, input: I, now_tick: u64) -> Placement {
         if self.newest.get(&player).is_some_and(|n| tick <= *n) {
             return Placement::Stale;
         }
@@ -83,17 +91,20 @@ impl InputBuffer {
         tick: u64,
         players: &[PlayerId],
         in_grace: &BTreeSet<PlayerId>,
-    ) -> TickInputs {
+    ) -> TickInputs<I> {
         let arrived = self.by_tick.remove(&tick).unwrap_or_default();
-        let mut out = TickInputs::default();
+        let mut out = TickInputs {
+            inputs: BTreeMap::new(),
+            held: Vec::new(),
+        };
         for id in players {
             let input = if in_grace.contains(id) {
-                InputSnapshot::NEUTRAL
+                I::default()
             } else if let Some(i) = arrived.get(id) {
                 self.last.insert(id.clone(), i.clone());
                 i.clone()
             } else if tick < self.joined_at.get(id).copied().unwrap_or(0) + self.delay(id) {
-                InputSnapshot::NEUTRAL
+                I::default()
             } else {
                 out.held.push(id.clone());
                 self.last.get(id).cloned().unwrap_or_default()
@@ -145,12 +156,12 @@ impl InputBuffer {
     }
 
     /// The inputs already filed for `tick` (a prediction reads them).
-    pub fn arrived(&self, tick: u64) -> impl Iterator<Item = (&PlayerId, &InputSnapshot)> {
+    pub fn arrived(&self, tick: u64) -> impl Iterator<Item = (&PlayerId, &I)> {
         self.by_tick.get(&tick).into_iter().flatten()
     }
 
     /// `player`'s last-received input, the one held if the next is late.
-    pub fn last(&self, player: &PlayerId) -> Option<&InputSnapshot> {
+    pub fn last(&self, player: &PlayerId) -> Option<&I> {
         self.last.get(player)
     }
 
@@ -163,6 +174,7 @@ impl InputBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::input::InputSnapshot;
 
     fn fire() -> InputSnapshot {
         InputSnapshot {
@@ -175,7 +187,7 @@ mod tests {
     fn the_held_input_is_the_newest_received_whatever_the_arrival_order() {
         let p = PlayerId::new("p");
         let players = [p.clone()];
-        let mut b = InputBuffer::default();
+        let mut b = InputBuffer::<InputSnapshot>::default();
         assert_eq!(b.insert(p.clone(), 7, fire(), 8), Placement::Late);
         // Tick 6's input overtook nothing: it is older than what is held.
         assert_eq!(
@@ -195,7 +207,7 @@ mod tests {
     fn a_missing_input_holds_the_last_received_even_a_late_one() {
         let p = PlayerId::new("p");
         let players = [p.clone()];
-        let mut b = InputBuffer::default();
+        let mut b = InputBuffer::<InputSnapshot>::default();
         assert_eq!(b.insert(p.clone(), 5, fire(), 6), Placement::Late);
         let t = b.take(6, &players, &BTreeSet::new());
         assert_eq!(t.held, vec![p.clone()]);
@@ -206,7 +218,7 @@ mod tests {
     fn a_late_joiner_gets_neutral_until_its_first_delayed_input_can_arrive() {
         let (early, late) = (PlayerId::new("a"), PlayerId::new("b"));
         let players = [early.clone(), late.clone()];
-        let mut b = InputBuffer::default();
+        let mut b = InputBuffer::<InputSnapshot>::default();
         b.join(late.clone(), 100, 5);
         assert_eq!(b.delay(&late), 5);
         assert_eq!(b.delay(&early), INPUT_DELAY_TICKS);
@@ -230,7 +242,7 @@ mod tests {
     fn grace_and_the_first_ticks_get_neutral_and_far_inputs_are_dropped() {
         let p = PlayerId::new("p");
         let players = [p.clone()];
-        let mut b = InputBuffer::default();
+        let mut b = InputBuffer::<InputSnapshot>::default();
         let t = b.take(0, &players, &BTreeSet::new());
         assert!(t.held.is_empty());
         assert_eq!(t.inputs[&p], InputSnapshot::NEUTRAL);

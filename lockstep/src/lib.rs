@@ -1,0 +1,28 @@
+//! campfire's game-agnostic lockstep pieces.
+//!
+//! Nothing here knows a game: inputs are any `I: Clone + Default` (the
+//! default is the neutral input), level payloads and snapshots are opaque
+//! bytes, world hashes are `u64`s. The crate depends on no engine, so the
+//! relay built from it cannot run a game, only order what the peers send.
+//! Like `netcode`, it does no I/O and reads no clock: time comes in as a
+//! [`std::time::Duration`] since an origin the caller chooses.
+//!
+//! # Layout
+//!
+//! - [`inputs`]: the input buffer and the held-input rules, shared by the
+//!   host session (`netcode`) and the relay.
+//! - [`pacing`]: the fixed-rate tick clock, shared likewise.
+//! - [`frame`]: one tick's merged inputs and roster events.
+//! - [`log`]: the relay's input log, anchored on the latest verified
+//!   snapshot and bounded.
+//! - [`judge`]: desyncs judged by a majority of hash reports.
+//! - [`relay`]: [`relay::Relay`], the relay session itself.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod frame;
+pub mod inputs;
+pub mod judge;
+pub mod log;
+pub mod pacing;
+pub mod relay;

@@ -1,0 +1,551 @@
+//! The relay: a lockstep session that never runs the game.
+//!
+//! [`Relay`] orders what the peers send. Each tick it builds one
+//! [`Frame`] from the players' inputs by the host session's rules (the
+//! shared [`InputBuffer`]: per-player input delay, the last input held
+//! when one is late, neutral input during a disconnect grace, roster adds
+//! and removes) and sends it to every peer. What needs the game comes from
+//! one peer, the *authority*: each level's start payload, the level's end,
+//! and a snapshot every [`RelayConfig::snapshot_interval`] ticks. The
+//! authority is the first player, then the longest-connected one; when it
+//! leaves or desyncs, the next takes over at the next tick.
+//!
+//! Peers report world hashes; a [`HashJudge`] decides by majority (ties to
+//! the authority). A snapshot whose hash wins anchors the [`InputLog`]
+//! and the frames before it are dropped; a peer whose hash loses is
+//! rebuilt from that anchor and the frames since ([`RelayMessage::CatchUp`]),
+//! as late joiners, rejoining players and spectators are.
+//!
+//! Like the host session it does no I/O and reads no clock: the driver
+//! feeds it events and the time, calls [`Relay::poll`], and sends what
+//! [`Relay::drain_outbox`] returns. Modules: [`config`] (configuration,
+//! messages, events), `peers` (admission and departures), `running`
+//! (ticks, authority answers, judging).
+
+pub mod config;
+mod peers;
+mod running;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use protocol::input::PlayerId;
+
+pub use config::{
+    DEFAULT_SNAPSHOT_INTERVAL, Entry, Refusal, RelayConfig, RelayEnd, RelayEvent, RelayMessage,
+    RelayOutput, RelayStats, Slot,
+};
+
+use crate::frame::Arrival;
+use crate::inputs::InputBuffer;
+use crate::judge::HashJudge;
+use crate::log::{InputLog, Snapshot};
+use crate::pacing::TickClock;
+
+/// Where a relay session is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelayPhase {
+    /// Waiting for players.
+    Lobby,
+    /// Waiting for the authority's level payload.
+    Asking,
+    /// The level payload went out; waiting for the peers to load it.
+    Starting,
+    /// Ticking.
+    Running,
+    /// Over.
+    Ended,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Phase {
+    Lobby { first_at: Option<Duration> },
+    Asking { since: Duration },
+    Starting { deadline: Duration },
+    Running { clock: TickClock },
+    Ended(RelayEnd),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Role {
+    Player(PlayerId),
+    Spectator,
+}
+
+#[derive(Debug)]
+struct Peer {
+    role: Role,
+    name: String,
+    /// Admission order: the longest-connected peer has the lowest.
+    seniority: u64,
+    connected: bool,
+    disconnected_at: Option<Duration>,
+    input_delay: u64,
+    /// Has the current level (its start or a catch-up) been sent to it.
+    receiving: bool,
+    /// Has it said it loaded what it was sent.
+    loaded: bool,
+}
+
+impl Peer {
+    fn player(&self) -> Option<&PlayerId> {
+        match &self.role {
+            Role::Player(p) => Some(p),
+            Role::Spectator => None,
+        }
+    }
+}
+
+/// A relay session over inputs of type `I` (`I::default()` is neutral).
+pub struct Relay<I> {
+    config: RelayConfig,
+    phase: Phase,
+    peers: BTreeMap<Slot, Peer>,
+    next_seniority: u64,
+    next_player_number: u64,
+    authority: Option<Slot>,
+    /// The current level (0 before the first).
+    epoch: u32,
+    level_index: u32,
+    /// The level's roster, and everyone who has a seat for the next.
+    roster: BTreeSet<PlayerId>,
+    /// Players waiting to enter the running level at the next tick.
+    arrivals: BTreeMap<PlayerId, Arrival>,
+    inputs: InputBuffer<I>,
+    log: Option<InputLog<I>>,
+    judge: HashJudge,
+    /// The snapshot asked for (tick), and once answered, its claimed hash.
+    asked_snapshot: Option<(u64, Option<(u64, Snapshot)>)>,
+    outbox: Vec<RelayOutput<I>>,
+    events: Vec<RelayEvent>,
+    stats: RelayStats,
+}
+
+impl<I> std::fmt::Debug for Relay<I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Relay")
+            .field("phase", &self.phase)
+            .field("epoch", &self.epoch)
+            .field("authority", &self.authority)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<I: Clone + Default> Relay<I> {
+    /// A relay waiting for players.
+    pub fn new(config: RelayConfig) -> Self {
+        let judge = HashJudge::new(config.judge_window);
+        Self {
+            config,
+            phase: Phase::Lobby { first_at: None },
+            peers: BTreeMap::new(),
+            next_seniority: 0,
+            next_player_number: 1,
+            authority: None,
+            epoch: 0,
+            level_index: 0,
+            roster: BTreeSet::new(),
+            arrivals: BTreeMap::new(),
+            inputs: InputBuffer::default(),
+            log: None,
+            judge,
+            asked_snapshot: None,
+            outbox: Vec::new(),
+            events: Vec::new(),
+            stats: RelayStats::default(),
+        }
+    }
+
+    /// Where the session is.
+    pub fn phase(&self) -> RelayPhase {
+        match self.phase {
+            Phase::Lobby { .. } => RelayPhase::Lobby,
+            Phase::Asking { .. } => RelayPhase::Asking,
+            Phase::Starting { .. } => RelayPhase::Starting,
+            Phase::Running { .. } => RelayPhase::Running,
+            Phase::Ended(_) => RelayPhase::Ended,
+        }
+    }
+
+    /// Why the session ended, once it has.
+    pub fn ended(&self) -> Option<RelayEnd> {
+        match self.phase {
+            Phase::Ended(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The current level's epoch (0 before the first).
+    pub fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// The next tick the relay will send.
+    pub fn next_tick(&self) -> u64 {
+        self.log.as_ref().map_or(0, InputLog::next_tick)
+    }
+
+    /// The authority's player, if there is one.
+    pub fn authority(&self) -> Option<&PlayerId> {
+        self.authority
+            .and_then(|s| self.peers.get(&s))
+            .and_then(Peer::player)
+    }
+
+    /// The level's roster (and in the lobby, the seated players).
+    pub fn roster(&self) -> Vec<PlayerId> {
+        self.roster.iter().cloned().collect()
+    }
+
+    /// Connected players and players in their grace.
+    pub fn players_present(&self) -> usize {
+        self.peers
+            .values()
+            .filter(|p| {
+                p.player()
+                    .is_some_and(|id| self.roster.contains(id) || self.arrivals.contains_key(id))
+            })
+            .count()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &RelayStats {
+        &self.stats
+    }
+
+    /// Frames the log holds now, and its anchor's payload size.
+    pub fn log_size(&self) -> (usize, usize) {
+        self.log
+            .as_ref()
+            .map_or((0, 0), |l| (l.len(), l.anchor_bytes()))
+    }
+
+    /// Takes what should be sent.
+    pub fn drain_outbox(&mut self) -> Vec<RelayOutput<I>> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Takes what happened since the last call.
+    pub fn drain_events(&mut self) -> Vec<RelayEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Starts now with whoever is seated (does nothing outside the lobby
+    /// or with nobody seated).
+    pub fn start_now(&mut self, now: Duration) {
+        if matches!(self.phase, Phase::Lobby { .. }) && !self.roster.is_empty() {
+            self.begin_level(now);
+        }
+    }
+
+    /// Ends the session now.
+    pub fn shutdown(&mut self) {
+        if self.ended().is_none() {
+            self.end(RelayEnd::Shutdown);
+        }
+    }
+
+    /// When the relay next needs [`Relay::poll`].
+    pub fn next_wakeup(&self) -> Option<Duration> {
+        let phase = match &self.phase {
+            Phase::Lobby { first_at } => {
+                let full = self.connected_players().len() >= self.config.start_players;
+                // Everyone is in: due now (the first arrival's time is past).
+                let start = if full { *first_at } else { None };
+                let waited = first_at.zip(self.config.lobby_wait).map(|(f, w)| f + w);
+                [start, waited].into_iter().flatten().min()
+            }
+            Phase::Asking { since } => Some(*since + self.config.answer_timeout),
+            // Everyone loaded: due at once.
+            Phase::Starting { deadline } if !self.all_loaded() => Some(*deadline),
+            Phase::Starting { .. } => Some(Duration::ZERO),
+            Phase::Running { clock } => Some(clock.next_due()),
+            Phase::Ended(_) => return None,
+        };
+        // While running, ticks expire graces; between them, a poll does.
+        let ticking = matches!(self.phase, Phase::Running { .. });
+        let grace = self
+            .peers
+            .values()
+            .filter(|_| !ticking)
+            .filter(|p| p.player().is_some())
+            .filter_map(|p| p.disconnected_at)
+            .map(|d| d + self.config.grace)
+            .min();
+        [phase, grace].into_iter().flatten().min()
+    }
+
+    /// Runs whatever is due at `now`.
+    pub fn poll(&mut self, now: Duration) {
+        match self.phase {
+            Phase::Lobby { first_at } => {
+                let connected = self.connected_players().len();
+                let waited = first_at
+                    .zip(self.config.lobby_wait)
+                    .is_some_and(|(f, w)| now >= f + w);
+                if connected > 0 && (connected >= self.config.start_players || waited) {
+                    self.begin_level(now);
+                }
+            }
+            Phase::Asking { since } => {
+                if now >= since + self.config.answer_timeout {
+                    self.phase = Phase::Asking { since: now };
+                    self.authority_silent();
+                }
+            }
+            Phase::Starting { deadline } => {
+                if self.all_loaded() || now >= deadline {
+                    self.start_running(now);
+                }
+            }
+            Phase::Running { mut clock } => {
+                clock.advance(now);
+                self.phase = Phase::Running { clock };
+                self.run_due_ticks(now);
+            }
+            Phase::Ended(_) => {}
+        }
+        if !matches!(self.phase, Phase::Running { .. }) {
+            self.expire_graces_between_ticks(now);
+        }
+        self.end_if_empty();
+    }
+
+    /// Every connected player sent the level has loaded it.
+    fn all_loaded(&self) -> bool {
+        self.peers
+            .values()
+            .filter(|p| p.connected && p.receiving && p.player().is_some())
+            .all(|p| p.loaded)
+    }
+
+    fn connected_players(&self) -> Vec<Slot> {
+        self.peers
+            .iter()
+            .filter(|(_, p)| p.connected && p.player().is_some())
+            .map(|(s, _)| *s)
+            .collect()
+    }
+
+    /// Every connected peer.
+    fn connected(&self) -> Vec<Slot> {
+        self.peers
+            .iter()
+            .filter(|(_, p)| p.connected)
+            .map(|(s, _)| *s)
+            .collect()
+    }
+
+    /// Connections that get frames: connected and sent the level.
+    fn receivers(&self) -> Vec<Slot> {
+        self.peers
+            .iter()
+            .filter(|(_, p)| p.connected && p.receiving)
+            .map(|(s, _)| *s)
+            .collect()
+    }
+
+    fn broadcast(&mut self, to: Vec<Slot>, msg: RelayMessage<I>) {
+        if !to.is_empty() {
+            self.outbox.push(RelayOutput::Broadcast(to, msg));
+        }
+    }
+
+    fn end(&mut self, reason: RelayEnd) {
+        let to = self.connected();
+        self.broadcast(to, RelayMessage::SessionEnd(reason));
+        self.phase = Phase::Ended(reason);
+        self.events.push(RelayEvent::Ended(reason));
+    }
+
+    /// After the start, a session with no player connected and none in
+    /// its grace is over.
+    fn end_if_empty(&mut self) {
+        if matches!(self.phase, Phase::Lobby { .. } | Phase::Ended(_)) {
+            return;
+        }
+        let anyone = self.peers.values().any(|p| {
+            p.player()
+                .is_some_and(|id| self.roster.contains(id) || self.arrivals.contains_key(id))
+        });
+        if !anyone {
+            self.end(RelayEnd::Empty);
+        }
+    }
+
+    /// Asks the authority for the next level (epoch + 1) for everyone
+    /// seated.
+    fn begin_level(&mut self, now: Duration) {
+        self.epoch += 1;
+        for id in std::mem::take(&mut self.arrivals).into_keys() {
+            self.roster.insert(id);
+        }
+        self.log = None;
+        self.asked_snapshot = None;
+        self.judge = HashJudge::new(self.config.judge_window);
+        for p in self.peers.values_mut() {
+            p.receiving = false;
+            p.loaded = false;
+        }
+        self.phase = Phase::Asking { since: now };
+        let before = self.authority;
+        // A new authority is asked as it is handed the role.
+        self.elect();
+        if self.authority == before {
+            self.ask_level();
+        }
+    }
+
+    fn ask_level(&mut self) {
+        let Some(authority) = self.authority else {
+            return;
+        };
+        let mut roster = BTreeMap::new();
+        let mut input_delays = BTreeMap::new();
+        for p in self.peers.values() {
+            if let Some(id) = p.player().filter(|id| self.roster.contains(id)) {
+                roster.insert(id.clone(), p.name.clone());
+                input_delays.insert(id.clone(), p.input_delay);
+            }
+        }
+        self.outbox.push(RelayOutput::To(
+            authority,
+            RelayMessage::AskLevel {
+                epoch: self.epoch,
+                level_index: self.level_index,
+                roster,
+                input_delays,
+            },
+        ));
+    }
+
+    /// The level's payload came from the authority: send it to everyone.
+    fn level_payload(&mut self, payload: Arc<[u8]>, now: Duration) {
+        let delays: BTreeMap<PlayerId, u64> = self
+            .peers
+            .values()
+            .filter_map(|p| p.player().map(|id| (id.clone(), p.input_delay)))
+            .filter(|(id, _)| self.roster.contains(id))
+            .collect();
+        self.inputs.start_level(delays);
+        let start = Snapshot {
+            epoch: self.epoch,
+            tick: 0,
+            payload: payload.clone(),
+        };
+        self.stats.anchor_bytes_max = self.stats.anchor_bytes_max.max(payload.len());
+        self.log = Some(InputLog::new(start, self.config.log_cap()));
+        let to = self.connected();
+        for s in &to {
+            if let Some(p) = self.peers.get_mut(s) {
+                p.receiving = true;
+            }
+        }
+        self.broadcast(
+            to,
+            RelayMessage::LevelStart {
+                epoch: self.epoch,
+                payload,
+            },
+        );
+        self.phase = Phase::Starting {
+            deadline: now + self.config.answer_timeout,
+        };
+    }
+
+    fn start_running(&mut self, now: Duration) {
+        self.phase = Phase::Running {
+            clock: TickClock::start(self.config.tick_rate_hz, now),
+        };
+        self.events
+            .push(RelayEvent::LevelStarted { epoch: self.epoch });
+    }
+
+    /// The authority's ranking: connected players that have the level,
+    /// longest-connected first.
+    fn candidates(&self) -> Vec<Slot> {
+        let mut c: Vec<(u64, Slot)> = self
+            .peers
+            .iter()
+            .filter(|(_, p)| p.connected && p.player().is_some())
+            .filter(|(_, p)| {
+                !p.receiving || p.loaded || matches!(self.phase, Phase::Starting { .. })
+            })
+            .filter(|(_, p)| p.player().is_some_and(|id| self.roster.contains(id)))
+            .map(|(s, p)| (p.seniority, *s))
+            .collect();
+        c.sort_unstable();
+        c.into_iter().map(|(_, s)| s).collect()
+    }
+
+    /// Keeps the authority if it may stay, else hands it to the best
+    /// candidate (announced to everyone, from the next tick).
+    fn elect(&mut self) {
+        let candidates = self.candidates();
+        if self.authority.is_some_and(|a| candidates.contains(&a)) {
+            return;
+        }
+        self.hand_authority(candidates.first().copied());
+    }
+
+    fn hand_authority(&mut self, to: Option<Slot>) {
+        let before = self.authority;
+        self.authority = to;
+        let Some(slot) = to else { return };
+        if before.is_some() {
+            self.stats.handovers += 1;
+        }
+        let Some(player) = self.peers.get(&slot).and_then(Peer::player).cloned() else {
+            return;
+        };
+        let tick = self.next_tick();
+        self.events.push(RelayEvent::AuthorityChanged {
+            epoch: self.epoch,
+            tick,
+            player: player.clone(),
+        });
+        let everyone = self.connected();
+        self.broadcast(
+            everyone,
+            RelayMessage::Authority {
+                epoch: self.epoch,
+                player,
+                from_tick: tick,
+            },
+        );
+        // What the old authority owed, the new one answers.
+        match self.phase {
+            Phase::Asking { .. } => self.ask_level(),
+            Phase::Running { .. } => {
+                if let Some((tick, None)) = self.asked_snapshot {
+                    self.outbox.push(RelayOutput::To(
+                        slot,
+                        RelayMessage::AskSnapshot {
+                            epoch: self.epoch,
+                            tick,
+                        },
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The authority did not answer in time: the next candidate is asked.
+    fn authority_silent(&mut self) {
+        let candidates = self.candidates();
+        let next = match self
+            .authority
+            .and_then(|a| candidates.iter().position(|c| *c == a))
+        {
+            Some(i) => candidates.get(i + 1).or(candidates.first()).copied(),
+            None => candidates.first().copied(),
+        };
+        if next.is_some() && next != self.authority {
+            self.hand_authority(next);
+        } else {
+            self.ask_level();
+        }
+    }
+}
