@@ -17,6 +17,8 @@
 //!   snapshot and bounded.
 //! - [`judge`]: desyncs judged by a majority of hash reports.
 //! - [`relay`]: [`relay::Relay`], the relay session itself.
+//! - [`peer`]: [`peer::PeerRelay`], the relay speaking campfire's peer
+//!   protocol (to its guests it looks like a host).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -25,4 +27,5 @@ pub mod inputs;
 pub mod judge;
 pub mod log;
 pub mod pacing;
+pub mod peer;
 pub mod relay;

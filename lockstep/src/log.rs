@@ -8,8 +8,10 @@
 //! most `cap` frames; past that it forgets its anchor and no peer can be
 //! rebuilt from it until the next snapshot verifies.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+
+use protocol::input::PlayerId;
 
 use crate::frame::Frame;
 
@@ -21,6 +23,9 @@ pub struct Snapshot {
     pub epoch: u32,
     /// The tick whose frame comes next.
     pub tick: u64,
+    /// The roster at that tick, each player with its input delay (the
+    /// frames after it add and remove from here).
+    pub roster: BTreeMap<PlayerId, u64>,
     /// The game's bytes; the relay never reads them.
     pub payload: Arc<[u8]>,
 }
@@ -134,12 +139,12 @@ impl<I> InputLog<I> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn snap(tick: u64) -> Snapshot {
         Snapshot {
             epoch: 1,
             tick,
+            roster: BTreeMap::new(),
             payload: Arc::from(vec![tick as u8]),
         }
     }

@@ -1,5 +1,5 @@
 //! Guards what makes the relay a relay: `lockstep` depends on no engine
-//! (only `protocol`, for player ids and the spec's tick constants), so
+//! (only `protocol`, the wire types, and `serde_json`), so
 //! nothing in it can run a game; and like `netcode` it reads no clock and
 //! does no I/O, so it builds for WebAssembly and runs on a virtual clock.
 
@@ -50,8 +50,11 @@ fn offenders(code: &str) -> Vec<String> {
 }
 
 #[test]
-fn lockstep_depends_on_protocol_alone() {
-    assert_eq!(manifest_dependencies(), vec!["protocol".to_string()]);
+fn lockstep_depends_on_protocol_and_serde_json_alone() {
+    assert_eq!(
+        manifest_dependencies(),
+        vec!["protocol".to_string(), "serde_json".to_string()]
+    );
 }
 
 #[test]

@@ -65,6 +65,15 @@ pub const FEATURE_COMPACT: &str = "compact";
 /// ([`HostMessage::Spectators`]) whenever that changes (issue 25).
 pub const FEATURE_SPECTATORS: &str = "spectators";
 
+/// Hello feature: the guest can be a relay session's authority (issue
+/// 26). A relay offers it; a guest that takes it up answers
+/// [`HostMessage::RelayAskLevel`] and [`HostMessage::RelayAskSnapshot`]
+/// and reports the level's end ([`GuestMessage::RelayLevelEnd`]) while
+/// it is the authority ([`HostMessage::RelayAuthority`]). A relay sends
+/// no reconciliation snapshots, so a guest in a relay session never waits
+/// for one.
+pub const FEATURE_RELAY: &str = "relay";
+
 /// Inputs one [`GuestMessage::TickInputs`] carries at most: the newest and
 /// the ones before it (about 270 ms at 30 Hz).
 pub const REDUNDANT_INPUTS: usize = 8;
@@ -298,6 +307,21 @@ pub struct JoinPayload {
     pub state: String,
 }
 
+impl RelayLevel {
+    /// The level from its payload and the engine's exact state bytes.
+    pub fn new(payload: TransitionPayload, state: &[u8]) -> Self {
+        Self {
+            payload,
+            state: STANDARD.encode(state),
+        }
+    }
+}
+
+/// An engine's exact state as the relay messages carry it: base64.
+pub fn state_to_base64(state: &[u8]) -> String {
+    STANDARD.encode(state)
+}
+
 impl JoinPayload {
     /// The payload for `map` and the engine's exact state bytes.
     pub fn new(map: GameMap, state: &[u8]) -> Self {
@@ -402,6 +426,19 @@ pub struct TransitionPayload {
     pub input_delays: BTreeMap<PlayerId, u64>,
 }
 
+/// A relay session's level, as its authority built it (issue 26): the
+/// transition payload every peer builds the level from, and the engine's
+/// exact state at tick 0 (carryovers applied), from which a relay rebuilds
+/// a peer that joins before the first verified snapshot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayLevel {
+    /// The level, as a transition would carry it.
+    pub payload: TransitionPayload,
+    /// The exact state at tick 0, base64 (as [`JoinPayload::state`]).
+    pub state: String,
+}
+
 /// A message from the host to a guest.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -478,6 +515,54 @@ pub enum HostMessage {
         /// Sanitized display names ("" for none).
         names: Vec<String>,
     },
+    /// A relay session's authority from `fromTick` on (issue 26): the
+    /// guest named answers the relay's asks.
+    #[serde(rename_all = "camelCase")]
+    RelayAuthority {
+        /// The level.
+        level_epoch: u32,
+        /// The authority's player.
+        player_id: PlayerId,
+        /// The first tick it answers for.
+        from_tick: u64,
+        /// The receiver is the authority (it may not know its player id
+        /// before the first level).
+        you: bool,
+        /// Levels in the campaign (the authority says whether another
+        /// level follows).
+        levels: u32,
+        /// Ticks between the snapshots the relay asks for: the authority
+        /// keeps its exact state at those ticks to answer.
+        snapshot_interval: u64,
+    },
+    /// To a relay session's authority: build this level and answer with
+    /// [`GuestMessage::RelayLevel`].
+    #[serde(rename_all = "camelCase")]
+    RelayAskLevel {
+        /// The level's epoch.
+        level_epoch: u32,
+        /// The level's index (0 is the first).
+        level_index: u32,
+        /// Every player, sorted, with its sanitized display name.
+        roster: BTreeMap<PlayerId, String>,
+        /// Every player's input delay, ticks.
+        input_delays: BTreeMap<PlayerId, u64>,
+        /// The campaign's seed: maps and gameplay seeds derive from it.
+        campaign_seed: u32,
+        /// Levels in the campaign.
+        levels: u32,
+        /// The session's difficulty.
+        difficulty: Difficulty,
+    },
+    /// To a relay session's authority: answer with the world at `tick`
+    /// (before that tick's bundle), [`GuestMessage::RelaySnapshot`].
+    #[serde(rename_all = "camelCase")]
+    RelayAskSnapshot {
+        /// The level.
+        level_epoch: u32,
+        /// The tick.
+        tick: u64,
+    },
     /// The session is over. A guest first applies the bundles up to
     /// `finalTick` of `levelEpoch` (they ride the other channel and may
     /// still be in flight).
@@ -549,6 +634,38 @@ pub enum GuestMessage {
         /// The world hash, 16 lowercase hex digits (a u64 does not fit a
         /// JavaScript number).
         hash: String,
+    },
+    /// A relay session's authority answers [`HostMessage::RelayAskLevel`].
+    #[serde(rename_all = "camelCase")]
+    RelayLevel {
+        /// The level's epoch.
+        level_epoch: u32,
+        /// The level (boxed: it holds a map).
+        level: Box<RelayLevel>,
+    },
+    /// A relay session's authority answers [`HostMessage::RelayAskSnapshot`].
+    #[serde(rename_all = "camelCase")]
+    RelaySnapshot {
+        /// The level.
+        level_epoch: u32,
+        /// The tick.
+        tick: u64,
+        /// The world hash at that tick, 16 lowercase hex digits.
+        hash: String,
+        /// The engine's exact state at that tick, base64.
+        state: String,
+    },
+    /// A relay session's authority: the level ended at `tick`.
+    #[serde(rename_all = "camelCase")]
+    RelayLevelEnd {
+        /// The level.
+        level_epoch: u32,
+        /// The engine tick it ended at.
+        tick: u64,
+        /// Another level follows.
+        more: bool,
+        /// The end-of-run table so far.
+        scores: Vec<ScoreRow>,
     },
 }
 

@@ -97,6 +97,16 @@ impl Peer {
     }
 }
 
+/// A snapshot asked of the authority.
+#[derive(Debug)]
+struct AskedSnapshot {
+    tick: u64,
+    /// The roster and delays at that tick, as the relay ordered it.
+    roster: BTreeMap<PlayerId, u64>,
+    /// The answer: its claimed hash and the snapshot.
+    answer: Option<(u64, Snapshot)>,
+}
+
 /// A relay session over inputs of type `I` (`I::default()` is neutral).
 pub struct Relay<I> {
     config: RelayConfig,
@@ -115,8 +125,8 @@ pub struct Relay<I> {
     inputs: InputBuffer<I>,
     log: Option<InputLog<I>>,
     judge: HashJudge,
-    /// The snapshot asked for (tick), and once answered, its claimed hash.
-    asked_snapshot: Option<(u64, Option<(u64, Snapshot)>)>,
+    /// The snapshot asked for, and once answered, its claimed hash.
+    asked_snapshot: Option<AskedSnapshot>,
     outbox: Vec<RelayOutput<I>>,
     events: Vec<RelayEvent>,
     stats: RelayStats,
@@ -432,6 +442,7 @@ impl<I: Clone + Default> Relay<I> {
         let start = Snapshot {
             epoch: self.epoch,
             tick: 0,
+            roster: self.input_delays(),
             payload: payload.clone(),
         };
         self.stats.anchor_bytes_max = self.stats.anchor_bytes_max.max(payload.len());
@@ -518,7 +529,10 @@ impl<I: Clone + Default> Relay<I> {
         match self.phase {
             Phase::Asking { .. } => self.ask_level(),
             Phase::Running { .. } => {
-                if let Some((tick, None)) = self.asked_snapshot {
+                if let Some(AskedSnapshot {
+                    tick, answer: None, ..
+                }) = self.asked_snapshot
+                {
                     self.outbox.push(RelayOutput::To(
                         slot,
                         RelayMessage::AskSnapshot {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use protocol::input::PlayerId;
 
-use super::{Phase, Relay, RelayEnd, RelayEvent, RelayMessage, RelayOutput, Slot};
+use super::{AskedSnapshot, Phase, Relay, RelayEnd, RelayEvent, RelayMessage, RelayOutput, Slot};
 use crate::frame::Frame;
 use crate::inputs::Placement;
 use crate::judge::{Filed, Judgment};
@@ -69,20 +69,26 @@ impl<I: Clone + Default> Relay<I> {
         if !self.check_authority(slot, epoch) {
             return;
         }
+        let Some(asked) = self
+            .asked_snapshot
+            .as_mut()
+            .filter(|a| a.tick == tick && a.answer.is_none())
+        else {
+            self.ignored(slot, "a snapshot nobody asked for");
+            return;
+        };
         let snapshot = Snapshot {
             epoch,
             tick,
+            roster: asked.roster.clone(),
             payload,
         };
-        match self.asked_snapshot.take() {
-            Some((asked, None)) if asked == tick => match self.judge.verdict(tick) {
-                Some(v) => self.settle_snapshot(hash, v, snapshot),
-                None => self.asked_snapshot = Some((tick, Some((hash, snapshot)))),
-            },
-            other => {
-                self.asked_snapshot = other;
-                self.ignored(slot, "a snapshot nobody asked for");
+        match self.judge.verdict(tick) {
+            Some(v) => {
+                self.asked_snapshot = None;
+                self.settle_snapshot(hash, v, snapshot);
             }
+            None => asked.answer = Some((hash, snapshot)),
         }
     }
 
@@ -203,7 +209,11 @@ impl<I: Clone + Default> Relay<I> {
         if next % interval == 0
             && let Some(authority) = self.authority
         {
-            self.asked_snapshot = Some((next, None));
+            self.asked_snapshot = Some(AskedSnapshot {
+                tick: next,
+                roster: self.input_delays(),
+                answer: None,
+            });
             self.outbox.push(RelayOutput::To(
                 authority,
                 RelayMessage::AskSnapshot { epoch, tick: next },
@@ -230,13 +240,14 @@ impl<I: Clone + Default> Relay<I> {
     }
 
     fn judged(&mut self, judgment: Judgment) {
-        if let Some((tick, Some((hash, _)))) = &self.asked_snapshot
-            && *tick == judgment.tick
+        let answered = self
+            .asked_snapshot
+            .as_ref()
+            .is_some_and(|a| a.tick == judgment.tick && a.answer.is_some());
+        if answered
+            && let Some((claimed, snapshot)) = self.asked_snapshot.take().and_then(|a| a.answer)
         {
-            let hash = *hash;
-            if let Some((_, Some((_, snapshot)))) = self.asked_snapshot.take() {
-                self.settle_snapshot(hash, judgment.hash, snapshot);
-            }
+            self.settle_snapshot(claimed, judgment.hash, snapshot);
         }
         for slot in judgment.dissenters {
             self.desynced(slot, judgment.tick);

@@ -77,6 +77,14 @@ impl<E: Engine> GuestSession<E> {
         let Some(engine) = self.engine.as_mut() else {
             return;
         };
+        if matches!(
+            engine.status(),
+            LevelStatus::Complete | LevelStatus::TeamEliminated
+        ) {
+            // The level is over where every peer's engine says so; a
+            // relay's bundles can run past it until its authority reports.
+            return;
+        }
         if b.tick != engine.tick() {
             self.stats.out_of_sequence += 1;
             self.events.push(GuestEvent::OutOfSequence {
@@ -141,6 +149,7 @@ impl<E: Engine> GuestSession<E> {
         if !self.redundant_inputs() {
             self.sample_input();
         }
+        self.authority_duties();
     }
 
     /// Whether inputs go redundantly on the guest's own clock.

@@ -183,6 +183,7 @@ impl<E: Engine> GuestSession<E> {
                 self.me = Some(init.your_player_id);
                 self.names = init.player_names;
                 self.level_epoch = joined_at.map_or(1, |j| j.0);
+                self.level_index = init.join.as_ref().map_or(0, |j| j.level_index);
                 self.joined_at = joined_at;
                 self.phase = Phase::Running;
                 self.outbox.push(GuestMessage::SetupAck);

@@ -14,6 +14,7 @@
 //! samples its input on its estimate of the host's clock and sends each
 //! one again with the next few.
 
+mod authority;
 mod bundles;
 mod clock;
 mod config;
@@ -116,6 +117,10 @@ pub struct GuestSession<E: Engine> {
     spectator: bool,
     /// Who watches the session, as the host last said.
     spectators: Vec<String>,
+    /// The current level's index (0 is the first).
+    level_index: u32,
+    /// A relay session's authority duties ([`authority`]).
+    authority: authority::Authority,
 }
 
 impl<E: Engine> std::fmt::Debug for GuestSession<E> {
@@ -165,6 +170,8 @@ impl<E: Engine> GuestSession<E> {
             rejoin_token: None,
             spectator: false,
             spectators: Vec::new(),
+            level_index: 0,
+            authority: authority::Authority::default(),
         }
     }
 
@@ -417,6 +424,34 @@ impl<E: Engine> GuestSession<E> {
                 self.on_transition_end(level_epoch, &end, now);
             }
             HostMessage::Spectators { names } => self.spectators = names,
+            HostMessage::RelayAuthority {
+                you,
+                levels,
+                snapshot_interval,
+                ..
+            } => self.on_relay_authority(you, levels, snapshot_interval),
+            HostMessage::RelayAskLevel {
+                level_epoch,
+                level_index,
+                roster,
+                input_delays,
+                campaign_seed,
+                levels,
+                difficulty,
+            } => self.on_relay_ask_level(authority::LevelAsk {
+                epoch: level_epoch,
+                level_index,
+                roster,
+                input_delays,
+                campaign: crate::plan::GeneratedCampaign {
+                    seed: campaign_seed,
+                    levels,
+                },
+                difficulty,
+            }),
+            HostMessage::RelayAskSnapshot { level_epoch, tick } => {
+                self.on_relay_ask_snapshot(level_epoch, tick);
+            }
             HostMessage::SessionEnd {
                 reason,
                 scores,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use engine::{Engine, LevelStatus};
 use protocol::input::PlayerId;
-use protocol::peer::ReconciliationSnapshotMessage;
+use protocol::peer::{FEATURE_RELAY, ReconciliationSnapshotMessage};
 use protocol::tick::{CORRECTION_SMOOTH_MS, RECONCILE_INTERVAL_TICKS, SNAP_THRESHOLD_TILES};
 
 use super::{GuestEvent, GuestSession, RenderOffset};
@@ -66,7 +66,12 @@ impl<E: Engine> GuestSession<E> {
     /// At a snapshot tick the guest applies the host's snapshot before it
     /// advances further, so the correction lands on exactly the tick it
     /// reflects.
+    /// A relay sends no reconciliation snapshots (it has no engine): in
+    /// a relay session the guest never waits for one.
     pub(super) fn waiting_for_snapshot(&self) -> bool {
+        if self.features.has(FEATURE_RELAY) {
+            return false;
+        }
         let Some(engine) = &self.engine else {
             return false;
         };

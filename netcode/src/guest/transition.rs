@@ -77,6 +77,7 @@ impl<E: Engine> GuestSession<E> {
                 return;
             }
         };
+        let level_index = p.level_index;
         let setup = LevelSetup {
             map: p.map,
             roster: p.roster,
@@ -90,6 +91,7 @@ impl<E: Engine> GuestSession<E> {
             Ok(engine) => {
                 self.engine = Some(engine);
                 self.level_epoch = epoch;
+                self.level_index = level_index;
                 self.input_delay = my_delay;
                 self.backlog.clear();
                 self.snapshots.clear();

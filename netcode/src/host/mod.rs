@@ -328,6 +328,15 @@ impl<E: Engine> HostSession<E> {
                 level_epoch,
                 hash,
             } => self.on_hash_report(slot, tick, level_epoch, &hash),
+            GuestMessage::RelayLevel { .. }
+            | GuestMessage::RelaySnapshot { .. }
+            | GuestMessage::RelayLevelEnd { .. } => {
+                self.stats.bad_messages += 1;
+                self.events.push(HostEvent::BadMessage(
+                    slot,
+                    "a relay authority's message sent to a host".into(),
+                ));
+            }
         }
     }
 

@@ -16,14 +16,13 @@ use std::time::Duration;
 
 use engine::Engine;
 pub use late_join::{LateJoinFigures, measure_late_join};
-pub use network::{LinkConfig, Tamper};
+pub use network::{Delivery, End, LinkConfig, Network, Tamper};
 pub use summary::{GuestSummary, Summary, describe_end, final_hash_matches};
 
 use crate::guest::{GuestConfig, GuestSession};
 use crate::host::{HostConfig, HostEvent, HostOutput, HostSession};
 use crate::replay::ReplayRecord;
 use crate::stats::GuestSlot;
-use network::{End, Network};
 
 /// Virtual time after which a run stops whatever state it is in (a
 /// session that never ends is a bug the caller sees as unfinished guests).

@@ -1,0 +1,250 @@
+//! campfire's guests in a relay session (issue 26), on a virtual clock:
+//! the relay ([`lockstep::peer::PeerRelay`]) runs no engine; bot guests
+//! (the very `GuestSession` the daemon and the browser run) play, one of
+//! them as the authority. Links from `netcode::sim::network`.
+
+use std::time::Duration;
+
+use engine::{Engine, RaycasterEngine};
+use lockstep::peer::{PeerEvent, PeerOutput, PeerRelay, PeerRelayConfig};
+use lockstep::relay::{RelayConfig, RelayEnd, RelayEvent};
+use netcode::guest::{GuestConfig, GuestEnd, GuestSession};
+use netcode::link::{ConnectionState, PeerEvent as LinkEvent};
+use netcode::sim::{End, LinkConfig, Network};
+use protocol::peer::{Difficulty, EndReason};
+
+type Guest = GuestSession<RaycasterEngine>;
+
+struct Session {
+    relay: PeerRelay,
+    net: Network,
+    guests: Vec<Option<Guest>>,
+    now: Duration,
+    events: Vec<PeerEvent>,
+}
+
+impl Session {
+    fn new(config: PeerRelayConfig) -> Self {
+        Self {
+            relay: PeerRelay::new(config),
+            net: Network::default(),
+            guests: Vec::new(),
+            now: Duration::ZERO,
+            events: Vec::new(),
+        }
+    }
+
+    /// A bot guest connects over a 40 ms link; its slot.
+    fn join(&mut self, name: &str) -> usize {
+        let link = self.net.add_link(LinkConfig {
+            latency: Duration::from_millis(40),
+            jitter: Duration::from_millis(5),
+            seed: self.guests.len() as u64 + 7,
+            ..LinkConfig::default()
+        });
+        let mut guest = Guest::new(GuestConfig {
+            display_name: name.into(),
+            ..GuestConfig::default()
+        });
+        guest.on_event(LinkEvent::State(ConnectionState::Connected), self.now);
+        self.guests.push(Some(guest));
+        self.relay.connected(link);
+        self.flush();
+        link
+    }
+
+    /// Guest `n`'s process dies: its link closes.
+    fn kill(&mut self, n: usize) {
+        self.guests[n] = None;
+        self.net.close(n, End::Guest, self.now);
+    }
+
+    fn flush(&mut self) {
+        for out in self.relay.drain_outbox() {
+            let (slots, msg) = match out {
+                PeerOutput::Send(s, m) => (vec![s], m),
+                PeerOutput::Broadcast(s, m) => (s, m),
+                PeerOutput::Close(s) => {
+                    self.net.close(s, End::Host, self.now);
+                    continue;
+                }
+            };
+            let text = msg.to_json().expect("encodes");
+            for s in slots {
+                self.net.send(s, End::Host, msg.channel(), &text, self.now);
+            }
+        }
+        self.events.extend(self.relay.drain_events());
+        for (n, guest) in self.guests.iter_mut().enumerate() {
+            let Some(g) = guest else { continue };
+            for msg in g.drain_outbox() {
+                let text = msg.encode(g.wire_format()).expect("encodes");
+                self.net.send(n, End::Guest, msg.channel(), &text, self.now);
+            }
+            g.drain_events();
+        }
+    }
+
+    fn running(&self) -> bool {
+        self.relay.relay().ended().is_none()
+            || self.guests.iter().flatten().any(|g| g.ended().is_none())
+    }
+
+    /// Runs until `until` (virtual time) or until everything ended.
+    fn run_until(&mut self, until: Duration) {
+        while self.now < until && self.running() {
+            let backlog = self.guests.iter().flatten().any(Guest::has_backlog);
+            let next = [
+                self.net.next_due(),
+                self.relay.next_wakeup(),
+                self.guests
+                    .iter()
+                    .flatten()
+                    .filter_map(Guest::next_wakeup)
+                    .min(),
+                backlog.then_some(self.now),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let Some(next) = next else { break };
+            if next > until {
+                self.now = until;
+                break;
+            }
+            self.now = self.now.max(next);
+            while let Some(d) = self.net.pop_due(self.now) {
+                match d.to {
+                    End::Host => match d.event {
+                        LinkEvent::Message(_, text) => self.relay.message(d.link, &text, self.now),
+                        LinkEvent::State(ConnectionState::Connected) => {}
+                        LinkEvent::State(_) => self.relay.closed(d.link, self.now),
+                    },
+                    End::Guest => {
+                        if let Some(g) = self.guests.get_mut(d.link).and_then(Option::as_mut) {
+                            g.on_event(d.event, self.now);
+                        }
+                    }
+                }
+                self.flush();
+            }
+            self.relay.poll(self.now);
+            for g in self.guests.iter_mut().flatten() {
+                g.poll(self.now);
+            }
+            self.flush();
+        }
+    }
+
+    fn desyncs(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|e| matches!(e, PeerEvent::Relay(RelayEvent::Desynced { .. })))
+            .count()
+    }
+
+    fn relay_events(&self, f: impl Fn(&RelayEvent) -> bool) -> usize {
+        self.events
+            .iter()
+            .filter(|e| matches!(e, PeerEvent::Relay(r) if f(r)))
+            .count()
+    }
+}
+
+fn config(start_players: usize, levels: u32) -> PeerRelayConfig {
+    PeerRelayConfig {
+        relay: RelayConfig {
+            start_players,
+            ..RelayConfig::default()
+        },
+        campaign_seed: 11,
+        levels,
+        difficulty: Difficulty::Easy,
+        ..PeerRelayConfig::default()
+    }
+}
+
+fn mins(m: u64) -> Duration {
+    Duration::from_secs(60 * m)
+}
+
+#[test]
+fn three_bots_finish_a_level_after_the_authority_dies_and_a_fourth_joins_by_snapshot() {
+    let mut s = Session::new(config(3, 1));
+    for name in ["ann", "bo", "cy"] {
+        s.join(name);
+    }
+    s.run_until(Duration::from_secs(15));
+    assert_eq!(
+        s.relay.relay().authority().map(|p| p.as_str().to_owned()),
+        Some("player-1".into())
+    );
+    assert!(s.relay.relay().next_tick() > 300, "the level is running");
+    s.kill(0);
+    s.run_until(Duration::from_secs(40));
+    assert!(
+        s.relay_events(|e| matches!(e, RelayEvent::SnapshotVerified { .. })) >= 1,
+        "the new authority answered the snapshot of tick 600: {:?}",
+        s.relay.relay().stats()
+    );
+    let late = s.join("dee");
+    s.run_until(mins(20));
+    assert_eq!(
+        s.relay.relay().ended(),
+        Some(RelayEnd::Completed),
+        "{:?}",
+        s.relay.relay().stats()
+    );
+    assert_eq!(s.desyncs(), 0);
+    assert_eq!(s.relay.relay().stats().handovers, 1);
+    let finals: Vec<(u64, u64)> = s
+        .guests
+        .iter()
+        .flatten()
+        .map(|g| {
+            assert_eq!(g.ended(), Some(&GuestEnd::Ended(EndReason::Completed)));
+            let e = g.engine().expect("a level");
+            (e.tick(), e.world_hash())
+        })
+        .collect();
+    assert_eq!(finals.len(), 3);
+    assert!(finals.iter().all(|f| *f == finals[0]), "{finals:?}");
+    let joined = s.guests[late].as_ref().and_then(|g| g.joined_at());
+    assert!(
+        joined.is_some_and(|(_, tick)| tick >= 600),
+        "the joiner started from a snapshot: {joined:?}"
+    );
+}
+
+#[test]
+fn two_levels_go_through_the_authority_and_a_bad_message_changes_nothing() {
+    let mut s = Session::new(config(2, 2));
+    s.join("ann");
+    s.join("bo");
+    s.run_until(Duration::from_secs(2));
+    s.relay.message(
+        1,
+        "{\"type\":\"relay-level-end\",\"levelEpoch\":1,\"tick\":5,\"more\":false,\"scores\":[]}",
+        s.now,
+    );
+    s.relay.message(1, "not json", s.now);
+    s.flush();
+    assert!(
+        s.relay.relay().ended().is_none(),
+        "only the authority ends a level"
+    );
+    s.run_until(mins(40));
+    assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
+    assert_eq!(
+        s.relay_events(|e| matches!(e, RelayEvent::LevelEnded { .. })),
+        2
+    );
+    assert_eq!(s.desyncs(), 0);
+    for g in s.guests.iter().flatten() {
+        assert_eq!(g.stats().transitions, 1);
+        assert_eq!(g.ended(), Some(&GuestEnd::Ended(EndReason::Completed)));
+    }
+    let scores = s.relay.scores();
+    assert_eq!(scores.len(), 2, "{scores:?}");
+    assert!(scores.iter().all(|r| !r.disconnected && !r.name.is_empty()));
+}
