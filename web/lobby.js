@@ -25,6 +25,12 @@ const NAME_KEY = 'campfire.displayName';
 
 /** @typedef {import('./lib/lobby-client.js').LobbyEntry} LobbyEntry */
 const PAGE_SIZE = 50;
+/** How each host kind reads in a row's details. */
+const HOST_KINDS = {
+  player: 'player',
+  daemon: 'daemon (always on)',
+  relay: 'relay (no host: outlives any player)',
+};
 const SEARCH_DEBOUNCE_MS = 250;
 
 const client = new LobbyClient('');
@@ -113,11 +119,11 @@ function row(e) {
   }
   tr.append(
     name,
-    cell('Host', e.hostName || (e.hostKind === 'daemon' ? 'bots' : '—')),
+    cell('Host', e.hostName || (e.hostKind === 'daemon' ? 'bots' : e.hostKind === 'relay' ? 'relay' : '—')),
     cell('Players', `${e.players}/${e.maxPlayers}`),
     cell('Difficulty', e.difficulty ?? '—'),
     cell('Campaign', e.campaign ?? '—'),
-    cell('Host kind', e.hostKind === 'daemon' ? 'daemon (always on)' : 'player'),
+    cell('Host kind', HOST_KINDS[e.hostKind] || 'player'),
   );
   const ageCell = cell('Age', age(e.createdAt));
   ageCell.className = 'age';

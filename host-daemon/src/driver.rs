@@ -13,6 +13,7 @@
 use crate::replay_files::ReplayFiles;
 use std::future::Future;
 use std::num::NonZeroU32;
+use std::time::Duration;
 
 use engine::RaycasterEngine;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
@@ -240,15 +241,90 @@ pub struct HostProgress {
     pub spectators: usize,
 }
 
-impl HostProgress {
-    fn of(session: &Host) -> Self {
-        Self {
-            ticks: session.stats().ticks,
-            started: session.started(),
-            seats_taken: session.seats_taken(),
-            connections: session.connections(),
-            spectators: session.spectators_present(),
+/// A session the daemon serves to guests over its transports: a host
+/// session ([`Host`]) or a relay ([`crate::relaying`]). [`run_host`]
+/// drives either.
+pub trait Served: Send + 'static {
+    /// A new guest connection at `now`: its slot.
+    fn add_guest(&mut self, now: Duration) -> GuestSlot;
+    /// Feeds one event from guest `slot`.
+    fn on_event(&mut self, slot: GuestSlot, event: PeerEvent, now: Duration);
+    /// Runs whatever is due.
+    fn poll(&mut self, now: Duration);
+    /// When it next needs a poll.
+    fn next_wakeup(&self) -> Option<Duration>;
+    /// Ends the session now.
+    fn shutdown(&mut self);
+    /// Whether the session is over.
+    fn is_over(&self) -> bool;
+    /// Where it stands.
+    fn progress(&self) -> HostProgress;
+    /// Takes what to send, logging and counting what happened.
+    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput>;
+}
+
+/// Where a session's events go: the rate-limited log, the metrics, the
+/// replay files.
+pub struct EventLog {
+    warnings: Warnings,
+    /// The session's metrics, if counted.
+    pub metrics: Option<SessionMetrics>,
+    /// The session's replay files, if recorded.
+    pub replays: Option<ReplayFiles>,
+}
+
+impl EventLog {
+    /// Logs a warning unless too many came this second.
+    pub fn warn(&mut self, what: impl FnOnce(u64)) {
+        if let Some(suppressed) = self.warnings.allow() {
+            what(suppressed);
         }
+    }
+}
+
+impl Served for Host {
+    fn add_guest(&mut self, now: Duration) -> GuestSlot {
+        HostSession::add_guest(self, now)
+    }
+
+    fn on_event(&mut self, slot: GuestSlot, event: PeerEvent, now: Duration) {
+        HostSession::on_event(self, slot, event, now);
+    }
+
+    fn poll(&mut self, now: Duration) {
+        HostSession::poll(self, now);
+    }
+
+    fn next_wakeup(&self) -> Option<Duration> {
+        HostSession::next_wakeup(self)
+    }
+
+    fn shutdown(&mut self) {
+        HostSession::shutdown(self);
+    }
+
+    fn is_over(&self) -> bool {
+        self.ended().is_some()
+    }
+
+    fn progress(&self) -> HostProgress {
+        HostProgress {
+            ticks: self.stats().ticks,
+            started: self.started(),
+            seats_taken: self.seats_taken(),
+            connections: self.connections(),
+            spectators: self.spectators_present(),
+        }
+    }
+
+    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput> {
+        for event in self.drain_events() {
+            if let (HostEvent::Replay(record), Some(files)) = (&event, log.replays.as_mut()) {
+                files.record(record);
+            }
+            log_host_event(&event, &mut log.warnings, log.metrics.as_ref());
+        }
+        self.drain_outbox()
     }
 }
 
@@ -300,50 +376,48 @@ impl Writers {
 /// [`HostProgress`]; `metrics`, if given, counts its events; `replays`,
 /// if given, writes its replay records. Returns the finished session,
 /// after every writer drained.
-pub async fn run_host<S: PeerSender, R: PeerReceiver>(
-    mut session: Host,
+pub async fn run_host<T: Served, S: PeerSender, R: PeerReceiver>(
+    mut session: T,
     mut incoming: mpsc::Receiver<PeerLink<S, R>>,
     shutdown: impl Future<Output = ()>,
     progress: Option<watch::Sender<HostProgress>>,
     metrics: Option<SessionMetrics>,
-    mut replays: Option<ReplayFiles>,
-) -> Host {
+    replays: Option<ReplayFiles>,
+) -> T {
     let origin = Instant::now();
     let (ev_tx, mut ev_rx) = mpsc::channel::<(GuestSlot, PeerEvent)>(READER_QUEUE_EVENTS);
     let mut writers = Writers {
         by_slot: Vec::new(),
         handles: Vec::new(),
     };
-    let mut warnings = Warnings::new();
+    let mut log = EventLog {
+        warnings: Warnings::new(),
+        metrics: metrics.clone(),
+        replays,
+    };
     let mut incoming_open = true;
     tokio::pin!(shutdown);
     loop {
         session.poll(origin.elapsed());
-        for event in session.drain_events() {
-            if let (HostEvent::Replay(record), Some(files)) = (&event, replays.as_mut()) {
-                files.record(record);
-            }
-            log_host_event(&event, &mut warnings, metrics.as_ref());
-        }
-        for out in session.drain_outbox() {
+        for out in session.drain(&mut log) {
             let (slots, send) = match out {
                 HostOutput::Send(slot, msg, format) => (vec![slot], encode_host(&msg, format)),
                 HostOutput::Broadcast(slots, msg, format) => (slots, encode_host(&msg, format)),
                 HostOutput::Close(slot) => (vec![slot], None),
             };
             for slot in slots {
-                writers.queue(slot, send.as_ref(), &mut warnings);
+                writers.queue(slot, send.as_ref(), &mut log.warnings);
             }
         }
         if let Some(p) = &progress {
             p.send_if_modified(|t| {
-                let now = HostProgress::of(&session);
+                let now = session.progress();
                 let changed = *t != now;
                 *t = now;
                 changed
             });
         }
-        if session.ended().is_some() {
+        if session.is_over() {
             break;
         }
         let wake = session.next_wakeup().map(|d| origin + d);

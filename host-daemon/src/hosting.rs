@@ -37,12 +37,14 @@ use tokio::time::Instant;
 use netcode::host::HostConfig;
 use netcode::host::join_slots::JoinPolicy;
 
-use crate::driver::{Host, HostProgress, run_host};
+use crate::driver::{Host, HostProgress, Served, run_host};
 use crate::lobby_client::{HostedSession, LobbyClient, SignalingError};
 use crate::metrics::DaemonMetrics;
+use crate::relaying::RelaySession;
 use crate::replay_files::ReplayFiles;
 use crate::stdout;
 use crate::transport::webrtc::{HostOffer, WebRtcLink, WebRtcOptions};
+use lockstep::peer::{PeerRelay, PeerRelayConfig};
 
 mod joins;
 
@@ -93,6 +95,10 @@ pub struct HostingConfig {
     /// `--record DIR`: each level's replay file goes here (the host config
     /// then has `record_replay` set).
     pub record_dir: Option<std::path::PathBuf>,
+    /// `host-daemon relay`: serve relay sessions with this configuration
+    /// instead of host sessions (`host` above then only says whether
+    /// late join is on; no host player, no bots).
+    pub relay: Option<PeerRelayConfig>,
 }
 
 impl HostingConfig {
@@ -172,15 +178,27 @@ fn create_request(config: &HostingConfig) -> PutSessionRequest {
     PutSessionRequest {
         public: Some(config.public),
         name: Some(config.name.clone()),
-        host_name: config.host.host_player.as_ref().map(|(_, n)| n.clone()),
-        players: Some(config.local_players().max(1)),
+        host_name: match (&config.relay, &config.host.host_player) {
+            (Some(_), _) => Some("relay".to_owned()),
+            (None, player) => player.as_ref().map(|(_, n)| n.clone()),
+        },
+        // A relay has no player of its own; a host has at least its own.
+        players: Some(if config.relay.is_some() {
+            0
+        } else {
+            config.local_players().max(1)
+        }),
         max_players: Some(config.max_players),
         build: Some(config.host.build_version.clone()),
         difficulty: serde_json::to_value(config.host.difficulty)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned)),
         campaign: Some(config.campaign_name.clone()),
-        host_kind: Some(HostKind::Daemon),
+        host_kind: Some(if config.relay.is_some() {
+            HostKind::Relay
+        } else {
+            HostKind::Daemon
+        }),
         ..Default::default()
     }
 }
@@ -200,13 +218,65 @@ pub async fn run_session(
     if webrtc.ice_servers.is_empty() {
         webrtc.ice_servers = session.ice_servers.clone();
     }
+    if let Some(relay) = &config.relay {
+        let mut relay = relay.clone();
+        relay.relay.start_players = config.start_when;
+        relay.relay.lobby_wait = config.lobby_timeout;
+        relay.relay.max_players = config.guest_seats();
+        let served = RelaySession::new(PeerRelay::new(relay));
+        let served = serve(served, &config, &client, &session, &webrtc, shutdown).await?;
+        stdout::relay_report(&session.code, &served.report());
+        delete(&client, &session).await;
+        return Ok(SessionOutcome {
+            code: session.code.clone(),
+            end: None,
+            joined: served.relay().connections_ever(),
+            levels_completed: served.relay().relay().epoch(),
+        });
+    }
     let mut host_config = config.host.clone();
     host_config.expected_guests = config.start_when;
     host_config.lobby_wait = config.lobby_timeout;
     host_config.max_guests = Some(config.guest_seats());
     // A fresh secret per session: its rejoin tokens resume nothing else.
     host_config.rejoin_secret = Some(rand::random());
-    let host = Host::new(host_config);
+    let host = serve(
+        Host::new(host_config),
+        &config,
+        &client,
+        &session,
+        &webrtc,
+        shutdown,
+    )
+    .await?;
+    stdout::session_report(&session.code, &host.report());
+    delete(&client, &session).await;
+    Ok(SessionOutcome {
+        code: session.code.clone(),
+        end: host.ended(),
+        joined: host.connections(),
+        levels_completed: host.stats().levels_completed,
+    })
+}
+
+async fn delete(client: &LobbyClient, session: &HostedSession) {
+    if let Err(e) = client.delete(session).await
+        && !matches!(e, SignalingError::NoSuchSession(_))
+    {
+        tracing::warn!(error = %e, "could not delete the session from the lobby");
+    }
+}
+
+/// Serves `served` to the guests the round loop connects, keeping its
+/// lobby entry current, until it ends. Returns it, finished.
+async fn serve<T: Served>(
+    served: T,
+    config: &Arc<HostingConfig>,
+    client: &LobbyClient,
+    session: &HostedSession,
+    webrtc: &WebRtcOptions,
+    shutdown: watch::Receiver<bool>,
+) -> anyhow::Result<T> {
     let metrics = config.metrics.as_ref().map(DaemonMetrics::session);
     let (link_tx, link_rx) = mpsc::channel::<WebRtcLink>(8);
     let (progress_tx, progress_rx) = watch::channel(HostProgress::default());
@@ -226,7 +296,7 @@ pub async fn run_session(
         .as_deref()
         .map(|dir| ReplayFiles::new(dir, session.code.as_str()));
     let host_run = run_host(
-        host,
+        served,
         link_rx,
         host_shutdown,
         Some(progress_tx),
@@ -239,10 +309,10 @@ pub async fn run_session(
     };
     let opened = Instant::now();
     let mut rounds = std::pin::pin!(round_loop(
-        &config,
-        &webrtc,
-        &client,
-        &session,
+        config,
+        webrtc,
+        client,
+        session,
         link_tx,
         progress_rx.clone(),
     ));
@@ -260,7 +330,7 @@ pub async fn run_session(
             _ = refresh.tick() => {
                 // Answer polls refresh the TTL too; this covers the rest
                 // (no round open, the session running).
-                if let Err(e) = client.refresh(&session).await {
+                if let Err(e) = client.refresh(session).await {
                     tracing::debug!(error = %e, "TTL refresh failed");
                 }
             }
@@ -275,7 +345,7 @@ pub async fn run_session(
                     } else {
                         PutSessionRequest { public: Some(false), ..Default::default() }
                     };
-                    if let Err(e) = client.update(&session, &update).await {
+                    if let Err(e) = client.update(session, &update).await {
                         tracing::warn!(error = %e, "could not mark the started session in the lobby");
                     }
                 }
@@ -297,18 +367,7 @@ pub async fn run_session(
             }
         }
     };
-    stdout::session_report(&session.code, &host.report());
-    if let Err(e) = client.delete(&session).await
-        && !matches!(e, SignalingError::NoSuchSession(_))
-    {
-        tracing::warn!(error = %e, "could not delete the session from the lobby");
-    }
-    Ok(SessionOutcome {
-        code: session.code.clone(),
-        end: host.ended(),
-        joined: host.connections(),
-        levels_completed: host.stats().levels_completed,
-    })
+    Ok(host)
 }
 
 /// Publishes `players` in the lobby unless `published` says it already

@@ -34,6 +34,7 @@ pub mod joining;
 pub mod lobby_client;
 pub mod metrics;
 pub mod realtime;
+pub mod relaying;
 pub mod replay_files;
 pub mod stdout;
 pub mod transport;

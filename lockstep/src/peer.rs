@@ -51,6 +51,8 @@ pub struct PeerRelayConfig {
     /// Every player's input delay, ticks (the spec's fixed delay unless
     /// raised; guests must then take up `input-delay`).
     pub input_delay: u64,
+    /// How long a connection may take to say hello before it is closed.
+    pub hello_timeout: Duration,
 }
 
 impl Default for PeerRelayConfig {
@@ -62,6 +64,7 @@ impl Default for PeerRelayConfig {
             levels: 3,
             difficulty: Difficulty::Normal,
             input_delay: INPUT_DELAY_TICKS,
+            hello_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -80,6 +83,8 @@ pub enum PeerOutput {
 /// What happened, for the driver's log and counters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PeerEvent {
+    /// A connection was let in: its player (`None`: a spectator) and name.
+    Admitted(Slot, Option<PlayerId>, String),
     /// The relay session's own event.
     Relay(RelayEvent),
     /// A connection was refused.
@@ -97,6 +102,8 @@ struct Connection {
     name: String,
     /// The level epoch it was last sent (0: none).
     has_epoch: u32,
+    /// When it opened.
+    opened_at: Duration,
 }
 
 /// A relay session for campfire's peers.
@@ -113,6 +120,8 @@ pub struct PeerRelay {
     last_end: Option<(u32, u64, bool)>,
     outbox: Vec<PeerOutput>,
     events: Vec<PeerEvent>,
+    /// Connections handed to the relay so far.
+    connections_ever: usize,
 }
 
 impl PeerRelay {
@@ -127,7 +136,30 @@ impl PeerRelay {
             last_end: None,
             outbox: Vec::new(),
             events: Vec::new(),
+            connections_ever: 0,
         }
+    }
+
+    /// Seats taken: connected players, and connections still in their
+    /// hello (a spectator takes none).
+    pub fn seats_taken(&self) -> usize {
+        self.connections
+            .values()
+            .filter(|c| !matches!(c.admitted, Some(None)))
+            .count()
+    }
+
+    /// Spectators connected.
+    pub fn spectators(&self) -> usize {
+        self.connections
+            .values()
+            .filter(|c| matches!(c.admitted, Some(None)))
+            .count()
+    }
+
+    /// Connections handed to the relay so far.
+    pub fn connections_ever(&self) -> usize {
+        self.connections_ever
     }
 
     /// The relay session underneath.
@@ -149,11 +181,34 @@ impl PeerRelay {
 
     /// When the relay next needs [`PeerRelay::poll`].
     pub fn next_wakeup(&self) -> Option<Duration> {
-        self.relay.next_wakeup()
+        let hello = self
+            .connections
+            .values()
+            .filter(|c| c.admitted.is_none())
+            .map(|c| c.opened_at + self.config.hello_timeout)
+            .min();
+        [self.relay.next_wakeup(), hello]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
-    /// Runs whatever is due.
+    /// Runs whatever is due: connections silent past the hello timeout
+    /// are closed, then the relay session runs.
     pub fn poll(&mut self, now: Duration) {
+        let silent: Vec<Slot> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| c.admitted.is_none() && now >= c.opened_at + self.config.hello_timeout)
+            .map(|(s, _)| *s)
+            .collect();
+        for slot in silent {
+            let detail = format!(
+                "no hello within {} ms",
+                self.config.hello_timeout.as_millis()
+            );
+            self.refuse(slot, RefusalReason::BadHandshake, detail);
+        }
         self.relay.poll(now);
         self.pump();
     }
@@ -164,8 +219,9 @@ impl PeerRelay {
         self.pump();
     }
 
-    /// A connection opened: the relay says hello.
-    pub fn connected(&mut self, slot: Slot) {
+    /// A connection opened at `now`: the relay says hello.
+    pub fn connected(&mut self, slot: Slot, now: Duration) {
+        self.connections_ever += 1;
         let mut features = vec![FEATURE_RELAY.to_owned()];
         if self.config.input_delay != INPUT_DELAY_TICKS {
             features.push(FEATURE_INPUT_DELAY.to_owned());
@@ -177,6 +233,7 @@ impl PeerRelay {
                 admitted: None,
                 name: String::new(),
                 has_epoch: 0,
+                opened_at: now,
             },
         );
         self.outbox.push(PeerOutput::Send(
@@ -363,7 +420,9 @@ impl PeerRelay {
         match self.relay.admit(slot, entry, now) {
             Ok(player) => {
                 if let Some(c) = self.connections.get_mut(&slot) {
-                    c.admitted = Some(player);
+                    c.admitted = Some(player.clone());
+                    let name = c.name.clone();
+                    self.events.push(PeerEvent::Admitted(slot, player, name));
                 }
             }
             Err(r) => {

@@ -48,7 +48,7 @@ impl Session {
         });
         guest.on_event(LinkEvent::State(ConnectionState::Connected), self.now);
         self.guests.push(Some(guest));
-        self.relay.connected(link);
+        self.relay.connected(link, self.now);
         self.flush();
         link
     }

@@ -9,7 +9,9 @@ use time::OffsetDateTime;
 
 use crate::code::SessionCode;
 
-/// Who runs a session's host: a player's browser or `host-daemon`.
+/// Who runs a session's host: a player's browser, `host-daemon`, or no
+/// one (`host-daemon relay`: every player connects to a relay that runs no
+/// game, and the session outlives any player).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
@@ -18,14 +20,17 @@ pub enum HostKind {
     Player,
     /// The headless `host-daemon`.
     Daemon,
+    /// A `host-daemon relay` session.
+    Relay,
 }
 
 impl HostKind {
-    /// The wire spelling (`player` or `daemon`).
+    /// The wire spelling (`player`, `daemon` or `relay`).
     pub fn as_str(self) -> &'static str {
         match self {
             HostKind::Player => "player",
             HostKind::Daemon => "daemon",
+            HostKind::Relay => "relay",
         }
     }
 
@@ -34,6 +39,7 @@ impl HostKind {
         match s {
             "player" => Some(HostKind::Player),
             "daemon" => Some(HostKind::Daemon),
+            "relay" => Some(HostKind::Relay),
             _ => None,
         }
     }

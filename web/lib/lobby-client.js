@@ -15,7 +15,7 @@ import { CHANNELS, UNRELIABLE_CHANNELS, UNRELIABLE_CHANNEL_ID } from './constant
  * @property {string} build
  * @property {string|null} [difficulty]
  * @property {string|null} [campaign]
- * @property {'player'|'daemon'} hostKind
+ * @property {'player'|'daemon'|'relay'} hostKind
  * @property {boolean} [inProgress] the session has started and admits players
  *   into its running game (late join); absent from servers older than it
  * @property {string} createdAt RFC 3339
@@ -25,7 +25,7 @@ import { CHANNELS, UNRELIABLE_CHANNELS, UNRELIABLE_CHANNEL_ID } from './constant
  * @typedef {LobbyEntry & {public: boolean, round: number|null, offer: string|null, iceServers: RTCIceServer[]}} SessionView
  * @typedef {{code: string, hostToken: string, round: number|null, expiresAt: string, iceServers: RTCIceServer[]}} HostedSession
  * @typedef {{round: number, answer: string, name: string}} AnswerView
- * @typedef {{q?: string, build?: string, hasSpace?: boolean, hostKind?: 'player'|'daemon', limit?: number, cursor?: string}} LobbyFilters
+ * @typedef {{q?: string, build?: string, hasSpace?: boolean, hostKind?: 'player'|'daemon'|'relay', limit?: number, cursor?: string}} LobbyFilters
  * @typedef {{sessions: LobbyEntry[], nextCursor: string|null, total: number, totalCapped: boolean}} LobbyPage
  * @typedef {{type: 'added'|'updated', entry: LobbyEntry} | {type: 'removed', code: string} | {type: 'resync'}} LobbyEvent
  */

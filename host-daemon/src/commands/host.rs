@@ -129,6 +129,7 @@ pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
         metrics: None,
         tick_runtime: None,
         record_dir: a.record.clone(),
+        relay: None,
     };
     if config.guest_seats() < config.start_when {
         bail!(
@@ -141,7 +142,8 @@ pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
     Ok(config)
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+/// The daemon's main runtime: two worker threads.
+pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -152,7 +154,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// A single-threaded runtime on its own OS thread for the sessions' tick
 /// loops (measured: it keeps tick lateness low while the main runtime is
 /// busy with hundreds of WebRTC connections). Runs until the process exits.
-fn tick_thread() -> anyhow::Result<tokio::runtime::Handle> {
+pub(super) fn tick_thread() -> anyhow::Result<tokio::runtime::Handle> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

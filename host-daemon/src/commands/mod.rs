@@ -1,12 +1,14 @@
 //! The `host-daemon` commands, one module each: its clap flags and its
 //! `run`. `simulate` runs a host, bot players and bot guests in one process
 //! over a simulated network and prints one JSON line; `host` hosts bot
-//! sessions through a lobby server over WebRTC; `join` joins one as a
-//! (bot) guest; `replay` re-simulates a recorded level.
+//! sessions through a lobby server over WebRTC; `relay` serves relay
+//! sessions the same way; `join` joins one as a (bot) guest; `replay`
+//! re-simulates a recorded level.
 
 pub mod host;
 pub mod ice;
 pub mod join;
+pub mod relay;
 pub mod replay;
 pub mod simulate;
 
@@ -29,6 +31,11 @@ pub enum Command {
     /// Host bot sessions through a lobby server over WebRTC. Prints
     /// `session CODE` on stdout for each session it opens.
     Host(host::HostArgs),
+    /// Serve relay sessions through a lobby server over WebRTC: every
+    /// player connects to the relay, which runs no engine. Prints `session
+    /// CODE` for each session it opens and a `relay-report` line when it
+    /// ends.
+    Relay(relay::RelayArgs),
     /// Join a session through the lobby; prints one JSON line at the end.
     Join(join::JoinArgs),
     /// Re-simulate a recorded level; prints one JSON line.
@@ -41,6 +48,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Simulate(args) => simulate::run(&args),
         Command::Host(args) => host::run(args),
         Command::Join(args) => join::run(args),
+        Command::Relay(args) => relay::run(args),
         Command::Replay(args) => replay::run(&args),
     }
 }
@@ -193,5 +201,57 @@ mod tests {
             );
         }
         assert!(parse(&["--difficulty", "nightmare"]).is_err());
+    }
+
+    fn relay(args: &[&str]) -> anyhow::Result<crate::hosting::HostingConfig> {
+        let cli = Cli::try_parse_from(
+            ["host-daemon", "relay", "--server", "http://127.0.0.1:1"]
+                .iter()
+                .chain(args),
+        )?;
+        let Command::Relay(a) = cli.command else {
+            anyhow::bail!("not relay");
+        };
+        relay::relaying_config(&a)
+    }
+
+    #[test]
+    fn relay_flags_build_a_relay_config() {
+        let c = relay(&[
+            "--max-players",
+            "6",
+            "--start-when",
+            "3",
+            "--snapshot-every",
+            "300",
+            "--input-delay",
+            "5",
+            "--levels",
+            "2",
+            "--seed",
+            "9",
+            "--max-spectators",
+            "2",
+        ])
+        .unwrap();
+        let r = c.relay.as_ref().expect("a relay configuration");
+        assert_eq!(c.guest_seats(), 6, "a relay has no player of its own");
+        assert_eq!(c.start_when, 3);
+        assert_eq!(r.relay.snapshot_interval, 300);
+        assert_eq!(r.input_delay, 5);
+        assert_eq!((r.levels, r.campaign_seed), (2, 9));
+        assert_eq!(r.relay.max_spectators, 2);
+        assert!(r.relay.late_join);
+        assert!(
+            !relay(&["--no-late-join"])
+                .unwrap()
+                .relay
+                .unwrap()
+                .relay
+                .late_join
+        );
+        assert!(relay(&["--input-delay", "0"]).is_err());
+        assert!(relay(&["--snapshot-every", "10"]).is_err());
+        assert!(relay(&["--max-players", "2", "--start-when", "3"]).is_err());
     }
 }

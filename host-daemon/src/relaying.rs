@@ -1,0 +1,249 @@
+//! `host-daemon relay`: the daemon serving relay sessions
+//! ([`lockstep::peer::PeerRelay`]) through the same driver, lobby rounds
+//! and transports as `host`. A relay runs no engine: its guests play, one
+//! of them as the authority.
+
+use std::time::Duration;
+
+use lockstep::peer::{PeerEvent as RelayPeerEvent, PeerOutput, PeerRelay};
+use lockstep::relay::{RelayEnd, RelayEvent, RelayPhase, RelayStats};
+use netcode::host::HostOutput;
+use netcode::stats::GuestSlot;
+use protocol::wire::WireFormat;
+use serde::Serialize;
+
+use crate::driver::{EventLog, HostProgress, Served};
+use crate::transport::{ConnectionState, PeerEvent};
+
+/// A relay session served by the daemon: the relay and its slot count.
+#[derive(Debug)]
+pub struct RelaySession {
+    relay: PeerRelay,
+    next_slot: GuestSlot,
+}
+
+impl RelaySession {
+    /// Serves `relay`.
+    pub fn new(relay: PeerRelay) -> Self {
+        Self {
+            relay,
+            next_slot: 0,
+        }
+    }
+
+    /// The relay.
+    pub fn relay(&self) -> &PeerRelay {
+        &self.relay
+    }
+
+    /// The operator's report of a finished (or running) session.
+    pub fn report(&self) -> RelayReport {
+        let core = self.relay.relay();
+        let (log_frames, anchor_bytes) = core.log_size();
+        RelayReport {
+            end: core.ended(),
+            levels: core.epoch(),
+            connections: self.relay.connections_ever(),
+            stats: ReportStats::from(core.stats()),
+            log_frames,
+            anchor_bytes,
+            scores: self
+                .relay
+                .scores()
+                .into_iter()
+                .map(|r| (r.player_id.as_str().to_owned(), r.kill_score))
+                .collect(),
+        }
+    }
+}
+
+/// The `relay-report` line.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayReport {
+    /// How it ended (absent while running).
+    #[serde(serialize_with = "end_name")]
+    pub end: Option<RelayEnd>,
+    /// Levels started.
+    pub levels: u32,
+    /// Connections handed to the relay.
+    pub connections: usize,
+    /// The relay's counters.
+    pub stats: ReportStats,
+    /// Frames in the log at the end.
+    pub log_frames: usize,
+    /// The log anchor's payload size at the end, bytes.
+    pub anchor_bytes: usize,
+    /// Kill score per player over the levels ended.
+    pub scores: Vec<(String, u32)>,
+}
+
+fn end_name<S: serde::Serializer>(end: &Option<RelayEnd>, s: S) -> Result<S::Ok, S::Error> {
+    let name = end.map(|e| match e {
+        RelayEnd::Completed => "completed",
+        RelayEnd::Empty => "empty",
+        RelayEnd::Shutdown => "shutdown",
+    });
+    name.serialize(s)
+}
+
+/// [`RelayStats`] as the report spells it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportStats {
+    frames: u64,
+    held_inputs: u64,
+    handovers: u64,
+    desyncs: u64,
+    catch_ups: u64,
+    snapshots_verified: u64,
+    log_frames_max: usize,
+    anchor_bytes_max: usize,
+}
+
+impl From<&RelayStats> for ReportStats {
+    fn from(s: &RelayStats) -> Self {
+        Self {
+            frames: s.frames,
+            held_inputs: s.held_inputs,
+            handovers: s.handovers,
+            desyncs: s.desyncs,
+            catch_ups: s.catch_ups,
+            snapshots_verified: s.snapshots_verified,
+            log_frames_max: s.log_frames_max,
+            anchor_bytes_max: s.anchor_bytes_max,
+        }
+    }
+}
+
+impl Served for RelaySession {
+    fn add_guest(&mut self, now: Duration) -> GuestSlot {
+        let slot = self.next_slot;
+        self.next_slot += 1;
+        self.relay.connected(slot, now);
+        slot
+    }
+
+    fn on_event(&mut self, slot: GuestSlot, event: PeerEvent, now: Duration) {
+        match event {
+            PeerEvent::Message(_, text) => self.relay.message(slot, &text, now),
+            // A transient loss may recover; a failure or close is final.
+            PeerEvent::State(ConnectionState::Connected | ConnectionState::Disconnected) => {}
+            PeerEvent::State(ConnectionState::Failed | ConnectionState::Closed) => {
+                self.relay.closed(slot, now);
+            }
+        }
+    }
+
+    fn poll(&mut self, now: Duration) {
+        self.relay.poll(now);
+    }
+
+    fn next_wakeup(&self) -> Option<Duration> {
+        self.relay.next_wakeup()
+    }
+
+    fn shutdown(&mut self) {
+        self.relay.shutdown();
+    }
+
+    fn is_over(&self) -> bool {
+        self.relay.relay().ended().is_some()
+    }
+
+    fn progress(&self) -> HostProgress {
+        let core = self.relay.relay();
+        HostProgress {
+            ticks: core.stats().frames,
+            started: core.phase() != RelayPhase::Lobby,
+            seats_taken: self.relay.seats_taken(),
+            connections: self.relay.connections_ever(),
+            spectators: self.relay.spectators(),
+        }
+    }
+
+    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput> {
+        for event in self.relay.drain_events() {
+            log_relay_event(&event, log);
+        }
+        self.relay
+            .drain_outbox()
+            .into_iter()
+            .map(|out| match out {
+                PeerOutput::Send(slot, msg) => HostOutput::Send(slot, msg, WireFormat::Json),
+                PeerOutput::Broadcast(slots, msg) => {
+                    HostOutput::Broadcast(slots, msg, WireFormat::Json)
+                }
+                PeerOutput::Close(slot) => HostOutput::Close(slot),
+            })
+            .collect()
+    }
+}
+
+fn log_relay_event(event: &RelayPeerEvent, log: &mut EventLog) {
+    match event {
+        RelayPeerEvent::Admitted(slot, player, name) => match player {
+            Some(player) => tracing::info!(slot, %player, name, "guest admitted"),
+            None => tracing::info!(slot, name, "spectator admitted"),
+        },
+        RelayPeerEvent::Refused(slot, reason) => tracing::info!(slot, ?reason, "join refused"),
+        RelayPeerEvent::BadMessage(slot, why) => {
+            log.warn(|suppressed| tracing::warn!(slot, %why, suppressed, "bad guest message"));
+        }
+        RelayPeerEvent::Relay(e) => match e {
+            RelayEvent::Arrived {
+                epoch,
+                tick,
+                player,
+            } => {
+                tracing::info!(level_epoch = epoch, tick, %player, "player entered the level");
+            }
+            RelayEvent::Removed {
+                epoch,
+                tick,
+                player,
+            } => {
+                tracing::info!(level_epoch = epoch, tick, %player, "player removed from the roster");
+            }
+            RelayEvent::AuthorityChanged {
+                epoch,
+                tick,
+                player,
+            } => {
+                tracing::info!(level_epoch = epoch, tick, %player, "authority");
+            }
+            RelayEvent::LevelStarted { epoch } => {
+                tracing::info!(level_epoch = epoch, "level started")
+            }
+            RelayEvent::LevelEnded { epoch, tick } => {
+                tracing::info!(level_epoch = epoch, tick, "level ended");
+            }
+            RelayEvent::Desynced { slot, epoch, tick } => log.warn(|suppressed| {
+                tracing::warn!(
+                    slot,
+                    level_epoch = epoch,
+                    tick,
+                    suppressed,
+                    "desync: the guest's hash lost the vote"
+                );
+            }),
+            RelayEvent::Ignored { slot, why } => {
+                log.warn(|suppressed| tracing::warn!(slot, why, suppressed, "ignored"));
+            }
+            RelayEvent::Ended(end) => tracing::info!(?end, "relay session ended"),
+            RelayEvent::SnapshotVerified { epoch, tick, bytes } => {
+                tracing::info!(level_epoch = epoch, tick, bytes, "snapshot verified");
+            }
+            RelayEvent::SnapshotRejected { epoch, tick } => {
+                tracing::warn!(
+                    level_epoch = epoch,
+                    tick,
+                    "snapshot rejected: its hash lost the vote"
+                );
+            }
+            RelayEvent::Resynced { slot, from_tick } => {
+                tracing::info!(slot, from_tick, "catch-up sent");
+            }
+        },
+    }
+}

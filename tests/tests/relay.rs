@@ -1,0 +1,158 @@
+//! Relay sessions end to end (issue 26): `host-daemon relay` serves a
+//! session from the lobby with no engine; three `host-daemon join --bot`
+//! processes play it over real WebRTC, the first of them as the authority.
+//! Once the snapshot of tick 300 is verified the authority's process is
+//! killed: authority passes to the next player at a tick boundary, and
+//! the other two play on. A fourth bot then joins from the snapshot and
+//! the log, and the three finish on the same final world hash with no
+//! desync.
+//!
+//! Everything binds 127.0.0.1; every wait is bounded.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::binaries::binaries;
+use common::{
+    Children, HOST_LOG, Lobby, Site, capture_stderr, join_cmd, lines_of, listed, next_line,
+    outputs_of, session_code, start_lobby, successful_report, wait_log,
+};
+
+#[test]
+fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
+    let db = tempfile::tempdir().expect("tempdir");
+    let mut children = Children::default();
+    let here = Site::loopback();
+    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let mut relay = here
+        .command(&binaries().host_daemon)
+        .args([
+            "relay",
+            "--server",
+            &url,
+            "--name",
+            "e2e relay",
+            "--bind-ip",
+        ])
+        .arg(here.ip.to_string())
+        .args(["--start-when", "3", "--levels", "1", "--sessions", "1"])
+        .args([
+            "--seed",
+            "11",
+            "--difficulty",
+            "easy",
+            "--snapshot-every",
+            "300",
+        ])
+        .env("RUST_LOG", HOST_LOG)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon relay");
+    let relay_lines = lines_of(&mut relay);
+    let log = capture_stderr(&mut relay, "relay");
+    children.push(relay);
+    let code = session_code(&relay_lines);
+    let entry: serde_json::Value =
+        serde_json::from_str(&common::http_get(&addr, &format!("/session/{code}")))
+            .expect("session JSON");
+    assert_eq!(entry["hostKind"], "relay", "{entry}");
+
+    // The first to connect is player-1, the first authority.
+    let first = children.push(
+        join_cmd(&here, &url, &code, "first")
+            .spawn()
+            .expect("spawn"),
+    );
+    wait_log(&log, Duration::from_secs(60), "the first admission", |l| {
+        l.contains("guest admitted") && l.contains("player-1")
+    });
+    let mut players = Vec::new();
+    for name in ["second", "third"] {
+        players.push(children.push(join_cmd(&here, &url, &code, name).spawn().expect("spawn")));
+    }
+    wait_log(&log, Duration::from_secs(60), "the level start", |l| {
+        l.contains("level started")
+    });
+    wait_log(&log, Duration::from_secs(60), "the first authority", |l| {
+        l.contains("authority") && l.contains("player-1")
+    });
+    // The snapshot of tick 300 (10 s in) verified: the log is anchored.
+    wait_log(&log, Duration::from_secs(60), "a verified snapshot", |l| {
+        l.contains("snapshot verified") && l.contains("tick=300")
+    });
+    assert!(
+        listed(&addr, &code),
+        "a running relay session with seats free stays listed"
+    );
+
+    children.0[first]
+        .kill()
+        .expect("kill the authority's process");
+    wait_log(&log, Duration::from_secs(60), "the handover", |l| {
+        l.contains("authority") && l.contains("player-2")
+    });
+    let late = children.push(join_cmd(&here, &url, &code, "late").spawn().expect("spawn"));
+    let (_, entered) = wait_log(
+        &log,
+        Duration::from_secs(60),
+        "the late joiner's entry",
+        |l| l.contains("player entered the level"),
+    );
+    players.push(late);
+
+    let outs = outputs_of(
+        &mut children,
+        &players,
+        Duration::from_secs(300),
+        "the bots",
+    );
+    let reports: Vec<serde_json::Value> = outs
+        .iter()
+        .zip(["second", "third", "late"])
+        .map(|(o, what)| successful_report(o, what))
+        .collect();
+    let end = reports[0]["endReason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        end == "completed" || end == "team-eliminated",
+        "{}",
+        reports[0]
+    );
+    for r in &reports {
+        assert_eq!(r["endReason"], end.as_str(), "{r}");
+        assert_eq!(r["finalWorldHash"], reports[0]["finalWorldHash"], "{r}");
+        assert_eq!(r["desyncs"], 0, "{r}");
+    }
+    let state_tick = reports[2]["stateTick"]
+        .as_u64()
+        .expect("the joiner's state tick");
+    assert!(
+        state_tick >= 300,
+        "the joiner was rebuilt from a snapshot: {}",
+        reports[2]
+    );
+    assert!(entered.contains("player-4"), "{entered}");
+
+    let line = next_line(&relay_lines, Duration::from_secs(30), "the relay report");
+    let report: serde_json::Value = serde_json::from_str(&line).expect("a JSON report line");
+    assert_eq!(report["type"], "relay-report", "{line}");
+    assert_eq!(report["end"], "completed", "{line}");
+    assert_eq!(report["stats"]["desyncs"], 0, "{line}");
+    assert_eq!(report["stats"]["handovers"], 1, "{line}");
+    assert!(
+        report["stats"]["snapshotsVerified"].as_u64().unwrap_or(0) >= 1,
+        "{line}"
+    );
+    let log_cap = 2 * 300 + 120;
+    assert!(
+        report["stats"]["logFramesMax"].as_u64().unwrap_or(u64::MAX) <= log_cap,
+        "{line}"
+    );
+}
