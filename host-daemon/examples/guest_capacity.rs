@@ -1,6 +1,8 @@
 //! WebRTC guests per daemon process (docs/benchmarks.md): one
-//! `host-daemon host` keeps K sessions of 4 bot guests each; every guest is
-//! its own `host-daemon join --bot` process. Once every session runs, the
+//! `host-daemon host` (or `relay`) keeps K sessions of 4 bot guests each;
+//! every guest is its own `host-daemon join --bot` process. A host session
+//! also runs the engine and the host's own bot player; a relay session runs
+//! no engine (one of its guests is the authority). Once every session runs, the
 //! daemon's metrics and `/proc` are sampled across a window: p99 tick
 //! lateness (from the histogram's bucket deltas), daemon CPU, guests' CPU,
 //! RSS per guest and bytes sent per guest per second. One JSON line per
@@ -8,7 +10,8 @@
 //! first, as it would be with its guests on other machines.
 //!
 //! Usage (release binaries, built by `scripts/bench-daemon`):
-//! `guest_capacity BIN_DIR GUESTS...` (multiples of 4), e.g. `target/release 100 200 300`.
+//! `guest_capacity BIN_DIR [--mode host|relay|both] GUESTS...` (multiples of
+//! 4), e.g. `target/release --mode both 100 200`.
 //! Everything binds 127.0.0.1; every wait is bounded; every child is killed.
 
 #[path = "support/proc_stat.rs"]
@@ -137,23 +140,29 @@ fn start_lobby(bin: &Path, children: &mut Children, db: &Path) -> String {
         .to_owned()
 }
 
-fn run(bin: &Path, guests: usize) -> serde_json::Value {
+fn run(bin: &Path, mode: &str, guests: usize) -> serde_json::Value {
     let sessions = guests / PER_SESSION;
     let db = tempfile::tempdir().expect("tempdir");
     let mut children = Children::default();
     let url = start_lobby(bin, &mut children, db.path());
-    let mut host = Command::new(bin.join("host-daemon"))
-        .args([
+    let mut daemon = Command::new(bin.join("host-daemon"));
+    if mode == "relay" {
+        daemon.args(["relay", "--server", &url, "--name", "capacity"]);
+        daemon.args(["--max-players", "4", "--start-when", "4", "--levels", "50"]);
+    } else {
+        daemon.args([
             "host", "--server", &url, "--name", "capacity", "--bots", "0",
-        ])
-        .args(["--max-players", "5", "--start-when", "4", "--levels", "50"])
+        ]);
+        daemon.args(["--max-players", "5", "--start-when", "4", "--levels", "50"]);
+    }
+    let mut host = daemon
         .args(["--sessions", &sessions.to_string()])
         .args(["--metrics-listen", "127.0.0.1:0"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn host-daemon host");
+        .expect("spawn host-daemon");
     let pid = host.id();
     let codes = lines_of(&mut host);
     let mut err = BufReader::new(host.stderr.take().expect("stderr")).lines();
@@ -231,6 +240,7 @@ fn run(bin: &Path, guests: usize) -> serde_json::Value {
     let guests_after = value(&m1, "campfire_daemon_guests");
     let d = |k: &str| value(&m1, k) - value(&m0, k);
     serde_json::json!({
+        "mode": mode,
         "guests": guests,
         "sessions": sessions,
         "guestsConnectedAtEnd": guests_after,
@@ -249,8 +259,18 @@ fn run(bin: &Path, guests: usize) -> serde_json::Value {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
     let bin = PathBuf::from(args.next().unwrap_or_else(|| "target/release".into()));
+    let mut modes = vec!["host"];
+    if args.peek().map(String::as_str) == Some("--mode") {
+        args.next();
+        modes = match args.next().as_deref() {
+            Some("relay") => vec!["relay"],
+            Some("both") => vec!["host", "relay"],
+            Some("host") => vec!["host"],
+            other => panic!("--mode host, relay or both, not {other:?}"),
+        };
+    }
     let counts: Vec<usize> = args.filter_map(|a| a.parse().ok()).collect();
     let counts = if counts.is_empty() {
         vec![100, 200, 300]
@@ -262,6 +282,8 @@ fn main() {
             guests > 0 && guests % PER_SESSION == 0 && guests <= 800,
             "guest counts are multiples of {PER_SESSION}, at most 800"
         );
-        println!("{}", run(&bin, guests));
+        for mode in &modes {
+            println!("{}", run(&bin, mode, guests));
+        }
     }
 }

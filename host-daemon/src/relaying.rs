@@ -20,6 +20,8 @@ use crate::transport::{ConnectionState, PeerEvent};
 pub struct RelaySession {
     relay: PeerRelay,
     next_slot: GuestSlot,
+    /// The guest count the metrics last heard.
+    guests_counted: Option<usize>,
 }
 
 impl RelaySession {
@@ -28,6 +30,7 @@ impl RelaySession {
         Self {
             relay,
             next_slot: 0,
+            guests_counted: None,
         }
     }
 
@@ -127,8 +130,10 @@ impl Served for RelaySession {
     fn on_event(&mut self, slot: GuestSlot, event: PeerEvent, now: Duration) {
         match event {
             PeerEvent::Message(_, text) => self.relay.message(slot, &text, now),
-            // A transient loss may recover; a failure or close is final.
-            PeerEvent::State(ConnectionState::Connected | ConnectionState::Disconnected) => {}
+            // A transient loss may recover (the player keeps its place for
+            // the grace); a failure or close is final.
+            PeerEvent::State(ConnectionState::Connected) => self.relay.back(slot),
+            PeerEvent::State(ConnectionState::Disconnected) => self.relay.lost(slot, now),
             PeerEvent::State(ConnectionState::Failed | ConnectionState::Closed) => {
                 self.relay.closed(slot, now);
             }
@@ -164,7 +169,24 @@ impl Served for RelaySession {
 
     fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput> {
         for event in self.relay.drain_events() {
+            if let Some(m) = &log.metrics {
+                match &event {
+                    RelayPeerEvent::Relay(RelayEvent::Ticked { lateness_us, held }) => {
+                        m.tick(*lateness_us);
+                        m.held_inputs(*held);
+                    }
+                    RelayPeerEvent::Relay(RelayEvent::Desynced { .. }) => m.desync(),
+                    _ => {}
+                }
+            }
             log_relay_event(&event, log);
+        }
+        let guests = self.relay.seats_taken();
+        if let Some(m) = &log.metrics
+            && self.guests_counted != Some(guests)
+        {
+            m.set_guests(guests);
+            self.guests_counted = Some(guests);
         }
         self.relay
             .drain_outbox()
@@ -231,6 +253,7 @@ fn log_relay_event(event: &RelayPeerEvent, log: &mut EventLog) {
                 log.warn(|suppressed| tracing::warn!(slot, why, suppressed, "ignored"));
             }
             RelayEvent::Ended(end) => tracing::info!(?end, "relay session ended"),
+            RelayEvent::Ticked { .. } => {}
             RelayEvent::SnapshotVerified { epoch, tick, bytes } => {
                 tracing::info!(level_epoch = epoch, tick, bytes, "snapshot verified");
             }

@@ -246,6 +246,22 @@ impl PeerRelay {
         ));
     }
 
+    /// A connection was lost, perhaps for a moment: its player keeps its
+    /// place for the grace (authority passes on at once).
+    pub fn lost(&mut self, slot: Slot, now: Duration) {
+        if self.connections.contains_key(&slot) {
+            self.relay.leave(slot, now);
+            self.pump();
+        }
+    }
+
+    /// A lost connection is back.
+    pub fn back(&mut self, slot: Slot) {
+        if self.connections.contains_key(&slot) {
+            self.relay.back(slot);
+        }
+    }
+
     /// A connection closed.
     pub fn closed(&mut self, slot: Slot, now: Duration) {
         if self.connections.remove(&slot).is_some() {

@@ -29,18 +29,20 @@ export class Proc {
    * @param {string} name for logs
    * @param {string} bin
    * @param {string[]} args
-   * @param {{direct?: boolean, stopSignal?: NodeJS.Signals}} [opts] direct:
+   * @param {{direct?: boolean, stopSignal?: NodeJS.Signals, env?: Record<string, string>}} [opts] direct:
    *   start `bin` as it is (it enters its namespace itself), not inside the
    *   server namespace; stopSignal: how `kill()` ends it (SIGKILL unless
    *   given; a process with children of its own, such as nginx's master,
-   *   needs a signal it can act on, or its orphans live on)
+   *   needs a signal it can act on, or its orphans live on); env: added to
+   *   the environment
    */
   constructor(name, bin, args, opts = {}) {
     this.name = name;
     this.stopSignal = opts.stopSignal ?? 'SIGKILL';
+    const spawnOpts = /** @type {const} */ ({ stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
     this.child = opts.direct
-      ? spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn('ip', ['netns', 'exec', NS_SERVER, bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      ? spawn(bin, args, spawnOpts)
+      : spawn('ip', ['netns', 'exec', NS_SERVER, bin, ...args], spawnOpts);
     /** @type {string[]} */
     this.lines = [];
     /** @type {string[]} */
@@ -168,6 +170,20 @@ export class Rig {
     const p = new Proc('daemon', join(BIN_DIR, 'host-daemon'), [
       'host', '--server', this.url, '--bind-ip', SERVER_IP, ...args,
     ]);
+    this.procs.push(p);
+    return p;
+  }
+
+  /**
+   * Starts `host-daemon relay` against this rig's lobby (relay sessions:
+   * no engine on the daemon), binding ICE to the server namespace's
+   * address; its info log on stderr.
+   * @param {string[]} args
+   */
+  relay(args) {
+    const p = new Proc('relay', join(BIN_DIR, 'host-daemon'), [
+      'relay', '--server', this.url, '--bind-ip', SERVER_IP, ...args,
+    ], { env: { RUST_LOG: 'warn,host_daemon=info,rtc=error,rtc_ice=error,rtc_dtls=error,webrtc=error', NO_COLOR: '1' } });
     this.procs.push(p);
     return p;
   }

@@ -167,24 +167,31 @@ pub(super) fn tick_thread() -> anyhow::Result<tokio::runtime::Handle> {
     Ok(handle)
 }
 
+/// Serves the daemon's Prometheus metrics at `addr` (logging the bound
+/// address on stderr); the handle the sessions feed.
+pub(super) async fn serve_metrics_at(addr: std::net::SocketAddr) -> anyhow::Result<DaemonMetrics> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("--metrics-listen {addr}"))?;
+    let bound = listener.local_addr().context("--metrics-listen")?;
+    eprintln!("host-daemon: metrics on http://{bound}/metrics");
+    let metrics = DaemonMetrics::new();
+    let served = metrics.clone();
+    tokio::spawn(async move {
+        if let Err(e) = serve_metrics(listener, served).await {
+            eprintln!("host-daemon: metrics server stopped: {e}");
+        }
+    });
+    Ok(metrics)
+}
+
 /// Runs `host-daemon host` until SIGTERM or Ctrl-C.
 pub fn run(args: HostArgs) -> anyhow::Result<()> {
     let mut config = hosting_config(&args)?;
     config.tick_runtime = Some(tick_thread()?);
     runtime()?.block_on(async move {
         if let Some(addr) = args.metrics_listen {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("--metrics-listen {addr}"))?;
-            let bound = listener.local_addr().context("--metrics-listen")?;
-            eprintln!("host-daemon: metrics on http://{bound}/metrics");
-            let metrics = DaemonMetrics::new();
-            config.metrics = Some(metrics.clone());
-            tokio::spawn(async move {
-                if let Err(e) = serve_metrics(listener, metrics).await {
-                    eprintln!("host-daemon: metrics server stopped: {e}");
-                }
-            });
+            config.metrics = Some(serve_metrics_at(addr).await?);
         }
         let (tx, rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {

@@ -14,7 +14,7 @@ use netcode::host::{DEFAULT_MAX_SPECTATORS, HostConfig};
 use netcode::plan::GeneratedCampaign;
 use protocol::tick::{INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
 
-use super::host::{runtime, tick_thread};
+use super::host::{runtime, serve_metrics_at, tick_thread};
 use super::ice::IceArgs;
 use super::shutdown_signal;
 use crate::hosting::{self, HostingConfig};
@@ -72,6 +72,9 @@ pub struct RelayArgs {
     /// Admit nobody after the start.
     #[arg(long)]
     no_late_join: bool,
+    /// Serve Prometheus metrics at http://ADDR/metrics.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<std::net::SocketAddr>,
     /// Spectators admitted at once. 0: nobody may watch.
     #[arg(long, default_value_t = DEFAULT_MAX_SPECTATORS)]
     max_spectators: usize,
@@ -143,6 +146,9 @@ pub fn run(args: RelayArgs) -> anyhow::Result<()> {
     let mut config = relaying_config(&args)?;
     config.tick_runtime = Some(tick_thread()?);
     runtime()?.block_on(async move {
+        if let Some(addr) = args.metrics_listen {
+            config.metrics = Some(serve_metrics_at(addr).await?);
+        }
         let (tx, rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             shutdown_signal().await;

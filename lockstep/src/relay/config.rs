@@ -201,6 +201,13 @@ pub enum RelayOutput<I> {
 /// What happened, for the driver's log and counters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RelayEvent {
+    /// A tick ran.
+    Ticked {
+        /// How late it ran, microseconds.
+        lateness_us: u64,
+        /// Inputs held over in its frame.
+        held: u64,
+    },
     /// A player entered the level at a tick.
     Arrived {
         /// The level.

@@ -212,6 +212,18 @@ impl<I: Clone + Default> Relay<I> {
         }
     }
 
+    /// Connection `slot`, lost for a moment, is back within its grace: it
+    /// is a player again as before (authority, once passed on, stays
+    /// where it went).
+    pub fn back(&mut self, slot: Slot) {
+        if let Some(p) = self.peers.get_mut(&slot)
+            && !p.connected
+        {
+            p.connected = true;
+            p.disconnected_at = None;
+        }
+    }
+
     /// Players whose grace ran out at `now`, forgotten (their places are
     /// freed: removed from the roster at the next tick while running).
     pub(super) fn graces_expired(&mut self, now: Duration) -> Vec<PlayerId> {

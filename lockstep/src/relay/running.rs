@@ -140,10 +140,15 @@ impl<I: Clone + Default> Relay<I> {
             let Phase::Running { clock } = &mut self.phase else {
                 return;
             };
-            if clock.take_due().is_none() {
+            let Some(lateness_us) = clock.take_due() else {
                 return;
-            }
+            };
+            let held_before = self.stats.held_inputs;
             self.run_tick(now);
+            self.events.push(RelayEvent::Ticked {
+                lateness_us,
+                held: self.stats.held_inputs - held_before,
+            });
         }
     }
 
