@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
-use lockstep::peer::{PeerEvent as RelayPeerEvent, PeerOutput, PeerRelay};
+use lockstep::peer::{LevelRecord, PeerEvent as RelayPeerEvent, PeerOutput, PeerRelay};
 use lockstep::relay::{RelayEnd, RelayEvent, RelayPhase, RelayStats};
 use netcode::host::HostOutput;
+use netcode::replay::{REPLAY_FORMAT, ReplayEnd, ReplayHeader, ReplayRecord};
 use netcode::stats::GuestSlot;
 use protocol::wire::WireFormat;
 use serde::Serialize;
@@ -169,6 +170,10 @@ impl Served for RelaySession {
 
     fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput> {
         for event in self.relay.drain_events() {
+            if let (RelayPeerEvent::Record(record), Some(files)) = (&event, log.replays.as_mut()) {
+                files.record(&replay_record(record));
+                continue;
+            }
             if let Some(m) = &log.metrics {
                 match &event {
                     RelayPeerEvent::Relay(RelayEvent::Ticked { lateness_us, held }) => {
@@ -202,6 +207,38 @@ impl Served for RelaySession {
     }
 }
 
+/// A relayed level's record in the replay format of a host's: `host-daemon
+/// replay` plays it.
+fn replay_record(record: &LevelRecord) -> ReplayRecord {
+    match record {
+        LevelRecord::Begin {
+            epoch,
+            level,
+            names,
+            difficulty,
+            build,
+        } => ReplayRecord::Begin(Box::new(ReplayHeader {
+            format: REPLAY_FORMAT,
+            build: build.clone(),
+            level_epoch: *epoch,
+            level_index: level.level_index,
+            gameplay_seed: level.gameplay_seed,
+            difficulty: *difficulty,
+            player_count: level.player_count,
+            roster: level.roster.clone(),
+            names: names.clone(),
+            carryovers: level.carryovers.clone(),
+            input_delays: level.input_delays.clone(),
+            map: level.map.clone(),
+        })),
+        LevelRecord::Bundle(b) => ReplayRecord::Bundle(b.clone()),
+        LevelRecord::End { tick, final_hash } => ReplayRecord::End(ReplayEnd {
+            ticks: *tick,
+            final_world_hash: final_hash.clone(),
+        }),
+    }
+}
+
 fn log_relay_event(event: &RelayPeerEvent, log: &mut EventLog) {
     match event {
         RelayPeerEvent::Admitted(slot, player, name) => match player {
@@ -209,6 +246,7 @@ fn log_relay_event(event: &RelayPeerEvent, log: &mut EventLog) {
             None => tracing::info!(slot, name, "spectator admitted"),
         },
         RelayPeerEvent::Refused(slot, reason) => tracing::info!(slot, ?reason, "join refused"),
+        RelayPeerEvent::Record(_) => {}
         RelayPeerEvent::BadMessage(slot, why) => {
             log.warn(|suppressed| tracing::warn!(slot, %why, suppressed, "bad guest message"));
         }

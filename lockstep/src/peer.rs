@@ -20,7 +20,7 @@ use protocol::name::sanitize_display_name;
 use protocol::peer::{
     Difficulty, EndReason, FEATURE_INPUT_DELAY, FEATURE_RELAY, GuestMessage, HostMessage,
     JoinPayload, JoinPoint, PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel, RosterAdd, ScoreRow,
-    SessionInit, TickInputBundle,
+    SessionInit, TickInputBundle, TransitionPayload,
 };
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
@@ -53,6 +53,9 @@ pub struct PeerRelayConfig {
     pub input_delay: u64,
     /// How long a connection may take to say hello before it is closed.
     pub hello_timeout: Duration,
+    /// Emit [`PeerEvent::Record`]s: each level's start, every bundle sent
+    /// and its end, for a replay file.
+    pub record: bool,
 }
 
 impl Default for PeerRelayConfig {
@@ -65,6 +68,7 @@ impl Default for PeerRelayConfig {
             difficulty: Difficulty::Normal,
             input_delay: INPUT_DELAY_TICKS,
             hello_timeout: Duration::from_secs(5),
+            record: false,
         }
     }
 }
@@ -91,6 +95,36 @@ pub enum PeerEvent {
     Refused(Slot, RefusalReason),
     /// A message could not be read, or was not the guest's to send.
     BadMessage(Slot, String),
+    /// What a replay file records (with [`PeerRelayConfig::record`]).
+    Record(LevelRecord),
+}
+
+/// One record of a relayed level, for a replay file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LevelRecord {
+    /// A level starts, as its authority built it.
+    Begin {
+        /// The level's epoch.
+        epoch: u32,
+        /// The level.
+        level: Box<TransitionPayload>,
+        /// Display names by player.
+        names: BTreeMap<PlayerId, String>,
+        /// The session's difficulty.
+        difficulty: Difficulty,
+        /// The relay's build.
+        build: String,
+    },
+    /// One tick's bundle, as sent (a level's last ones may follow its end
+    /// tick: every peer stops at the end).
+    Bundle(TickInputBundle),
+    /// The authority ended the level at `tick` with this world hash.
+    End {
+        /// The tick.
+        tick: u64,
+        /// The authority's world hash there, 16 hex digits.
+        final_hash: String,
+    },
 }
 
 #[derive(Debug)]
@@ -370,9 +404,18 @@ impl PeerRelay {
                 tick,
                 more,
                 scores,
+                final_hash,
             } => {
-                if self.player_of(slot).is_some() && self.player_of(slot) == self.relay.authority()
-                {
+                let accepted = self.player_of(slot).is_some()
+                    && self.player_of(slot) == self.relay.authority()
+                    && level_epoch == epoch
+                    && self.relay.phase() == RelayPhase::Running
+                    && tick <= self.relay.next_tick();
+                if accepted && self.config.record {
+                    self.events
+                        .push(PeerEvent::Record(LevelRecord::End { tick, final_hash }));
+                }
+                if accepted {
                     for row in &scores {
                         let t = self.run_scores.entry(row.player_id.clone()).or_default();
                         t.0 += row.kill_score;
@@ -535,6 +578,18 @@ impl PeerRelay {
                 self.outbox.push(PeerOutput::Broadcast(slots, msg));
             }
             RelayMessage::LevelStart { epoch, .. } => {
+                if self.config.record
+                    && let Some((_, level)) = self.level.as_ref().filter(|(e, _)| *e == epoch)
+                {
+                    let begin = LevelRecord::Begin {
+                        epoch,
+                        level: Box::new(level.payload.clone()),
+                        names: self.names(),
+                        difficulty: self.config.difficulty,
+                        build: self.config.build_version.clone(),
+                    };
+                    self.events.push(PeerEvent::Record(begin));
+                }
                 for slot in slots {
                     self.send_level_start(slot, epoch);
                 }
@@ -545,9 +600,14 @@ impl PeerRelay {
                 }
             }
             RelayMessage::Frame(frame) => {
+                let b = bundle(&frame);
+                if self.config.record {
+                    self.events
+                        .push(PeerEvent::Record(LevelRecord::Bundle(b.clone())));
+                }
                 self.outbox.push(PeerOutput::Broadcast(
                     slots,
-                    HostMessage::TickInputBundle(bundle(&frame)),
+                    HostMessage::TickInputBundle(b),
                 ));
             }
             RelayMessage::LevelEnd { .. } => {}

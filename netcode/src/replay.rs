@@ -324,6 +324,11 @@ impl Replay {
             if tick.is_some_and(|t| engine.tick() >= t) {
                 return Ok((engine, false));
             }
+            if level_over(&engine) {
+                // Every peer stops at the level's end; a relay's file may
+                // hold the frames it sent past it before its authority said.
+                break;
+            }
             apply(&mut engine, bundle);
         }
         Ok((engine, true))
@@ -333,6 +338,15 @@ impl Replay {
     pub fn start<E: Engine>(&self) -> Result<E, ReplayError> {
         E::new_level(self.header.level_setup()).map_err(|e| ReplayError::Level(e.to_string()))
     }
+}
+
+/// Whether `engine`'s level is over (completed or lost): no bundle
+/// applies past it.
+pub fn level_over<E: Engine>(engine: &E) -> bool {
+    matches!(
+        engine.status(),
+        engine::LevelStatus::Complete | engine::LevelStatus::TeamEliminated
+    )
 }
 
 /// Runs one recorded tick on `engine`, as every peer did: its roster adds

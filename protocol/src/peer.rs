@@ -666,6 +666,10 @@ pub enum GuestMessage {
         more: bool,
         /// The end-of-run table so far.
         scores: Vec<ScoreRow>,
+        /// The authority's world hash at `tick`, 16 lowercase hex digits
+        /// (a relay's replay file ends with it).
+        #[serde(default)]
+        final_hash: String,
     },
 }
 

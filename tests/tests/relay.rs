@@ -5,7 +5,8 @@
 //! killed: authority passes to the next player at a tick boundary, and
 //! the other two play on. A fourth bot then joins from the snapshot and
 //! the log, and the three finish on the same final world hash with no
-//! desync.
+//! desync. The relay recorded the level (`--record`): `host-daemon replay`
+//! re-simulates it to the authority's final hash.
 //!
 //! Everything binds 127.0.0.1; every wait is bounded.
 
@@ -23,6 +24,8 @@ use common::{
 #[test]
 fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
     let db = tempfile::tempdir().expect("tempdir");
+    let records = tempfile::tempdir().expect("tempdir");
+    let record_dir = records.path().to_str().expect("a UTF-8 path").to_owned();
     let mut children = Children::default();
     let here = Site::loopback();
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
@@ -38,6 +41,7 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
         ])
         .arg(here.ip.to_string())
         .args(["--start-when", "3", "--levels", "1", "--sessions", "1"])
+        .args(["--record", &record_dir])
         .args([
             "--seed",
             "11",
@@ -154,5 +158,22 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
     assert!(
         report["stats"]["logFramesMax"].as_u64().unwrap_or(u64::MAX) <= log_cap,
         "{line}"
+    );
+
+    // The recorded level, with its roster add and removal, replays to the
+    // final world every bot reached.
+    let file = records.path().join(format!("{code}-level-1.replay"));
+    let out = std::process::Command::new(&binaries().host_daemon)
+        .arg("replay")
+        .arg(&file)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run host-daemon replay");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let replay: serde_json::Value = serde_json::from_str(stdout.trim()).expect("a JSON line");
+    assert_eq!(replay["matches"], true, "{stdout}");
+    assert_eq!(
+        replay["finalWorldHash"], reports[0]["finalWorldHash"],
+        "{stdout}"
     );
 }

@@ -69,6 +69,10 @@ pub struct RelayArgs {
     /// guests that take up `input-delay`; campfire's do).
     #[arg(long, value_name = "TICKS", default_value_t = INPUT_DELAY_TICKS)]
     input_delay: u64,
+    /// Write each level's replay to DIR (`CODE-level-EPOCH.replay`; play
+    /// one back with `host-daemon replay FILE`).
+    #[arg(long, value_name = "DIR")]
+    record: Option<std::path::PathBuf>,
     /// Admit nobody after the start.
     #[arg(long)]
     no_late_join: bool,
@@ -110,6 +114,7 @@ pub fn relaying_config(a: &RelayArgs) -> anyhow::Result<HostingConfig> {
         difficulty,
         input_delay: a.input_delay,
         hello_timeout: Duration::from_secs(a.hello_timeout.max(1)),
+        record: a.record.is_some(),
         ..PeerRelayConfig::default()
     };
     Ok(HostingConfig {
@@ -136,7 +141,7 @@ pub fn relaying_config(a: &RelayArgs) -> anyhow::Result<HostingConfig> {
         campaign_name: "generated".to_owned(),
         metrics: None,
         tick_runtime: None,
-        record_dir: None,
+        record_dir: a.record.clone(),
         relay: Some(relay),
     })
 }

@@ -173,6 +173,7 @@ impl<E: Engine> GuestSession<E> {
                 tick,
                 more,
                 scores,
+                final_hash: format!("{:016x}", engine.world_hash()),
             });
         }
     }

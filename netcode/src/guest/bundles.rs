@@ -77,10 +77,7 @@ impl<E: Engine> GuestSession<E> {
         let Some(engine) = self.engine.as_mut() else {
             return;
         };
-        if matches!(
-            engine.status(),
-            LevelStatus::Complete | LevelStatus::TeamEliminated
-        ) {
+        if crate::replay::level_over(engine) {
             // The level is over where every peer's engine says so; a
             // relay's bundles can run past it until its authority reports.
             return;
