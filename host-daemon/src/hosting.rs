@@ -223,6 +223,8 @@ pub async fn run_session(
         relay.relay.start_players = config.start_when;
         relay.relay.lobby_wait = config.lobby_timeout;
         relay.relay.max_players = config.guest_seats();
+        // A fresh secret per session: its rejoin tokens resume nothing else.
+        relay.rejoin_secret = Some(rand::random());
         let served = RelaySession::new(PeerRelay::new(relay));
         let served = serve(served, &config, &client, &session, &webrtc, shutdown).await?;
         stdout::relay_report(&session.code, &served.report());

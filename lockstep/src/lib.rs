@@ -17,6 +17,7 @@
 //!   snapshot and bounded.
 //! - [`judge`]: desyncs judged by a majority of hash reports.
 //! - [`relay`]: [`relay::Relay`], the relay session itself.
+//! - [`rejoin`]: rejoin tokens, shared with the host session.
 //! - [`peer`]: [`peer::PeerRelay`], the relay speaking campfire's peer
 //!   protocol (to its guests it looks like a host).
 #![forbid(unsafe_code)]
@@ -28,4 +29,5 @@ pub mod judge;
 pub mod log;
 pub mod pacing;
 pub mod peer;
+pub mod rejoin;
 pub mod relay;

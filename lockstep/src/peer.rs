@@ -26,6 +26,7 @@ use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK
 
 use crate::frame::Frame;
 use crate::log::CatchUp;
+use crate::rejoin;
 use crate::relay::{
     Entry, Refusal, Relay, RelayConfig, RelayEnd, RelayEvent, RelayMessage, RelayOutput,
     RelayPhase, Slot,
@@ -56,6 +57,10 @@ pub struct PeerRelayConfig {
     /// Emit [`PeerEvent::Record`]s: each level's start, every bundle sent
     /// and its end, for a replay file.
     pub record: bool,
+    /// The session's rejoin secret (`None`: no rejoin tokens): every player
+    /// gets its token with its session init, and a hello presenting it
+    /// resumes that player while it has a place.
+    pub rejoin_secret: Option<[u8; 32]>,
 }
 
 impl Default for PeerRelayConfig {
@@ -69,6 +74,7 @@ impl Default for PeerRelayConfig {
             input_delay: INPUT_DELAY_TICKS,
             hello_timeout: Duration::from_secs(5),
             record: false,
+            rejoin_secret: None,
         }
     }
 }
@@ -125,6 +131,16 @@ pub enum LevelRecord {
         /// The authority's world hash there, 16 hex digits.
         final_hash: String,
     },
+}
+
+/// A guest's hello, as the relay reads it.
+struct Hello {
+    build: String,
+    protocol_version: u32,
+    name: String,
+    features: Vec<String>,
+    spectate: bool,
+    resume: Option<String>,
 }
 
 #[derive(Debug)]
@@ -337,14 +353,17 @@ impl PeerRelay {
                 display_name,
                 features,
                 spectate,
-                ..
+                resume,
             } => self.on_hello(
                 slot,
-                build_version,
-                protocol_version,
-                display_name,
-                features,
-                spectate,
+                Hello {
+                    build: build_version,
+                    protocol_version,
+                    name: display_name,
+                    features,
+                    spectate,
+                    resume,
+                },
                 now,
             ),
             GuestMessage::SetupAck => self.relay.loaded(slot, epoch),
@@ -433,17 +452,15 @@ impl PeerRelay {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn on_hello(
-        &mut self,
-        slot: Slot,
-        build: String,
-        protocol_version: u32,
-        name: String,
-        features: Vec<String>,
-        spectate: bool,
-        now: Duration,
-    ) {
+    fn on_hello(&mut self, slot: Slot, hello: Hello, now: Duration) {
+        let Hello {
+            build,
+            protocol_version,
+            name,
+            features,
+            spectate,
+            resume,
+        } = hello;
         let Some(conn) = self.connections.get_mut(&slot) else {
             return;
         };
@@ -468,13 +485,19 @@ impl PeerRelay {
         let name = sanitize_display_name(&name);
         conn.features = features;
         conn.name.clone_from(&name);
-        let entry = if spectate {
-            Entry::Spectator { name }
-        } else {
-            Entry::Player {
+        let resumes = resume.as_deref().and_then(|t| self.resumed_player(t));
+        let entry = match (spectate, resumes) {
+            (true, _) => Entry::Spectator { name },
+            (false, Some(player)) => Entry::Resume {
+                player,
+                input_delay: self.config.input_delay,
+            },
+            // A token that resumes nothing (the player was removed): a
+            // late joiner.
+            (false, None) => Entry::Player {
                 name,
                 input_delay: self.config.input_delay,
-            }
+            },
         };
         match self.relay.admit(slot, entry, now) {
             Ok(player) => {
@@ -500,6 +523,20 @@ impl PeerRelay {
                 self.refuse(slot, reason, detail.to_owned());
             }
         }
+    }
+
+    /// The player whose token `presented` is, while it has a place.
+    fn resumed_player(&self, presented: &str) -> Option<PlayerId> {
+        let secret = self.config.rejoin_secret.as_ref()?;
+        self.relay
+            .places()
+            .find(|p| rejoin::verify(secret, p, presented))
+            .cloned()
+    }
+
+    /// `player`'s rejoin token, when the relay takes rejoins.
+    fn rejoin_token(&self, player: &PlayerId) -> Option<String> {
+        rejoin::token(self.config.rejoin_secret.as_ref()?, player)
     }
 
     fn refuse(&mut self, slot: Slot, reason: RefusalReason, detail: String) {
@@ -686,7 +723,7 @@ impl PeerRelay {
                     player_names: self.names(),
                     input_delays: self.delays_for(&p.input_delays),
                     join: None,
-                    rejoin_token: None,
+                    rejoin_token: self.rejoin_token(&me),
                     spectator: false,
                 };
                 self.outbox
@@ -811,7 +848,11 @@ impl PeerRelay {
                 level_index: level.payload.level_index,
                 tick,
             }),
-            rejoin_token: None,
+            rejoin_token: if spectator {
+                None
+            } else {
+                self.rejoin_token(&me)
+            },
             spectator,
         };
         self.outbox

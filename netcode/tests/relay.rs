@@ -36,6 +36,11 @@ impl Session {
 
     /// A bot guest connects over a 40 ms link; its slot.
     fn join(&mut self, name: &str) -> usize {
+        self.join_with(name, None)
+    }
+
+    /// A bot guest presenting `resume` (a rejoin token), if any.
+    fn join_with(&mut self, name: &str, resume: Option<String>) -> usize {
         let link = self.net.add_link(LinkConfig {
             latency: Duration::from_millis(40),
             jitter: Duration::from_millis(5),
@@ -44,6 +49,7 @@ impl Session {
         });
         let mut guest = Guest::new(GuestConfig {
             display_name: name.into(),
+            resume_token: resume,
             ..GuestConfig::default()
         });
         guest.on_event(LinkEvent::State(ConnectionState::Connected), self.now);
@@ -153,6 +159,7 @@ impl Session {
 
 fn config(start_players: usize, levels: u32) -> PeerRelayConfig {
     PeerRelayConfig {
+        rejoin_secret: Some([9; 32]),
         relay: RelayConfig {
             start_players,
             ..RelayConfig::default()
@@ -247,4 +254,42 @@ fn two_levels_go_through_the_authority_and_a_bad_message_changes_nothing() {
     let scores = s.relay.scores();
     assert_eq!(scores.len(), 2, "{scores:?}");
     assert!(scores.iter().all(|r| !r.disconnected && !r.name.is_empty()));
+}
+
+#[test]
+fn a_bot_killed_mid_level_comes_back_with_its_token_as_the_same_player() {
+    let mut s = Session::new(config(3, 1));
+    for name in ["ann", "bo", "cy"] {
+        s.join(name);
+    }
+    s.run_until(Duration::from_secs(15));
+    let (player, token) = {
+        let g = s.guests[2].as_ref().expect("cy");
+        (
+            g.player_id().cloned().expect("a player"),
+            g.rejoin_token().expect("a rejoin token").to_owned(),
+        )
+    };
+    s.kill(2);
+    s.run_until(Duration::from_secs(18));
+    let back = s.join_with("cy again", Some(token));
+    s.run_until(mins(20));
+    assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
+    let g = s.guests[back].as_ref().expect("the rejoined bot");
+    assert_eq!(g.player_id(), Some(&player), "the same player");
+    assert!(g.resumed());
+    assert_eq!(
+        s.relay_events(|e| matches!(e, RelayEvent::Removed { .. })),
+        0,
+        "back within the grace"
+    );
+    assert_eq!(s.desyncs(), 0);
+    let finals: Vec<u64> = s
+        .guests
+        .iter()
+        .flatten()
+        .map(|g| g.engine().expect("a level").world_hash())
+        .collect();
+    assert_eq!(finals.len(), 3);
+    assert!(finals.iter().all(|h| *h == finals[0]), "{finals:?}");
 }

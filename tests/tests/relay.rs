@@ -5,7 +5,8 @@
 //! killed: authority passes to the next player at a tick boundary, and
 //! the other two play on. A fourth bot then joins from the snapshot and
 //! the log, and the three finish on the same final world hash with no
-//! desync. The relay recorded the level (`--record`): `host-daemon replay`
+//! desync; the third bot, killed and restarted with its resume file, is
+//! the same player again. The relay recorded the level (`--record`): `host-daemon replay`
 //! re-simulates it to the authority's final hash.
 //!
 //! Everything binds 127.0.0.1; every wait is bounded.
@@ -76,9 +77,22 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
         l.contains("guest admitted") && l.contains("player-1")
     });
     let mut players = Vec::new();
-    for name in ["second", "third"] {
-        players.push(children.push(join_cmd(&here, &url, &code, name).spawn().expect("spawn")));
-    }
+    let resume_file = records.path().join("third.rejoin");
+    players.push(
+        children.push(
+            join_cmd(&here, &url, &code, "second")
+                .spawn()
+                .expect("spawn"),
+        ),
+    );
+    let third = || {
+        join_cmd(&here, &url, &code, "third")
+            .arg("--resume-file")
+            .arg(&resume_file)
+            .spawn()
+            .expect("spawn")
+    };
+    players.push(children.push(third()));
     wait_log(&log, Duration::from_secs(60), "the level start", |l| {
         l.contains("level started")
     });
@@ -108,6 +122,14 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
         |l| l.contains("player entered the level"),
     );
     players.push(late);
+    // The third bot's process dies too; restarted with its resume file
+    // within the grace, it is the same player again.
+    children.0[players[1]].kill().expect("kill the third bot");
+    std::thread::sleep(Duration::from_secs(2));
+    players[1] = children.push(third());
+    wait_log(&log, Duration::from_secs(60), "the rejoin", |l| {
+        l.contains("guest admitted") && l.contains("player-3") && l.contains("slot=4")
+    });
 
     let outs = outputs_of(
         &mut children,
@@ -134,6 +156,8 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
         assert_eq!(r["finalWorldHash"], reports[0]["finalWorldHash"], "{r}");
         assert_eq!(r["desyncs"], 0, "{r}");
     }
+    assert_eq!(reports[1]["resumed"], true, "{}", reports[1]);
+    assert_eq!(reports[1]["playerId"], "player-3", "{}", reports[1]);
     let state_tick = reports[2]["stateTick"]
         .as_u64()
         .expect("the joiner's state tick");
@@ -150,6 +174,8 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
     assert_eq!(report["end"], "completed", "{line}");
     assert_eq!(report["stats"]["desyncs"], 0, "{line}");
     assert_eq!(report["stats"]["handovers"], 1, "{line}");
+    // The three, the late joiner and the rejoined third bot.
+    assert_eq!(report["connections"], 5, "{line}");
     assert!(
         report["stats"]["snapshotsVerified"].as_u64().unwrap_or(0) >= 1,
         "{line}"

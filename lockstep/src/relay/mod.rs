@@ -208,6 +208,16 @@ impl<I: Clone + Default> Relay<I> {
         self.roster.iter().cloned().collect()
     }
 
+    /// Every player with a place: in the roster, or entering it.
+    pub fn places(&self) -> impl Iterator<Item = &PlayerId> {
+        self.roster.iter().chain(self.arrivals.keys())
+    }
+
+    /// Whether `player` has a place: in the roster, or entering it.
+    pub fn has_place(&self, player: &PlayerId) -> bool {
+        self.roster.contains(player) || self.arrivals.contains_key(player)
+    }
+
     /// Connected players and players in their grace.
     pub fn players_present(&self) -> usize {
         self.peers
