@@ -11,7 +11,7 @@ use lockstep::relay::{RelayConfig, RelayEnd, RelayEvent};
 use netcode::guest::{GuestConfig, GuestEnd, GuestSession};
 use netcode::link::{ConnectionState, PeerEvent as LinkEvent};
 use netcode::sim::{End, LinkConfig, Network};
-use protocol::peer::{Difficulty, EndReason};
+use protocol::peer::{Difficulty, EndReason, HostMessage};
 
 type Guest = GuestSession<RaycasterEngine>;
 
@@ -292,4 +292,58 @@ fn a_bot_killed_mid_level_comes_back_with_its_token_as_the_same_player() {
         .collect();
     assert_eq!(finals.len(), 3);
     assert!(finals.iter().all(|h| *h == finals[0]), "{finals:?}");
+}
+
+#[test]
+fn an_ask_beyond_the_bounds_gets_no_level() {
+    use netcode::guest::GuestEvent;
+    use protocol::input::PlayerId;
+    use protocol::peer::{Channel, FEATURE_RELAY, GuestMessage};
+    let mut g = Guest::new(GuestConfig::default());
+    let now = Duration::ZERO;
+    let send = |g: &mut Guest, msg: HostMessage| {
+        let text = msg.to_json().expect("encodes");
+        g.on_event(LinkEvent::Message(Channel::Reconciliation, text), now);
+    };
+    send(
+        &mut g,
+        HostMessage::HostHello {
+            build_version: protocol::BUILD_VERSION.into(),
+            protocol_version: protocol::peer::PEER_PROTOCOL_VERSION,
+            features: vec![FEATURE_RELAY.into()],
+        },
+    );
+    let ask = |players: usize, level_index: u32| HostMessage::RelayAskLevel {
+        level_epoch: 1,
+        level_index,
+        roster: (0..players)
+            .map(|i| (PlayerId::new(format!("player-{i}")), String::new()))
+            .collect(),
+        input_delays: Default::default(),
+        campaign_seed: 3,
+        levels: 2,
+        difficulty: Difficulty::Easy,
+    };
+    g.drain_outbox();
+    for (players, level) in [(1000, 0), (0, 0), (2, 2)] {
+        send(&mut g, ask(players, level));
+        assert!(
+            g.drain_outbox().is_empty(),
+            "{players} players, level {level}"
+        );
+        assert!(
+            g.drain_events()
+                .iter()
+                .any(|e| matches!(e, GuestEvent::RelayAskRefused(_)))
+        );
+    }
+    send(&mut g, ask(2, 1));
+    let out = g.drain_outbox();
+    assert!(
+        matches!(
+            out.as_slice(),
+            [GuestMessage::RelayLevel { level_epoch: 1, .. }]
+        ),
+        "a level within the bounds is built: {out:?}"
+    );
 }

@@ -15,6 +15,10 @@ use protocol::peer::{
 use super::GuestSession;
 use crate::plan::{GeneratedCampaign, LevelPlan};
 
+/// The most players a relay may ask a level for (a bound on the work a
+/// relay can ask of its authority).
+pub const MAX_RELAY_ROSTER: usize = 32;
+
 /// What the relay asked this guest to build.
 #[derive(Debug)]
 pub(super) struct LevelAsk {
@@ -66,6 +70,18 @@ impl<E: Engine> GuestSession<E> {
         if !self.serves_relay() {
             return;
         }
+        if ask.roster.is_empty()
+            || ask.roster.len() > MAX_RELAY_ROSTER
+            || ask.level_index >= ask.campaign.levels
+        {
+            self.events.push(super::GuestEvent::RelayAskRefused(format!(
+                "relay asked for level {} of {} with {} players",
+                ask.level_index,
+                ask.campaign.levels,
+                ask.roster.len()
+            )));
+            return;
+        }
         let players: Vec<PlayerId> = ask.roster.keys().cloned().collect();
         let player_count = u32::try_from(players.len()).unwrap_or(u32::MAX);
         let carryovers: BTreeMap<_, _> = self
@@ -100,9 +116,9 @@ impl<E: Engine> GuestSession<E> {
                 level_epoch: ask.epoch,
                 level: Box::new(RelayLevel::new(payload, &state)),
             }),
-            Err(e) => self
-                .events
-                .push(super::GuestEvent::FaultFailed(format!("relay level: {e}"))),
+            Err(e) => self.events.push(super::GuestEvent::RelayAskRefused(format!(
+                "relay level: {e}"
+            ))),
         }
     }
 

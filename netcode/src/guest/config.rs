@@ -126,6 +126,10 @@ pub enum GuestEvent {
     MissingInput(PlayerId),
     /// The test fault could not be injected.
     FaultFailed(String),
+    /// A relay's ask this guest, as its authority, could not answer (a
+    /// level beyond the campaign, a roster out of bounds, a level the
+    /// engine refused).
+    RelayAskRefused(String),
     /// The host admitted this guest (its session init arrived): the player
     /// it plays and, when the host takes rejoins, the token that resumes it.
     Admitted {
