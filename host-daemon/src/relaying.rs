@@ -10,7 +10,6 @@ use lockstep::relay::{RelayEnd, RelayEvent, RelayPhase, RelayStats};
 use netcode::host::HostOutput;
 use netcode::replay::{REPLAY_FORMAT, ReplayEnd, ReplayHeader, ReplayRecord};
 use netcode::stats::GuestSlot;
-use protocol::wire::WireFormat;
 use serde::Serialize;
 
 use crate::driver::{EventLog, HostProgress, Served};
@@ -197,9 +196,9 @@ impl Served for RelaySession {
             .drain_outbox()
             .into_iter()
             .map(|out| match out {
-                PeerOutput::Send(slot, msg) => HostOutput::Send(slot, msg, WireFormat::Json),
-                PeerOutput::Broadcast(slots, msg) => {
-                    HostOutput::Broadcast(slots, msg, WireFormat::Json)
+                PeerOutput::Send(slot, msg, format) => HostOutput::Send(slot, msg, format),
+                PeerOutput::Broadcast(slots, msg, format) => {
+                    HostOutput::Broadcast(slots, msg, format)
                 }
                 PeerOutput::Close(slot) => HostOutput::Close(slot),
             })

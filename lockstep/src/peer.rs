@@ -18,11 +18,12 @@ use protocol::chunk::split;
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::name::sanitize_display_name;
 use protocol::peer::{
-    Difficulty, EndReason, FEATURE_INPUT_DELAY, FEATURE_RELAY, GuestMessage, HostMessage,
-    JoinPayload, JoinPoint, PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel, RosterAdd, ScoreRow,
-    SessionInit, TickInputBundle, TransitionPayload,
+    Difficulty, EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_RELAY, GuestMessage,
+    HostMessage, JoinPayload, JoinPoint, PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel,
+    RosterAdd, ScoreRow, SessionInit, TickInputBundle, TransitionPayload,
 };
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
+use protocol::wire::WireFormat;
 
 use crate::frame::Frame;
 use crate::log::CatchUp;
@@ -79,13 +80,15 @@ impl Default for PeerRelayConfig {
     }
 }
 
-/// What the driver should do.
+/// What the driver should do. Messages go in the wire form given (the
+/// compact one for connections that took up `compact`; it applies to tick
+/// bundles only).
 #[derive(Clone, Debug)]
 pub enum PeerOutput {
     /// Send to one connection.
-    Send(Slot, HostMessage),
-    /// Send the same message to several.
-    Broadcast(Vec<Slot>, HostMessage),
+    Send(Slot, HostMessage, WireFormat),
+    /// Send the same message to several, all in one form.
+    Broadcast(Vec<Slot>, HostMessage, WireFormat),
     /// Close a connection.
     Close(Slot),
 }
@@ -272,7 +275,7 @@ impl PeerRelay {
     /// A connection opened at `now`: the relay says hello.
     pub fn connected(&mut self, slot: Slot, now: Duration) {
         self.connections_ever += 1;
-        let mut features = vec![FEATURE_RELAY.to_owned()];
+        let mut features = vec![FEATURE_RELAY.to_owned(), FEATURE_COMPACT.to_owned()];
         if self.config.input_delay != INPUT_DELAY_TICKS {
             features.push(FEATURE_INPUT_DELAY.to_owned());
         }
@@ -286,14 +289,14 @@ impl PeerRelay {
                 opened_at: now,
             },
         );
-        self.outbox.push(PeerOutput::Send(
+        self.send(
             slot,
             HostMessage::HostHello {
                 build_version: self.config.build_version.clone(),
                 protocol_version: PEER_PROTOCOL_VERSION,
                 features,
             },
-        ));
+        );
     }
 
     /// A connection was lost, perhaps for a moment: its player keeps its
@@ -540,13 +543,42 @@ impl PeerRelay {
     }
 
     fn refuse(&mut self, slot: Slot, reason: RefusalReason, detail: String) {
-        self.outbox.push(PeerOutput::Send(
-            slot,
-            HostMessage::JoinRefused { reason, detail },
-        ));
+        self.send(slot, HostMessage::JoinRefused { reason, detail });
         self.outbox.push(PeerOutput::Close(slot));
         self.connections.remove(&slot);
         self.events.push(PeerEvent::Refused(slot, reason));
+    }
+
+    /// Queues `msg` for `slot` in the form that connection reads.
+    fn send(&mut self, slot: Slot, msg: HostMessage) {
+        let format = self.format_of(slot);
+        self.outbox.push(PeerOutput::Send(slot, msg, format));
+    }
+
+    /// The wire form `slot` took up.
+    fn format_of(&self, slot: Slot) -> WireFormat {
+        let compact = self
+            .connections
+            .get(&slot)
+            .is_some_and(|c| c.features.iter().any(|f| f == FEATURE_COMPACT));
+        if compact {
+            WireFormat::Compact
+        } else {
+            WireFormat::Json
+        }
+    }
+
+    /// Queues `msg` for every slot of `slots`: one broadcast per form.
+    fn broadcast(&mut self, slots: Vec<Slot>, msg: HostMessage) {
+        let (compact, json): (Vec<Slot>, Vec<Slot>) = slots
+            .into_iter()
+            .partition(|s| self.format_of(*s) == WireFormat::Compact);
+        for (slots, format) in [(json, WireFormat::Json), (compact, WireFormat::Compact)] {
+            if !slots.is_empty() {
+                self.outbox
+                    .push(PeerOutput::Broadcast(slots, msg.clone(), format));
+            }
+        }
     }
 
     /// Turns what the relay said into campfire messages.
@@ -577,7 +609,7 @@ impl PeerRelay {
             } => {
                 for slot in slots {
                     let you = self.player_of(slot) == Some(&player);
-                    self.outbox.push(PeerOutput::Send(
+                    self.send(
                         slot,
                         HostMessage::RelayAuthority {
                             level_epoch: epoch,
@@ -587,7 +619,7 @@ impl PeerRelay {
                             levels: self.config.levels,
                             snapshot_interval: self.config.relay.snapshot_interval,
                         },
-                    ));
+                    );
                 }
             }
             RelayMessage::AskLevel {
@@ -605,14 +637,14 @@ impl PeerRelay {
                     levels: self.config.levels,
                     difficulty: self.config.difficulty,
                 };
-                self.outbox.push(PeerOutput::Broadcast(slots, msg));
+                self.broadcast(slots, msg);
             }
             RelayMessage::AskSnapshot { epoch, tick } => {
                 let msg = HostMessage::RelayAskSnapshot {
                     level_epoch: epoch,
                     tick,
                 };
-                self.outbox.push(PeerOutput::Broadcast(slots, msg));
+                self.broadcast(slots, msg);
             }
             RelayMessage::LevelStart { epoch, .. } => {
                 if self.config.record
@@ -642,10 +674,7 @@ impl PeerRelay {
                     self.events
                         .push(PeerEvent::Record(LevelRecord::Bundle(b.clone())));
                 }
-                self.outbox.push(PeerOutput::Broadcast(
-                    slots,
-                    HostMessage::TickInputBundle(b),
-                ));
+                self.broadcast(slots, HostMessage::TickInputBundle(b));
             }
             RelayMessage::LevelEnd { .. } => {}
             RelayMessage::SessionEnd(end) => {
@@ -663,7 +692,7 @@ impl PeerRelay {
                     level_epoch,
                     final_tick,
                 };
-                self.outbox.push(PeerOutput::Broadcast(slots, msg));
+                self.broadcast(slots, msg);
             }
         }
     }
@@ -726,37 +755,31 @@ impl PeerRelay {
                     rejoin_token: self.rejoin_token(&me),
                     spectator: false,
                 };
-                self.outbox
-                    .push(PeerOutput::Send(slot, HostMessage::SessionInit(init)));
+                self.send(slot, HostMessage::SessionInit(init));
                 let map = serde_json::to_string(&p.map).unwrap_or_default();
                 let (chunks, end) = split(&map);
                 for c in chunks {
-                    self.outbox
-                        .push(PeerOutput::Send(slot, HostMessage::MapChunk(c)));
+                    self.send(slot, HostMessage::MapChunk(c));
                 }
-                self.outbox
-                    .push(PeerOutput::Send(slot, HostMessage::MapEnd(end)));
+                self.send(slot, HostMessage::MapEnd(end));
             }
             Some(_) if had > 0 => {
                 let payload = serde_json::to_string(&level.payload).unwrap_or_default();
                 let (chunks, end) = split(&payload);
-                self.outbox.push(PeerOutput::Send(
+                self.send(
                     slot,
                     HostMessage::LevelTransitionInit {
                         level_epoch,
                         level_index: level.payload.level_index,
                     },
-                ));
+                );
                 for chunk in chunks {
-                    self.outbox.push(PeerOutput::Send(
+                    self.send(
                         slot,
                         HostMessage::LevelTransitionChunk { level_epoch, chunk },
-                    ));
+                    );
                 }
-                self.outbox.push(PeerOutput::Send(
-                    slot,
-                    HostMessage::LevelTransitionEnd { level_epoch, end },
-                ));
+                self.send(slot, HostMessage::LevelTransitionEnd { level_epoch, end });
             }
             // A spectator, or a player new to the session after level 1:
             // the level's tick-0 state, as a late joiner gets it.
@@ -802,10 +825,7 @@ impl PeerRelay {
             &state,
         );
         for frame in &catch_up.frames {
-            self.outbox.push(PeerOutput::Send(
-                slot,
-                HostMessage::TickInputBundle(bundle(frame)),
-            ));
+            self.send(slot, HostMessage::TickInputBundle(bundle(frame)));
         }
         if let Some(c) = self.connections.get_mut(&slot) {
             c.has_epoch = epoch;
@@ -855,8 +875,7 @@ impl PeerRelay {
             },
             spectator,
         };
-        self.outbox
-            .push(PeerOutput::Send(slot, HostMessage::SessionInit(init)));
+        self.send(slot, HostMessage::SessionInit(init));
         let payload = JoinPayload {
             map: level.payload.map.clone(),
             state: state.to_owned(),
@@ -864,11 +883,9 @@ impl PeerRelay {
         let text = serde_json::to_string(&payload).unwrap_or_default();
         let (chunks, end) = split(&text);
         for c in chunks {
-            self.outbox
-                .push(PeerOutput::Send(slot, HostMessage::MapChunk(c)));
+            self.send(slot, HostMessage::MapChunk(c));
         }
-        self.outbox
-            .push(PeerOutput::Send(slot, HostMessage::MapEnd(end)));
+        self.send(slot, HostMessage::MapEnd(end));
     }
 
     /// Delays go in the init only when they differ from the spec's fixed

@@ -67,15 +67,15 @@ impl Session {
 
     fn flush(&mut self) {
         for out in self.relay.drain_outbox() {
-            let (slots, msg) = match out {
-                PeerOutput::Send(s, m) => (vec![s], m),
-                PeerOutput::Broadcast(s, m) => (s, m),
+            let (slots, msg, format) = match out {
+                PeerOutput::Send(s, m, f) => (vec![s], m, f),
+                PeerOutput::Broadcast(s, m, f) => (s, m, f),
                 PeerOutput::Close(s) => {
                     self.net.close(s, End::Host, self.now);
                     continue;
                 }
             };
-            let text = msg.to_json().expect("encodes");
+            let text = msg.encode(format).expect("encodes");
             for s in slots {
                 self.net.send(s, End::Host, msg.channel(), &text, self.now);
             }
