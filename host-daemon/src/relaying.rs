@@ -245,6 +245,10 @@ fn log_relay_event(event: &RelayPeerEvent, log: &mut EventLog) {
             None => tracing::info!(slot, name, "spectator admitted"),
         },
         RelayPeerEvent::Refused(slot, reason) => tracing::info!(slot, ?reason, "join refused"),
+        RelayPeerEvent::OverBudget(slot) => tracing::warn!(
+            slot,
+            "guest sent more than its budget of messages or bytes: disconnected"
+        ),
         RelayPeerEvent::Record(_) => {}
         RelayPeerEvent::BadMessage(slot, why) => {
             log.warn(|suppressed| tracing::warn!(slot, %why, suppressed, "bad guest message"));

@@ -9,6 +9,7 @@
 //!
 //! # Layout
 //!
+//! - [`budget`]: what one guest may send, shared with the host session.
 //! - [`inputs`]: the input buffer and the held-input rules, shared by the
 //!   host session (`netcode`) and the relay.
 //! - [`pacing`]: the fixed-rate tick clock, shared likewise.
@@ -23,6 +24,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod budget;
 pub mod frame;
 pub mod inputs;
 pub mod judge;

@@ -25,6 +25,7 @@ use protocol::peer::{
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 use protocol::wire::WireFormat;
 
+use crate::budget::{GuestBudget, GuestBudgetPolicy};
 use crate::frame::Frame;
 use crate::log::CatchUp;
 use crate::rejoin;
@@ -58,6 +59,8 @@ pub struct PeerRelayConfig {
     /// Emit [`PeerEvent::Record`]s: each level's start, every bundle sent
     /// and its end, for a replay file.
     pub record: bool,
+    /// What each guest may send; a guest over it is disconnected.
+    pub guest_budget: GuestBudgetPolicy,
     /// The session's rejoin secret (`None`: no rejoin tokens): every player
     /// gets its token with its session init, and a hello presenting it
     /// resumes that player while it has a place.
@@ -76,6 +79,7 @@ impl Default for PeerRelayConfig {
             hello_timeout: Duration::from_secs(5),
             record: false,
             rejoin_secret: None,
+            guest_budget: GuestBudgetPolicy::default(),
         }
     }
 }
@@ -104,6 +108,8 @@ pub enum PeerEvent {
     Refused(Slot, RefusalReason),
     /// A message could not be read, or was not the guest's to send.
     BadMessage(Slot, String),
+    /// A guest sent more than its budget: disconnected.
+    OverBudget(Slot),
     /// What a replay file records (with [`PeerRelayConfig::record`]).
     Record(LevelRecord),
 }
@@ -157,6 +163,8 @@ struct Connection {
     has_epoch: u32,
     /// When it opened.
     opened_at: Duration,
+    /// What it may still send.
+    budget: GuestBudget,
 }
 
 /// A relay session for campfire's peers.
@@ -287,6 +295,7 @@ impl PeerRelay {
                 name: String::new(),
                 has_epoch: 0,
                 opened_at: now,
+                budget: GuestBudget::new(&self.config.guest_budget, now),
             },
         );
         self.send(
@@ -325,7 +334,16 @@ impl PeerRelay {
 
     /// A message from a connection.
     pub fn message(&mut self, slot: Slot, text: &str, now: Duration) {
-        if !self.connections.contains_key(&slot) {
+        let policy = self.config.guest_budget;
+        let Some(conn) = self.connections.get_mut(&slot) else {
+            return;
+        };
+        if !conn.budget.charge(&policy, text.len(), now) {
+            self.connections.remove(&slot);
+            self.events.push(PeerEvent::OverBudget(slot));
+            self.outbox.push(PeerOutput::Close(slot));
+            self.relay.leave(slot, now);
+            self.pump();
             return;
         }
         if text.len() > MAX_GUEST_MESSAGE_BYTES {

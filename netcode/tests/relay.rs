@@ -347,3 +347,33 @@ fn an_ask_beyond_the_bounds_gets_no_level() {
         "a level within the bounds is built: {out:?}"
     );
 }
+
+#[test]
+fn a_guest_over_its_budget_is_disconnected_and_the_relay_goes_on() {
+    let mut relay = PeerRelay::new(config(2, 1));
+    let now = Duration::from_secs(1);
+    relay.connected(0, now);
+    relay.connected(1, now);
+    relay.drain_outbox();
+    // The default budget's burst is 1,500 messages: a flood of junk ends it.
+    for _ in 0..2_000 {
+        relay.message(0, "junk", now);
+    }
+    let events = relay.drain_events();
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, PeerEvent::OverBudget(0)))
+            .count(),
+        1,
+        "disconnected once, then no longer heard"
+    );
+    assert!(
+        relay
+            .drain_outbox()
+            .iter()
+            .any(|o| matches!(o, PeerOutput::Close(0))),
+        "its connection is closed"
+    );
+    assert_eq!(relay.seats_taken(), 1, "its seat is free again");
+}

@@ -22,7 +22,7 @@
 
 mod admission;
 pub mod audit;
-pub mod budget;
+pub use lockstep::budget;
 mod config;
 mod end_table;
 pub mod join_slots;

@@ -1,7 +1,8 @@
-//! What one guest may send the host: a budget of messages and bytes per
-//! second (two token buckets on the session's clock), so a guest that
-//! floods is disconnected instead of costing the host without bound. The
-//! same budget in the daemon and in the browser host's worker.
+//! What one guest may send a host or a relay: a budget of messages and
+//! bytes per second (two token buckets on the session's clock), so a guest
+//! that floods is disconnected instead of costing the host without bound.
+//! The same budget in the daemon's hosts and relays and in the browser
+//! host's worker.
 //!
 //! A guest in good standing sends about 65 messages a second (its input
 //! on the reliable channel and again on the unreliable one at 30 Hz,
