@@ -30,8 +30,7 @@ use crate::frame::Frame;
 use crate::log::CatchUp;
 use crate::rejoin;
 use crate::relay::{
-    Entry, Refusal, Relay, RelayConfig, RelayEnd, RelayEvent, RelayMessage, RelayOutput,
-    RelayPhase, Slot,
+    Entry, Refusal, Relay, RelayConfig, RelayEnd, RelayEvent, RelayMessage, RelayOutput, Slot,
 };
 
 /// The largest message a guest may send a relay, bytes (an authority's
@@ -418,14 +417,14 @@ impl PeerRelay {
                 let Ok(json) = serde_json::to_string(&level) else {
                     return;
                 };
-                let asked = self.relay.phase() == RelayPhase::Asking && level_epoch == epoch;
-                let from_authority = self.player_of(slot).is_some()
-                    && self.player_of(slot) == self.relay.authority();
-                if asked && from_authority {
+                // Kept once the relay took it: LevelStart goes out at the
+                // next pump, from this copy.
+                if self
+                    .relay
+                    .level(slot, level_epoch, Arc::from(json.into_bytes()), now)
+                {
                     self.level = Some((level_epoch, *level));
                 }
-                self.relay
-                    .level(slot, level_epoch, Arc::from(json.into_bytes()), now);
             }
             GuestMessage::RelaySnapshot {
                 level_epoch,
@@ -446,29 +445,26 @@ impl PeerRelay {
                 scores,
                 final_hash,
             } => {
-                let accepted = self.player_of(slot).is_some()
-                    && self.player_of(slot) == self.relay.authority()
-                    && level_epoch == epoch
-                    && self.relay.phase() == RelayPhase::Running
-                    && tick <= self.relay.next_tick();
-                if accepted && self.config.record {
+                // The session's end (if this was the last level) goes out at
+                // the next pump, with what is kept here.
+                if !self.relay.level_end(slot, level_epoch, tick, more, now) {
+                    return;
+                }
+                if self.config.record {
                     self.events
                         .push(PeerEvent::Record(LevelRecord::End { tick, final_hash }));
                 }
-                if accepted {
-                    for row in &scores {
-                        let t = self.run_scores.entry(row.player_id.clone()).or_default();
-                        t.0 += row.kill_score;
-                        t.1 += row.kills;
-                    }
-                    let last = self
-                        .level
-                        .as_ref()
-                        .map_or(0, |(_, l)| l.payload.level_index);
-                    let eliminated = !more && last + 1 < self.config.levels;
-                    self.last_end = Some((level_epoch, tick, eliminated));
+                for row in &scores {
+                    let t = self.run_scores.entry(row.player_id.clone()).or_default();
+                    t.0 += row.kill_score;
+                    t.1 += row.kills;
                 }
-                self.relay.level_end(slot, level_epoch, tick, more, now);
+                let last = self
+                    .level
+                    .as_ref()
+                    .map_or(0, |(_, l)| l.payload.level_index);
+                let eliminated = !more && last + 1 < self.config.levels;
+                self.last_end = Some((level_epoch, tick, eliminated));
             }
         }
     }

@@ -378,9 +378,13 @@ impl Net {
             }
             Up::Hash(e, t, h) => self.relay.hash(slot, e, t, h),
             Up::Loaded(e) => self.relay.loaded(slot, e),
-            Up::Level(e, p) => self.relay.level(slot, e, p, now),
+            Up::Level(e, p) => {
+                self.relay.level(slot, e, p, now);
+            }
             Up::Snapshot(e, t, h, p) => self.relay.snapshot(slot, e, t, h, p),
-            Up::LevelEnd(e, t, more) => self.relay.level_end(slot, e, t, more, now),
+            Up::LevelEnd(e, t, more) => {
+                self.relay.level_end(slot, e, t, more, now);
+            }
         }
     }
 

@@ -332,6 +332,21 @@ impl<I: Clone + Default> Relay<I> {
         self.end_if_empty();
     }
 
+    /// The level's players with their connections.
+    fn seated(&self) -> impl Iterator<Item = (&PlayerId, &Peer)> {
+        self.peers
+            .values()
+            .filter_map(|p| p.player().map(|id| (id, p)))
+            .filter(|(id, _)| self.roster.contains(*id))
+    }
+
+    /// The level's players' input delays, as their connections were given.
+    fn seated_delays(&self) -> BTreeMap<PlayerId, u64> {
+        self.seated()
+            .map(|(id, p)| (id.clone(), p.input_delay))
+            .collect()
+    }
+
     /// Every connected player sent the level has loaded it.
     fn all_loaded(&self) -> bool {
         self.peers
@@ -385,11 +400,7 @@ impl<I: Clone + Default> Relay<I> {
         if matches!(self.phase, Phase::Lobby { .. } | Phase::Ended(_)) {
             return;
         }
-        let anyone = self.peers.values().any(|p| {
-            p.player()
-                .is_some_and(|id| self.roster.contains(id) || self.arrivals.contains_key(id))
-        });
-        if !anyone {
+        if self.players_present() == 0 {
             self.end(RelayEnd::Empty);
         }
     }
@@ -421,14 +432,11 @@ impl<I: Clone + Default> Relay<I> {
         let Some(authority) = self.authority else {
             return;
         };
-        let mut roster = BTreeMap::new();
-        let mut input_delays = BTreeMap::new();
-        for p in self.peers.values() {
-            if let Some(id) = p.player().filter(|id| self.roster.contains(id)) {
-                roster.insert(id.clone(), p.name.clone());
-                input_delays.insert(id.clone(), p.input_delay);
-            }
-        }
+        let roster = self
+            .seated()
+            .map(|(id, p)| (id.clone(), p.name.clone()))
+            .collect();
+        let input_delays = self.seated_delays();
         self.outbox.push(RelayOutput::To(
             authority,
             RelayMessage::AskLevel {
@@ -442,13 +450,7 @@ impl<I: Clone + Default> Relay<I> {
 
     /// The level's payload came from the authority: send it to everyone.
     fn level_payload(&mut self, payload: Arc<[u8]>, now: Duration) {
-        let delays: BTreeMap<PlayerId, u64> = self
-            .peers
-            .values()
-            .filter_map(|p| p.player().map(|id| (id.clone(), p.input_delay)))
-            .filter(|(id, _)| self.roster.contains(id))
-            .collect();
-        self.inputs.start_level(delays);
+        self.inputs.start_level(self.seated_delays());
         let start = Snapshot {
             epoch: self.epoch,
             tick: 0,

@@ -53,15 +53,17 @@ impl<I: Clone + Default> Relay<I> {
     }
 
     /// The authority's payload for level `epoch`.
-    pub fn level(&mut self, slot: Slot, epoch: u32, payload: Arc<[u8]>, now: Duration) {
+    /// Returns whether it was taken (from the authority, when asked).
+    pub fn level(&mut self, slot: Slot, epoch: u32, payload: Arc<[u8]>, now: Duration) -> bool {
         if !self.check_authority(slot, epoch) {
-            return;
+            return false;
         }
         if !matches!(self.phase, Phase::Asking { .. }) {
             self.ignored(slot, "a level payload nobody asked for");
-            return;
+            return false;
         }
         self.level_payload(payload, now);
+        true
     }
 
     /// The authority's world at `tick` of level `epoch`, and its hash.
@@ -94,13 +96,21 @@ impl<I: Clone + Default> Relay<I> {
 
     /// The authority says level `epoch` ended at `tick`; `more` when
     /// another level follows.
-    pub fn level_end(&mut self, slot: Slot, epoch: u32, tick: u64, more: bool, now: Duration) {
+    /// Returns whether it was taken (from the authority, for a tick sent).
+    pub fn level_end(
+        &mut self,
+        slot: Slot,
+        epoch: u32,
+        tick: u64,
+        more: bool,
+        now: Duration,
+    ) -> bool {
         if !self.check_authority(slot, epoch) {
-            return;
+            return false;
         }
         if !matches!(self.phase, Phase::Running { .. }) || tick > self.next_tick() {
             self.ignored(slot, "a level end for a tick not yet sent");
-            return;
+            return false;
         }
         if let Some(log) = &mut self.log {
             log.truncate_after(tick);
@@ -114,6 +124,7 @@ impl<I: Clone + Default> Relay<I> {
         } else {
             self.end(RelayEnd::Completed);
         }
+        true
     }
 
     fn check_authority(&mut self, slot: Slot, epoch: u32) -> bool {
