@@ -93,6 +93,19 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
             .expect("spawn")
     };
     players.push(children.push(third()));
+    // "second" and "third" race to connect: which of them is player-2 is
+    // read off the relay's log.
+    let (_, admitted) = wait_log(
+        &log,
+        Duration::from_secs(60),
+        "the third's admission",
+        |l| l.contains("guest admitted") && l.contains("name=\"third\""),
+    );
+    let third_player = admitted
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("player="))
+        .expect("the admission names the player")
+        .to_owned();
     wait_log(&log, Duration::from_secs(60), "the level start", |l| {
         l.contains("level started")
     });
@@ -128,7 +141,9 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
     std::thread::sleep(Duration::from_secs(2));
     players[1] = children.push(third());
     wait_log(&log, Duration::from_secs(60), "the rejoin", |l| {
-        l.contains("guest admitted") && l.contains("player-3") && l.contains("slot=4")
+        l.contains("guest admitted")
+            && l.contains(&format!("player={third_player} "))
+            && l.contains("slot=4")
     });
 
     let outs = outputs_of(
@@ -157,7 +172,12 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
         assert_eq!(r["desyncs"], 0, "{r}");
     }
     assert_eq!(reports[1]["resumed"], true, "{}", reports[1]);
-    assert_eq!(reports[1]["playerId"], "player-3", "{}", reports[1]);
+    assert_eq!(
+        reports[1]["playerId"],
+        third_player.as_str(),
+        "{}",
+        reports[1]
+    );
     let state_tick = reports[2]["stateTick"]
         .as_u64()
         .expect("the joiner's state tick");
