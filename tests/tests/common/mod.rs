@@ -226,10 +226,21 @@ pub fn outputs_of(
                 done[k] = Some((s, Instant::now()));
             }
         }
-        assert!(
-            Instant::now() < deadline || done.iter().all(Option::is_some),
-            "{what} still running after {within:?}"
-        );
+        if Instant::now() >= deadline && done.iter().any(Option::is_none) {
+            // Kill the ones still running and show what they said.
+            let mut said = String::new();
+            for ((k, &i), (_, err)) in idx.iter().enumerate().zip(drains) {
+                if done[k].is_none() {
+                    let _ = children.0[i].kill();
+                    let err = err.join().unwrap_or_default();
+                    said.push_str(&format!(
+                        "\n--- {what} #{k} (still running) said:\n{}",
+                        String::from_utf8_lossy(&err)
+                    ));
+                }
+            }
+            panic!("{what} still running after {within:?}{said}");
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     drains
@@ -347,6 +358,11 @@ pub fn join_cmd(site: &Site, url: &str, code: &str, name: &str) -> Command {
     .stdin(Stdio::null())
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
+    // Debugging: `CAMPFIRE_JOIN_LOG=host_daemon=debug` sets the guests' log
+    // filter (shown when a guest outlives its wait).
+    if let Ok(filter) = std::env::var("CAMPFIRE_JOIN_LOG") {
+        cmd.env("RUST_LOG", filter).env("NO_COLOR", "1");
+    }
     cmd
 }
 
