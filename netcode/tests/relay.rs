@@ -41,12 +41,18 @@ impl Session {
 
     /// A bot guest presenting `resume` (a rejoin token), if any.
     fn join_with(&mut self, name: &str, resume: Option<String>) -> usize {
-        let link = self.net.add_link(LinkConfig {
+        let link = LinkConfig {
             latency: Duration::from_millis(40),
             jitter: Duration::from_millis(5),
             seed: self.guests.len() as u64 + 7,
             ..LinkConfig::default()
-        });
+        };
+        self.join_over(name, resume, link)
+    }
+
+    /// A bot guest over a link configured by `link`.
+    fn join_over(&mut self, name: &str, resume: Option<String>, link: LinkConfig) -> usize {
+        let link = self.net.add_link(link);
         let mut guest = Guest::new(GuestConfig {
             display_name: name.into(),
             resume_token: resume,
@@ -129,6 +135,7 @@ impl Session {
                     End::Guest => {
                         if let Some(g) = self.guests.get_mut(d.link).and_then(Option::as_mut) {
                             g.on_event(d.event, self.now);
+                            poll_backlog_away(g, self.now);
                         }
                     }
                 }
@@ -155,6 +162,19 @@ impl Session {
             .filter(|e| matches!(e, PeerEvent::Relay(r) if f(r)))
             .count()
     }
+}
+
+/// Polls `g` as the daemon's driver does while it reports a backlog: it
+/// reads no message until the backlog is gone, so polling alone must
+/// apply it (a backlog only a message can move would hang that driver).
+fn poll_backlog_away(g: &mut Guest, now: Duration) {
+    for _ in 0..1_000 {
+        if !g.has_backlog() {
+            return;
+        }
+        g.poll(now);
+    }
+    panic!("a guest reports a backlog that polling does not apply");
 }
 
 fn config(start_players: usize, levels: u32) -> PeerRelayConfig {
@@ -221,6 +241,39 @@ fn three_bots_finish_a_level_after_the_authority_dies_and_a_fourth_joins_by_snap
         joined.is_some_and(|(_, tick)| tick >= 600),
         "the joiner started from a snapshot: {joined:?}"
     );
+}
+
+#[test]
+fn a_late_joiner_whose_state_is_overtaken_by_the_tick_bundles_catches_up() {
+    let mut s = Session::new(config(2, 1));
+    s.join("ann");
+    s.join("bo");
+    s.run_until(Duration::from_secs(12));
+    // Half the joiner's first transmissions are lost and come 300 ms late:
+    // a lost state chunk holds back the rest of the state on its channel
+    // while the catch-up bundles arrive on theirs.
+    let late = s.join_over(
+        "cy",
+        None,
+        LinkConfig {
+            latency: Duration::from_millis(30),
+            seed: 5,
+            loss: 0.5,
+            retransmit: Duration::from_millis(300),
+            ..LinkConfig::default()
+        },
+    );
+    s.run_until(mins(20));
+    assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
+    let joiner = s.guests[late].as_ref().expect("the joiner lives");
+    assert!(joiner.joined_at().is_some(), "the joiner got its state");
+    assert_eq!(joiner.ended(), Some(&GuestEnd::Ended(EndReason::Completed)));
+    let host = s.guests[0]
+        .as_ref()
+        .and_then(Guest::engine)
+        .expect("a level");
+    let e = joiner.engine().expect("a level");
+    assert_eq!((e.tick(), e.world_hash()), (host.tick(), host.world_hash()));
 }
 
 #[test]

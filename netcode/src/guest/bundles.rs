@@ -24,6 +24,19 @@ const MAX_HELD_WHILE_JOINING: usize = 900;
 
 impl<E: Engine> GuestSession<E> {
     pub(super) fn on_bundle(&mut self, b: TickInputBundle, now: Duration) {
+        if matches!(self.phase, Phase::AwaitInit) {
+            // Bundles ride another channel than the session init and can
+            // overtake it (a late joiner's catch-up frames, sent right
+            // behind its init): held, bounded, and sorted out by the init.
+            if self.backlog.len() >= MAX_HELD_WHILE_JOINING {
+                self.end(GuestEnd::SetupFailed(
+                    "the session init took too long to arrive".into(),
+                ));
+                return;
+            }
+            self.backlog.push_back(b);
+            return;
+        }
         if self.joining() {
             // The level's bundles can outrun its state (another channel).
             if b.level_epoch == self.level_epoch {

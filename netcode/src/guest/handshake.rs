@@ -115,6 +115,9 @@ impl<E: Engine> GuestSession<E> {
             // state: they are held for it (see `on_bundle`).
             self.level_epoch = join.level_epoch;
         }
+        // Bundles held before the init: only the level it starts keeps its.
+        let epoch = init.join.as_ref().map_or(1, |j| j.level_epoch);
+        self.backlog.retain(|b| b.level_epoch == epoch);
         self.phase = Phase::Map(Box::new(init), Reassembler::default());
     }
 

@@ -344,9 +344,16 @@ impl<E: Engine> GuestSession<E> {
         .min()
     }
 
-    /// Whether applicable bundles are waiting (the driver polls again at once).
+    /// Whether bundles are waiting that a [`Self::poll`] now would apply:
+    /// the driver then polls again before it reads its next message.
+    /// Bundles held while the level's state is still arriving (a late
+    /// joiner's) are not: only messages can move them, so a driver that
+    /// polled for them would never read those messages.
     pub fn has_backlog(&self) -> bool {
-        self.ended().is_none() && !self.backlog.is_empty() && !self.waiting_for_snapshot()
+        self.ended().is_none()
+            && matches!(self.phase, Phase::Running)
+            && !self.backlog.is_empty()
+            && !self.waiting_for_snapshot()
     }
 
     /// Feeds one event from the host at time `now`.
