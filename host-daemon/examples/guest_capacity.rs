@@ -9,9 +9,14 @@
 //! guest count. Guests run under `nice -n 19`, so the daemon is served
 //! first, as it would be with its guests on other machines.
 //!
+//! With `--swarm` the guests are one `host-daemon swarm` process (light
+//! guests, no engine, each its own WebRTC connection and socket), which
+//! can push a daemon to a thousand guests on this machine. Host mode only:
+//! a relay session waits for an authority, a guest with an engine.
+//!
 //! Usage (release binaries, built by `scripts/bench-daemon`):
-//! `guest_capacity BIN_DIR [--mode host|relay|both] GUESTS...` (multiples of
-//! 4), e.g. `target/release --mode both 100 200`.
+//! `guest_capacity BIN_DIR [--mode host|relay|both] [--swarm] GUESTS...`
+//! (multiples of 4), e.g. `target/release --mode both 100 200`.
 //! Everything binds 127.0.0.1; every wait is bounded; every child is killed.
 
 #[path = "support/proc_stat.rs"]
@@ -140,7 +145,7 @@ fn start_lobby(bin: &Path, children: &mut Children, db: &Path) -> String {
         .to_owned()
 }
 
-fn run(bin: &Path, mode: &str, guests: usize) -> serde_json::Value {
+fn run(bin: &Path, mode: &str, swarm: bool, guests: usize) -> serde_json::Value {
     let sessions = guests / PER_SESSION;
     let db = tempfile::tempdir().expect("tempdir");
     let mut children = Children::default();
@@ -188,7 +193,24 @@ fn run(bin: &Path, mode: &str, guests: usize) -> serde_json::Value {
     let idle_rss = rss_kib(&pid.to_string());
     let t_join = Instant::now();
     let mut guest_pids = Vec::new();
-    for code in &codes {
+    if swarm {
+        // One process for every guest, niced like the bots below.
+        let child = Command::new("nice")
+            .args(["-n", "19"])
+            .arg(bin.join("host-daemon"))
+            .args(["swarm", "--server", &url, "--per-session"])
+            .arg(PER_SESSION.to_string())
+            .args(["--seconds", "600", "--threads", "1"])
+            .args(&codes)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn swarm");
+        guest_pids.push(child.id());
+        children.0.push(child);
+    }
+    for code in codes.iter().filter(|_| !swarm) {
         for g in 0..PER_SESSION {
             // Guests run niced: on a real deployment they are on other
             // machines, so the daemon gets the CPU first here too.
@@ -207,11 +229,11 @@ fn run(bin: &Path, mode: &str, guests: usize) -> serde_json::Value {
         }
     }
     // Every session started: all guests in.
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + Duration::from_secs(300);
     while value(&scrape(&metrics), "campfire_daemon_guests") < guests as f64 {
         assert!(
             Instant::now() < deadline,
-            "not every guest got in within 120 s"
+            "not every guest got in within 300 s"
         );
         std::thread::sleep(Duration::from_millis(250));
     }
@@ -241,6 +263,7 @@ fn run(bin: &Path, mode: &str, guests: usize) -> serde_json::Value {
     let d = |k: &str| value(&m1, k) - value(&m0, k);
     serde_json::json!({
         "mode": mode,
+        "guestsAre": if swarm { "swarm" } else { "join --bot processes" },
         "guests": guests,
         "sessions": sessions,
         "guestsConnectedAtEnd": guests_after,
@@ -254,6 +277,9 @@ fn run(bin: &Path, mode: &str, guests: usize) -> serde_json::Value {
         "rssPerGuestKiB": (rss.saturating_sub(idle_rss)) as f64 / guests as f64,
         "bytesPerGuestPerSecond": d("campfire_daemon_sent_bytes_total") / wall / guests as f64,
         "heldInputsPerSecond": d("campfire_daemon_held_inputs_total") / wall,
+        "heldInputsFraction": d("campfire_daemon_held_inputs_total")
+            / d("campfire_daemon_ticks_total").max(1.0)
+            / PER_SESSION as f64,
         "desyncs": d("campfire_daemon_desyncs_total"),
     })
 }
@@ -271,6 +297,17 @@ fn main() {
             other => panic!("--mode host, relay or both, not {other:?}"),
         };
     }
+    let mut swarm = false;
+    if args.peek().map(String::as_str) == Some("--swarm") {
+        args.next();
+        swarm = true;
+        // A relay session needs an authority with an engine; swarm guests
+        // have none, so a relay session of swarm guests never starts.
+        assert!(
+            !modes.contains(&"relay"),
+            "--swarm measures host mode only: a relay session needs an authority guest with an engine"
+        );
+    }
     let counts: Vec<usize> = args.filter_map(|a| a.parse().ok()).collect();
     let counts = if counts.is_empty() {
         vec![100, 200, 300]
@@ -279,11 +316,11 @@ fn main() {
     };
     for guests in counts {
         assert!(
-            guests > 0 && guests % PER_SESSION == 0 && guests <= 800,
-            "guest counts are multiples of {PER_SESSION}, at most 800"
+            guests > 0 && guests % PER_SESSION == 0 && guests <= 1_200,
+            "guest counts are multiples of {PER_SESSION}, at most 1200"
         );
         for mode in &modes {
-            println!("{}", run(&bin, mode, guests));
+            println!("{}", run(&bin, mode, swarm, guests));
         }
     }
 }

@@ -43,7 +43,7 @@ use crate::metrics::DaemonMetrics;
 use crate::relaying::RelaySession;
 use crate::replay_files::ReplayFiles;
 use crate::stdout;
-use crate::transport::webrtc::{HostOffer, WebRtcLink, WebRtcOptions};
+use crate::transport::webrtc::{Endpoint, HostOffer, WebRtcLink, WebRtcOptions};
 use lockstep::peer::{PeerRelay, PeerRelayConfig};
 
 mod joins;
@@ -81,8 +81,8 @@ pub struct HostingConfig {
     pub host: HostConfig,
     /// Sessions kept open at once.
     pub sessions: usize,
-    /// ICE options of every connection (with no ICE servers of its own,
-    /// the daemon uses those the lobby hands out).
+    /// The WebRTC endpoint's options: every connection of the daemon, of
+    /// every session, on its one UDP socket.
     pub webrtc: WebRtcOptions,
     /// The campaign's name in the lobby.
     pub campaign_name: String,
@@ -131,6 +131,27 @@ pub struct SessionOutcome {
 /// ends with `host-shutdown` and its lobby entry is deleted.
 pub async fn run(config: HostingConfig, shutdown: watch::Receiver<bool>) -> anyhow::Result<()> {
     let client = LobbyClient::new(&config.server).context("lobby client")?;
+    let endpoint = Endpoint::bind(&config.webrtc)
+        .await
+        .context("binding the WebRTC endpoint")?;
+    tracing::info!(
+        local = %endpoint.local_addr(),
+        advertised = %endpoint.advertised_addr(),
+        "WebRTC on one UDP socket"
+    );
+    if let Some(metrics) = config.metrics.clone() {
+        // The endpoint's connection count, sampled for the scrapes.
+        let (endpoint, mut stop) = (endpoint.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tokio::select! {
+                    _ = every.tick() => metrics.set_webrtc_connections(endpoint.connections()),
+                    _ = stop.wait_for(|s| *s) => break,
+                }
+            }
+        });
+    }
     let config = Arc::new(config);
     let mut running = JoinSet::new();
     let mut failures = 0u32;
@@ -139,6 +160,7 @@ pub async fn run(config: HostingConfig, shutdown: watch::Receiver<bool>) -> anyh
         while !*shutdown.borrow() && running.len() < config.sessions.max(1) {
             running.spawn(run_session(
                 config.clone(),
+                endpoint.clone(),
                 client.clone(),
                 shutdown.clone(),
             ));
@@ -206,6 +228,7 @@ fn create_request(config: &HostingConfig) -> PutSessionRequest {
 /// One session from creation to deletion.
 pub async fn run_session(
     config: Arc<HostingConfig>,
+    endpoint: Endpoint,
     client: LobbyClient,
     shutdown: watch::Receiver<bool>,
 ) -> anyhow::Result<SessionOutcome> {
@@ -214,10 +237,6 @@ pub async fn run_session(
         .await
         .context("creating the session in the lobby")?;
     stdout::line(&format!("session {}", session.code));
-    let mut webrtc = config.webrtc.clone();
-    if webrtc.ice_servers.is_empty() {
-        webrtc.ice_servers = session.ice_servers.clone();
-    }
     if let Some(relay) = &config.relay {
         let mut relay = relay.clone();
         relay.relay.start_players = config.start_when;
@@ -226,7 +245,7 @@ pub async fn run_session(
         // A fresh secret per session: its rejoin tokens resume nothing else.
         relay.rejoin_secret = Some(rand::random());
         let served = RelaySession::new(PeerRelay::new(relay));
-        let served = serve(served, &config, &client, &session, &webrtc, shutdown).await?;
+        let served = serve(served, &config, &client, &session, &endpoint, shutdown).await?;
         stdout::relay_report(&session.code, &served.report());
         delete(&client, &session).await;
         return Ok(SessionOutcome {
@@ -247,7 +266,7 @@ pub async fn run_session(
         &config,
         &client,
         &session,
-        &webrtc,
+        &endpoint,
         shutdown,
     )
     .await?;
@@ -276,7 +295,7 @@ async fn serve<T: Served>(
     config: &Arc<HostingConfig>,
     client: &LobbyClient,
     session: &HostedSession,
-    webrtc: &WebRtcOptions,
+    endpoint: &Endpoint,
     shutdown: watch::Receiver<bool>,
 ) -> anyhow::Result<T> {
     let metrics = config.metrics.as_ref().map(DaemonMetrics::session);
@@ -312,7 +331,7 @@ async fn serve<T: Served>(
     let opened = Instant::now();
     let mut rounds = std::pin::pin!(round_loop(
         config,
-        webrtc,
+        endpoint,
         client,
         session,
         link_tx,
@@ -408,7 +427,7 @@ async fn publish_players(
 /// session refuses a joiner beyond its seats at its hello.
 async fn round_loop(
     config: &HostingConfig,
-    webrtc: &WebRtcOptions,
+    endpoint: &Endpoint,
     client: &LobbyClient,
     session: &HostedSession,
     links: mpsc::Sender<WebRtcLink>,
@@ -416,7 +435,7 @@ async fn round_loop(
 ) {
     let mut open: Option<(HostOffer, u32)> = None;
     let mut joins = Joins::new(JoinPolicy {
-        connect_deadline: webrtc.connect_timeout,
+        connect_deadline: endpoint.options().connect_timeout,
         ..JoinPolicy::default()
     });
     let mut handed = 0usize;
@@ -448,7 +467,7 @@ async fn round_loop(
             let opens_at = joins.round_opens_at();
             if seat_free && opens_at <= Instant::now() {
                 // A seat is free: open a round.
-                let offer = match HostOffer::new(webrtc).await {
+                let offer = match HostOffer::new(endpoint).await {
                     Ok(o) => o,
                     Err(e) => {
                         tracing::warn!(error = %e, "gathering an offer failed; retrying");

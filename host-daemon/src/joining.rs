@@ -16,7 +16,7 @@ use protocol::BUILD_VERSION;
 
 use crate::driver::{Guest, run_guest_until};
 use crate::lobby_client::{LobbyClient, SignalingError};
-use crate::transport::webrtc::{GuestAnswer, WebRtcOptions};
+use crate::transport::webrtc::{Endpoint, GuestAnswer, WebRtcLink, WebRtcOptions};
 
 /// How long a joiner keeps trying for a round (lost races, the gap
 /// between rounds).
@@ -179,8 +179,9 @@ pub struct JoinConfig {
     pub name: String,
     /// Drive the player with the bot.
     pub bot: bool,
-    /// ICE options (with no ICE servers of its own, the guest uses those
-    /// the lobby hands out).
+    /// The WebRTC options (each join attempt binds an endpoint of its
+    /// own: a connection per socket, so a rejoin never shares an address
+    /// pair with the connection it replaces).
     pub webrtc: WebRtcOptions,
     /// Leave this long after connecting (soak tests).
     pub leave_after: Option<Duration>,
@@ -211,8 +212,10 @@ fn read_token(file: &std::path::Path) -> Option<String> {
     (!token.is_empty() && token.len() <= 128).then(|| token.to_owned())
 }
 
-/// Joins and plays a session to its end.
-pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
+/// Takes a round of the session in the lobby and connects to its host
+/// (on an endpoint of its own), retrying lost races and failed handshakes
+/// a bounded number of times.
+pub async fn connect(config: &JoinConfig) -> Result<WebRtcLink, JoinError> {
     let code = config.code.trim().to_owned();
     let client = LobbyClient::new(&config.server).map_err(|e| lobby_err(&code, e))?;
     // Racing joiners: the loser of a round retries on the next one; between
@@ -222,7 +225,7 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
     let mut deadline = began + ROUND_WAIT;
     let mut attempts = 0u32;
     let mut connect_retries = 0u32;
-    let link = loop {
+    loop {
         attempts += 1;
         let retry_ok = attempts < MAX_ATTEMPTS && tokio::time::Instant::now() < deadline;
         let open = match client.join_offer(&code).await {
@@ -253,16 +256,15 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
                 ),
             });
         }
-        let mut webrtc = config.webrtc.clone();
-        if webrtc.ice_servers.is_empty() {
-            webrtc.ice_servers = open.view.ice_servers.clone();
-        }
         let connect_err = |detail: String| JoinError::Connect {
             code: code.clone(),
             timeout: config.webrtc.connect_timeout,
             detail,
         };
-        let answer = GuestAnswer::new(&webrtc, &open.offer)
+        let endpoint = Endpoint::bind(&config.webrtc)
+            .await
+            .map_err(|e| connect_err(e.to_string()))?;
+        let answer = GuestAnswer::new(&endpoint, &open.offer)
             .await
             .map_err(|e| connect_err(e.to_string()))?;
         match client
@@ -286,7 +288,7 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
             }
         }
         match answer.connect().await {
-            Ok(link) => break link,
+            Ok(link) => return Ok(link),
             // A handshake can fail on a lossy path (the host then drops that
             // round and opens a fresh one): try again, a bounded number of
             // times, before reporting the failure.
@@ -299,7 +301,13 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
             }
             Err(e) => return Err(connect_err(e.to_string())),
         }
-    };
+    }
+}
+
+/// Joins and plays a session to its end.
+pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
+    let code = config.code.trim().to_owned();
+    let link = connect(&config).await?;
     let closer = link.sender.clone();
     let leave = async {
         match config.leave_after {

@@ -17,6 +17,8 @@
 //! - [`hosting`]: always-on bot-hosted sessions in the lobby (`host`);
 //!   [`stdout`]: its `session CODE` and `session-report` lines.
 //! - [`joining`]: a (bot) guest joining through the lobby (`join`).
+//! - [`swarm`]: many light guests in one process, no engine (`swarm`, the
+//!   load tool that pushes one daemon to a thousand guests).
 //! - [`realtime`]: `netcode::sim` scenarios played through the drivers in
 //!   real time (`simulate --realtime`, the capacity benchmark).
 //! - [`campaign`]: `--campaign DIR`, a folder of level maps.
@@ -37,4 +39,5 @@ pub mod realtime;
 pub mod relaying;
 pub mod replay_files;
 pub mod stdout;
+pub mod swarm;
 pub mod transport;

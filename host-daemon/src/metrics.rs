@@ -36,6 +36,7 @@ struct Series {
     desyncs: Counter,
     bytes_sent: Counter,
     guest_rtt: Histogram,
+    connections: Gauge,
 }
 
 /// The daemon's metrics registry.
@@ -64,6 +65,7 @@ impl DaemonMetrics {
             desyncs: Counter::default(),
             bytes_sent: Counter::default(),
             guest_rtt: Histogram::new(RTT_BUCKETS.iter().copied()),
+            connections: Gauge::default(),
         };
         let mut registry = Registry::with_prefix("campfire_daemon");
         registry.register(
@@ -102,6 +104,11 @@ impl DaemonMetrics {
             series.guest_rtt.clone(),
         );
         registry.register(
+            "webrtc_connections",
+            "WebRTC connections on the daemon's one UDP socket (offers waiting, open, closing)",
+            series.connections.clone(),
+        );
+        registry.register(
             "sent_bytes",
             "Message bytes sent to guests over the data channels",
             series.bytes_sent.clone(),
@@ -110,6 +117,13 @@ impl DaemonMetrics {
             registry: Arc::new(registry),
             series: Arc::new(series),
         }
+    }
+
+    /// Sets the WebRTC connections the endpoint holds.
+    pub fn set_webrtc_connections(&self, n: usize) {
+        self.series
+            .connections
+            .set(i64::try_from(n).unwrap_or(i64::MAX));
     }
 
     /// A handle for one new session; the session counts as open until

@@ -1,31 +1,30 @@
-//! The WebRTC flags `host` and `join` share.
+//! The WebRTC flags `host`, `relay` and `join` share.
 
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
-use protocol::api::IceServer;
 
 use crate::transport::webrtc::WebRtcOptions;
 
-/// Where WebRTC binds and which ICE servers it uses.
+/// Where the one UDP socket binds and what address it advertises.
 #[derive(Args, Debug, Clone)]
 pub struct IceArgs {
-    /// Address the UDP sockets bind (the only host candidate).
+    /// Address the UDP socket binds (its host candidate, unless
+    /// --public-ip says otherwise).
     #[arg(long, default_value = "127.0.0.1")]
     pub bind_ip: std::net::IpAddr,
-    /// UDP port range A-B (one port per connection).
-    #[arg(long, value_name = "A-B")]
-    pub udp_ports: Option<String>,
-    /// Address advertised instead of --bind-ip (1:1 NAT).
+    /// UDP port of the socket every connection shares (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    pub udp_port: u16,
+    /// Address advertised instead of --bind-ip (1:1 NAT, a node's public
+    /// address in front of a container). Needed with a wildcard --bind-ip.
     #[arg(long)]
     pub public_ip: Option<std::net::IpAddr>,
-    /// STUN server URL (stun:host:port), repeatable.
+    /// Port advertised instead of the bound one (a published or mapped
+    /// port).
     #[arg(long)]
-    pub stun: Vec<String>,
-    /// TURN server as URL,USERNAME,CREDENTIAL, repeatable.
-    #[arg(long)]
-    pub turn: Vec<String>,
+    pub public_port: Option<u16>,
     /// Seconds the WebRTC connection may take to open.
     #[arg(long, default_value_t = 20)]
     pub connect_timeout: u64,
@@ -34,47 +33,22 @@ pub struct IceArgs {
 impl IceArgs {
     /// The transport options these flags describe.
     pub fn webrtc_options(&self) -> anyhow::Result<WebRtcOptions> {
-        webrtc_options(self)
-    }
-}
-
-fn webrtc_options(a: &IceArgs) -> anyhow::Result<WebRtcOptions> {
-    let udp_ports = match &a.udp_ports {
-        None => None,
-        Some(r) => {
-            let (lo, hi) = r.split_once('-').context("--udp-ports takes A-B")?;
-            let lo: u16 = lo.trim().parse().context("--udp-ports: A must be a port")?;
-            let hi: u16 = hi.trim().parse().context("--udp-ports: B must be a port")?;
-            if lo == 0 || lo > hi {
-                bail!("--udp-ports: need 0 < A <= B");
-            }
-            Some(lo..=hi)
+        if self.bind_ip.is_unspecified() && self.public_ip.is_none() {
+            bail!(
+                "--bind-ip {} needs --public-ip: the address peers are told must be a concrete one",
+                self.bind_ip
+            );
         }
-    };
-    let mut ice_servers: Vec<IceServer> = a
-        .stun
-        .iter()
-        .map(|u| IceServer {
-            urls: vec![u.clone()],
-            username: None,
-            credential: None,
+        if self.public_port == Some(0) {
+            bail!("--public-port must be a port (1-65535)");
+        }
+        Ok(WebRtcOptions {
+            bind_ip: self.bind_ip,
+            udp_port: self.udp_port,
+            public_ip: self.public_ip,
+            public_port: self.public_port,
+            connect_timeout: Duration::from_secs(self.connect_timeout),
+            ..WebRtcOptions::default()
         })
-        .collect();
-    for t in &a.turn {
-        let mut parts = t.splitn(3, ',');
-        let url = parts.next().unwrap_or_default().to_owned();
-        ice_servers.push(IceServer {
-            urls: vec![url],
-            username: parts.next().map(str::to_owned),
-            credential: parts.next().map(str::to_owned),
-        });
     }
-    Ok(WebRtcOptions {
-        bind_ip: a.bind_ip,
-        udp_ports,
-        public_ip: a.public_ip,
-        ice_servers,
-        connect_timeout: Duration::from_secs(a.connect_timeout),
-        ..WebRtcOptions::default()
-    })
 }

@@ -2,8 +2,8 @@
 //! `run`. `simulate` runs a host, bot players and bot guests in one process
 //! over a simulated network and prints one JSON line; `host` hosts bot
 //! sessions through a lobby server over WebRTC; `relay` serves relay
-//! sessions the same way; `join` joins one as a (bot) guest; `replay`
-//! re-simulates a recorded level.
+//! sessions the same way; `join` joins one as a (bot) guest; `swarm` joins
+//! with many light guests at once; `replay` re-simulates a recorded level.
 
 pub mod host;
 pub mod ice;
@@ -11,6 +11,7 @@ pub mod join;
 pub mod relay;
 pub mod replay;
 pub mod simulate;
+pub mod swarm;
 
 use clap::{Parser, Subcommand};
 
@@ -40,6 +41,9 @@ pub enum Command {
     Join(join::JoinArgs),
     /// Re-simulate a recorded level; prints one JSON line.
     Replay(replay::ReplayArgs),
+    /// Join sessions with many light guests (no engine) from one process:
+    /// the load tool for one daemon. Prints one JSON line at the end.
+    Swarm(swarm::SwarmArgs),
 }
 
 /// Runs the command.
@@ -50,6 +54,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Join(args) => join::run(args),
         Command::Relay(args) => relay::run(args),
         Command::Replay(args) => replay::run(&args),
+        Command::Swarm(args) => swarm::run(args),
     }
 }
 
@@ -154,12 +159,12 @@ mod tests {
             "--private",
             "--levels",
             "2",
-            "--udp-ports",
-            "40000-40010",
-            "--stun",
-            "stun:127.0.0.1:3478",
-            "--turn",
-            "turn:127.0.0.1:3478,u,p",
+            "--udp-port",
+            "40000",
+            "--public-ip",
+            "203.0.113.7",
+            "--public-port",
+            "30000",
             "--lobby-timeout",
             "30",
             "--hello-timeout",
@@ -173,9 +178,9 @@ mod tests {
         assert_eq!(c.host.bots, 2);
         assert_eq!(c.lobby_timeout, Some(Duration::from_secs(30)));
         assert_eq!(c.host.hello_timeout, Duration::from_secs(2));
-        assert_eq!(c.webrtc.udp_ports, Some(40000..=40010));
-        assert_eq!(c.webrtc.ice_servers.len(), 2);
-        assert_eq!(c.webrtc.ice_servers[1].username.as_deref(), Some("u"));
+        assert_eq!(c.webrtc.udp_port, 40000);
+        assert_eq!(c.webrtc.public_ip, Some("203.0.113.7".parse().unwrap()));
+        assert_eq!(c.webrtc.public_port, Some(30000));
         assert_eq!(c.webrtc.bind_ip.to_string(), "127.0.0.1");
         let defaults = host(&[]).unwrap();
         assert!(defaults.public);
@@ -186,8 +191,10 @@ mod tests {
 
     #[test]
     fn bad_host_flags_are_rejected() {
-        assert!(host(&["--udp-ports", "5-1"]).is_err());
-        assert!(host(&["--udp-ports", "x"]).is_err());
+        assert!(host(&["--udp-port", "x"]).is_err());
+        assert!(host(&["--bind-ip", "0.0.0.0"]).is_err());
+        assert!(host(&["--public-port", "0"]).is_err());
+        assert!(host(&["--bind-ip", "0.0.0.0", "--public-ip", "203.0.113.7"]).is_ok());
         assert!(host(&["--max-players", "3", "--start-when", "2"]).is_err());
         assert!(host(&["--difficulty", "nightmare"]).is_err());
     }

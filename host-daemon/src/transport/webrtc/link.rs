@@ -2,65 +2,32 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
-use ::webrtc::data_channel::DataChannel;
 use protocol::peer::Channel;
 use tokio::sync::{mpsc, watch};
-use tokio::time::Instant;
 
-use super::CLOSE_FLUSH_TIMEOUT;
-use super::connection::ClosingPc;
-use super::shared::{Shared, channel_index};
+use super::endpoint::Command;
+use super::setup::Conn;
+use super::shared::channel_index;
 use crate::transport::{ConnectionState, PeerEvent, PeerReceiver, PeerSender, TransportError};
 
 /// What the sender and receiver share once connected.
 pub(super) struct Inner {
-    pub(super) shared: Arc<Shared>,
-    pub(super) guard: ClosingPc,
-    pub(super) dcs: [Arc<dyn DataChannel>; 3],
+    pub(super) conn: Conn,
     pub(super) max_message_bytes: usize,
     /// Set when this side's close started.
     pub(super) closing: AtomicBool,
     /// Becomes true when this side's close started.
     pub(super) closed: watch::Sender<bool>,
-    /// Becomes true when this side's close finished.
-    pub(super) close_done: watch::Sender<bool>,
 }
 
 impl Inner {
-    /// Starts a graceful close in the background; returns at once.
-    fn start_close(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
-        if self.closing.swap(true, Ordering::SeqCst) {
-            return None;
+    /// Starts a graceful close; returns at once.
+    fn start_close(&self) {
+        if !self.closing.swap(true, Ordering::SeqCst) {
+            self.closed.send_replace(true);
+            self.conn.start_close();
         }
-        self.closed.send_replace(true);
-        let inner = self.clone();
-        Some(tokio::spawn(async move { inner.close_now().await }))
-    }
-
-    async fn close_now(&self) {
-        // Flush: wait (bounded) until what was sent is acknowledged, so the
-        // other side gets everything before it sees the channels close.
-        let deadline = Instant::now() + CLOSE_FLUSH_TIMEOUT;
-        for dc in &self.dcs {
-            while Instant::now() < deadline
-                && !self.shared.progress.borrow().failed
-                && dc.outstanding_bytes().await.unwrap_or(0) > 0
-            {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        }
-        self.shared.local_closed.store(true, Ordering::SeqCst);
-        for dc in &self.dcs {
-            let _ = dc.close().await;
-        }
-        // Give the stream resets a moment to leave before the association goes.
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        if let Err(e) = self.guard.pc.close().await {
-            tracing::debug!(error = %e, "closing a peer connection");
-        }
-        self.close_done.send_replace(true);
     }
 }
 
@@ -77,26 +44,22 @@ impl std::fmt::Debug for WebRtcSender {
 }
 
 impl WebRtcSender {
-    /// Closes gracefully and waits until the connection is closed (its
-    /// driver task stopped, its socket released). Idempotent.
+    /// Closes gracefully and waits (bounded) until the connection is
+    /// closed and gone from its endpoint. Idempotent.
     pub async fn close_and_wait(&self) {
-        match self.inner.start_close() {
-            Some(handle) => {
-                let _ = handle.await;
-            }
-            None => {
-                // Another close is under way: wait for it (it is bounded),
-                // and close directly should it not finish.
-                let mut done = self.inner.close_done.subscribe();
-                let bound = CLOSE_FLUSH_TIMEOUT + Duration::from_secs(5);
-                if !matches!(
-                    tokio::time::timeout(bound, done.wait_for(|d| *d)).await,
-                    Ok(Ok(_))
-                ) {
-                    let _ = self.inner.guard.pc.close().await;
-                }
-            }
-        }
+        self.inner.closing.store(true, Ordering::SeqCst);
+        self.inner.closed.send_replace(true);
+        self.inner.conn.close_and_wait().await;
+    }
+
+    /// Closes one data channel and leaves the others open: what a
+    /// misbehaving peer may do (tests use it to play one).
+    pub async fn close_channel(&self, channel: Channel) {
+        let conn = &self.inner.conn;
+        let _ = conn.endpoint.commands.send(Command::CloseChannel(
+            conn.shared.id,
+            channel_index(channel),
+        ));
     }
 }
 
@@ -104,7 +67,8 @@ impl PeerSender for WebRtcSender {
     async fn send(&self, channel: Channel, text: String) -> Result<(), TransportError> {
         let idx = channel_index(channel);
         let label = channel.label();
-        if self.inner.closing.load(Ordering::SeqCst) || !self.inner.shared.is_open(idx) {
+        let conn = &self.inner.conn;
+        if self.inner.closing.load(Ordering::SeqCst) || !conn.shared.is_open(idx) {
             return Err(TransportError::NotOpen(label));
         }
         if text.len() > self.inner.max_message_bytes {
@@ -116,24 +80,17 @@ impl PeerSender for WebRtcSender {
             );
             return Err(TransportError::NotOpen(label));
         }
-        // Waits while the channel's unacknowledged bytes are above the
-        // send-buffer limit (the crate's back-pressure).
-        self.inner.dcs[idx]
-            .send_text(&text)
+        // The reply comes once the message is written: after waiting while
+        // the channel's unacknowledged bytes are above the limit.
+        let id = conn.shared.id;
+        conn.endpoint
+            .ask(|r| Command::Send(id, idx, text, r))
             .await
-            .map_err(|_| TransportError::NotOpen(label))
+            .unwrap_or(Err(TransportError::NotOpen(label)))
     }
 
     fn close(&self) {
         self.inner.start_close();
-    }
-}
-
-impl WebRtcSender {
-    /// Closes one data channel and leaves the others open: what a
-    /// misbehaving peer may do (tests use it to play one).
-    pub async fn close_channel(&self, channel: Channel) {
-        let _ = self.inner.dcs[channel_index(channel)].close().await;
     }
 }
 
@@ -153,24 +110,27 @@ impl std::fmt::Debug for WebRtcReceiver {
 
 impl WebRtcReceiver {
     /// Messages received and not yet read: at most
-    /// [`super::RECEIVE_QUEUE_MESSAGES`] while the link is up, and
+    /// [`super::RECEIVE_QUEUE_MESSAGES`] plus
+    /// [`super::MAX_MESSAGES_PER_DATAGRAM`] while the link is up, and
     /// [`super::LAST_WORDS`] more once it is ending.
     pub fn queued_messages(&self) -> usize {
-        self.inner.shared.queued()
+        self.inner.conn.shared.queued()
     }
 }
 
 impl Drop for WebRtcReceiver {
-    /// Nobody reads any more: channel pumps waiting for room stop waiting.
+    /// Nobody reads any more: messages are dropped, nothing is held.
     fn drop(&mut self) {
-        self.inner.shared.room.close();
+        let shared = &self.inner.conn.shared;
+        shared.receiver_gone.store(true, Ordering::SeqCst);
+        let _ = shared.commands.send(Command::Resume(shared.id));
     }
 }
 
 impl PeerReceiver for WebRtcReceiver {
     /// Messages and state changes; `None` once this side closed the link,
     /// or after a terminal state (`Closed`, `Failed`) was reported (the
-    /// connection is then closed here too, releasing its socket).
+    /// connection is then closed here too).
     async fn recv(&mut self) -> Option<PeerEvent> {
         if self.done {
             return None;
@@ -181,7 +141,7 @@ impl PeerReceiver for WebRtcReceiver {
             _ = self.closed.wait_for(|c| *c) => None,
         };
         match ev {
-            Some(PeerEvent::Message(..)) => self.inner.shared.message_read(),
+            Some(PeerEvent::Message(..)) => self.inner.conn.shared.message_read(),
             Some(PeerEvent::State(ConnectionState::Closed | ConnectionState::Failed)) => {
                 self.done = true;
                 self.inner.start_close();

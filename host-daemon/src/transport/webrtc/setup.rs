@@ -2,25 +2,118 @@
 //! answer.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-use ::webrtc::data_channel::DataChannel;
-use ::webrtc::peer_connection::RTCSessionDescription;
-use tokio::sync::mpsc;
-use tokio::time::{Instant, timeout_at};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::timeout;
 
-use super::connection::{ClosingPc, build_pc, close_pc, gathered_sdp, make_link, wait_open};
-use super::shared::{CHANNELS, Handler, Shared, channel_index, channel_init, spawn_pump};
-use super::{WebRtcError, WebRtcLink, WebRtcOptions};
-use crate::transport::PeerEvent;
+use super::endpoint::{Command, Endpoint, Opened};
+use super::link::{Inner, WebRtcReceiver, WebRtcSender};
+use super::shared::Shared;
+use super::{CLOSE_FLUSH_TIMEOUT, WebRtcError, WebRtcLink};
+use crate::transport::{PeerEvent, PeerLink};
+
+/// A connection's place in its endpoint, held by whichever handle owns it
+/// now. Dropped without a close, it closes the connection.
+pub(super) struct Conn {
+    pub(super) endpoint: Endpoint,
+    pub(super) shared: Arc<Shared>,
+    close_sent: AtomicBool,
+}
+
+impl Conn {
+    fn new(endpoint: &Endpoint, shared: Arc<Shared>) -> Self {
+        Conn {
+            endpoint: endpoint.clone(),
+            shared,
+            close_sent: AtomicBool::new(false),
+        }
+    }
+
+    /// Asks the run loop to close it; returns at once.
+    pub(super) fn start_close(&self) {
+        if !self.close_sent.swap(true, Ordering::SeqCst) {
+            let _ = self
+                .endpoint
+                .commands
+                .send(Command::Close(self.shared.id, None));
+        }
+    }
+
+    /// Closes it and waits (bounded) until it is.
+    pub(super) async fn close_and_wait(&self) {
+        self.close_sent.store(true, Ordering::SeqCst);
+        let id = self.shared.id;
+        let done = self.endpoint.ask(|r| Command::Close(id, Some(r)));
+        let _ = timeout(CLOSE_FLUSH_TIMEOUT + Duration::from_secs(5), done).await;
+    }
+
+    /// Resolves once every channel is open, or with the error once the
+    /// connection failed or `within` passed.
+    async fn opened(&self, within: Duration) -> Result<(), WebRtcError> {
+        let mut progress = self.shared.progress.subscribe();
+        let waited = timeout(
+            within,
+            progress.wait_for(|p| p.failed || p.open.iter().all(|o| *o)),
+        )
+        .await
+        .map(|r| r.is_ok_and(|p| !p.failed));
+        match waited {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(WebRtcError::ConnectFailed),
+            Err(_) => Err(WebRtcError::ConnectTimeout(within)),
+        }
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.start_close();
+    }
+}
+
+fn link(conn: Conn, events: mpsc::UnboundedReceiver<PeerEvent>) -> WebRtcLink {
+    let (closed, closed_rx) = watch::channel(false);
+    let max_message_bytes = conn.endpoint.opts.max_message_bytes;
+    let inner = Arc::new(Inner {
+        conn,
+        max_message_bytes,
+        closing: AtomicBool::new(false),
+        closed,
+    });
+    PeerLink {
+        sender: WebRtcSender {
+            inner: inner.clone(),
+        },
+        receiver: WebRtcReceiver {
+            events,
+            closed: closed_rx,
+            inner,
+            done: false,
+        },
+    }
+}
+
+async fn open(
+    endpoint: &Endpoint,
+    ask: impl FnOnce(oneshot::Sender<Result<Opened, WebRtcError>>) -> Command,
+) -> Result<(Conn, mpsc::UnboundedReceiver<PeerEvent>, String), WebRtcError> {
+    let opened = endpoint.ask(ask).await.ok_or(WebRtcError::EndpointGone)??;
+    Ok((
+        Conn::new(endpoint, opened.shared),
+        opened.events,
+        opened.sdp,
+    ))
+}
 
 /// The host's side of one connection before a joiner answered: the
-/// connection exists, its channels are created, ICE gathering is complete.
+/// connection exists in the endpoint, its channels are declared, the offer
+/// is complete.
 pub struct HostOffer {
-    guard: ClosingPc,
-    dcs: [Arc<dyn DataChannel>; 3],
+    conn: Conn,
     events: mpsc::UnboundedReceiver<PeerEvent>,
     offer: String,
-    opts: WebRtcOptions,
 }
 
 impl std::fmt::Debug for HostOffer {
@@ -30,37 +123,15 @@ impl std::fmt::Debug for HostOffer {
 }
 
 impl HostOffer {
-    /// Builds a connection, creates the `input` and `reconciliation`
+    /// A new connection on `endpoint` with the `input` and `reconciliation`
     /// channels (reliable, ordered) and `input-unreliable` (unordered, no
-    /// retransmissions), and gathers ICE completely.
-    pub async fn new(opts: &WebRtcOptions) -> Result<Self, WebRtcError> {
-        let (shared, events) = Shared::new();
-        let (incoming, _) = mpsc::unbounded_channel();
-        let handler = Arc::new(Handler {
-            shared: shared.clone(),
-            incoming,
-        });
-        let pc = build_pc(opts, handler).await?;
-        let guard = ClosingPc { pc, shared };
-        let mut dcs = Vec::with_capacity(CHANNELS.len());
-        for channel in CHANNELS {
-            let dc = guard
-                .pc
-                .create_data_channel(channel.label(), Some(channel_init(channel)))
-                .await?;
-            spawn_pump(dc.clone(), channel, guard.shared.clone());
-            dcs.push(dc);
-        }
-        let offer = guard.pc.create_offer(None).await?;
-        guard.pc.set_local_description(offer).await?;
-        let offer = gathered_sdp(&guard.pc, &guard.shared, opts).await?;
-        let dcs: [Arc<dyn DataChannel>; 3] = [dcs[0].clone(), dcs[1].clone(), dcs[2].clone()];
+    /// retransmissions), and its complete offer.
+    pub async fn new(endpoint: &Endpoint) -> Result<Self, WebRtcError> {
+        let (conn, events, offer) = open(endpoint, Command::Offer).await?;
         Ok(HostOffer {
-            guard,
-            dcs,
+            conn,
             events,
             offer,
-            opts: opts.clone(),
         })
     }
 
@@ -78,38 +149,35 @@ impl HostOffer {
     /// Applies the joiner's answer: ICE checks start. On failure the
     /// connection is closed.
     pub async fn apply_answer(self, answer_sdp: &str) -> Result<AnsweredOffer, WebRtcError> {
-        let answer = match RTCSessionDescription::answer(answer_sdp.to_owned()) {
-            Ok(a) => a,
-            Err(e) => {
-                self.close().await;
-                return Err(e.into());
-            }
-        };
-        if let Err(e) = self.guard.pc.set_remote_description(answer).await {
+        let id = self.conn.shared.id;
+        let answer = answer_sdp.to_owned();
+        let applied = self
+            .conn
+            .endpoint
+            .ask(|r| Command::ApplyAnswer(id, answer, r))
+            .await
+            .unwrap_or(Err(WebRtcError::EndpointGone));
+        if let Err(e) = applied {
             self.close().await;
-            return Err(e.into());
+            return Err(e);
         }
         Ok(AnsweredOffer {
-            guard: self.guard,
-            dcs: self.dcs,
+            conn: self.conn,
             events: self.events,
-            opts: self.opts,
         })
     }
 
     /// Gives the offer up (nobody answered): closes the connection.
     pub async fn close(self) {
-        close_pc(&self.guard).await;
+        self.conn.close_and_wait().await;
     }
 }
 
 /// The host's side of one connection once the joiner's answer is applied:
 /// ICE is checking; the channels are not open yet.
 pub struct AnsweredOffer {
-    guard: ClosingPc,
-    dcs: [Arc<dyn DataChannel>; 3],
+    conn: Conn,
     events: mpsc::UnboundedReceiver<PeerEvent>,
-    opts: WebRtcOptions,
 }
 
 impl std::fmt::Debug for AnsweredOffer {
@@ -122,8 +190,12 @@ impl AnsweredOffer {
     /// Resolves once ICE found a working pair with the joiner (its checks
     /// arrived and were answered); never, if the connection fails first.
     pub async fn ice_connected(&self) {
-        let mut progress = self.guard.shared.progress.subscribe();
-        if progress.wait_for(|p| p.ice_connected).await.is_err() {
+        let mut progress = self.conn.shared.progress.subscribe();
+        let connected = progress
+            .wait_for(|p| p.ice_connected || p.failed)
+            .await
+            .is_ok_and(|p| p.ice_connected);
+        if !connected {
             std::future::pending::<()>().await;
         }
     }
@@ -142,30 +214,28 @@ impl AnsweredOffer {
     /// connection failed or the connect timeout (counted from this call)
     /// passed. Leaves the connection as it is.
     pub async fn opened(&self) -> Result<(), WebRtcError> {
-        wait_open(&self.guard.shared, self.opts.connect_timeout).await
+        self.conn
+            .opened(self.conn.endpoint.opts.connect_timeout)
+            .await
     }
 
     /// The link, once [`Self::opened`] succeeded.
     pub fn into_link(self) -> WebRtcLink {
-        make_link(self.guard, self.dcs, self.events, &self.opts)
+        link(self.conn, self.events)
     }
 
     /// Gives the join up: closes the connection.
     pub async fn close(self) {
-        close_pc(&self.guard).await;
+        self.conn.close_and_wait().await;
     }
 }
 
 /// The guest's side of one connection: the host's offer is applied, the
 /// answer is complete.
 pub struct GuestAnswer {
-    guard: ClosingPc,
-    /// The negotiated channels this side created, by channel index.
-    negotiated: [Option<Arc<dyn DataChannel>>; 3],
-    incoming: mpsc::UnboundedReceiver<Arc<dyn DataChannel>>,
+    conn: Conn,
     events: mpsc::UnboundedReceiver<PeerEvent>,
     answer: String,
-    opts: WebRtcOptions,
 }
 
 impl std::fmt::Debug for GuestAnswer {
@@ -175,38 +245,14 @@ impl std::fmt::Debug for GuestAnswer {
 }
 
 impl GuestAnswer {
-    /// Builds a connection, applies the host's offer, and gathers the
-    /// complete answer.
-    pub async fn new(opts: &WebRtcOptions, offer_sdp: &str) -> Result<Self, WebRtcError> {
-        let offer = RTCSessionDescription::offer(offer_sdp.to_owned())?;
-        let (shared, events) = Shared::new();
-        let (incoming_tx, incoming) = mpsc::unbounded_channel();
-        let handler = Arc::new(Handler {
-            shared: shared.clone(),
-            incoming: incoming_tx,
-        });
-        let pc = build_pc(opts, handler).await?;
-        let guard = ClosingPc { pc, shared };
-        guard.pc.set_remote_description(offer).await?;
-        let mut negotiated: [Option<Arc<dyn DataChannel>>; 3] = [None, None, None];
-        for channel in CHANNELS.into_iter().filter(|c| c.negotiated_id().is_some()) {
-            let dc = guard
-                .pc
-                .create_data_channel(channel.label(), Some(channel_init(channel)))
-                .await?;
-            spawn_pump(dc.clone(), channel, guard.shared.clone());
-            negotiated[channel_index(channel)] = Some(dc);
-        }
-        let answer = guard.pc.create_answer(None).await?;
-        guard.pc.set_local_description(answer).await?;
-        let answer = gathered_sdp(&guard.pc, &guard.shared, opts).await?;
+    /// A new connection on `endpoint` answering the host's offer.
+    pub async fn new(endpoint: &Endpoint, offer_sdp: &str) -> Result<Self, WebRtcError> {
+        let offer = offer_sdp.to_owned();
+        let (conn, events, answer) = open(endpoint, |r| Command::Answer(offer, r)).await?;
         Ok(GuestAnswer {
-            guard,
-            negotiated,
-            incoming,
+            conn,
             events,
             answer,
-            opts: opts.clone(),
         })
     }
 
@@ -217,70 +263,20 @@ impl GuestAnswer {
 
     /// Waits (once the answer is published) for the host's channels to
     /// arrive and open. On failure the connection is closed.
-    pub async fn connect(mut self) -> Result<WebRtcLink, WebRtcError> {
-        let deadline = Instant::now() + self.opts.connect_timeout;
-        let mut found = std::mem::take(&mut self.negotiated);
-        let mut progress = self.guard.shared.progress.subscribe();
-        let mut ignored: u64 = 0;
-        while found.iter().any(Option::is_none) {
-            let next = timeout_at(deadline, async {
-                tokio::select! {
-                    dc = self.incoming.recv() => dc,
-                    _ = progress.wait_for(|p| p.failed) => None,
-                }
-            })
-            .await;
-            let dc = match next {
-                Ok(Some(dc)) => dc,
-                Ok(None) => {
-                    close_pc(&self.guard).await;
-                    return Err(WebRtcError::ConnectFailed);
-                }
-                Err(_) => {
-                    close_pc(&self.guard).await;
-                    return Err(WebRtcError::ConnectTimeout(self.opts.connect_timeout));
-                }
-            };
-            let label = dc.label().await.unwrap_or_default();
-            match CHANNELS.iter().find(|c| c.label() == label) {
-                Some(&channel) if found[channel_index(channel)].is_none() => {
-                    spawn_pump(dc.clone(), channel, self.guard.shared.clone());
-                    found[channel_index(channel)] = Some(dc);
-                }
-                _ => {
-                    // Logged at powers of two: a host could open thousands.
-                    ignored += 1;
-                    if u64::is_power_of_two(ignored) {
-                        tracing::warn!(%label, ignored, "ignoring unexpected data channels");
-                    }
-                    let _ = dc.close().await;
-                }
-            }
+    pub async fn connect(self) -> Result<WebRtcLink, WebRtcError> {
+        if let Err(e) = self
+            .conn
+            .opened(self.conn.endpoint.opts.connect_timeout)
+            .await
+        {
+            self.close().await;
+            return Err(e);
         }
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let [Some(input), Some(recon), Some(unreliable)] = found else {
-            close_pc(&self.guard).await;
-            return Err(WebRtcError::ConnectTimeout(self.opts.connect_timeout));
-        };
-        if let Err(e) = wait_open(&self.guard.shared, remaining).await {
-            close_pc(&self.guard).await;
-            return Err(match e {
-                WebRtcError::ConnectTimeout(_) => {
-                    WebRtcError::ConnectTimeout(self.opts.connect_timeout)
-                }
-                e => e,
-            });
-        }
-        Ok(make_link(
-            self.guard,
-            [input, recon, unreliable],
-            self.events,
-            &self.opts,
-        ))
+        Ok(link(self.conn, self.events))
     }
 
     /// Gives up: closes the connection.
     pub async fn close(self) {
-        close_pc(&self.guard).await;
+        self.conn.close_and_wait().await;
     }
 }

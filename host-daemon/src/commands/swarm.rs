@@ -1,0 +1,137 @@
+//! `host-daemon swarm`: many light guests (no engine) joining sessions
+//! through the lobby from one process: the load tool that pushes one
+//! daemon to a thousand guests. Prints one JSON line at the end.
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::Serialize;
+use tokio::task::JoinSet;
+
+use super::ice::IceArgs;
+use crate::joining::{self, JoinConfig};
+use crate::swarm::{self, Recording, SwarmGuestReport};
+
+/// `swarm` flags.
+#[derive(Args, Debug)]
+pub struct SwarmArgs {
+    /// Session codes to join.
+    #[arg(required = true)]
+    codes: Vec<String>,
+    /// Lobby server base URL.
+    #[arg(long)]
+    server: String,
+    /// Guests per session code.
+    #[arg(long, default_value_t = 4)]
+    per_session: usize,
+    /// Inputs to play, from a replay file (`host --record`); default: a
+    /// walk that turns and fires.
+    #[arg(long, value_name = "REPLAY")]
+    inputs: Option<std::path::PathBuf>,
+    /// Stop after this many seconds (every guest leaves).
+    #[arg(long, default_value_t = 600)]
+    seconds: u64,
+    /// Worker threads of the swarm's runtime.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    #[command(flatten)]
+    ice: IceArgs,
+}
+
+/// The swarm's report.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Report {
+    guests: usize,
+    connected: usize,
+    failed_joins: usize,
+    bundles: u64,
+    inputs: u64,
+    pongs: u64,
+    unreadable: u64,
+    ended_normally: usize,
+}
+
+/// Runs `host-daemon swarm`.
+pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
+    if args.per_session == 0 || args.codes.len() * args.per_session > 5_000 {
+        bail!("--per-session times the codes must be 1 to 5000 guests");
+    }
+    let recording = match &args.inputs {
+        None => Recording::walking(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let replay = netcode::replay::Replay::parse(&text)
+                .with_context(|| format!("{} is not a replay", path.display()))?;
+            Recording::from_replay(&replay).context("the replay holds no inputs")?
+        }
+    };
+    let webrtc = args.ice.webrtc_options()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.threads.max(1))
+        .enable_all()
+        .build()
+        .context("building the runtime")?;
+    let report = rt.block_on(async move {
+        let mut guests = JoinSet::new();
+        let mut n = 0u64;
+        for code in &args.codes {
+            for _ in 0..args.per_session {
+                let config = JoinConfig {
+                    server: args.server.clone(),
+                    code: code.clone(),
+                    name: format!("swarm-{n}"),
+                    bot: false,
+                    webrtc: webrtc.clone(),
+                    leave_after: None,
+                    resume_file: None,
+                    spectate: false,
+                };
+                let recording = recording.clone();
+                let offset = n * 7;
+                guests.spawn(async move {
+                    let link = joining::connect(&config).await.ok()?;
+                    Some(swarm::play(link, &config.name, &recording, offset).await)
+                });
+                n += 1;
+            }
+        }
+        let guests_total = n as usize;
+        let stop = tokio::time::sleep(Duration::from_secs(args.seconds));
+        tokio::pin!(stop);
+        let mut reports: Vec<Option<SwarmGuestReport>> = Vec::new();
+        loop {
+            tokio::select! {
+                done = guests.join_next() => match done {
+                    Some(r) => reports.push(r.ok().flatten()),
+                    None => break,
+                },
+                _ = &mut stop => {
+                    guests.abort_all();
+                    while let Some(r) = guests.join_next().await {
+                        reports.push(r.ok().flatten());
+                    }
+                    break;
+                }
+            }
+        }
+        let ok: Vec<&SwarmGuestReport> = reports.iter().flatten().collect();
+        Report {
+            guests: guests_total,
+            connected: ok.len(),
+            failed_joins: reports.iter().filter(|r| r.is_none()).count(),
+            bundles: ok.iter().map(|r| r.bundles).sum(),
+            inputs: ok.iter().map(|r| r.inputs).sum(),
+            pongs: ok.iter().map(|r| r.pongs).sum(),
+            unreadable: ok.iter().map(|r| r.unreadable).sum(),
+            ended_normally: ok.iter().filter(|r| r.end_reason.is_some()).count(),
+        }
+    });
+    println!(
+        "{}",
+        serde_json::to_string(&report).context("encoding the report")?
+    );
+    Ok(())
+}

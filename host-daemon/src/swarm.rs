@@ -1,0 +1,183 @@
+//! A swarm of light guests: many WebRTC guest connections in one process,
+//! with no engine, so one machine can load a daemon with a thousand
+//! guests (`host-daemon swarm`, `scripts/bench-daemon --swarm`).
+//!
+//! A swarm guest joins through the lobby like `join` (its own endpoint and
+//! socket: two one-socket endpoints carry one connection between them) and
+//! speaks the guest side of the peer protocol just far enough to hold a
+//! seat and play: it names back the features it understands (`ping`,
+//! `compact`), acknowledges the map and every level transition, answers
+//! pings, and for every tick bundle it receives sends its input for the
+//! tick `input delay` ticks later, taken in turn from a recording. It
+//! never simulates, so it sends no hash reports (the host judges no one by
+//! their absence) and it cannot tell a desync.
+
+use std::sync::Arc;
+
+use protocol::BUILD_VERSION;
+use protocol::input::{InputSnapshot, PlayerId, TickInput};
+use protocol::peer::{
+    EndReason, FEATURE_COMPACT, FEATURE_PING, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
+};
+use protocol::wire::WireFormat;
+use serde::Serialize;
+
+use crate::transport::{ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender};
+
+/// What one swarm guest saw.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SwarmGuestReport {
+    /// Its player, once the session said.
+    pub player_id: Option<String>,
+    /// Tick bundles received.
+    pub bundles: u64,
+    /// Inputs sent.
+    pub inputs: u64,
+    /// Pings answered.
+    pub pongs: u64,
+    /// Level transitions acknowledged.
+    pub transitions: u64,
+    /// Messages it could not read.
+    pub unreadable: u64,
+    /// How the session ended for it (none: the link was lost or it left).
+    pub end_reason: Option<EndReason>,
+}
+
+/// A recording of inputs the swarm plays in turn.
+#[derive(Clone, Debug)]
+pub struct Recording(Arc<Vec<InputSnapshot>>);
+
+impl Recording {
+    /// The inputs one player sent through a recorded level (the first
+    /// player of a replay file's bundles), or `None` when it holds none.
+    pub fn from_replay(replay: &netcode::replay::Replay) -> Option<Self> {
+        let player = replay
+            .bundles
+            .iter()
+            .find_map(|b| b.inputs.keys().next().cloned())?;
+        let inputs: Vec<InputSnapshot> = replay
+            .bundles
+            .iter()
+            .filter_map(|b| b.inputs.get(&player).cloned())
+            .collect();
+        (!inputs.is_empty()).then(|| Recording(Arc::new(inputs)))
+    }
+
+    /// A stand-in when no replay is given: a walk that turns and fires,
+    /// one input per tick over four seconds, as varied as keys make it.
+    pub fn walking() -> Self {
+        let inputs = (0..120u32)
+            .map(|i| {
+                let mut input = InputSnapshot::NEUTRAL;
+                input.move_forward = i % 40 < 30;
+                input.turn_left = i % 40 >= 30;
+                input.fire = i % 15 == 0;
+                input
+            })
+            .collect();
+        Recording(Arc::new(inputs))
+    }
+
+    fn at(&self, i: u64) -> &InputSnapshot {
+        let n = self.0.len() as u64;
+        &self.0[(i % n) as usize]
+    }
+}
+
+/// Plays one guest over `link` until the session ends or the link goes;
+/// `offset` staggers where in the recording it starts.
+pub async fn play<S: PeerSender, R: PeerReceiver>(
+    link: PeerLink<S, R>,
+    name: &str,
+    recording: &Recording,
+    offset: u64,
+) -> SwarmGuestReport {
+    let PeerLink {
+        sender,
+        mut receiver,
+    } = link;
+    let mut report = SwarmGuestReport::default();
+    let mut format = WireFormat::Json;
+    let mut me: Option<PlayerId> = None;
+    let mut delay = 0u64;
+    while let Some(event) = receiver.recv().await {
+        let text = match event {
+            PeerEvent::Message(_, text) => text,
+            PeerEvent::State(ConnectionState::Closed | ConnectionState::Failed) => break,
+            PeerEvent::State(_) => continue,
+        };
+        let reply = match HostMessage::decode(&text) {
+            Err(_) => {
+                report.unreadable += 1;
+                None
+            }
+            Ok(HostMessage::HostHello { features, .. }) => {
+                let taken: Vec<String> = [FEATURE_PING, FEATURE_COMPACT]
+                    .into_iter()
+                    .filter(|f| features.iter().any(|o| o == f))
+                    .map(str::to_owned)
+                    .collect();
+                if taken.iter().any(|f| f == FEATURE_COMPACT) {
+                    format = WireFormat::Compact;
+                }
+                Some(GuestMessage::GuestHello {
+                    build_version: BUILD_VERSION.to_owned(),
+                    protocol_version: PEER_PROTOCOL_VERSION,
+                    display_name: name.to_owned(),
+                    features: taken,
+                    resume: None,
+                    spectate: false,
+                })
+            }
+            Ok(HostMessage::SessionInit(init)) => {
+                delay = init
+                    .input_delays
+                    .get(&init.your_player_id)
+                    .copied()
+                    .unwrap_or(init.input_delay_ticks);
+                report.player_id = Some(init.your_player_id.to_string());
+                me = Some(init.your_player_id);
+                None
+            }
+            Ok(HostMessage::MapEnd(_)) => Some(GuestMessage::SetupAck),
+            Ok(HostMessage::LevelTransitionEnd { level_epoch, .. }) => {
+                report.transitions += 1;
+                Some(GuestMessage::LevelTransitionAck { level_epoch })
+            }
+            Ok(HostMessage::Ping { id }) => {
+                report.pongs += 1;
+                Some(GuestMessage::Pong { id })
+            }
+            Ok(HostMessage::TickInputBundle(bundle)) => {
+                report.bundles += 1;
+                me.as_ref().map(|player| {
+                    let tick = bundle.tick + delay;
+                    GuestMessage::TickInput(TickInput {
+                        tick,
+                        player_id: player.clone(),
+                        input: recording.at(offset + tick).clone(),
+                    })
+                })
+            }
+            Ok(HostMessage::SessionEnd { reason, .. }) => {
+                report.end_reason = Some(reason);
+                break;
+            }
+            Ok(HostMessage::JoinRefused { .. }) => break,
+            Ok(_) => None,
+        };
+        let Some(message) = reply else { continue };
+        let Ok(text) = message.encode(format) else {
+            continue;
+        };
+        if matches!(message, GuestMessage::TickInput(_)) {
+            report.inputs += 1;
+        }
+        if sender.send(message.channel(), text).await.is_err() {
+            break;
+        }
+    }
+    sender.close();
+    report
+}

@@ -1,0 +1,144 @@
+//! Issue 27 end to end: one `host-daemon host` keeps five sessions of four
+//! guests, all twenty guests come from one `host-daemon swarm` process, and
+//! while every session runs, `ss -uanp` shows the daemon holding exactly
+//! one UDP socket, which carries all twenty connections. Every swarm guest
+//! plays its level to the end.
+//!
+//! Everything binds 127.0.0.1; every wait is bounded.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Children, Site, binaries, http_get, lines_of, next_line, start_lobby};
+
+const SESSIONS: usize = 5;
+const PER_SESSION: usize = 4;
+
+/// One unlabelled series' value from the daemon's metrics.
+fn metric(addr: &str, name: &str) -> f64 {
+    let text = http_get(addr, "/metrics");
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("{name} missing from:\n{text}"))
+}
+
+/// The UDP sockets `ss` lists for process `pid`.
+fn udp_sockets_of(pid: u32) -> Vec<String> {
+    let out = Command::new("ss")
+        .args(["-uanp"])
+        .output()
+        .expect("run ss -uanp");
+    assert!(out.status.success(), "ss -uanp failed");
+    let needle = format!("pid={pid},");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(&needle))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn twenty_guests_share_the_daemons_one_udp_socket() {
+    let db = tempfile::tempdir().expect("tempdir");
+    let mut children = Children::default();
+    let here = Site::loopback();
+    let url = start_lobby(&mut children, db.path(), &here).url;
+
+    let mut host = here
+        .command(&binaries().host_daemon)
+        .args([
+            "host",
+            "--server",
+            &url,
+            "--name",
+            "one socket",
+            "--bots",
+            "0",
+        ])
+        .args(["--max-players", "5", "--start-when", "4", "--levels", "1"])
+        .args(["--max-ticks", "900", "--sessions"])
+        .arg(SESSIONS.to_string())
+        .args(["--metrics-listen", "127.0.0.1:0", "--bind-ip", "127.0.0.1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let pid = host.id();
+    let host_lines = lines_of(&mut host);
+    let stderr = host.stderr.take().expect("piped stderr");
+    children.push(host);
+    let mut err_lines = BufReader::new(stderr).lines();
+    let metrics_line = err_lines
+        .next()
+        .expect("a metrics line")
+        .expect("daemon stderr");
+    let metrics_addr = metrics_line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("unexpected first daemon line: {metrics_line}"))
+        .to_owned();
+    std::thread::spawn(move || for _ in err_lines.by_ref() {});
+    let codes: Vec<String> = (0..SESSIONS)
+        .map(|_| {
+            let line = next_line(&host_lines, Duration::from_secs(30), "a session line");
+            line.strip_prefix("session ")
+                .expect("session CODE")
+                .to_owned()
+        })
+        .collect();
+
+    let mut swarm = here
+        .command(&binaries().host_daemon)
+        .args(["swarm", "--server", &url, "--per-session"])
+        .arg(PER_SESSION.to_string())
+        .args(["--seconds", "240", "--bind-ip", "127.0.0.1"])
+        .args(&codes)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn host-daemon swarm");
+    let swarm_lines = lines_of(&mut swarm);
+    children.push(swarm);
+
+    // Every guest admitted and every session running.
+    let guests = (SESSIONS * PER_SESSION) as f64;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while metric(&metrics_addr, "campfire_daemon_guests") < guests {
+        assert!(Instant::now() < deadline, "not every guest got in");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let sockets = udp_sockets_of(pid);
+    assert_eq!(
+        sockets.len(),
+        1,
+        "the daemon holds exactly one UDP socket:\n{}",
+        sockets.join("\n")
+    );
+    // The connection count is sampled once a second.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while metric(&metrics_addr, "campfire_daemon_webrtc_connections") < guests {
+        assert!(
+            Instant::now() < deadline,
+            "the socket does not carry every guest"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // The sessions end at their tick limit; the swarm reports.
+    let line = next_line(&swarm_lines, Duration::from_secs(120), "the swarm's report");
+    let report: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
+    eprintln!("swarm: {line}");
+    assert_eq!(report["guests"], SESSIONS * PER_SESSION, "{line}");
+    assert_eq!(report["connected"], SESSIONS * PER_SESSION, "{line}");
+    assert_eq!(report["endedNormally"], SESSIONS * PER_SESSION, "{line}");
+    assert_eq!(report["unreadable"], 0, "{line}");
+    // Each guest answered most of the level's 900 bundles with an input.
+    let per_guest = report["inputs"].as_u64().unwrap_or(0) / (SESSIONS * PER_SESSION) as u64;
+    assert!(per_guest > 800, "{line}");
+}
