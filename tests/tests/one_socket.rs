@@ -8,11 +8,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Children, Site, binaries, http_get, lines_of, next_line, start_lobby};
+use common::{
+    Children, Site, binaries, http_get, lines_of, metrics_address, next_line, start_lobby,
+};
 
 const SESSIONS: usize = 5;
 const PER_SESSION: usize = 4;
@@ -69,20 +70,8 @@ fn twenty_guests_share_the_daemons_one_udp_socket() {
         .expect("spawn host-daemon host");
     let pid = host.id();
     let host_lines = lines_of(&mut host);
-    let stderr = host.stderr.take().expect("piped stderr");
+    let metrics_addr = metrics_address(&mut host);
     children.push(host);
-    let mut err_lines = BufReader::new(stderr).lines();
-    let metrics_line = err_lines
-        .next()
-        .expect("a metrics line")
-        .expect("daemon stderr");
-    let metrics_addr = metrics_line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("unexpected first daemon line: {metrics_line}"))
-        .to_owned();
-    std::thread::spawn(move || for _ in err_lines.by_ref() {});
     let codes: Vec<String> = (0..SESSIONS)
         .map(|_| {
             let line = next_line(&host_lines, Duration::from_secs(30), "a session line");

@@ -16,11 +16,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Children, Site, binaries, http_get, lines_of, start_lobby_with};
+use common::{Children, Site, binaries, http_get, lines_of, metrics_address, start_lobby_with};
 
 /// Guests in the soak.
 const GUESTS: usize = 200;
@@ -130,20 +129,8 @@ fn two_hundred_guests_join_and_leave_and_the_daemon_stays_flat() {
         .expect("spawn host-daemon host");
     let pid = host.id();
     let host_lines = lines_of(&mut host);
-    let stderr = host.stderr.take().expect("piped stderr");
+    let metrics_addr = metrics_address(&mut host);
     children.push(host);
-    let mut err_lines = BufReader::new(stderr).lines();
-    let metrics_line = err_lines
-        .next()
-        .expect("a metrics line")
-        .expect("daemon stderr");
-    let metrics_addr = metrics_line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("unexpected first daemon line: {metrics_line}"))
-        .to_owned();
-    std::thread::spawn(move || for _ in err_lines.by_ref() {});
     let codes: Vec<String> = (0..LANES)
         .map(|_| {
             let line = host_lines

@@ -102,6 +102,25 @@ pub fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
     rx
 }
 
+/// The address of a `host-daemon` started with `--metrics-listen`, read
+/// off its first stderr line; the rest of its stderr is drained.
+pub fn metrics_address(child: &mut Child) -> String {
+    let stderr = child.stderr.take().expect("piped stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let first = lines
+        .next()
+        .expect("a metrics line")
+        .expect("daemon stderr");
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("unexpected first daemon line: {first}"))
+        .to_owned();
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    addr
+}
+
 /// The next line from `rx`, waiting at most `within`.
 pub fn next_line(rx: &mpsc::Receiver<String>, within: Duration, what: &str) -> String {
     rx.recv_timeout(within)
