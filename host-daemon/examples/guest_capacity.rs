@@ -202,9 +202,11 @@ fn run(bin: &Path, mode: &str, swarm: bool, guests: usize) -> serde_json::Value 
             .arg(PER_SESSION.to_string())
             .args(["--seconds", "600", "--threads", "1"])
             .args(&codes)
+            // Its warnings (failed joins) show in the bench's output.
+            .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn swarm");
         guest_pids.push(child.id());
@@ -230,11 +232,24 @@ fn run(bin: &Path, mode: &str, swarm: bool, guests: usize) -> serde_json::Value 
     }
     // Every session started: all guests in.
     let deadline = Instant::now() + Duration::from_secs(300);
-    while value(&scrape(&metrics), "campfire_daemon_guests") < guests as f64 {
+    let mut next_note = Instant::now() + Duration::from_secs(10);
+    loop {
+        let m = scrape(&metrics);
+        let (inside, links) = (
+            value(&m, "campfire_daemon_guests"),
+            value(&m, "campfire_daemon_webrtc_connections"),
+        );
+        if inside >= guests as f64 {
+            break;
+        }
         assert!(
             Instant::now() < deadline,
-            "not every guest got in within 300 s"
+            "not every guest got in within 300 s ({inside} of {guests}, {links} connections)"
         );
+        if Instant::now() >= next_note {
+            eprintln!("{inside} of {guests} guests in, {links} connections");
+            next_note += Duration::from_secs(10);
+        }
         std::thread::sleep(Duration::from_millis(250));
     }
     let all_in = t_join.elapsed();

@@ -2,6 +2,7 @@
 //! through the lobby from one process: the load tool that pushes one
 //! daemon to a thousand guests. Prints one JSON line at the end.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -53,6 +54,25 @@ struct Report {
     ended_normally: usize,
 }
 
+/// Tries of a whole join (each with `joining::connect`'s own retries)
+/// before a swarm guest gives up.
+const JOIN_TRIES: u32 = 3;
+
+/// Joins as `joining::connect` does, trying the whole join again when it
+/// fails (a loaded daemon's rounds come slowly); `None` after
+/// [`JOIN_TRIES`] failures, each logged.
+async fn connect(config: &JoinConfig) -> Option<crate::transport::webrtc::WebRtcLink> {
+    for attempt in 1..=JOIN_TRIES {
+        match joining::connect(config).await {
+            Ok(link) => return Some(link),
+            Err(e) => {
+                tracing::warn!(guest = %config.name, attempt, error = %e, "a swarm guest's join failed")
+            }
+        }
+    }
+    None
+}
+
 /// Runs `host-daemon swarm`.
 pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
     if args.per_session == 0 || args.codes.len() * args.per_session > 5_000 {
@@ -78,6 +98,10 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
         let mut guests = JoinSet::new();
         let mut n = 0u64;
         for code in &args.codes {
+            // A session's swarm guests join one after another, as players
+            // trickling in do: racing each other for its one open round
+            // would only spend their retry budgets.
+            let turn = Arc::new(tokio::sync::Mutex::new(()));
             for _ in 0..args.per_session {
                 let config = JoinConfig {
                     server: args.server.clone(),
@@ -91,8 +115,12 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
                 };
                 let recording = recording.clone();
                 let offset = n * 7;
+                let turn = Arc::clone(&turn);
                 guests.spawn(async move {
-                    let link = joining::connect(&config).await.ok()?;
+                    let link = {
+                        let _turn = turn.lock().await;
+                        connect(&config).await?
+                    };
                     Some(swarm::play(link, &config.name, &recording, offset).await)
                 });
                 n += 1;
