@@ -34,6 +34,8 @@ use crate::transport::{PeerEvent, PeerLink, PeerReceiver, PeerSender};
 pub const WRITER_QUEUE_MESSAGES: usize = 4096;
 /// Events queued from all of a session's peers before readers wait.
 pub const READER_QUEUE_EVENTS: usize = 1024;
+/// Events a host session takes from its queue before it polls again.
+const EVENT_BATCH: usize = 64;
 /// Warnings logged per second per session; the rest are counted.
 const WARNINGS_PER_SECOND: u32 = 5;
 
@@ -435,7 +437,15 @@ pub async fn run_host<T: Served, S: PeerSender, R: PeerReceiver>(
                 }
                 None => incoming_open = false,
             },
-            Some((slot, ev)) = ev_rx.recv() => session.on_event(slot, ev, origin.elapsed()),
+            Some((slot, ev)) = ev_rx.recv() => {
+                session.on_event(slot, ev, origin.elapsed());
+                // Under load more are waiting: take them in one go, so a
+                // busy session polls once per batch, not once per message.
+                for _ in 1..EVENT_BATCH {
+                    let Ok((slot, ev)) = ev_rx.try_recv() else { break };
+                    session.on_event(slot, ev, origin.elapsed());
+                }
+            }
             _ = sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {},
             _ = &mut shutdown => session.shutdown(),
         }

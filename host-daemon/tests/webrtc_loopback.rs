@@ -684,6 +684,149 @@ async fn one_host_socket_serves_many_connections() {
     assert_eq!(host.connections(), 0);
 }
 
+/// An SDP's ICE username fragment and password.
+fn ice_credentials(sdp: &str) -> (String, String) {
+    let attribute = |name: &str| {
+        sdp.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_else(|| panic!("no {name} in\n{sdp}"))
+    };
+    (attribute("a=ice-ufrag:"), attribute("a=ice-pwd:"))
+}
+
+/// A STUN binding request from the controlled side naming `username`
+/// (`receiver:sender`), signed with `password` when there is one.
+fn binding_request(username: &str, password: Option<&str>) -> Vec<u8> {
+    use str0m::ice::{StunMessage, TransId};
+    let provider = str0m::crypto::from_feature_flags();
+    let hmac = |key: &[u8], parts: &[&[u8]]| provider.sha1_hmac_provider.sha1_hmac(key, parts);
+    let request = StunMessage::binding_request(username, TransId::new(), false, 7, 1 << 24, false);
+    let mut buf = vec![0; 1200];
+    let n = request
+        .to_bytes(password.map(str::as_bytes), &mut buf, hmac)
+        .expect("encodes");
+    buf.truncate(n);
+    buf
+}
+
+/// The host's offer, ICE password included, is public in the lobby. Binding
+/// requests built from it (signed before the answer is in; unsigned, or
+/// signed but naming a stranger, after) and datagrams from addresses never
+/// proven route nothing to the connection and are never answered; the
+/// joiner's own check, even from a new address, is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binding_requests_that_fail_their_checks_route_nothing() {
+    let _serial = SERIAL.lock().await;
+    let opts = loopback();
+    let host = Endpoint::bind(&opts).await.expect("host endpoint");
+    let guest = Endpoint::bind(&opts).await.expect("guest endpoint");
+    let to = host.local_addr();
+    let mut attackers = Vec::new();
+    for _ in 0..8 {
+        attackers.push(
+            tokio::net::UdpSocket::bind("127.0.0.1:0")
+                .await
+                .expect("attacker socket"),
+        );
+    }
+    let offer = HostOffer::new(&host).await.expect("offer");
+    let (host_ufrag, host_password) = ice_credentials(offer.offer_sdp());
+    for a in &attackers {
+        let forged = binding_request(&format!("{host_ufrag}:anyone"), Some(&host_password));
+        a.send_to(&forged, to).await.expect("sent");
+    }
+    let answer = GuestAnswer::new(&guest, offer.offer_sdp())
+        .await
+        .expect("answer");
+    let (guest_ufrag, _) = ice_credentials(answer.answer_sdp());
+    let answer_sdp = answer.answer_sdp().to_owned();
+    let (h, g) = timeout(STEP, async {
+        tokio::join!(offer.accept(&answer_sdp), answer.connect())
+    })
+    .await
+    .expect("bounded");
+    let (mut h, mut g) = (h.expect("host link"), g.expect("guest link"));
+    assert_eq!(host.routed_addresses(), 1, "only the joiner's address");
+
+    let both = format!("{host_ufrag}:{guest_ufrag}");
+    for a in &attackers {
+        a.send_to(&binding_request(&both, None), to)
+            .await
+            .expect("sent");
+        let stranger = binding_request(&format!("{host_ufrag}:stranger"), Some(&host_password));
+        a.send_to(&stranger, to).await.expect("sent");
+        a.send_to(&[22, 254, 253, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], to)
+            .await
+            .expect("sent");
+    }
+    // The joiner's own check from a new address comes after them all: once
+    // it is answered, they have all been read.
+    let moved = tokio::net::UdpSocket::bind("127.0.0.1:0")
+        .await
+        .expect("socket");
+    moved
+        .send_to(&binding_request(&both, Some(&host_password)), to)
+        .await
+        .expect("sent");
+    let mut buf = [0u8; 1500];
+    let (n, from) = timeout(STEP, moved.recv_from(&mut buf))
+        .await
+        .expect("the joiner's check is answered")
+        .expect("received");
+    assert_eq!(from, to);
+    let reply = str0m::ice::StunMessage::parse(&buf[..n]).expect("a STUN reply");
+    assert!(reply.is_successful_binding_response());
+    assert_eq!(
+        host.routed_addresses(),
+        2,
+        "the joiner's new address, no other"
+    );
+    for a in &attackers {
+        assert!(a.try_recv(&mut buf).is_err(), "an attacker was answered");
+    }
+
+    h.sender
+        .send(Channel::Input, "still here".into())
+        .await
+        .expect("sent");
+    loop {
+        match next_event(&mut g.receiver).await {
+            Some(PeerEvent::Message(Channel::Input, text)) => {
+                assert_eq!(text, "still here");
+                break;
+            }
+            Some(PeerEvent::State(ConnectionState::Connected)) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    g.sender
+        .send(Channel::Input, "and here".into())
+        .await
+        .expect("sent");
+    loop {
+        match next_event(&mut h.receiver).await {
+            Some(PeerEvent::Message(Channel::Input, text)) => {
+                assert_eq!(text, "and here");
+                break;
+            }
+            Some(PeerEvent::State(ConnectionState::Connected)) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    timeout(STEP, h.sender.close_and_wait())
+        .await
+        .expect("bounded");
+    timeout(STEP, g.sender.close_and_wait())
+        .await
+        .expect("bounded");
+    assert_eq!(
+        host.routed_addresses(),
+        0,
+        "a closed connection's routes go"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_that_vanishes_is_reported_disconnected_then_failed() {
     let _serial = SERIAL.lock().await;

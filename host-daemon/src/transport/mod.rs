@@ -32,7 +32,10 @@ pub enum TransportError {
 /// The sending half of a peer connection.
 pub trait PeerSender: Clone + Send + Sync + 'static {
     /// Sends one message; waits while the channel's buffer is above its
-    /// high-water mark; fails cleanly on a channel that is not open.
+    /// high-water mark; fails cleanly on a channel that is not open. A
+    /// transport may return before the message is written when nothing of
+    /// this sender's waits (one message ahead of the back-pressure at
+    /// most); a later failure of that message is then not reported.
     fn send(
         &self,
         channel: Channel,

@@ -14,7 +14,7 @@ use str0m::{Candidate, IceCreds, Rtc, RtcConfig};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, oneshot};
 
-use super::peer::Peer;
+use super::peer::{Peer, SendReply};
 use super::shared::{CHANNELS, Shared, channel_index};
 use super::{MAX_DATAGRAM_BYTES, SCTP_MAX_MESSAGE_SIZE, WebRtcError, WebRtcOptions};
 use crate::transport::{PeerEvent, TransportError};
@@ -41,12 +41,7 @@ pub(super) enum Command {
     ApplyAnswer(ConnId, String, oneshot::Sender<Result<(), WebRtcError>>),
     /// A message on a channel (by index); the reply comes once it is
     /// written (after waiting for room).
-    Send(
-        ConnId,
-        usize,
-        String,
-        oneshot::Sender<Result<(), TransportError>>,
-    ),
+    Send(ConnId, usize, String, SendReply),
     /// Close one channel (by index), leave the others.
     CloseChannel(ConnId, usize),
     /// Close the connection; the reply (if any) comes once it is closed.
@@ -65,6 +60,7 @@ pub struct Endpoint {
     advertised: SocketAddr,
     pub(super) opts: Arc<WebRtcOptions>,
     connections: Arc<AtomicUsize>,
+    routed: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -110,6 +106,7 @@ impl Endpoint {
         config.set_max_stun_rto(keepalive);
         let (commands, rx) = mpsc::unbounded_channel();
         let connections = Arc::new(AtomicUsize::new(0));
+        let routed = Arc::new(AtomicUsize::new(0));
         let opts = Arc::new(opts.clone());
         let run = RunLoop {
             socket,
@@ -125,6 +122,7 @@ impl Endpoint {
             timers: BTreeSet::new(),
             next_id: 0,
             connections: connections.clone(),
+            routed: routed.clone(),
             routes: Vec::new(),
         };
         tokio::spawn(run.run());
@@ -134,6 +132,7 @@ impl Endpoint {
             advertised,
             opts,
             connections,
+            routed,
         })
     }
 
@@ -150,6 +149,12 @@ impl Endpoint {
     /// Connections the run loop holds (set up, open or closing).
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::Relaxed)
+    }
+
+    /// Remote addresses the run loop routes datagrams from (to one
+    /// connection each).
+    pub fn routed_addresses(&self) -> usize {
+        self.routed.load(Ordering::Relaxed)
     }
 
     /// The options it was bound with.
@@ -190,9 +195,21 @@ struct RunLoop {
     timers: BTreeSet<(Instant, ConnId)>,
     next_id: u64,
     connections: Arc<AtomicUsize>,
+    /// How many addresses `by_addr` holds.
+    routed: Arc<AtomicUsize>,
     /// Scratch: addresses a connection just sent to.
     routes: Vec<SocketAddr>,
 }
+
+/// At most this many addresses route to one connection. Only the other
+/// side's proven checks and the addresses its own `Rtc` sends to are
+/// learned, and a peer has a handful of candidates; the bound keeps a
+/// joiner whose answer lists thousands from growing the table.
+const ROUTES_PER_CONNECTION: usize = 16;
+
+/// Commands, or datagrams, the run loop handles in one turn before it
+/// looks at the others and at its timers.
+const BATCH: usize = 32;
 
 /// RFC 7983: a first byte of 0-3 is STUN.
 fn is_stun(buf: &[u8]) -> bool {
@@ -207,11 +224,27 @@ impl RunLoop {
             tokio::select! {
                 biased;
                 command = self.rx.recv() => match command {
-                    Some(c) => self.command(c),
+                    Some(c) => {
+                        self.command(c);
+                        // More waiting are taken in one go (bounded, so
+                        // datagrams and timers still get their turn).
+                        for _ in 1..BATCH {
+                            let Ok(c) = self.rx.try_recv() else { break };
+                            self.command(c);
+                        }
+                    }
                     None => break,
                 },
                 received = self.socket.recv_from(&mut buf) => match received {
-                    Ok((n, source)) => self.datagram(source, &buf[..n]),
+                    Ok((n, source)) => {
+                        self.datagram(source, &buf[..n]);
+                        for _ in 1..BATCH {
+                            let Ok((n, source)) = self.socket.try_recv_from(&mut buf) else {
+                                break;
+                            };
+                            self.datagram(source, &buf[..n]);
+                        }
+                    }
                     Err(e) => tracing::debug!(error = %e, "UDP receive"),
                 },
                 _ = sleep_until(wake), if wake.is_some() => {}
@@ -273,7 +306,9 @@ impl RunLoop {
                 match self.peers.get_mut(&id) {
                     Some(p) => p.send(&self.socket, &mut self.routes, now, idx, text, reply),
                     None => {
-                        let _ = reply.send(Err(TransportError::NotOpen(CHANNELS[idx].label())));
+                        if let SendReply::Wait(tx) = reply {
+                            let _ = tx.send(Err(TransportError::NotOpen(CHANNELS[idx].label())));
+                        }
                     }
                 }
                 self.after(id);
@@ -395,11 +430,9 @@ impl RunLoop {
             return;
         };
         for addr in self.routes.drain(..) {
-            self.by_addr.entry(addr).or_insert_with(|| {
-                p.addrs.push(addr);
-                id
-            });
+            route(&mut self.by_addr, p, id, addr, false);
         }
+        self.routed.store(self.by_addr.len(), Ordering::Relaxed);
         if let Some(old) = p.registered.take() {
             self.timers.remove(&(old, id));
         }
@@ -428,6 +461,7 @@ impl RunLoop {
             self.by_ufrag.remove(&ufrag);
         }
         self.connections.store(self.peers.len(), Ordering::Relaxed);
+        self.routed.store(self.by_addr.len(), Ordering::Relaxed);
         // Closed and gone: whoever waits for the close hears now.
         for w in p.close_waiters.drain(..) {
             let _ = w.send(());
@@ -436,7 +470,8 @@ impl RunLoop {
 
     /// Routes a datagram: STUN requests by the username fragment they
     /// name, everything else by source address. Unroutable ones are
-    /// dropped.
+    /// dropped, and so are binding requests that name a connection but
+    /// fail its checks (the fragments are public in offers).
     fn datagram(&mut self, source: SocketAddr, buf: &[u8]) {
         let stun = is_stun(buf);
         let by_ufrag = stun
@@ -454,11 +489,17 @@ impl RunLoop {
         let Some(p) = self.peers.get_mut(&id) else {
             return;
         };
-        if by_ufrag.is_some() && self.by_addr.get(&source) != Some(&id) {
-            // A connection's checks come from this address now (a peer
-            // that rejoined from the same address gets its new connection).
-            self.by_addr.insert(source, id);
-            p.addrs.push(source);
+        if by_ufrag.is_some() {
+            if !p.accepts_stun(now, source, buf) {
+                tracing::trace!(%source, "a binding request failed its checks");
+                return;
+            }
+            if p.is_answered() {
+                // The other side proved itself from this address: route it
+                // here (a peer that rejoined from the same address gets its
+                // new connection), newest last.
+                route(&mut self.by_addr, p, id, source, true);
+            }
         }
         p.receive(&self.socket, &mut self.routes, now, source, buf, stun);
         self.after(id);
@@ -478,6 +519,32 @@ impl RunLoop {
             self.after(id);
         }
     }
+}
+
+/// Routes `addr` to connection `id` (`p`), unless another connection has it
+/// and `take_over` is false. The connection's newest addresses are last;
+/// past [`ROUTES_PER_CONNECTION`] its oldest one is forgotten.
+fn route(
+    by_addr: &mut HashMap<SocketAddr, ConnId>,
+    p: &mut Peer,
+    id: ConnId,
+    addr: SocketAddr,
+    take_over: bool,
+) {
+    match by_addr.get(&addr) {
+        Some(owner) if *owner != id && !take_over => return,
+        Some(owner) if *owner == id && p.addrs.last() == Some(&addr) => return,
+        _ => {}
+    }
+    p.addrs.retain(|a| *a != addr);
+    if p.addrs.len() >= ROUTES_PER_CONNECTION {
+        let oldest = p.addrs.remove(0);
+        if by_addr.get(&oldest) == Some(&id) {
+            by_addr.remove(&oldest);
+        }
+    }
+    by_addr.insert(addr, id);
+    p.addrs.push(addr);
 }
 
 async fn sleep_until(wake: Option<Instant>) {

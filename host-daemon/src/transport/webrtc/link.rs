@@ -7,6 +7,7 @@ use protocol::peer::Channel;
 use tokio::sync::{mpsc, watch};
 
 use super::endpoint::Command;
+use super::peer::SendReply;
 use super::setup::Conn;
 use super::shared::channel_index;
 use crate::transport::{ConnectionState, PeerEvent, PeerReceiver, PeerSender, TransportError};
@@ -80,11 +81,23 @@ impl PeerSender for WebRtcSender {
             );
             return Err(TransportError::NotOpen(label));
         }
-        // The reply comes once the message is written: after waiting while
-        // the channel's unacknowledged bytes are above the limit.
         let id = conn.shared.id;
+        // Nothing of ours is waiting in the run loop: go on at once (the
+        // usual case, a message a tick). Otherwise the reply comes once
+        // the message is written, after waiting while the channel's
+        // unacknowledged bytes are above the limit: the back-pressure.
+        let fired = &conn.shared.fired[idx];
+        if fired.load(Ordering::SeqCst) == 0 {
+            fired.fetch_add(1, Ordering::SeqCst);
+            let command = Command::Send(id, idx, text, SendReply::Fired);
+            if conn.endpoint.commands.send(command).is_err() {
+                fired.fetch_sub(1, Ordering::SeqCst);
+                return Err(TransportError::NotOpen(label));
+            }
+            return Ok(());
+        }
         conn.endpoint
-            .ask(|r| Command::Send(id, idx, text, r))
+            .ask(|r| Command::Send(id, idx, text, SendReply::Wait(r)))
             .await
             .unwrap_or(Err(TransportError::NotOpen(label)))
     }

@@ -24,8 +24,17 @@ use super::shared::{CHANNELS, Shared};
 use super::{CLOSE_FLUSH_TIMEOUT, HELD_BYTES, ONE_CHANNEL_CLOSED_GRACE, WebRtcOptions};
 use crate::transport::{ConnectionState, TransportError};
 
+/// Who hears how a send ended.
+pub(super) enum SendReply {
+    /// A sender waiting until it is written (the back-pressure).
+    Wait(oneshot::Sender<Result<(), TransportError>>),
+    /// Nobody: the sender went on at once and counted it in
+    /// [`Shared::fired`]; the count goes down once it is written or refused.
+    Fired,
+}
+
 /// A send that waits for room in its channel.
-type WaitingSend = (String, oneshot::Sender<Result<(), TransportError>>);
+type WaitingSend = (String, SendReply);
 
 /// Far enough ahead to mean "never".
 const FAR: Duration = Duration::from_secs(86_400);
@@ -120,6 +129,22 @@ impl Peer {
     /// The `Rtc`, for set-up calls (each must be followed by [`Self::settle`]).
     pub(super) fn rtc(&mut self) -> &mut Rtc {
         &mut self.rtc
+    }
+
+    /// Whether a STUN binding request is this connection's own: it names
+    /// both username fragments (the other side's once the answer is in) and
+    /// its MESSAGE-INTEGRITY holds, as `str0m` checks it.
+    pub(super) fn accepts_stun(&self, now: Instant, source: SocketAddr, buf: &[u8]) -> bool {
+        Receive::new(Protocol::Udp, source, self.local, buf)
+            .is_ok_and(|r| self.rtc.accepts(&Input::Receive(now, r)))
+    }
+
+    /// The other side is known: a guest-side connection always, a host-side
+    /// one once the joiner's answer is applied. Before that, this side's
+    /// offer (and so its ICE password) may be public in the lobby, and a
+    /// binding request that passes the checks proves nothing.
+    pub(super) fn is_answered(&self) -> bool {
+        self.pending_offer.is_none()
     }
 
     /// Over: the run loop drops it.
@@ -277,7 +302,12 @@ impl Peer {
     fn refuse_waiting(&mut self) {
         for (idx, queue) in self.waiting.iter_mut().enumerate() {
             for (_, reply) in queue.drain(..) {
-                let _ = reply.send(Err(TransportError::NotOpen(CHANNELS[idx].label())));
+                answer(
+                    &self.shared,
+                    idx,
+                    reply,
+                    Err(TransportError::NotOpen(CHANNELS[idx].label())),
+                );
             }
         }
     }
@@ -291,11 +321,16 @@ impl Peer {
         now: Instant,
         idx: usize,
         text: String,
-        reply: oneshot::Sender<Result<(), TransportError>>,
+        reply: SendReply,
     ) {
         let label = CHANNELS[idx].label();
         if self.closing.is_some() || self.done || !self.shared.is_open(idx) {
-            let _ = reply.send(Err(TransportError::NotOpen(label)));
+            answer(
+                &self.shared,
+                idx,
+                reply,
+                Err(TransportError::NotOpen(label)),
+            );
             return;
         }
         if text.len() > self.opts.max_message_bytes {
@@ -305,7 +340,12 @@ impl Peer {
                 max = self.opts.max_message_bytes,
                 "refusing a message larger than the data channel's limit"
             );
-            let _ = reply.send(Err(TransportError::NotOpen(label)));
+            answer(
+                &self.shared,
+                idx,
+                reply,
+                Err(TransportError::NotOpen(label)),
+            );
             return;
         }
         self.waiting[idx].push_back((text, reply));
@@ -447,7 +487,12 @@ impl Peer {
         let label = CHANNELS[idx].label();
         let Some(mut channel) = self.channels[idx].and_then(|id| self.rtc.channel(id)) else {
             for (_, reply) in self.waiting[idx].drain(..) {
-                let _ = reply.send(Err(TransportError::NotOpen(label)));
+                answer(
+                    &self.shared,
+                    idx,
+                    reply,
+                    Err(TransportError::NotOpen(label)),
+                );
             }
             return false;
         };
@@ -462,14 +507,19 @@ impl Peer {
             Ok(false) => false,
             Ok(true) => {
                 if let Some((_, reply)) = self.waiting[idx].pop_front() {
-                    let _ = reply.send(Ok(()));
+                    answer(&self.shared, idx, reply, Ok(()));
                 }
                 true
             }
             Err(e) => {
                 tracing::debug!(error = %e, channel = label, "a write was refused");
                 if let Some((_, reply)) = self.waiting[idx].pop_front() {
-                    let _ = reply.send(Err(TransportError::NotOpen(label)));
+                    answer(
+                        &self.shared,
+                        idx,
+                        reply,
+                        Err(TransportError::NotOpen(label)),
+                    );
                 }
                 true
             }
@@ -565,7 +615,13 @@ impl Peer {
                 }
                 self.shared.ending.store(true, Ordering::SeqCst);
                 for (_, reply) in self.waiting[idx].drain(..) {
-                    let _ = reply.send(Err(TransportError::NotOpen(CHANNELS[idx].label())));
+                    let label = CHANNELS[idx].label();
+                    answer(
+                        &self.shared,
+                        idx,
+                        reply,
+                        Err(TransportError::NotOpen(label)),
+                    );
                 }
                 // Reported once every channel closed, so the others' last
                 // messages come first, or after a short grace when only
@@ -585,6 +641,24 @@ impl Peer {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// Tells how a send on channel `idx` ended: to the sender waiting for it,
+/// or (a fired send) by taking it off the connection's count.
+pub(super) fn answer(
+    shared: &Shared,
+    idx: usize,
+    reply: SendReply,
+    result: Result<(), TransportError>,
+) {
+    match reply {
+        SendReply::Wait(tx) => {
+            let _ = tx.send(result);
+        }
+        SendReply::Fired => {
+            shared.fired[idx].fetch_sub(1, Ordering::SeqCst);
         }
     }
 }

@@ -67,6 +67,11 @@ pub(super) struct Shared {
     pub(super) receiver_gone: AtomicBool,
     /// Messages dropped for not being UTF-8 (logged at powers of two).
     pub(super) non_utf8: AtomicU64,
+    /// Per channel, sends handed to the run loop without waiting and not
+    /// yet written or refused. A sender goes on at once only while this is
+    /// zero, so at most one message per channel is ahead of the
+    /// back-pressure.
+    pub(super) fired: [AtomicUsize; 3],
     /// The last state reported to the receiver.
     last_state: Mutex<Option<ConnectionState>>,
     /// Set once this side started closing: nothing more is reported.
@@ -89,6 +94,7 @@ impl Shared {
             holding: AtomicBool::new(false),
             receiver_gone: AtomicBool::new(false),
             non_utf8: AtomicU64::new(0),
+            fired: Default::default(),
             last_state: Mutex::new(None),
             local_closed: AtomicBool::new(false),
             progress: watch::channel(Progress::default()).0,
