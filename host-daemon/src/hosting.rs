@@ -509,7 +509,7 @@ async fn round_loop(
             // to come free, or the start.
             publish_players(client, session, players, &mut published_players).await;
             tokio::select! {
-                changed = progress.changed() => if changed.is_err() {
+                changed = seats_changed(&mut progress, &p) => if changed.is_err() {
                     return;
                 },
                 Some(joined) = joins.next(), if !joins.is_empty() => {
@@ -523,7 +523,7 @@ async fn round_loop(
         };
         let answer = tokio::select! {
             a = client.wait_answer(session, round, ANSWER_POLL) => a,
-            changed = progress.changed() => {
+            changed = seats_changed(&mut progress, &p) => {
                 // Seat or start change: re-check with the round still open.
                 if changed.is_err() {
                     offer.close().await;
@@ -571,6 +571,28 @@ async fn round_loop(
 /// Hands a connected joiner's link to the session and waits until the
 /// session holds it (so the next seat count includes it); logs a failed
 /// join. `false` when the session is gone.
+/// What of a session's progress the round loop acts on: the start and the
+/// seats, never the tick count (which changes 60 times a second).
+fn seats_view(p: &HostProgress) -> (bool, usize, usize) {
+    (p.started, p.seats_taken, p.spectators)
+}
+
+/// Waits until the start or the seats differ from `seen`'s (at once if they
+/// already do); an error once the session is gone. A wait for this beside
+/// an answer's long-poll ends the poll, so ticks must not end it: they
+/// made every session drop and reopen its poll (and its connection to the
+/// lobby) on every tick.
+async fn seats_changed(
+    progress: &mut watch::Receiver<HostProgress>,
+    seen: &HostProgress,
+) -> Result<(), watch::error::RecvError> {
+    let seen = seats_view(seen);
+    progress
+        .wait_for(|p| seats_view(p) != seen)
+        .await
+        .map(|_| ())
+}
+
 async fn hand_over(
     joined: Joined,
     links: &mpsc::Sender<WebRtcLink>,
@@ -598,4 +620,46 @@ async fn hand_over(
     )
     .await;
     matches!(seen, Ok(Ok(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    use super::*;
+
+    fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+        std::pin::Pin::new(f).poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    #[test]
+    fn ticks_do_not_end_a_wait_for_the_seats_and_a_seat_change_does() {
+        let (tx, mut rx) = watch::channel(HostProgress::default());
+        let seen = *rx.borrow_and_update();
+        let mut wait = Box::pin(seats_changed(&mut rx, &seen));
+        for tick in 1..=120 {
+            tx.send_modify(|p| {
+                p.ticks = tick;
+                p.connections = 1;
+            });
+            assert!(poll_once(&mut wait).is_pending(), "tick {tick} ended it");
+        }
+        tx.send_modify(|p| p.seats_taken = 1);
+        assert!(matches!(poll_once(&mut wait), Poll::Ready(Ok(()))));
+    }
+
+    #[test]
+    fn a_change_made_before_the_wait_ends_it_at_once() {
+        let (tx, mut rx) = watch::channel(HostProgress::default());
+        let seen = *rx.borrow_and_update();
+        tx.send_modify(|p| p.started = true);
+        let mut wait = Box::pin(seats_changed(&mut rx, &seen));
+        assert!(matches!(poll_once(&mut wait), Poll::Ready(Ok(()))));
+        drop(wait);
+        drop(tx);
+        let seen = *rx.borrow();
+        let mut gone = Box::pin(seats_changed(&mut rx, &seen));
+        assert!(matches!(poll_once(&mut gone), Poll::Ready(Err(_))));
+    }
 }
