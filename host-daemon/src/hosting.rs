@@ -88,10 +88,6 @@ pub struct HostingConfig {
     pub campaign_name: String,
     /// Where sessions report their metrics, if anywhere.
     pub metrics: Option<DaemonMetrics>,
-    /// The runtime the sessions' tick loops run on (a dedicated thread, so
-    /// WebRTC I/O on the main runtime does not delay ticks); `None`: the
-    /// current runtime.
-    pub tick_runtime: Option<tokio::runtime::Handle>,
     /// `--record DIR`: each level's replay file goes here (the host config
     /// then has `record_replay` set).
     pub record_dir: Option<std::path::PathBuf>,
@@ -324,10 +320,7 @@ async fn serve<T: Served>(
         metrics,
         replays,
     );
-    let mut host_task = match &config.tick_runtime {
-        Some(ticks) => ticks.spawn(host_run),
-        None => tokio::spawn(host_run),
-    };
+    let mut host_task = tokio::spawn(host_run);
     let opened = Instant::now();
     let mut rounds = std::pin::pin!(round_loop(
         config,

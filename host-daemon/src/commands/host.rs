@@ -127,7 +127,6 @@ pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
         webrtc: a.ice.webrtc_options()?,
         campaign_name: campaign.map_or_else(|| "generated".to_owned(), |c| c.name),
         metrics: None,
-        tick_runtime: None,
         record_dir: a.record.clone(),
         relay: None,
     };
@@ -142,29 +141,19 @@ pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
     Ok(config)
 }
 
-/// The daemon's main runtime: two worker threads.
+/// The daemon's runtime: one thread for everything (the WebRTC run loop,
+/// the sessions' tick loops, their readers and writers, the lobby calls,
+/// the metrics). Every message crosses tasks on its way between a session
+/// and the socket; on one thread those hand-offs are queue pushes, where
+/// across threads each was a wake-up of a parked thread. Measured with 300
+/// guests (docs/benchmarks.md): 0.42 cores against 0.67-0.72 on two
+/// workers plus a tick thread. A daemon therefore uses one core at most;
+/// run one per core (docs/decisions.md).
 pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("building the runtime")
-}
-
-/// A single-threaded runtime on its own OS thread for the sessions' tick
-/// loops (measured: it keeps tick lateness low while the main runtime is
-/// busy with hundreds of WebRTC connections). Runs until the process exits.
-pub(super) fn tick_thread() -> anyhow::Result<tokio::runtime::Handle> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("building the tick runtime")?;
-    let handle = rt.handle().clone();
-    std::thread::Builder::new()
-        .name("campfire-ticks".into())
-        .spawn(move || rt.block_on(std::future::pending::<()>()))
-        .context("starting the tick thread")?;
-    Ok(handle)
 }
 
 /// Serves the daemon's Prometheus metrics at `addr` (logging the bound
@@ -188,7 +177,6 @@ pub(super) async fn serve_metrics_at(addr: std::net::SocketAddr) -> anyhow::Resu
 /// Runs `host-daemon host` until SIGTERM or Ctrl-C.
 pub fn run(args: HostArgs) -> anyhow::Result<()> {
     let mut config = hosting_config(&args)?;
-    config.tick_runtime = Some(tick_thread()?);
     runtime()?.block_on(async move {
         if let Some(addr) = args.metrics_listen {
             config.metrics = Some(serve_metrics_at(addr).await?);

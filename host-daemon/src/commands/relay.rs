@@ -14,7 +14,7 @@ use netcode::host::{DEFAULT_MAX_SPECTATORS, HostConfig};
 use netcode::plan::GeneratedCampaign;
 use protocol::tick::{INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
 
-use super::host::{runtime, serve_metrics_at, tick_thread};
+use super::host::{runtime, serve_metrics_at};
 use super::ice::IceArgs;
 use super::shutdown_signal;
 use crate::hosting::{self, HostingConfig};
@@ -140,7 +140,6 @@ pub fn relaying_config(a: &RelayArgs) -> anyhow::Result<HostingConfig> {
         webrtc: a.ice.webrtc_options()?,
         campaign_name: "generated".to_owned(),
         metrics: None,
-        tick_runtime: None,
         record_dir: a.record.clone(),
         relay: Some(relay),
     })
@@ -149,7 +148,6 @@ pub fn relaying_config(a: &RelayArgs) -> anyhow::Result<HostingConfig> {
 /// Runs `host-daemon relay` until SIGTERM or Ctrl-C.
 pub fn run(args: RelayArgs) -> anyhow::Result<()> {
     let mut config = relaying_config(&args)?;
-    config.tick_runtime = Some(tick_thread()?);
     runtime()?.block_on(async move {
         if let Some(addr) = args.metrics_listen {
             config.metrics = Some(serve_metrics_at(addr).await?);
