@@ -33,7 +33,7 @@ pub struct SwarmArgs {
     /// Stop after this many seconds (every guest leaves).
     #[arg(long, default_value_t = 600)]
     seconds: u64,
-    /// Worker threads of the swarm's runtime.
+    /// Threads of the swarm's runtime (1: everything on one thread).
     #[arg(long, default_value_t = 1)]
     threads: usize,
     #[command(flatten)]
@@ -89,11 +89,19 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
         }
     };
     let webrtc = args.ice.webrtc_options()?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(args.threads.max(1))
-        .enable_all()
-        .build()
-        .context("building the runtime")?;
+    // One thread: a current-thread runtime, where the hand-offs between a
+    // guest's tasks and the run loop wake no other thread (as the daemon).
+    let rt = if args.threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(args.threads)
+            .enable_all()
+            .build()
+    }
+    .context("building the runtime")?;
     let report = rt.block_on(async move {
         let mut guests = JoinSet::new();
         let mut n = 0u64;
