@@ -710,6 +710,24 @@ fn binding_request(username: &str, password: Option<&str>) -> Vec<u8> {
     buf
 }
 
+/// Sends `text` on `input` and waits until the other side reads it.
+async fn say(sender: &WebRtcSender, receiver: &mut WebRtcReceiver, text: &str) {
+    sender
+        .send(Channel::Input, text.into())
+        .await
+        .expect("sent");
+    loop {
+        match next_event(receiver).await {
+            Some(PeerEvent::Message(Channel::Input, got)) => {
+                assert_eq!(got, text);
+                return;
+            }
+            Some(PeerEvent::State(ConnectionState::Connected)) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
 /// The host's offer, ICE password included, is public in the lobby. Binding
 /// requests built from it (signed before the answer is in; unsigned, or
 /// signed but naming a stranger, after) and datagrams from addresses never
@@ -786,34 +804,8 @@ async fn binding_requests_that_fail_their_checks_route_nothing() {
         assert!(a.try_recv(&mut buf).is_err(), "an attacker was answered");
     }
 
-    h.sender
-        .send(Channel::Input, "still here".into())
-        .await
-        .expect("sent");
-    loop {
-        match next_event(&mut g.receiver).await {
-            Some(PeerEvent::Message(Channel::Input, text)) => {
-                assert_eq!(text, "still here");
-                break;
-            }
-            Some(PeerEvent::State(ConnectionState::Connected)) => {}
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-    g.sender
-        .send(Channel::Input, "and here".into())
-        .await
-        .expect("sent");
-    loop {
-        match next_event(&mut h.receiver).await {
-            Some(PeerEvent::Message(Channel::Input, text)) => {
-                assert_eq!(text, "and here");
-                break;
-            }
-            Some(PeerEvent::State(ConnectionState::Connected)) => {}
-            other => panic!("unexpected {other:?}"),
-        }
-    }
+    say(&h.sender, &mut g.receiver, "still here").await;
+    say(&g.sender, &mut h.receiver, "and here").await;
     timeout(STEP, h.sender.close_and_wait())
         .await
         .expect("bounded");
