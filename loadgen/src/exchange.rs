@@ -18,6 +18,13 @@ use crate::stats::{Op, Recorder};
 /// A data-channel offer of realistic size (about 1 KB, like a non-trickle
 /// offer with two host candidates).
 pub fn sample_sdp() -> String {
+    sample_sdp_of(0)
+}
+
+/// [`sample_sdp`] with more host candidates until it holds at least
+/// `bytes` bytes (a browser on a machine with several interfaces and
+/// address families sends about 3 KB).
+pub fn sample_sdp_of(bytes: usize) -> String {
     let mut sdp = String::from(
         "v=0\r\no=- 4611731400430051336 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=group:BUNDLE 0\r\n\
          a=extmap-allow-mixed\r\na=msid-semantic: WMS\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\n\
@@ -25,10 +32,12 @@ pub fn sample_sdp() -> String {
          a=fingerprint:sha-256 6B:8B:F0:65:5F:78:E2:51:3B:AC:6F:F3:3F:46:1B:35:DC:B8:5F:64:1A:24:C2:43:F0:A1:58:D0:A1:2C:19:08\r\n\
          a=setup:actpass\r\na=mid:0\r\na=sctp-port:5000\r\na=max-message-size:262144\r\n",
     );
-    for port in [50000, 50001] {
+    let mut port = 50000;
+    while port < 50002 || sdp.len() < bytes {
         sdp.push_str(&format!(
             "a=candidate:1 1 udp 2130706431 127.0.0.1 {port} typ host generation 0 network-id 1\r\n"
         ));
+        port += 1;
     }
     sdp
 }
@@ -46,6 +55,10 @@ pub struct ExchangeRun {
     /// Whether the host deletes its session after the exchange (otherwise
     /// sessions live on until their TTL).
     pub delete_after: bool,
+    /// A new connection for every request (otherwise keep-alive).
+    pub fresh_connections: bool,
+    /// The offer's and the answer's size, at least (see [`sample_sdp_of`]).
+    pub sdp_bytes: usize,
 }
 
 /// Runs the workload; returns exchanges completed.
@@ -54,11 +67,15 @@ pub async fn run(
     recorder: Arc<Recorder>,
     progress: indicatif::ProgressBar,
 ) -> u64 {
-    let client = HttpClient::new(run.pairs * 2);
+    let client = if run.fresh_connections {
+        HttpClient::fresh_connections()
+    } else {
+        HttpClient::new(run.pairs * 2)
+    };
     let started = Arc::new(AtomicU64::new(0));
     let completed = Arc::new(AtomicU64::new(0));
     let deadline = Instant::now() + run.max_duration;
-    let sdp = Arc::new(sample_sdp());
+    let sdp = Arc::new(sample_sdp_of(run.sdp_bytes));
     let servers = Arc::new(run.servers);
     let mut workers = Vec::new();
     for _ in 0..run.pairs {

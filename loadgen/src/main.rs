@@ -17,12 +17,14 @@
 //! - `stats`: latency histograms and the report.
 //! - `cpu`: the server's CPU time from /proc.
 //! - `abuse`: normal traffic while one address attacks (the `abuse` phase).
+//! - `matchbox`: the same exchange against `matchbox_server`, the anchor.
 
 mod abuse;
 mod client;
 mod cpu;
 mod exchange;
 mod fanout;
+mod matchbox;
 mod reads;
 mod stats;
 
@@ -55,6 +57,21 @@ struct Args {
     /// (the exchange as the issue defines it: create, read, answer, receive).
     #[arg(long)]
     no_delete: bool,
+    /// A new TCP connection for every request of an exchange (as browsers
+    /// and daemons that join once do), instead of keep-alive.
+    #[arg(long)]
+    fresh_connections: bool,
+    /// Pad the offer and the answer to at least this many bytes (default:
+    /// about 1 KB).
+    #[arg(long, default_value_t = 0)]
+    sdp_bytes: usize,
+    /// `matchbox_server` to run the same exchanges against (the `matchbox`
+    /// phase), e.g. `ws://127.0.0.1:3536`.
+    #[arg(long)]
+    matchbox: Option<String>,
+    /// PID of that `matchbox_server`, to report its CPU per exchange.
+    #[arg(long)]
+    matchbox_pid: Option<u32>,
     /// Live sessions to create before the lobby read phase.
     #[arg(long, default_value_t = 10_000)]
     lobby_sessions: u64,
@@ -70,8 +87,8 @@ struct Args {
     /// PIDs of the servers, to report their CPU time per exchange.
     #[arg(long = "server-pid")]
     server_pids: Vec<u32>,
-    /// Phases to run, comma-separated: exchange, lobby, search, healthz,
-    /// fanout, abuse.
+    /// Phases to run, comma-separated: exchange, matchbox, lobby, search,
+    /// healthz, fanout, abuse.
     #[arg(long, value_delimiter = ',', default_value = "exchange,lobby,healthz")]
     phases: Vec<String>,
     /// SSE subscribers of the fanout phase.
@@ -127,6 +144,45 @@ fn server_cpu(pids: &[u32]) -> Option<Duration> {
     pids.iter().map(|&p| cpu::process_cpu_time(p).ok()).sum()
 }
 
+fn exchange_bar(len: u64) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template("exchanges {bar:40} {pos}/{len} {per_sec} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// Prints an exchange phase's table and returns its summary; `cpu` is the
+/// server's CPU time before and after, when its PID was given.
+fn exchange_report(
+    title: &str,
+    recorder: &Recorder,
+    done: u64,
+    elapsed: Duration,
+    cpu: Option<(Duration, Duration)>,
+) -> serde_json::Value {
+    let mut summary = recorder.summary(elapsed);
+    summary["exchanges"] = json!(done);
+    summary["exchangesPerSecond"] = json!(done as f64 / elapsed.as_secs_f64());
+    if let Some((before, after)) = cpu {
+        let cpu = after.saturating_sub(before);
+        summary["serverCpuSeconds"] = json!(cpu.as_secs_f64());
+        summary["serverCpuMicrosPerExchange"] = json!(cpu.as_secs_f64() * 1e6 / done.max(1) as f64);
+    }
+    print_table(
+        &format!(
+            "{title}: {done} complete, {:.0}/s",
+            done as f64 / elapsed.as_secs_f64()
+        ),
+        &summary,
+    );
+    if let Some(us) = summary["serverCpuMicrosPerExchange"].as_f64() {
+        println!("  server CPU per exchange: {us:.0} µs");
+    }
+    summary
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -162,11 +218,7 @@ async fn main() -> anyhow::Result<()> {
 
     if args.phases.iter().any(|p| p == "exchange") {
         let recorder = Arc::new(Recorder::default());
-        let bar = ProgressBar::new(args.exchanges);
-        bar.set_style(
-            ProgressStyle::with_template("exchanges {bar:40} {pos}/{len} {per_sec} eta {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
+        let bar = exchange_bar(args.exchanges);
         let cpu_before = server_cpu(&args.server_pids);
         let started = Instant::now();
         let done = exchange::run(
@@ -176,33 +228,51 @@ async fn main() -> anyhow::Result<()> {
                 max_exchanges: args.exchanges,
                 max_duration: Duration::from_secs(args.exchange_seconds),
                 delete_after: !args.no_delete,
+                fresh_connections: args.fresh_connections,
+                sdp_bytes: args.sdp_bytes,
             },
             recorder.clone(),
             bar.clone(),
         )
         .await;
-        let elapsed = started.elapsed();
         bar.finish_and_clear();
-        let mut summary = recorder.summary(elapsed);
-        summary["exchanges"] = json!(done);
-        summary["exchangesPerSecond"] = json!(done as f64 / elapsed.as_secs_f64());
-        if let (Some(before), Some(after)) = (cpu_before, server_cpu(&args.server_pids)) {
-            let cpu = after.saturating_sub(before);
-            summary["serverCpuSeconds"] = json!(cpu.as_secs_f64());
-            summary["serverCpuMicrosPerExchange"] =
-                json!(cpu.as_secs_f64() * 1e6 / done.max(1) as f64);
-        }
-        print_table(
-            &format!(
-                "Exchanges: {done} complete, {:.0}/s",
-                done as f64 / elapsed.as_secs_f64()
-            ),
-            &summary,
-        );
-        if let Some(us) = summary["serverCpuMicrosPerExchange"].as_f64() {
-            println!("  server CPU per exchange: {us:.0} µs");
-        }
+        let cpu = cpu_before.zip(server_cpu(&args.server_pids));
+        let summary = exchange_report("Exchanges", &recorder, done, started.elapsed(), cpu);
         report.insert("exchange".into(), summary);
+    }
+
+    if args.phases.iter().any(|p| p == "matchbox") {
+        let server = args
+            .matchbox
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("the matchbox phase needs --matchbox"))?;
+        let pids: Vec<u32> = args.matchbox_pid.into_iter().collect();
+        let recorder = Arc::new(Recorder::default());
+        let bar = exchange_bar(args.exchanges);
+        let cpu_before = server_cpu(&pids);
+        let started = Instant::now();
+        let done = matchbox::run(
+            matchbox::MatchboxRun {
+                server,
+                pairs: args.pairs,
+                max_exchanges: args.exchanges,
+                max_duration: Duration::from_secs(args.exchange_seconds),
+                sdp_bytes: args.sdp_bytes,
+            },
+            recorder.clone(),
+            bar.clone(),
+        )
+        .await;
+        bar.finish_and_clear();
+        let cpu = cpu_before.zip(server_cpu(&pids));
+        let summary = exchange_report(
+            "matchbox_server exchanges",
+            &recorder,
+            done,
+            started.elapsed(),
+            cpu,
+        );
+        report.insert("matchbox".into(), summary);
     }
 
     if args.phases.iter().any(|p| p == "lobby") {
