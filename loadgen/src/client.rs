@@ -29,13 +29,6 @@ impl HttpClient {
         Self::build(max_idle, None)
     }
 
-    /// A client that opens a new connection for every request and closes
-    /// it after the response (what a browser tab or a daemon joining once
-    /// does: the TCP handshake and teardown are part of the cost).
-    pub fn fresh_connections() -> Self {
-        Self::build(0, None)
-    }
-
     /// [`HttpClient::new`], connecting from `local` (one client address of
     /// many on 127.0.0.0/8).
     pub fn with_local_address(max_idle: usize, local: std::net::IpAddr) -> Self {

@@ -67,11 +67,7 @@ pub async fn run(
     recorder: Arc<Recorder>,
     progress: indicatif::ProgressBar,
 ) -> u64 {
-    let client = if run.fresh_connections {
-        HttpClient::fresh_connections()
-    } else {
-        HttpClient::new(run.pairs * 2)
-    };
+    let client = HttpClient::new(run.pairs * 2);
     let started = Arc::new(AtomicU64::new(0));
     let completed = Arc::new(AtomicU64::new(0));
     let deadline = Instant::now() + run.max_duration;
@@ -90,6 +86,7 @@ pub async fn run(
         );
         let max = run.max_exchanges;
         let delete_after = run.delete_after;
+        let fresh = run.fresh_connections;
         workers.push(tokio::spawn(async move {
             loop {
                 let n = started.fetch_add(1, Ordering::Relaxed);
@@ -98,7 +95,19 @@ pub async fn run(
                 }
                 let host = &servers[n as usize % servers.len()];
                 let joiner = &servers[(n as usize + 1) % servers.len()];
-                match one_exchange(&client, host, joiner, &sdp, &recorder, delete_after).await {
+                // Fresh: the host and the joiner each open their own
+                // connection and close it after the exchange, as two
+                // browser tabs would.
+                let (host_client, joiner_client) = if fresh {
+                    (HttpClient::new(1), HttpClient::new(1))
+                } else {
+                    (client.clone(), client.clone())
+                };
+                let clients = Clients {
+                    host: &host_client,
+                    joiner: &joiner_client,
+                };
+                match one_exchange(clients, host, joiner, &sdp, &recorder, delete_after).await {
                     Ok(()) => {
                         completed.fetch_add(1, Ordering::Relaxed);
                         progress.inc(1);
@@ -121,8 +130,15 @@ async fn timed<T>(recorder: &Recorder, op: Op, fut: impl std::future::Future<Out
     out
 }
 
+/// Who sends the host's requests and who the joiner's.
+#[derive(Clone, Copy)]
+struct Clients<'a> {
+    host: &'a HttpClient,
+    joiner: &'a HttpClient,
+}
+
 async fn one_exchange(
-    client: &HttpClient,
+    clients: Clients<'_>,
     host: &str,
     joiner: &str,
     sdp: &str,
@@ -137,7 +153,7 @@ async fn one_exchange(
     let created = timed(
         rec,
         Op::Create,
-        client.send(
+        clients.host.send(
             Method::PUT,
             &format!("{host}/session"),
             Some(serde_json::to_vec(&body)?),
@@ -154,13 +170,17 @@ async fn one_exchange(
     let host_side = timed(
         rec,
         Op::ReceiveAnswer,
-        client.send(Method::GET, &poll_url, None, Some(&token)),
+        clients
+            .host
+            .send(Method::GET, &poll_url, None, Some(&token)),
     );
     let joiner_side = async {
         let offer = timed(
             rec,
             Op::ReadOffer,
-            client.send(Method::GET, &format!("{joiner}/session/{code}"), None, None),
+            clients
+                .joiner
+                .send(Method::GET, &format!("{joiner}/session/{code}"), None, None),
         )
         .await?;
         anyhow::ensure!(offer.status == 200, "read offer answered {}", offer.status);
@@ -168,7 +188,7 @@ async fn one_exchange(
         let posted = timed(
             rec,
             Op::Answer,
-            client.send(
+            clients.joiner.send(
                 Method::POST,
                 &format!("{joiner}/session/{code}/answer"),
                 Some(serde_json::to_vec(&answer)?),
@@ -195,7 +215,7 @@ async fn one_exchange(
     let deleted = timed(
         rec,
         Op::Delete,
-        client.send(
+        clients.host.send(
             Method::DELETE,
             &format!("{host}/session/{code}"),
             None,

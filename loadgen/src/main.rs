@@ -57,8 +57,9 @@ struct Args {
     /// (the exchange as the issue defines it: create, read, answer, receive).
     #[arg(long)]
     no_delete: bool,
-    /// A new TCP connection for every request of an exchange (as browsers
-    /// and daemons that join once do), instead of keep-alive.
+    /// Every host and every joiner opens its own connection (kept alive
+    /// for its own requests, closed after the exchange), as two browser
+    /// tabs would; otherwise all share one keep-alive pool.
     #[arg(long)]
     fresh_connections: bool,
     /// Pad the offer and the answer to at least this many bytes (default:

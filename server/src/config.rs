@@ -263,6 +263,14 @@ pub struct Config {
     #[arg(long, env = "LOBBY_SQLITE_SYNCHRONOUS", value_enum, default_value_t = SqliteSynchronous::Normal)]
     pub sqlite_synchronous: SqliteSynchronous,
 
+    /// Threads that serve requests. 1 (the default) runs everything on one
+    /// thread, the cheapest per request: no hand-offs between threads, and
+    /// one core serves thousands of exchanges a second. More spread the
+    /// load over that many cores (SQLite's own worker thread comes on
+    /// top). See docs/decisions.md, "One request thread by default".
+    #[arg(long, env = "LOBBY_WORKER_THREADS", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub worker_threads: u16,
+
     /// What the lobby page's Join buttons open: a URL template in which
     /// `{code}` becomes the session's code (default: the built-in browser
     /// guest of this server).

@@ -6,11 +6,26 @@ use std::process::ExitCode;
 use clap::Parser;
 use lobby_server::{Application, Config, telemetry};
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let config = Config::parse();
     telemetry::init(config.log_format);
-    match run(config).await {
+    let runtime = match config.worker_threads {
+        1 => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        n => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n.into())
+            .enable_all()
+            .build(),
+    };
+    let runtime = match runtime {
+        Ok(r) => r,
+        Err(err) => {
+            tracing::error!("cannot start the runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!("{err:#}");

@@ -36,8 +36,9 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 use protocol::code::SessionCode;
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{QueryBuilder, Sqlite, SqlitePool};
+use sqlx::{Connection, QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 use tokio::sync::{Notify, watch};
 
 use super::journal::{Change, Journal, OverCap, Pending, UsageChange};
@@ -447,6 +448,10 @@ fn poisoned() -> StoreError {
 /// transaction, then apply the changes to memory (or drop them) and settle
 /// them. Stops once the store is closed and nothing is left.
 async fn run_writer(inner: Arc<Inner>) {
+    // One connection for every commit: its page cache stays warm (no other
+    // connection writes the file), and no pool checkout per commit. A
+    // failed commit drops it; the next batch takes a fresh one.
+    let mut conn: Option<PoolConnection<Sqlite>> = None;
     loop {
         let notified = inner.staged.notified();
         let batch = match inner.journal.lock() {
@@ -470,13 +475,27 @@ async fn run_writer(inner: Arc<Inner>) {
                 (code.clone(), row)
             })
             .collect();
-        let result = write_batch(&inner.pool, &rows).await;
+        let result = match conn.take() {
+            Some(c) => Ok(c),
+            None => inner.pool.acquire().await,
+        };
+        let result = match result {
+            Ok(mut c) => {
+                let written = write_batch(&mut c, &rows).await;
+                if written.is_ok() {
+                    conn = Some(c);
+                }
+                written
+            }
+            Err(e) => Err(e),
+        };
         let retry = settle(&inner, batch, result);
         inner.settled.send_modify(|n| *n = n.wrapping_add(1));
         if retry {
             tokio::time::sleep(RETRY_PAUSE).await;
         }
     }
+    drop(conn);
     inner.settled.send_modify(|n| *n = n.wrapping_add(1));
     inner.stopped.send_replace(true);
 }
@@ -555,8 +574,13 @@ fn apply(
 }
 
 /// Upserts the rows given and deletes the codes without one, in one transaction.
+/// Writes a batch atomically. A batch that fits one statement (the usual
+/// case when the server is quiet: one create, one answer, one delete) is
+/// that statement alone, which SQLite commits atomically by itself;
+/// anything larger is one transaction. Each statement is a round trip to
+/// sqlx's worker thread, so the quiet case costs one instead of three.
 async fn write_batch(
-    pool: &SqlitePool,
+    conn: &mut SqliteConnection,
     rows: &[(SessionCode, Option<SessionRecord>)],
 ) -> Result<(), sqlx::Error> {
     let upserts: Vec<&SessionRecord> = rows.iter().filter_map(|(_, r)| r.as_ref()).collect();
@@ -565,7 +589,23 @@ async fn write_batch(
         .filter(|(_, r)| r.is_none())
         .map(|(c, _)| c)
         .collect();
-    let mut tx = pool.begin().await?;
+    let statements =
+        upserts.len().div_ceil(ROWS_PER_STATEMENT) + deletes.len().div_ceil(ROWS_PER_STATEMENT);
+    if statements <= 1 {
+        return write_statements(conn, &upserts, &deletes).await;
+    }
+    let mut tx = conn.begin().await?;
+    write_statements(&mut tx, &upserts, &deletes).await?;
+    tx.commit().await
+}
+
+/// The upserts and deletions of a batch, [`ROWS_PER_STATEMENT`] rows per
+/// statement.
+async fn write_statements(
+    conn: &mut SqliteConnection,
+    upserts: &[&SessionRecord],
+    deletes: &[&SessionCode],
+) -> Result<(), sqlx::Error> {
     for chunk in upserts.chunks(ROWS_PER_STATEMENT) {
         let mut q = row::insert::<Sqlite>(chunk.iter().copied());
         q.push(
@@ -577,7 +617,7 @@ async fn write_batch(
              round = excluded.round, offer = excluded.offer, answer_round = excluded.answer_round, \
              answer = excluded.answer, answer_name = excluded.answer_name",
         );
-        q.build().execute(&mut *tx).await?;
+        q.build().execute(&mut *conn).await?;
     }
     for chunk in deletes.chunks(ROWS_PER_STATEMENT) {
         let mut q = QueryBuilder::<Sqlite>::new("DELETE FROM sessions WHERE code IN (");
@@ -586,9 +626,9 @@ async fn write_batch(
             list.push_bind(code.as_str().to_owned());
         }
         q.push(")");
-        q.build().execute(&mut *tx).await?;
+        q.build().execute(&mut *conn).await?;
     }
-    tx.commit().await
+    Ok(())
 }
 
 #[cfg(test)]
@@ -608,6 +648,97 @@ mod tests {
             .fetch_one(&store.inner.pool)
             .await
             .expect("pragma")
+    }
+
+    fn record(code: SessionCode) -> SessionRecord {
+        use crate::store::LobbyFields;
+        SessionRecord {
+            code,
+            token_hash: vec![1; 32],
+            fields: LobbyFields {
+                public: true,
+                name: "n".into(),
+                host_name: "h".into(),
+                players: 1,
+                max_players: 2,
+                build: "b".into(),
+                difficulty: None,
+                campaign: None,
+                host_kind: protocol::api::HostKind::Player,
+                in_progress: false,
+                meta: None,
+            },
+            created_at: 0,
+            expires_at: 1,
+            round: 1,
+            offer: Some("v=0".into()),
+            answered: None,
+            creator: "c".into(),
+        }
+    }
+
+    async fn stored_codes(pool: &SqlitePool) -> Vec<String> {
+        sqlx::query_scalar("SELECT code FROM sessions ORDER BY code")
+            .fetch_all(pool)
+            .await
+            .expect("select")
+    }
+
+    /// A batch of one statement goes without a transaction, a larger one
+    /// in one; either way every row lands, and deletions and upserts in
+    /// one batch both take effect.
+    #[tokio::test]
+    async fn batches_of_one_statement_and_of_several_all_land() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let settings = StoreSettings {
+            url: format!("sqlite://{}", dir.path().join("lobby.db").display()),
+            max_connections: 2,
+            acquire_timeout: Duration::from_secs(3),
+            sqlite_synchronous: super::super::SqliteSynchronous::Normal,
+        };
+        let store = SqliteStore::connect(&settings).await.expect("open");
+        let pool = &store.inner.pool;
+        let mut seed = 7u32;
+        let mut next = move || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            seed
+        };
+        let mut codes: Vec<SessionCode> = Vec::new();
+        while codes.len() < ROWS_PER_STATEMENT + 51 {
+            let code = SessionCode::generate(&mut next);
+            if !codes.contains(&code) {
+                codes.push(code);
+            }
+        }
+        let mut conn = pool.acquire().await.expect("connection");
+
+        // One upsert: one statement.
+        let one = vec![(codes[0].clone(), Some(record(codes[0].clone())))];
+        write_batch(&mut conn, &one).await.expect("one row");
+        assert_eq!(stored_codes(pool).await, vec![codes[0].as_str()]);
+
+        // More rows than one statement takes: a transaction of two.
+        let many: Vec<_> = codes[1..]
+            .iter()
+            .map(|c| (c.clone(), Some(record(c.clone()))))
+            .collect();
+        write_batch(&mut conn, &many).await.expect("many rows");
+        assert_eq!(stored_codes(pool).await.len(), codes.len());
+
+        // A deletion and an upsert in one batch: both.
+        let mut changed = record(codes[2].clone());
+        changed.round = 9;
+        let mixed = vec![(codes[1].clone(), None), (codes[2].clone(), Some(changed))];
+        write_batch(&mut conn, &mixed).await.expect("mixed");
+        let left = stored_codes(pool).await;
+        assert_eq!(left.len(), codes.len() - 1);
+        assert!(!left.iter().any(|c| c == codes[1].as_str()));
+        let round: i64 = sqlx::query_scalar("SELECT round FROM sessions WHERE code = ?")
+            .bind(codes[2].as_str())
+            .fetch_one(pool)
+            .await
+            .expect("round");
+        assert_eq!(round, 9);
     }
 
     #[tokio::test]
