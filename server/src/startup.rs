@@ -155,8 +155,10 @@ async fn run_sweeper(state: AppState) {
 }
 
 /// Applies changes other replicas made: wakes long-polls on answers and
-/// keeps the lobby index current. Local changes echo back too; applying them
-/// again is harmless (the index only publishes events for real differences).
+/// keeps the lobby index current. The store drops the echo of this
+/// replica's own changes (their handlers applied them), except where a
+/// failed write may have committed; applying a change twice is harmless (the
+/// index only publishes events for real differences).
 async fn follow_changes(
     state: AppState,
     mut changes: tokio::sync::mpsc::UnboundedReceiver<StoreChange>,

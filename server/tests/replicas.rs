@@ -10,6 +10,11 @@ use std::time::{Duration, Instant};
 use common::{SDP, START_MS, SseReader, TestDb, TestServer, assert_error};
 use lobby_server::Config;
 use lobby_server::clock::ManualClock;
+use lobby_server::store::{
+    CreateOutcome, CreatorLimits, LobbyFields, SessionRecord, Store, StoreChange,
+};
+use protocol::api::HostKind;
+use protocol::code::SessionCode;
 use serde_json::{Value, json};
 
 async fn two_replicas(tweak: impl Fn(&mut Config)) -> (TestServer, TestServer, Arc<TestDb>) {
@@ -318,4 +323,67 @@ async fn every_replica_answers_searches_and_totals_alike() {
     assert_eq!(listing(&a, "").await.1, 12);
     assert_eq!(listing(&a, "?q=dragon").await.1, 4);
     assert_eq!(listing(&c, "?q=goblin&hasSpace=true").await.1, 4);
+}
+
+/// A session for the store-level test below.
+fn stored(code: &str) -> SessionRecord {
+    SessionRecord {
+        code: SessionCode::parse(code).unwrap(),
+        token_hash: vec![1; 32],
+        fields: LobbyFields {
+            public: true,
+            name: "n".into(),
+            host_name: "h".into(),
+            players: 1,
+            max_players: 2,
+            build: "b".into(),
+            difficulty: None,
+            campaign: None,
+            host_kind: HostKind::Player,
+            in_progress: false,
+            meta: None,
+        },
+        created_at: START_MS,
+        expires_at: START_MS + 60_000,
+        round: 1,
+        offer: Some(SDP.into()),
+        answered: None,
+        creator: "c".into(),
+    }
+}
+
+/// The next change a store reports, within 5 s.
+async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<StoreChange>) -> Option<StoreChange> {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("an announcement within 5 s")
+}
+
+#[tokio::test]
+async fn a_replica_hears_the_others_changes_and_not_the_echo_of_its_own() {
+    use sqlx::Connection;
+    let db = TestDb::postgres().await;
+    let settings = Config::for_tests(db.url()).store_settings();
+    let (a, a_changes) = Store::connect(&settings).await.unwrap();
+    let (b, b_changes) = Store::connect(&settings).await.unwrap();
+    let (mut a_changes, mut b_changes) = (a_changes.unwrap(), b_changes.unwrap());
+    let (x, y) = (stored("AAAAAAAA"), stored("BBBBBBBB"));
+    let limits = CreatorLimits::default();
+    assert_eq!(a.create(&x, limits).await.unwrap(), CreateOutcome::Created);
+    assert_eq!(b.create(&y, limits).await.unwrap(), CreateOutcome::Created);
+    // Announcements arrive in commit order, so each replica's first one
+    // being the other's create means the echo of its own was dropped.
+    let other = |r: &SessionRecord| Some(StoreChange::SessionChanged(r.code.clone()));
+    assert_eq!(next(&mut a_changes).await, other(&y));
+    assert_eq!(next(&mut b_changes).await, other(&x));
+    // A writer that names no origin (an operator in psql) reaches both.
+    let mut psql = sqlx::PgConnection::connect(&db.url()).await.unwrap();
+    sqlx::query("DELETE FROM sessions WHERE code = 'AAAAAAAA'")
+        .execute(&mut psql)
+        .await
+        .unwrap();
+    assert_eq!(next(&mut a_changes).await, other(&x));
+    assert_eq!(next(&mut b_changes).await, other(&x));
+    a.close().await;
+    b.close().await;
 }

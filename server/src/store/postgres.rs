@@ -2,9 +2,15 @@
 //!
 //! Every operation is one SQL statement against the shared table; nothing is
 //! authoritative in memory. A trigger announces answers and lobby-visible
-//! changes with `NOTIFY campfire_sessions`, and each replica's listener turns
+//! changes with `NOTIFY campfire_changes`, and each replica's listener turns
 //! them into [`StoreChange`]s so long-polls and the lobby index on every
 //! replica learn of changes made on any other.
+//!
+//! Each replica names its connections with a random origin (the startup
+//! option `campfire.origin`), which the trigger puts in every announcement:
+//! the listener drops the echo of the replica's own changes, which its
+//! handlers have already applied. A write whose outcome is unknown (the
+//! statement failed, but may have committed) is re-checked instead.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -22,8 +28,12 @@ use super::{
 };
 use crate::clock::Millis;
 
-/// The notification channel the trigger in the migration writes to.
-const CHANNEL: &str = "campfire_sessions";
+/// The notification channel the trigger writes to (migration 0004), with
+/// payloads `KIND:CODE:ORIGIN`.
+const CHANNEL: &str = "campfire_changes";
+
+/// The startup option that names a replica's connections in announcements.
+const ORIGIN_OPTION: &str = "campfire.origin";
 
 /// [`SessionRecord::held_bytes`] in SQL, of the given offer, answer,
 /// answer name and meta (columns, or the values a change puts in them).
@@ -60,6 +70,8 @@ fn fits_creator_budget(new_held: &str, limit: &str) -> String {
 pub struct PostgresStore {
     pool: PgPool,
     stop: CancellationToken,
+    /// Where the listener's changes go; failed writes queue re-checks here.
+    changes: mpsc::UnboundedSender<StoreChange>,
 }
 
 fn unavailable(err: sqlx::Error) -> StoreError {
@@ -72,7 +84,9 @@ impl PostgresStore {
     pub async fn connect(
         settings: &StoreSettings,
     ) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<StoreChange>)> {
-        let options = PgConnectOptions::from_str(&settings.url)?;
+        let origin = format!("{:016x}", rand::random::<u64>());
+        let options =
+            PgConnectOptions::from_str(&settings.url)?.options([(ORIGIN_OPTION, origin.as_str())]);
         let pool = PgPoolOptions::new()
             .max_connections(settings.max_connections.max(2))
             // A ping before every acquire doubles the round trips; a dead
@@ -81,13 +95,34 @@ impl PostgresStore {
             .acquire_timeout(settings.acquire_timeout)
             .connect_with(options)
             .await?;
-        sqlx::migrate!("migrations/postgres").run(&pool).await?;
+        let mut migrator = sqlx::migrate!("migrations/postgres");
+        // A replica of an earlier version restarting during a rolling
+        // upgrade (or a rollback) meets migrations it does not know.
+        migrator.set_ignore_missing(true);
+        migrator.run(&pool).await?;
         let stop = CancellationToken::new();
         let (tx, rx) = mpsc::unbounded_channel();
         let mut listener = PgListener::connect_with(&pool).await?;
         listener.listen(CHANNEL).await?;
-        tokio::spawn(listen(listener, tx, stop.clone()));
-        Ok((Self { pool, stop }, rx))
+        tokio::spawn(listen(listener, tx.clone(), origin, stop.clone()));
+        Ok((
+            Self {
+                pool,
+                stop,
+                changes: tx,
+            },
+            rx,
+        ))
+    }
+
+    /// The error of a write to `code` whose outcome is unknown: it may have
+    /// committed, and its echo will be dropped as this replica's own, so
+    /// the lobby index and the long-polls on `code` check the row again.
+    fn write_failed(&self, code: &SessionCode, err: sqlx::Error) -> StoreError {
+        // The receiver is gone only at shutdown, when nothing is left to update.
+        let _ = self.changes.send(StoreChange::SessionChanged(code.clone()));
+        let _ = self.changes.send(StoreChange::Answered(code.clone()));
+        unavailable(err)
     }
 
     pub(super) async fn create(
@@ -119,7 +154,11 @@ impl PostgresStore {
         }
         let mut q = row::insert::<Postgres>([record]);
         q.push(" ON CONFLICT (code) DO NOTHING");
-        let result = q.build().execute(&self.pool).await.map_err(unavailable)?;
+        let result = q
+            .build()
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.write_failed(&record.code, e))?;
         Ok(if result.rows_affected() == 1 {
             CreateOutcome::Created
         } else {
@@ -184,7 +223,7 @@ impl PostgresStore {
             .bind(f.in_progress)
             .fetch_optional(&self.pool)
             .await
-            .map_err(unavailable)?;
+            .map_err(|e| self.write_failed(code, e))?;
         if let Some(row) = row {
             return Ok(UpdateOutcome::Updated(Box::new(row::decode(&row)?)));
         }
@@ -238,7 +277,7 @@ impl PostgresStore {
             .bind(creator_bytes.map(|b| i64::try_from(b).unwrap_or(i64::MAX)))
             .execute(&self.pool)
             .await
-            .map_err(unavailable)?;
+            .map_err(|e| self.write_failed(code, e))?;
         if result.rows_affected() == 1 {
             return Ok(ClaimOutcome::Claimed);
         }
@@ -254,7 +293,7 @@ impl PostgresStore {
             .bind(code.as_str())
             .execute(&self.pool)
             .await
-            .map_err(unavailable)?;
+            .map_err(|e| self.write_failed(code, e))?;
         Ok(result.rows_affected() == 1)
     }
 
@@ -319,12 +358,14 @@ impl PostgresStore {
     }
 }
 
-/// Forwards notifications as [`StoreChange`]s until stopped. When the
+/// Forwards other replicas' notifications as [`StoreChange`]s until
+/// stopped, dropping those from `origin` (this replica). When the
 /// listener's connection drops, notifications may have been missed, so a
 /// `Resync` goes out; the listener reconnects on the next receive.
 async fn listen(
     mut listener: PgListener,
     tx: mpsc::UnboundedSender<StoreChange>,
+    origin: String,
     stop: CancellationToken,
 ) {
     loop {
@@ -333,8 +374,9 @@ async fn listen(
             next = listener.try_recv() => next,
         };
         let change = match next {
-            Ok(Some(notification)) => match parse_payload(notification.payload()) {
-                Some(change) => change,
+            Ok(Some(notification)) => match parse_payload(notification.payload(), &origin) {
+                Some(Announcement::Other(change)) => change,
+                Some(Announcement::Own) => continue,
                 None => {
                     tracing::warn!(
                         payload = notification.payload(),
@@ -362,12 +404,60 @@ async fn listen(
     }
 }
 
-fn parse_payload(payload: &str) -> Option<StoreChange> {
-    let (kind, code) = payload.split_once(':')?;
+/// A notification, as the listener sorts it.
+#[derive(Debug, PartialEq, Eq)]
+enum Announcement {
+    /// This replica's own change: already applied.
+    Own,
+    /// Another replica's change (or one from a writer without an origin).
+    Other(StoreChange),
+}
+
+/// Reads a `KIND:CODE:ORIGIN` payload; `None` for anything else.
+fn parse_payload(payload: &str, own_origin: &str) -> Option<Announcement> {
+    let mut parts = payload.splitn(3, ':');
+    let (kind, code, origin) = (parts.next()?, parts.next()?, parts.next()?);
     let code = SessionCode::parse(code).ok()?;
-    match kind {
-        "a" => Some(StoreChange::Answered(code)),
-        "s" => Some(StoreChange::SessionChanged(code)),
-        _ => None,
+    let change = match kind {
+        "a" => StoreChange::Answered(code),
+        "s" => StoreChange::SessionChanged(code),
+        _ => return None,
+    };
+    Some(if origin == own_origin {
+        Announcement::Own
+    } else {
+        Announcement::Other(change)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_are_sorted_by_origin_and_junk_is_refused() {
+        let code = SessionCode::parse("ABCDEFGH").unwrap();
+        assert_eq!(
+            parse_payload("s:ABCDEFGH:0a1b", "0a1b"),
+            Some(Announcement::Own)
+        );
+        assert_eq!(
+            parse_payload("a:ABCDEFGH:0a1b", "ffff"),
+            Some(Announcement::Other(StoreChange::Answered(code.clone())))
+        );
+        // A writer without an origin (psql, an older replica) is never us.
+        assert_eq!(
+            parse_payload("s:ABCDEFGH:", "0a1b"),
+            Some(Announcement::Other(StoreChange::SessionChanged(code)))
+        );
+        for junk in [
+            "s:ABCDEFGH",
+            "x:ABCDEFGH:0a1b",
+            "s:not a code:0a1b",
+            "",
+            "s",
+        ] {
+            assert_eq!(parse_payload(junk, "0a1b"), None, "{junk:?}");
+        }
     }
 }
