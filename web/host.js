@@ -14,6 +14,8 @@ import { BrowserHost } from './lib/browser-host.js';
 import { Controls } from './lib/controls.js';
 import { GameScreen } from './lib/game-screen.js';
 import { displayNameOf, sanitizeDisplayName } from './lib/name.js';
+import { GameTools } from './lib/game-tools.js';
+import { wireInviteButton } from './lib/invite.js';
 
 /** @param {string} name */
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
@@ -62,10 +64,17 @@ function slowestGuestRttMs() {
   return rtts.length > 0 ? Math.max(...rtts) : null;
 }
 
-const screen = new GameScreen({ me: () => status?.me, nameOf, rttMs: slowestGuestRttMs });
+const screen = new GameScreen({
+  me: () => status?.me,
+  nameOf,
+  rttMs: slowestGuestRttMs,
+  onSounds: (events, listener) => tools?.playSounds(events, listener),
+});
+/** @type {GameTools|undefined} */
+let tools;
 const controls = new Controls(canvas, {
   active: () => status?.phase === 'running',
-  paused: () => dialog.open,
+  paused: () => dialog.open || (tools?.paused() ?? false),
   onInput: (input) => {
     if (host && !botDriven) host.setInput(input);
   },
@@ -73,8 +82,16 @@ const controls = new Controls(canvas, {
     if (!dialog.open) dialog.showModal();
   },
   onToggleMap: () => screen.toggleMap(),
+  onFullscreen: () => tools?.toggleFullscreen(),
+  onMute: () => tools?.toggleMute(),
+  weapons: () => {
+    const me = screen.mine();
+    return me ? { slot: me.weapon, owned: me.ownedWeapons ?? [] } : null;
+  },
 });
 controls.attach();
+tools = new GameTools(controls, { code: () => code, onToggleMap: () => screen.toggleMap() });
+wireInviteButton(/** @type {HTMLButtonElement} */ ($('waiting-invite-button')), () => code);
 
 dialog.addEventListener('close', () => {
   if (dialog.returnValue === 'leave') host?.shutdown();
@@ -92,6 +109,14 @@ dialog.addEventListener('close', () => {
  */
 function clampInt(value, lo, hi, fallback) {
   return Number.isInteger(value) ? Math.min(hi, Math.max(lo, value)) : fallback;
+}
+
+/**
+ * The session's name when the host left it empty: the host's, or a plain one.
+ * @param {string} hostName
+ */
+function defaultSessionName(hostName) {
+  return hostName ? `${hostName}'s game` : 'Co-op game';
 }
 
 /** The settings from the form, or from the query string of a scripted run. */
@@ -120,11 +145,7 @@ function settings() {
 
 async function open() {
   const s = settings();
-  if (!s.name) {
-    fail('Give the session a name: it is how friends find it in the lobby.');
-    form.hidden = false;
-    return;
-  }
+  const name = s.name || defaultSessionName(s.hostName);
   errorEl.textContent = '';
   form.hidden = true;
   document.body.dataset.state = 'opening';
@@ -141,7 +162,7 @@ async function open() {
     maxSpectators: s.maxSpectators,
     buildVersion,
   }, {
-    name: s.name,
+    name,
     public: s.public,
     maxPlayers: s.maxPlayers,
     build: buildVersion,
@@ -170,6 +191,7 @@ async function open() {
   $('join-link').setAttribute('href', `/play?code=${encodeURIComponent(code)}`);
   $('hud-difficulty').textContent = s.difficulty;
   $('waiting').hidden = false;
+  tools?.showInvite(true);
   document.body.dataset.state = 'waiting';
   say(s.startWhen ? `Session ${code} is open; it starts once ${s.startWhen} player(s) joined.`
     : `Session ${code} is open. Press Start when everybody is in.`);
@@ -184,6 +206,9 @@ function onStatus(s, c) {
   const before = status;
   status = s;
   cost = c;
+  if (before && before.levelEpoch > 0 && s.levelEpoch > before.levelEpoch) {
+    tools?.playSounds([{ name: 'level-end', x: 0, y: 0 }], null);
+  }
   if (s.phase === 'lobby') {
     $('waiting-count').textContent = `${s.guestsPresent} player(s) joined.`;
     $('waiting-roster').replaceChildren(...s.guestNames.map((/** @type {string} */ name, /** @type {number} */ i) => {
@@ -198,9 +223,10 @@ function onStatus(s, c) {
     if (s.phase === 'running') {
       $('waiting').hidden = true;
       $('game').hidden = false;
+      document.body.classList.add('in-game');
       document.body.dataset.state = 'playing';
       say(s.levelEpoch > 1 ? `Level ${s.levelEpoch} of ${s.levelCount}.`
-        : 'Playing. WASD or arrows to move, mouse (click the view) or arrows to turn, Space to fire, E to use, Tab for the map, Esc to end the session.');
+        : `Playing. ${tools?.howToPlay('end the session') ?? ''}`);
       canvas.focus();
     }
     if (s.phase === 'transition') say('Level complete. Waiting for every player to load the next one…');
@@ -220,6 +246,8 @@ function onStatus(s, c) {
 
 /** @param {any} end */
 function showEnd(end) {
+  document.body.classList.remove('in-game');
+  tools?.playSounds([{ name: 'level-end', x: 0, y: 0 }], null);
   document.body.dataset.state = 'ended';
   $('waiting').hidden = true;
   const reasons = /** @type {Record<string, string>} */ ({
@@ -258,6 +286,7 @@ $('cancel-button').addEventListener('click', () => host?.shutdown());
       error: errorEl.textContent,
       visibility: document.visibilityState,
       mode: screen.mode,
+      audio: tools?.audioState() ?? null,
     };
   },
 };

@@ -21,6 +21,8 @@ import { GameScreen } from './lib/game-screen.js';
 import { displayNameOf, sanitizeDisplayName } from './lib/name.js';
 import { DISCONNECT_GRACE_MS } from './lib/constants.js';
 import { ReplayPlayer } from './lib/replay-player.js';
+import { GameTools } from './lib/game-tools.js';
+import { wireInviteButton } from './lib/invite.js';
 
 /** @param {string} name */
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
@@ -81,11 +83,14 @@ const screenHooks = {
   watching: spectating,
   nameOf,
   rttMs: () => rttMs,
+  onSounds: (events, listener) => tools?.playSounds(events, listener),
 };
 const screen = new GameScreen(screenHooks);
+/** @type {GameTools|undefined} */
+let tools;
 const controls = new Controls(canvas, {
   active: () => status?.phase === 'running',
-  paused: () => dialog.open,
+  paused: () => dialog.open || (tools?.paused() ?? false),
   onInput: (input) => {
     if (driver && !botDriven) driver.setInput(input);
   },
@@ -93,8 +98,16 @@ const controls = new Controls(canvas, {
     if (!dialog.open) dialog.showModal();
   },
   onToggleMap: () => screen.toggleMap(),
+  onFullscreen: () => tools?.toggleFullscreen(),
+  onMute: () => tools?.toggleMute(),
+  weapons: () => {
+    const me = screen.mine();
+    return me ? { slot: me.weapon, owned: me.ownedWeapons ?? [] } : null;
+  },
 });
 controls.attach();
+tools = new GameTools(controls, { code: () => joinedCode, onToggleMap: () => screen.toggleMap() });
+wireInviteButton(/** @type {HTMLButtonElement} */ ($('waiting-invite-button')), () => joinedCode);
 
 /** Keys that change the watched player: next, previous. */
 const WATCH_KEYS = /** @type {Record<string, number>} */ ({
@@ -160,6 +173,9 @@ function nameOf(id) {
 function onStatus(s) {
   const before = status;
   status = s;
+  if (before && before.levelEpoch > 0 && s.levelEpoch > before.levelEpoch) {
+    tools?.playSounds([{ name: 'level-end', x: 0, y: 0 }], null);
+  }
   if (s.phase !== before?.phase || s.levelEpoch !== before?.levelEpoch) {
     switch (s.phase) {
       case 'await-init':
@@ -170,6 +186,8 @@ function onStatus(s) {
         break;
       case 'running':
         $('game').hidden = false;
+        $('invite').hidden = true;
+        document.body.classList.add('in-game');
         $('hud-difficulty').textContent = String(s.difficulty ?? '—');
         if (spectating) {
           if (watched === null || !s.roster.includes(watched)) watchNext(0);
@@ -186,6 +204,9 @@ function onStatus(s) {
         break;
       default:
     }
+  }
+  if (JSON.stringify(s.waitingRoom) !== JSON.stringify(before?.waitingRoom) || s.phase !== before?.phase) {
+    showWaitingRoom(s.phase === 'await-init' ? s.waitingRoom : null);
   }
   if (s.hostLost && !before?.hostLost) {
     say(`Lost the host; waiting up to ${DISCONNECT_GRACE_MS / 1000} s for it to come back…`);
@@ -209,6 +230,31 @@ function onStatus(s) {
 }
 
 /**
+ * Before the start: who is in, the seats left and what the start waits
+ * for, as the host said (null hides it).
+ * @param {{players: string[], maxPlayers: number|null, guestsNeeded: number|null}|null} room
+ */
+function showWaitingRoom(room) {
+  $('waiting').hidden = !room;
+  if (!room) return;
+  say('Connected: waiting for the start.');
+  const n = room.players.length;
+  const plural = (/** @type {number} */ k, /** @type {string} */ one, /** @type {string} */ many) => (k === 1 ? one : many);
+  $('waiting-count').textContent = room.maxPlayers == null
+    ? `${n} ${plural(n, 'player is', 'players are')} in.`
+    : `${n} of ${room.maxPlayers} players are in: ${Math.max(0, room.maxPlayers - n)} ${plural(room.maxPlayers - n, 'seat', 'seats')} left.`;
+  $('waiting-roster').replaceChildren(...room.players.map((name) => {
+    const li = document.createElement('li');
+    li.textContent = name || 'Player (no name)';
+    return li;
+  }));
+  const needed = room.guestsNeeded;
+  $('waiting-start').textContent = needed == null ? 'The game starts when the host presses Start.'
+    : needed === 0 ? 'Everyone is in: starting…'
+      : `The game starts when ${needed} more ${plural(needed, 'player joins', 'players join')}.`;
+}
+
+/**
  * Who watches, as the host said.
  * @param {string[]} names
  */
@@ -224,7 +270,7 @@ function onTick(view) {
   screen.onView(view);
   if (view.tick > 0 && document.body.dataset.state === 'ready') {
     document.body.dataset.state = 'playing';
-    const how = 'WASD or arrows to move, mouse (click the view) or arrows to turn, Space to fire, E to use, Tab for the map, Esc to leave.';
+    const how = tools?.howToPlay('leave') ?? '';
     say(status?.joinedAtTick != null ? `Joined the game in progress. ${how}` : `Playing. ${how}`);
   }
   controls.spent();
@@ -232,6 +278,8 @@ function onTick(view) {
 
 /** @param {any} end */
 function showEnd(end) {
+  document.body.classList.remove('in-game');
+  tools?.playSounds([{ name: 'level-end', x: 0, y: 0 }], null);
   document.body.dataset.state = 'ended';
   if (end.kind === 'refused') {
     if (end.reason === 'version-mismatch') {
@@ -410,6 +458,11 @@ async function join(typed, name) {
     return;
   }
   joinedAs = { code, name };
+  if (!spectating) {
+    $('session-code').textContent = code;
+    $('invite').hidden = false;
+    tools?.showInvite(true);
+  }
   driver = new GuestDriver(guest, channels, pc, driverHooks);
   status = driver.status;
   say('Connected. Checking versions…');
@@ -549,6 +602,8 @@ async function watchUrl(url) {
       spectator: status?.spectator ?? false,
       watching: watched,
       spectators: status?.spectators ?? [],
+      // Before the start: who is in and what the start waits for.
+      waitingRoom: status?.waitingRoom ?? null,
       // The connection to the host is lost; and the automatic rejoin's state.
       hostLost: status?.hostLost ?? false,
       rejoin,
@@ -571,6 +626,7 @@ async function watchUrl(url) {
       visibility: document.visibilityState,
       mode: screen.mode,
       rttMs,
+      audio: tools?.audioState() ?? null,
     };
   },
 };

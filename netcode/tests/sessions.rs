@@ -15,8 +15,8 @@ use netcode::sim::{
 };
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
-    Channel, EndReason, FEATURE_COMPACT, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
-    RefusalReason, TickInputBundle, TransitionPayload,
+    Channel, EndReason, FEATURE_COMPACT, FEATURE_WAITING_ROOM, GuestMessage, HostMessage,
+    PEER_PROTOCOL_VERSION, RefusalReason, TickInputBundle, TransitionPayload,
 };
 use protocol::tick::{
     DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS,
@@ -1888,4 +1888,104 @@ fn a_spectators_inputs_are_ignored() {
         "{:?}",
         host.stats().input_lead
     );
+}
+
+/// A hello that takes up `features`.
+fn hello_taking(name: &str, features: &[&str]) -> PeerEvent {
+    let text = GuestMessage::GuestHello {
+        build_version: protocol::BUILD_VERSION.into(),
+        protocol_version: PEER_PROTOCOL_VERSION,
+        display_name: name.into(),
+        features: features.iter().map(|f| (*f).to_owned()).collect(),
+        resume: None,
+        spectate: false,
+    }
+    .to_json()
+    .expect("encode hello");
+    PeerEvent::Message(Channel::Reconciliation, text)
+}
+
+/// The waiting rooms a host sent: to whom, and what.
+fn waiting_rooms(out: &[HostOutput]) -> Vec<(Vec<usize>, HostMessage)> {
+    out.iter()
+        .filter_map(|o| match o {
+            HostOutput::Broadcast(slots, m @ HostMessage::WaitingRoom { .. }, _) => {
+                Some((slots.clone(), m.clone()))
+            }
+            HostOutput::Send(slot, m @ HostMessage::WaitingRoom { .. }, _) => {
+                Some((vec![*slot], m.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn guests_in_the_lobby_hear_who_is_in_and_what_the_start_waits_for() {
+    let t0 = Duration::ZERO;
+    let mut h = HostSession::new(HostConfig {
+        lobby_wait: None,
+        max_guests: Some(3),
+        host_player: Some((PlayerId::new("host"), "Hosty".into())),
+        ..host(1, 3, Some(60))
+    });
+    let room = |players: &[&str], guests_needed: Option<u32>| HostMessage::WaitingRoom {
+        players: players.iter().map(|p| (*p).to_owned()).collect(),
+        // The host's player and its bot, and three guests.
+        max_players: Some(5),
+        guests_needed,
+    };
+    let a = h.add_guest(t0);
+    h.on_event(a, hello_taking("A", &[FEATURE_WAITING_ROOM]), t0);
+    h.poll(t0);
+    assert_eq!(
+        waiting_rooms(&h.drain_outbox()),
+        vec![(vec![a], room(&["", "Hosty", "A"], Some(2)))],
+        "the bot has no name; the start waits for two more guests"
+    );
+    // A guest that did not take it up hears nothing, and counts.
+    let b = h.add_guest(t0);
+    h.on_event(b, hello_taking("B", &[]), t0 + Duration::from_secs(1));
+    h.poll(t0 + Duration::from_secs(1));
+    assert_eq!(
+        waiting_rooms(&h.drain_outbox()),
+        vec![(vec![a], room(&["", "Hosty", "A", "B"], Some(1)))]
+    );
+    // Nothing changed: nothing is sent.
+    h.poll(t0 + Duration::from_secs(2));
+    assert_eq!(waiting_rooms(&h.drain_outbox()), vec![]);
+    // A leaves; B is told nothing (it did not ask), and after the start
+    // nobody hears a waiting room again.
+    h.on_event(
+        a,
+        PeerEvent::State(ConnectionState::Closed),
+        t0 + Duration::from_secs(3),
+    );
+    h.start_now(t0 + Duration::from_secs(3));
+    h.poll(t0 + Duration::from_secs(3));
+    assert_eq!(waiting_rooms(&h.drain_outbox()), vec![]);
+}
+
+#[test]
+fn a_guest_shows_the_waiting_room_its_host_sent() {
+    let o = run(Scenario {
+        host: HostConfig {
+            max_guests: Some(2),
+            ..host(1, 2, Some(120))
+        },
+        guests: vec![(guest("A"), net(20, 5, 1)), (guest("B"), net(30, 5, 2))],
+        events: vec![],
+    });
+    // The last word before the start: both guests in, none needed.
+    for g in &o.guests {
+        let room = g.waiting_room().expect("heard the waiting room");
+        assert_eq!(room.guests_needed, Some(0), "{room:?}");
+        // The host's player and its bot, and two guests.
+        assert_eq!(room.max_players, Some(4), "{room:?}");
+        assert_eq!(
+            room.players[2..],
+            ["A".to_owned(), "B".to_owned()],
+            "{room:?}"
+        );
+    }
 }

@@ -65,6 +65,11 @@ pub const FEATURE_COMPACT: &str = "compact";
 /// ([`HostMessage::Spectators`]) whenever that changes (issue 25).
 pub const FEATURE_SPECTATORS: &str = "spectators";
 
+/// Hello feature: before the start, the guest hears who is in, how many
+/// players the session takes and what the start waits for
+/// ([`HostMessage::WaitingRoom`]) whenever that changes (issue 30).
+pub const FEATURE_WAITING_ROOM: &str = "waiting-room";
+
 /// Hello feature: the guest can be a relay session's authority (issue
 /// 26). A relay offers it; a guest that takes it up answers
 /// [`HostMessage::RelayAskLevel`] and [`HostMessage::RelayAskSnapshot`]
@@ -514,6 +519,23 @@ pub enum HostMessage {
     Spectators {
         /// Sanitized display names ("" for none).
         names: Vec<String>,
+    },
+    /// Who is in a session that has not started, and what its start waits
+    /// for: sent to every guest that took up [`FEATURE_WAITING_ROOM`]
+    /// whenever it changes, until the start (campfire's extension).
+    #[serde(rename_all = "camelCase")]
+    WaitingRoom {
+        /// Sanitized display names of the players in: the host's own
+        /// (its bots, then its player) first, then guests by arrival (""
+        /// for none).
+        players: Vec<String>,
+        /// Most players the session takes, host included (absent: no cap).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_players: Option<u32>,
+        /// More guests the start waits for (absent: it waits for the
+        /// host's Start).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        guests_needed: Option<u32>,
     },
     /// A relay session's authority from `fromTick` on (issue 26): the
     /// guest named answers the relay's asks.
@@ -980,6 +1002,11 @@ mod tests {
                     spectator: !held,
                 }),
                 HostMessage::Spectators { names: vec![name.clone(); (seed % 4) as usize] },
+                HostMessage::WaitingRoom {
+                    players: vec![name.clone(); (seed % 5) as usize],
+                    max_players: held.then_some(seed),
+                    guests_needed: (!held).then_some(tick),
+                },
                 HostMessage::ReconciliationSnapshot(ReconciliationSnapshotMessage {
                     level_epoch: u32::from(epoch),
                     snapshot: snapshot(u64::from(tick), seed, &ids),

@@ -59,6 +59,14 @@ const ASSETS: &[Asset] = &[
     asset!("lib/browser-host.js"),
     asset!("lib/host-worker.js"),
     asset!("lib/replay-player.js"),
+    asset!("lib/settings.js"),
+    asset!("lib/settings-panel.js"),
+    asset!("lib/gamepad.js"),
+    asset!("lib/touch.js"),
+    asset!("lib/invite.js"),
+    asset!("lib/sound.js"),
+    asset!("lib/view-sounds.js"),
+    asset!("lib/game-tools.js"),
     // The engine and guest session in WebAssembly (web-bindings; rebuilt
     // and checked byte for byte by scripts/build-wasm).
     asset!("campfire.wasm", "application/wasm"),

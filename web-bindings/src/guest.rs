@@ -135,11 +135,26 @@ pub struct Status {
     pub spectator: bool,
     /// Who watches the session, by display name (as the host last said).
     pub spectators: Vec<String>,
+    /// Before the start: who is in and what the start waits for (as the
+    /// host last said; `None` until it did).
+    pub waiting_room: Option<WaitingRoomView>,
     /// The token that resumes this player on a fresh connection within the
     /// host's disconnect grace (`resumeToken` of a new guest).
     pub rejoin_token: Option<String>,
     /// This connection resumed a player with its `resumeToken`.
     pub resumed: bool,
+}
+
+/// Who is in before the start, and what the start waits for.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitingRoomView {
+    /// Display names of the players in (the host's own first; "" for none).
+    pub players: Vec<String>,
+    /// Most players the session takes, host included (`null`: no cap).
+    pub max_players: Option<u32>,
+    /// More guests the start waits for (`null`: the host's Start).
+    pub guests_needed: Option<u32>,
 }
 
 /// The guest's counters.
@@ -327,6 +342,11 @@ impl WebGuest {
             joined_at_tick: s.joined_at().map(|(_, tick)| tick),
             spectator: s.is_spectator(),
             spectators: s.spectators().to_vec(),
+            waiting_room: s.waiting_room().map(|w| WaitingRoomView {
+                players: w.players.clone(),
+                max_players: w.max_players,
+                guests_needed: w.guests_needed,
+            }),
             rejoin_token: s.rejoin_token().map(str::to_owned),
             resumed: s.resumed(),
         }

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use engine::enemy::Enemy;
-use engine::weapon::weapon;
+use engine::weapon::{owned_list, weapon};
 use engine::{Engine, RaycasterEngine};
 use protocol::input::PlayerId;
 use protocol::map::{EnemyKind, LootKind, Tile};
@@ -101,6 +101,8 @@ pub struct PlayerView {
     pub weapon: u8,
     /// Current weapon's name.
     pub weapon_name: &'static str,
+    /// Weapon slots this player owns, ascending (a gamepad's LB/RB step through them).
+    pub owned_weapons: Vec<u8>,
     /// Ammo pools.
     pub ammo: AmmoPools,
     /// Keys held.
@@ -189,6 +191,7 @@ impl View {
                     alive: p.alive,
                     weapon: p.weapon_index,
                     weapon_name: weapon(p.weapon_index).map_or("", |w| w.name),
+                    owned_weapons: owned_list(p.owned),
                     ammo: p.ammo,
                     keys: p.keys_held,
                     kills: p.kills,
@@ -343,6 +346,7 @@ mod tests {
                 "keys",
                 "kills",
                 "name",
+                "ownedWeapons",
                 "planeX",
                 "planeY",
                 "score",
@@ -355,6 +359,9 @@ mod tests {
         assert_eq!(p["id"], "guest-1");
         assert_eq!(p["name"], "Ada");
         assert_eq!(keys(&p["ammo"]), ["bullets", "gas", "rockets", "smg"]);
+        // Every player starts with the starting weapons.
+        let starting = engine::weapon::owned_list(engine::weapon::STARTING_MASK);
+        assert_eq!(p["ownedWeapons"], serde_json::json!(starting));
         let spawned = &engine.state().players[&roster[0]];
         assert_eq!(
             p["x"].as_f64(),

@@ -201,14 +201,17 @@ export class Rig {
     return p;
   }
 
-  /** Debian's Chromium, inside the browser namespace. */
-  async browser() {
+  /**
+   * Debian's Chromium, inside the browser namespace.
+   * @param {string[]} [extraArgs] more flags
+   */
+  async browser(extraArgs = []) {
     const b = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
         '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync',
-        '--disable-features=WebRtcHideLocalIpsWithMdns',
+        '--disable-features=WebRtcHideLocalIpsWithMdns', ...extraArgs,
       ],
       timeout: 60_000,
     });

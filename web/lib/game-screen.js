@@ -3,7 +3,8 @@
 // the HUD, the roster and the end-of-run table. Both pages share the same
 // element ids (see play.html and host.html).
 
-import { currentAmmo, renderFrame, tickAlpha } from './render/index.js';
+import { barHeight, currentAmmo, hudUnit, renderFrame, tickAlpha } from './render/index.js';
+import { soundsBetween } from './view-sounds.js';
 
 /** @param {string} id */
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -14,6 +15,8 @@ const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
  * @property {(id: string) => string} nameOf a player's name as shown
  * @property {() => number|null} rttMs the round trip to show, if any
  * @property {boolean} [watching] `me` is a player being watched (a spectator), not played
+ * @property {(events: import('./view-sounds.js').SoundEvent[], listener: import('./sound.js').Listener|null) => void} [onSounds]
+ *   what the new tick sounds like, heard from `me`
  */
 
 export class GameScreen {
@@ -56,8 +59,17 @@ export class GameScreen {
       this.next = view;
       return;
     }
-    if (this.next && view.tick === this.next.tick + 1) this.prev = this.next;
-    else this.prev = null;
+    if (this.next && view.tick === this.next.tick + 1) {
+      this.prev = this.next;
+      const events = soundsBetween(this.prev, view);
+      if (events.length > 0 && this.hooks.onSounds) {
+        const me = this.hooks.me();
+        const p = me ? view.players.find((/** @type {any} */ q) => q.id === me) : null;
+        this.hooks.onSounds(events, p ? { x: p.x, y: p.y, planeX: p.planeX, planeY: p.planeY } : null);
+      }
+    } else {
+      this.prev = null;
+    }
     this.next = view;
     this.nextAt = performance.now();
     $('hud-tick').textContent = String(view.tick);
@@ -114,6 +126,9 @@ export class GameScreen {
     if (canvas.width !== w || canvas.height !== h) {
       canvas.width = w;
       canvas.height = h;
+      // Touch controls sit above the view's bottom bar.
+      const bar = barHeight(hudUnit(w, h, dpr), w) / dpr;
+      canvas.parentElement?.style.setProperty('--hud-bar', `${Math.round(bar)}px`);
     }
     const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d', { alpha: false }));
     const rttMs = this.hooks.rttMs();

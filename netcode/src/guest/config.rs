@@ -6,7 +6,7 @@ use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,
-    FEATURE_RELAY, FEATURE_SPECTATORS, RefusalReason,
+    FEATURE_RELAY, FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
 };
 
 /// How a guest's session ended.
@@ -68,6 +68,7 @@ impl Default for GuestConfig {
                 FEATURE_REDUNDANT_INPUTS.to_owned(),
                 FEATURE_COMPACT.to_owned(),
                 FEATURE_SPECTATORS.to_owned(),
+                FEATURE_WAITING_ROOM.to_owned(),
                 FEATURE_RELAY.to_owned(),
             ],
             resume_token: None,

@@ -44,6 +44,18 @@ use crate::stats::GuestStats;
 use clock::HostClock;
 use snapshots::SnapshotBacklog;
 
+/// Who is in a session that has not started, and what its start waits
+/// for, as the host said ([`HostMessage::WaitingRoom`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WaitingRoom {
+    /// Display names of the players in (the host's own first).
+    pub players: Vec<String>,
+    /// Most players the session takes, host included (`None`: no cap).
+    pub max_players: Option<u32>,
+    /// More guests the start waits for (`None`: the host's Start).
+    pub guests_needed: Option<u32>,
+}
+
 /// Where a guest's session stands, for a user interface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GuestPhase {
@@ -117,6 +129,8 @@ pub struct GuestSession<E: Engine> {
     spectator: bool,
     /// Who watches the session, as the host last said.
     spectators: Vec<String>,
+    /// The waiting room, as the host last said before the start.
+    waiting_room: Option<WaitingRoom>,
     /// The current level's index (0 is the first).
     level_index: u32,
     /// A relay session's authority duties ([`authority`]).
@@ -170,6 +184,7 @@ impl<E: Engine> GuestSession<E> {
             rejoin_token: None,
             spectator: false,
             spectators: Vec::new(),
+            waiting_room: None,
             level_index: 0,
             authority: authority::Authority::default(),
         }
@@ -293,6 +308,12 @@ impl<E: Engine> GuestSession<E> {
     /// said (guests that take up `spectators`).
     pub fn spectators(&self) -> &[String] {
         &self.spectators
+    }
+
+    /// Who is in before the start, as the host last said (guests that
+    /// take up `waiting-room`; `None` before the host said anything).
+    pub fn waiting_room(&self) -> Option<&WaitingRoom> {
+        self.waiting_room.as_ref()
     }
 
     /// Where this guest entered a running level, as `(level epoch, tick)`
@@ -431,6 +452,17 @@ impl<E: Engine> GuestSession<E> {
                 self.on_transition_end(level_epoch, &end, now);
             }
             HostMessage::Spectators { names } => self.spectators = names,
+            HostMessage::WaitingRoom {
+                players,
+                max_players,
+                guests_needed,
+            } => {
+                self.waiting_room = Some(WaitingRoom {
+                    players,
+                    max_players,
+                    guests_needed,
+                });
+            }
             HostMessage::RelayAuthority {
                 you,
                 levels,

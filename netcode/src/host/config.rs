@@ -10,7 +10,7 @@ use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,
-    FEATURE_SPECTATORS, HostMessage, RefusalReason,
+    FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, HostMessage, RefusalReason,
 };
 use protocol::wire::WireFormat;
 
@@ -101,6 +101,7 @@ impl Default for HostConfig {
                 FEATURE_REDUNDANT_INPUTS.to_owned(),
                 FEATURE_COMPACT.to_owned(),
                 FEATURE_SPECTATORS.to_owned(),
+                FEATURE_WAITING_ROOM.to_owned(),
             ],
             guest_budget: GuestBudgetPolicy::default(),
             late_join: true,

@@ -16,7 +16,8 @@
 //! level with the world's exact state), [`audit`] (hash reports), [`transition`] (level
 //! changes), [`end_table`] (scores and the end of the session),
 //! [`budget`] (what each guest may send), [`recording`] (replay
-//! records) and [`report`] (the per-session report for the operator). [`join_slots`]
+//! records), [`spectators`] (who watches), [`waiting_room`] (who is in
+//! before the start) and [`report`] (the per-session report for the operator). [`join_slots`]
 //! is the hosts' policy for answers being connected, before a session
 //! ever sees them (its driver applies it).
 
@@ -34,6 +35,7 @@ mod setup;
 mod spectators;
 mod ticks;
 mod transition;
+mod waiting_room;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -112,6 +114,9 @@ pub struct HostSession<E: Engine> {
     spectator_names: BTreeMap<PlayerId, String>,
     /// The spectator list the guests last heard.
     spectators_announced: Vec<String>,
+    /// The waiting room the guests last heard (before the start), and
+    /// which of them heard it.
+    waiting_room_announced: Option<(HostMessage, Vec<GuestSlot>)>,
 }
 
 impl<E: Engine> std::fmt::Debug for HostSession<E> {
@@ -159,6 +164,7 @@ impl<E: Engine> HostSession<E> {
             spectators_admitted_ever: 0,
             spectator_names: BTreeMap::new(),
             spectators_announced: Vec::new(),
+            waiting_room_announced: None,
         }
     }
 
@@ -402,6 +408,7 @@ impl<E: Engine> HostSession<E> {
             Phase::Ended(_) => {}
         }
         self.announce_spectators();
+        self.announce_waiting_room();
     }
 
     /// Guests that are in the session and reachable.

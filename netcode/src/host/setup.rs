@@ -18,7 +18,7 @@ use crate::rtt::RttEstimate;
 
 impl<E: Engine> HostSession<E> {
     /// The host's own players (bots, then the host player) with their names.
-    fn local_players(&self) -> Vec<(PlayerId, String)> {
+    pub(super) fn local_players(&self) -> Vec<(PlayerId, String)> {
         let host = self.config.host_player.as_ref().map(|h| &h.0);
         self.bots
             .iter()

@@ -47,7 +47,7 @@ import { WorldBuffer, bufferSize } from './world-buffer.js';
 import { drawCrosshair, drawWeapon } from './weapon.js';
 
 export { interpolateView, blendOrientation, TELEPORT_TILES } from './interpolate.js';
-export { countdownText, currentAmmo, hudUnit, rttText, WEAPON_NAMES, WEAPON_POOL } from './hud.js';
+export { barHeight, countdownText, currentAmmo, hudUnit, rttText, WEAPON_NAMES, WEAPON_POOL } from './hud.js';
 export { automapLayout } from './automap.js';
 export { castRay, castColumns, ColumnHits } from './raycast.js';
 export { projectSprite, toCamera, focalLength } from './projection.js';

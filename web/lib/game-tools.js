@@ -1,0 +1,107 @@
+// What /play and /host share around the game view: the settings panel
+// (applied to the controls and the sound as it changes), the sound (started
+// on the first key press, click or tap), fullscreen with pointer lock, mute,
+// the invite button of the HUD, and touch controls on touch devices.
+
+import { SettingsPanel } from './settings-panel.js';
+import { wireInviteButton } from './invite.js';
+import { saveSettings } from './settings.js';
+import { Sound } from './sound.js';
+import { TouchControls, touchDevice } from './touch.js';
+
+/** @param {string} id */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
+export class GameTools {
+  /**
+   * @param {import('./controls.js').Controls} controls the page's controls (settings apply to them)
+   * @param {{code: () => string, onToggleMap: () => void}} hooks the session's code once
+   *   there is one; the automap toggle (the touch Map button)
+   */
+  constructor(controls, hooks) {
+    const code = hooks.code;
+    this.sound = new Sound();
+    this.panel = new SettingsPanel((settings) => {
+      this.sound.setVolume(settings.volume, settings.muted);
+      controls.useSettings(settings);
+    });
+    /** @type {TouchControls|null} */
+    this.touch = null;
+    if (touchDevice()) {
+      document.body.classList.add('touch');
+      this.touch = new TouchControls($('view-wrap'), controls, { onToggleMap: hooks.onToggleMap });
+    }
+    const unlock = () => this.sound.unlock();
+    for (const type of ['keydown', 'pointerdown', 'touchstart']) {
+      window.addEventListener(type, unlock, { capture: true, passive: true });
+    }
+    this.canvas = /** @type {HTMLCanvasElement} */ ($('view'));
+    $('settings-button').addEventListener('click', () => this.panel.open());
+    $('fullscreen-button').addEventListener('click', () => this.toggleFullscreen());
+    wireInviteButton(/** @type {HTMLButtonElement} */ ($('invite-button')), code);
+    document.addEventListener('fullscreenchange', () => {
+      $('fullscreen-button').textContent = document.fullscreenElement ? 'Leave fullscreen' : 'Fullscreen';
+    });
+  }
+
+  /**
+   * Plays what a tick's view brought (GameScreen's onSounds hook).
+   * @param {import('./view-sounds.js').SoundEvent[]} events
+   * @param {import('./sound.js').Listener|null} listener
+   */
+  playSounds(events, listener) {
+    this.sound.playEvents(events, listener);
+  }
+
+  /** The sound's state for the test view: the context, and voices started. */
+  audioState() {
+    return { state: this.sound.state(), started: this.sound.started, byName: { ...this.sound.byName } };
+  }
+
+  /**
+   * How to play on this device, for the status line.
+   * @param {string} leave what Escape does ("leave", "end the session")
+   */
+  howToPlay(leave) {
+    return this.touch
+      ? 'Left stick to move, drag the view to turn, Fire and Use buttons, Map for the automap.'
+      : `WASD or arrows to move, mouse (click the view) or arrows to turn, Space to fire, E to use, Tab for the map, F for fullscreen, Esc to ${leave}.`;
+  }
+
+  /** A prompt of these tools is open: the player stands still. */
+  paused() {
+    return this.panel.isOpen();
+  }
+
+  /** The game (view and HUD) fills the screen, with the mouse captured; or back. */
+  async toggleFullscreen() {
+    try {
+      if (document.fullscreenElement) {
+        await document.exitFullscreen();
+        return;
+      }
+      await $('game').requestFullscreen?.({ navigationUI: 'hide' });
+      this.canvas.requestPointerLock?.();
+      this.canvas.focus();
+    } catch {
+      // Refused (no user gesture, or not allowed in this frame): stay as is.
+    }
+  }
+
+  /** Sound off, or back on (saved like any setting). */
+  toggleMute() {
+    const s = this.panel.settings;
+    s.muted = !s.muted;
+    saveSettings(s);
+    this.panel.fill();
+    this.panel.onChange(s);
+  }
+
+  /**
+   * Shows the invite button once the session's code is known.
+   * @param {boolean} shown
+   */
+  showInvite(shown) {
+    $('invite-button').hidden = !shown;
+  }
+}
