@@ -90,7 +90,11 @@ const controls = new Controls(canvas, {
   },
 });
 controls.attach();
-tools = new GameTools(controls, { code: () => code, onToggleMap: () => screen.toggleMap() });
+tools = new GameTools(controls, {
+  code: () => code,
+  onToggleMap: () => screen.toggleMap(),
+  onSettings: (settings) => { screen.resolutionScale = settings.viewScale; },
+});
 wireInviteButton(/** @type {HTMLButtonElement} */ ($('waiting-invite-button')), () => code);
 
 dialog.addEventListener('close', () => {

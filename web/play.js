@@ -106,7 +106,11 @@ const controls = new Controls(canvas, {
   },
 });
 controls.attach();
-tools = new GameTools(controls, { code: () => joinedCode, onToggleMap: () => screen.toggleMap() });
+tools = new GameTools(controls, {
+  code: () => joinedCode,
+  onToggleMap: () => screen.toggleMap(),
+  onSettings: (settings) => { screen.resolutionScale = settings.viewScale; },
+});
 wireInviteButton(/** @type {HTMLButtonElement} */ ($('waiting-invite-button')), () => joinedCode);
 
 /** Keys that change the watched player: next, previous. */

@@ -103,10 +103,12 @@ test('a browser guest: the view fits the window, settings survive a reload and r
   await page.locator('#settings-dialog button[data-action="fire"]').click();
   await page.keyboard.press('KeyJ');
   await page.locator('#setting-sensitivity').fill('2.5');
+  await page.locator('#setting-view-scale').selectOption('0.5');
   await page.locator('#settings-done').click();
   const stored = await page.evaluate(() => JSON.parse(localStorage.getItem('campfire.settings') ?? 'null'));
   assert.deepEqual(stored.bindings.fire, ['KeyJ']);
   assert.equal(stored.sensitivity, 2.5);
+  assert.equal(stored.viewScale, 0.5);
   await page.locator('#view').focus();
   const before = await ammo(page);
   assert.ok(before > 0, `ammo to spend: ${before}`);
@@ -144,6 +146,7 @@ test('a browser guest: the view fits the window, settings survive a reload and r
   await page.goto(`${url}/play`);
   await page.evaluate(() => document.getElementById('settings-button')?.click());
   assert.equal(await page.locator('#setting-sensitivity').inputValue(), '2.5');
+  assert.equal(await page.locator('#setting-view-scale').inputValue(), '0.5');
   assert.equal((await page.locator('#settings-dialog button[data-action="fire"]').textContent())?.trim(), 'J');
 });
 

@@ -30,6 +30,8 @@ export class GameScreen {
     this.prev = /** @type {any} */ (null);
     this.next = /** @type {any} */ (null);
     this.nextAt = 0;
+    /** The world's internal resolution as a share of the canvas's (the view quality setting). */
+    this.resolutionScale = 1;
   }
 
   /** Starts drawing on animation frames. */
@@ -143,6 +145,7 @@ export class GameScreen {
       width: w,
       height: h,
       pixelRatio: dpr,
+      resolutionScale: this.resolutionScale,
     });
     const me = this.mine();
     if (me) {

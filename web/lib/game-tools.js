@@ -15,8 +15,9 @@ const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 export class GameTools {
   /**
    * @param {import('./controls.js').Controls} controls the page's controls (settings apply to them)
-   * @param {{code: () => string, onToggleMap: () => void}} hooks the session's code once
-   *   there is one; the automap toggle (the touch Map button)
+   * @param {{code: () => string, onToggleMap: () => void, onSettings?: (s: import('./settings.js').Settings) => void}} hooks
+   *   the session's code once there is one; the automap toggle (the touch
+   *   Map button); every change of the settings (the screen's view quality)
    */
   constructor(controls, hooks) {
     const code = hooks.code;
@@ -24,6 +25,7 @@ export class GameTools {
     this.panel = new SettingsPanel((settings) => {
       this.sound.setVolume(settings.volume, settings.muted);
       controls.useSettings(settings);
+      hooks.onSettings?.(settings);
     });
     /** @type {TouchControls|null} */
     this.touch = null;

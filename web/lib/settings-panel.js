@@ -3,7 +3,7 @@
 // (web/lib/settings.js) and saves every change at once.
 
 import {
-  ACTIONS, SENSITIVITY, defaultSettings, keyLabel, loadSettings, rebind, reservedKey, saveSettings,
+  ACTIONS, SENSITIVITY, VIEW_SCALES, defaultSettings, keyLabel, loadSettings, rebind, reservedKey, saveSettings,
 } from './settings.js';
 
 /**
@@ -54,6 +54,8 @@ export class SettingsPanel {
     const volume = el('input', { id: 'setting-volume', type: 'range', min: '0', max: '100', step: '1' });
     const volumeOut = el('output', { id: 'setting-volume-value', for: 'setting-volume' });
     const muted = el('input', { id: 'setting-muted', type: 'checkbox' });
+    const quality = el('select', { id: 'setting-view-scale' },
+      VIEW_SCALES.map(([v, label]) => el('option', { value: String(v) }, [`${label} (${Math.round(v * 100)}%)`])));
     const keys = el('tbody', { id: 'setting-keys' });
     const reset = el('button', { type: 'button', id: 'settings-reset', class: 'secondary' }, ['Reset to defaults']);
     const done = el('button', { type: 'submit', id: 'settings-done' }, ['Done']);
@@ -63,6 +65,7 @@ export class SettingsPanel {
       el('p', {}, [el('label', {}, [invert, ' Invert turning (mouse and right stick)'])]),
       el('p', { class: 'field' }, [el('label', { for: 'setting-volume' }, ['Volume']), volume, volumeOut]),
       el('p', {}, [el('label', {}, [muted, ' Mute'])]),
+      el('p', { class: 'field' }, [el('label', { for: 'setting-view-scale' }, ['View quality (lower is faster on a slow device)']), quality]),
       el('table', { class: 'keys' }, [
         el('caption', { class: 'muted' }, ['Keys: pick an action, then press its new key (Esc keeps the old one). 1–6 pick weapons.']),
         keys,
@@ -89,6 +92,10 @@ export class SettingsPanel {
     });
     muted.addEventListener('change', () => {
       this.settings.muted = /** @type {HTMLInputElement} */ (muted).checked;
+      save();
+    });
+    quality.addEventListener('change', () => {
+      this.settings.viewScale = Number(/** @type {HTMLSelectElement} */ (quality).value);
       save();
     });
     reset.addEventListener('click', () => {
@@ -130,6 +137,7 @@ export class SettingsPanel {
     input('setting-volume').value = String(Math.round(s.volume * 100));
     input('setting-volume-value').textContent = `${Math.round(s.volume * 100)}%`;
     input('setting-muted').checked = s.muted;
+    input('setting-view-scale').value = String(s.viewScale);
     input('setting-keys').replaceChildren(...ACTIONS.map(([action, label]) => el('tr', {}, [
       el('th', { scope: 'row' }, [label]),
       el('td', {}, [el('button', { type: 'button', class: 'secondary', 'data-action': action },

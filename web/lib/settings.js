@@ -58,15 +58,19 @@ export function reservedKey(/** @type {string} */ code) {
  * @property {number} sensitivity mouse turn per pixel, as a multiple of the engine's
  * @property {boolean} invert mouse and right stick turn the other way
  * @property {number} volume 0..1
+ * @property {number} viewScale the view's internal resolution, as a share of the screen's (lower is faster)
  * @property {boolean} muted
  * @property {Bindings} bindings
  */
 
 export const SENSITIVITY = { min: 0.25, max: 4 };
 
+/** View quality choices: internal resolution as a share of the screen's. */
+export const VIEW_SCALES = /** @type {const} */ ([[1, 'Full'], [0.75, 'Balanced'], [0.5, 'Fast'], [0.35, 'Fastest']]);
+
 /** @returns {Settings} */
 export function defaultSettings() {
-  return { sensitivity: 1, invert: false, volume: 0.8, muted: false, bindings: defaultBindings() };
+  return { sensitivity: 1, invert: false, volume: 0.8, muted: false, viewScale: 1, bindings: defaultBindings() };
 }
 
 /**
@@ -82,6 +86,7 @@ export function normalizeSettings(raw) {
     typeof v === 'number' && Number.isFinite(v) && v >= lo && v <= hi ? v : null;
   s.sensitivity = num(r.sensitivity, SENSITIVITY.min, SENSITIVITY.max) ?? s.sensitivity;
   s.volume = num(r.volume, 0, 1) ?? s.volume;
+  if (VIEW_SCALES.some(([v]) => v === r.viewScale)) s.viewScale = /** @type {number} */ (r.viewScale);
   if (typeof r.invert === 'boolean') s.invert = r.invert;
   if (typeof r.muted === 'boolean') s.muted = r.muted;
   if (r.bindings && typeof r.bindings === 'object') {

@@ -36,12 +36,13 @@ test('settings: saved and loaded; junk, reserved keys and doubled keys fall back
   storage.setItem(SETTINGS_KEY, '{not json');
   assert.deepEqual(loadSettings(storage), defaultSettings());
   const odd = normalizeSettings({
-    sensitivity: 99, volume: -1, invert: 'yes',
+    sensitivity: 99, volume: -1, invert: 'yes', viewScale: 0.6,
     bindings: { fire: ['Escape', 'Digit1', 'KeyW', 7], moveForward: 'KeyW' },
   });
   assert.equal(odd.sensitivity, 1);
   assert.equal(odd.volume, 0.8);
   assert.equal(odd.invert, false);
+  assert.equal(odd.viewScale, 1, 'only the offered view qualities');
   // Escape and digits are the page's; W stays with its first action (walk forward).
   assert.deepEqual(odd.bindings.fire, []);
   assert.deepEqual(odd.bindings.moveForward, ['KeyW', 'ArrowUp']);

@@ -73,6 +73,7 @@ const WALK_PER_TICK = 3.2 / TICK_RATE_HZ;
  * @property {number} width canvas width in device pixels
  * @property {number} height canvas height in device pixels
  * @property {number} [pixelRatio] device pixels per CSS pixel (window.devicePixelRatio)
+ * @property {number} [resolutionScale] the world's internal resolution as a share of the canvas's, 0.25..1 (the player's view quality setting; default 1)
  *
  * @typedef {Object} FrameInfo what was drawn, for tests and debugging
  * @property {import('./interpolate.js').ViewState} view the interpolated view state
@@ -128,7 +129,8 @@ export function renderFrame(ctx, o) {
       return { view, camera: null, depth: null, horizon };
     }
     const camera = cameraFor(eye, width, horizon * 2);
-    const size = bufferSize(width, height);
+    const q = Math.min(1, Math.max(0.25, o.resolutionScale ?? 1));
+    const size = bufferSize(Math.round(width * q), Math.round(height * q));
     world.resize(size.width, size.height);
     const hits = world.draw(tileGridOf(view.grid), camera, (horizon * size.height) / height);
     // Nearest-neighbour scaling for the world and the sprites (mipmapped):
