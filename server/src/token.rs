@@ -46,7 +46,11 @@ pub fn token_matches(presented: Option<&str>, stored_hash: &[u8]) -> bool {
     let Some(presented) = presented else {
         return false;
     };
-    let candidate = hash_token(presented);
+    hashes_match(&hash_token(presented), stored_hash)
+}
+
+/// Whether two token hashes are equal, in the same time wherever they differ.
+pub fn hashes_match(candidate: &[u8], stored_hash: &[u8]) -> bool {
     candidate.len() == stored_hash.len() && bool::from(candidate.ct_eq(stored_hash))
 }
 

@@ -542,6 +542,19 @@ async fn delete_ends_the_session() {
         "wrong_token",
     )
     .await;
+    // A wrong token deletes nothing (on PostgreSQL the check is in the DELETE).
+    assert_error(
+        srv.client
+            .delete(&url)
+            .bearer_auth("not-the-token")
+            .send()
+            .await
+            .unwrap(),
+        403,
+        "wrong_token",
+    )
+    .await;
+    assert_eq!(srv.get_session(&code).await.status(), 200);
     let res = srv
         .client
         .delete(&url)

@@ -26,9 +26,10 @@ use crate::metrics::RejectLabels;
 use crate::rate_limit::{Budget, SessionBudget, client_label};
 use crate::state::AppState;
 use crate::store::{
-    ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoredAnswer, UpdateOutcome,
+    Authorized, ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoredAnswer,
+    UpdateOutcome,
 };
-use crate::token::{HostToken, token_matches};
+use crate::token::{HostToken, hash_token, token_matches};
 
 /// The session code in a path.
 #[derive(utoipa::IntoParams)]
@@ -253,22 +254,49 @@ async fn authorize(
     token: Option<&str>,
     now: i64,
 ) -> Result<SessionRecord, AppError> {
-    let Some(record) = state.store.get(code, now).await? else {
-        state.limits.record_miss(ip)?;
-        return Err(AppError::no_such_session());
-    };
-    if !token_matches(token, &record.token_hash) {
-        let why = if token.is_some() {
-            "wrong host token"
-        } else {
-            "missing bearer token"
-        };
-        return Err(AppError::new(
-            ErrorCode::WrongToken,
-            format!("{why} for this session"),
-        ));
+    let found = state.store.get(code, now).await?;
+    match found {
+        Some(record) if token_matches(token, &record.token_hash) => Ok(record),
+        found => Err(refusal(state, ip, found.is_some(), token)),
     }
-    Ok(record)
+}
+
+/// Why a host call was refused: no such session (a miss the address is
+/// charged for), or a wrong or missing token.
+fn refusal(state: &AppState, ip: std::net::IpAddr, found: bool, token: Option<&str>) -> AppError {
+    if !found {
+        return match state.limits.record_miss(ip) {
+            Err(blocked) => blocked,
+            Ok(()) => AppError::no_such_session(),
+        };
+    }
+    let why = if token.is_some() {
+        "wrong host token"
+    } else {
+        "missing bearer token"
+    };
+    AppError::new(ErrorCode::WrongToken, format!("{why} for this session"))
+}
+
+/// Deletes the session if `token` is its own (one store call), judged as
+/// [`authorize`] would: the session as it was, or why it was refused.
+/// Without a token nothing is asked to change.
+async fn delete_authorized(
+    state: &AppState,
+    ip: std::net::IpAddr,
+    code: &SessionCode,
+    token: Option<&str>,
+    now: i64,
+) -> Result<SessionRecord, AppError> {
+    let store = &state.store;
+    let outcome = match token.map(hash_token) {
+        None => Authorized::Refused(store.get(code, now).await?.map(Box::new)),
+        Some(hash) => store.delete_authorized(code, &hash, now).await?,
+    };
+    match outcome {
+        Authorized::Done(record) => Ok(*record),
+        Authorized::Refused(found) => Err(refusal(state, ip, found.is_some(), token)),
+    }
 }
 
 fn put_response(
@@ -346,12 +374,13 @@ pub async fn delete_session(
     CodePath(code): CodePath,
 ) -> Result<StatusCode, AppError> {
     state.limits.check_not_blocked(ip)?;
-    let current = authorize(&state, ip, &code, bearer_token(&headers), state.now()).await?;
+    let now = state.now();
     let counting = state.live_gate.read().await;
-    if state.store.delete(&code).await? {
-        state.count_session(false);
-        state.count_bytes(current.held_bytes(), 0);
-    }
+    // The token check and the delete are one store call (one statement on
+    // PostgreSQL).
+    let deleted = delete_authorized(&state, ip, &code, bearer_token(&headers), now).await?;
+    state.count_session(false);
+    state.count_bytes(deleted.held_bytes(), 0);
     drop(counting);
     state.lobby.remove(&code);
     state.waiters.wake(&code);
@@ -518,6 +547,7 @@ pub async fn get_answer(
         .long_polls
         .try_take(code.clone(), state.config.max_long_polls_per_session)
         .ok_or_else(|| AppError::rate_limited("open answer long-polls of this session", 1))?;
+    // Only a poll within its budget keeps the session alive.
     let expires_at = state.expiry_from(now);
     if state.store.refresh(&code, expires_at, now).await? {
         state.lobby.touch(&code, expires_at);

@@ -208,6 +208,17 @@ pub enum UpdateOutcome {
     CreatorOverBytes,
 }
 
+/// Outcome of a host's change that names its token's hash.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Authorized {
+    /// The token matched and the change is done; the session (as it was
+    /// before a delete).
+    Done(Box<SessionRecord>),
+    /// Nothing changed: the live session (whose token is another), or
+    /// `None` when there is none.
+    Refused(Option<Box<SessionRecord>>),
+}
+
 /// Outcome of posting an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClaimOutcome {
@@ -313,6 +324,32 @@ impl Store {
         creator_bytes: Option<u64>,
     ) -> Result<ClaimOutcome, StoreError> {
         dispatch!(self, s => s.claim_round(code, answer, now, creator_bytes).await)
+    }
+
+    /// Deletes the live session with `code` if its token hashes to
+    /// `token_hash`; one statement on PostgreSQL.
+    pub async fn delete_authorized(
+        &self,
+        code: &SessionCode,
+        token_hash: &[u8],
+        now: Millis,
+    ) -> Result<Authorized, StoreError> {
+        match self {
+            Store::Postgres(s) => s.delete_authorized(code, token_hash, now).await,
+            Store::Sqlite(_) => {
+                let Some(record) = self.get(code, now).await? else {
+                    return Ok(Authorized::Refused(None));
+                };
+                if !crate::token::hashes_match(token_hash, &record.token_hash) {
+                    return Ok(Authorized::Refused(Some(Box::new(record))));
+                }
+                Ok(if self.delete(code).await? {
+                    Authorized::Done(Box::new(record))
+                } else {
+                    Authorized::Refused(None)
+                })
+            }
+        }
     }
 
     /// Deletes a session; `false` when it did not exist.
