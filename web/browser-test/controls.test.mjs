@@ -105,6 +105,12 @@ test('a browser guest: the view fits the window, settings survive a reload and r
   await page.locator('#setting-sensitivity').fill('2.5');
   await page.locator('#setting-view-scale').selectOption('0.5');
   await page.locator('#settings-done').click();
+  // Escape closes the panel, and only the panel.
+  await page.locator('#settings-button').click();
+  await page.keyboard.press('Escape');
+  await until(async () => page.evaluate(() => !(/** @type {HTMLDialogElement} */ (document.getElementById('settings-dialog'))).open),
+    2_000, 'Escape to close the settings');
+  assert.equal(await page.evaluate(() => (/** @type {HTMLDialogElement} */ (document.getElementById('leave-dialog'))).open), false);
   const stored = await page.evaluate(() => JSON.parse(localStorage.getItem('campfire.settings') ?? 'null'));
   assert.deepEqual(stored.bindings.fire, ['KeyJ']);
   assert.equal(stored.sensitivity, 2.5);

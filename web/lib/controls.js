@@ -104,13 +104,14 @@ export class Controls {
       if (!ev.repeat) (action === 'fullscreen' ? this.hooks.onFullscreen : this.hooks.onMute)?.();
       return;
     }
-    if (!this.hooks.active()) return;
+    // An open prompt (leave, settings) handles its own keys: Escape closes it.
+    if (!this.hooks.active() || this.hooks.paused()) return;
     if (ev.code === 'Escape') {
       ev.preventDefault();
       this.hooks.onEscape();
       return;
     }
-    if (this.hooks.paused() || typingInForm(ev)) return;
+    if (typingInForm(ev)) return;
     if (action === 'map') {
       ev.preventDefault();
       if (!ev.repeat) this.hooks.onToggleMap();
