@@ -299,6 +299,15 @@ async fn delete_authorized(
     }
 }
 
+/// A stored answer as the API shows it.
+fn answer_view(a: StoredAnswer) -> AnswerView {
+    AnswerView {
+        round: a.round,
+        answer: a.answer,
+        name: a.name,
+    }
+}
+
 fn put_response(
     state: &AppState,
     record: &SessionRecord,
@@ -458,13 +467,8 @@ async fn claim(
     match outcome {
         ClaimOutcome::Claimed => {
             state.metrics.answers_accepted.inc();
-            state.waiters.wake(code);
-            let body = AnswerView {
-                round: answer.round,
-                answer: answer.answer,
-                name: answer.name,
-            };
-            Ok((StatusCode::CREATED, Json(body)).into_response())
+            state.waiters.wake_with_answer(code, &answer);
+            Ok((StatusCode::CREATED, Json(answer_view(answer))).into_response())
         }
         ClaimOutcome::NoSuchSession => {
             state.limits.record_miss(ip)?;
@@ -557,12 +561,7 @@ pub async fn get_answer(
 
     let response = loop {
         if let Some(answer) = current.answered.as_ref().filter(|a| a.round == poll.round) {
-            let body = AnswerView {
-                round: answer.round,
-                answer: answer.answer.clone(),
-                name: answer.name.clone(),
-            };
-            break (StatusCode::OK, Json(body)).into_response();
+            break (StatusCode::OK, Json(answer_view(answer.clone()))).into_response();
         }
         if current.open_round() != Some(poll.round) {
             break AppError::new(
@@ -579,6 +578,10 @@ pub async fn get_answer(
         // Re-arm before re-reading, so a wake-up during the read is not lost.
         notified.set(guard.notified());
         notified.as_mut().enable();
+        // An answer this process accepted came with the wake-up.
+        if let Some(answer) = guard.handed_answer(poll.round) {
+            break (StatusCode::OK, Json(answer_view(answer))).into_response();
+        }
         current = state
             .store
             .get(&code, state.now())
