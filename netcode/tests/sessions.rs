@@ -976,17 +976,7 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
 }
 
 fn hello(name: &str) -> PeerEvent {
-    let text = GuestMessage::GuestHello {
-        build_version: protocol::BUILD_VERSION.into(),
-        protocol_version: PEER_PROTOCOL_VERSION,
-        display_name: name.into(),
-        features: vec![],
-        resume: None,
-        spectate: false,
-    }
-    .to_json()
-    .expect("encode hello");
-    PeerEvent::Message(Channel::Reconciliation, text)
+    hello_taking(name, &[])
 }
 
 fn inits(out: &[HostOutput]) -> Vec<(usize, Vec<PlayerId>)> {
