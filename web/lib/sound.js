@@ -9,6 +9,13 @@
 const HEARING_TILES = 24;
 
 /**
+ * The shortest gap between two starts of one voice, in seconds: a
+ * flamethrower spends gas every tick, and thirty overlapping voices a
+ * second would be noise, not a sound.
+ */
+const MIN_GAP_S = 0.06;
+
+/**
  * @typedef {Object} Listener
  * @property {number} x
  * @property {number} y
@@ -80,6 +87,8 @@ export class Sound {
     this.started = 0;
     /** @type {Record<string, number>} */
     this.byName = {};
+    /** When each voice last started (context time). @type {Map<string, number>} */
+    this.lastStart = new Map();
   }
 
   /** Creates or resumes the AudioContext: call from a user gesture. */
@@ -151,6 +160,8 @@ export class Sound {
     const voice = VOICES[name];
     if (!ctx || !this.master || !voice) return;
     const t = ctx.currentTime;
+    if (t - (this.lastStart.get(name) ?? -Infinity) < MIN_GAP_S) return;
+    this.lastStart.set(name, t);
     const end = t + voice.ms / 1000;
     const env = ctx.createGain();
     env.gain.setValueAtTime((voice.level ?? 0.5) * gain, t);
