@@ -177,33 +177,15 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{LobbyFields, StoredAnswer};
-    use protocol::api::HostKind;
+    use crate::store::StoredAnswer;
 
     fn record(offer: usize, creator: &str) -> SessionRecord {
-        SessionRecord {
-            code: SessionCode::parse("ABCD2345").expect("code"),
-            token_hash: Vec::new(),
-            fields: LobbyFields {
-                public: true,
-                name: "n".into(),
-                host_name: "h".into(),
-                players: 1,
-                max_players: 2,
-                build: "b".into(),
-                difficulty: None,
-                campaign: None,
-                host_kind: HostKind::Player,
-                in_progress: false,
-                meta: Some("{}".into()),
-            },
-            created_at: 0,
-            expires_at: 1,
-            round: 1,
-            offer: Some("x".repeat(offer)),
-            answered: None,
-            creator: creator.into(),
-        }
+        let mut r = crate::store::test_record("ABCD2345");
+        r.token_hash = Vec::new();
+        r.fields.meta = Some("{}".into());
+        r.offer = Some("x".repeat(offer));
+        r.creator = creator.into();
+        r
     }
 
     const BOTH: CreatorLimits = CreatorLimits {

@@ -387,3 +387,32 @@ impl Store {
         dispatch!(self, s => s.close().await)
     }
 }
+
+/// A public session for the store's unit tests: one player of two, a
+/// one-round offer, expiring at 1.
+#[cfg(test)]
+pub(crate) fn test_record(code: &str) -> SessionRecord {
+    SessionRecord {
+        code: SessionCode::parse(code).expect("code"),
+        token_hash: vec![1; 32],
+        fields: LobbyFields {
+            public: true,
+            name: "n".into(),
+            host_name: "h".into(),
+            players: 1,
+            max_players: 2,
+            build: "b".into(),
+            difficulty: None,
+            campaign: None,
+            host_kind: HostKind::Player,
+            in_progress: false,
+            meta: None,
+        },
+        created_at: 0,
+        expires_at: 1,
+        round: 1,
+        offer: Some("v=0".into()),
+        answered: None,
+        creator: "c".into(),
+    }
+}

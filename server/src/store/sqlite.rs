@@ -651,30 +651,7 @@ mod tests {
     }
 
     fn record(code: SessionCode) -> SessionRecord {
-        use crate::store::LobbyFields;
-        SessionRecord {
-            code,
-            token_hash: vec![1; 32],
-            fields: LobbyFields {
-                public: true,
-                name: "n".into(),
-                host_name: "h".into(),
-                players: 1,
-                max_players: 2,
-                build: "b".into(),
-                difficulty: None,
-                campaign: None,
-                host_kind: protocol::api::HostKind::Player,
-                in_progress: false,
-                meta: None,
-            },
-            created_at: 0,
-            expires_at: 1,
-            round: 1,
-            offer: Some("v=0".into()),
-            answered: None,
-            creator: "c".into(),
-        }
+        crate::store::test_record(code.as_str())
     }
 
     async fn stored_codes(pool: &SqlitePool) -> Vec<String> {
