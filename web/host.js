@@ -13,7 +13,7 @@ import { LobbyClient } from './lib/lobby-client.js';
 import { BrowserHost } from './lib/browser-host.js';
 import { Controls } from './lib/controls.js';
 import { GameScreen } from './lib/game-screen.js';
-import { displayNameOf, sanitizeDisplayName } from './lib/name.js';
+import { displayNameOf } from './lib/name.js';
 import { GameTools } from './lib/game-tools.js';
 import { wireInviteButton } from './lib/invite.js';
 
@@ -132,7 +132,7 @@ function settings() {
   const startWhen = q('startWhen') === null ? null : clampInt(Number(q('startWhen')), 1, 15, 1);
   return {
     name: (scripted ? q('name') ?? '' : /** @type {HTMLInputElement} */ ($('session-name')).value).trim().slice(0, 64),
-    hostName: sanitizeDisplayName(scripted ? q('hostName') ?? 'Host' : /** @type {HTMLInputElement} */ ($('player-name')).value),
+    hostName: (scripted ? q('hostName') ?? 'Host' : /** @type {HTMLInputElement} */ ($('player-name')).value).trim(),
     maxPlayers: clampInt(scripted ? Number(q('maxPlayers') ?? 4) : num('max-players'), 2, 16, 4),
     difficulty: (scripted ? q('difficulty') : /** @type {HTMLSelectElement} */ ($('difficulty')).value) || 'normal',
     levels: clampInt(scripted ? Number(q('levels') ?? 1) : num('levels'), 1, 50, 1),
@@ -297,10 +297,10 @@ $('cancel-button').addEventListener('click', () => host?.shutdown());
 
 function main() {
   const nameInput = /** @type {HTMLInputElement} */ ($('player-name'));
-  nameInput.value = sanitizeDisplayName(localStorage.getItem(NAME_KEY) ?? '');
+  nameInput.value = localStorage.getItem(NAME_KEY) ?? '';
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    localStorage.setItem(NAME_KEY, sanitizeDisplayName(nameInput.value));
+    localStorage.setItem(NAME_KEY, nameInput.value.trim());
     open();
   });
   screen.start();

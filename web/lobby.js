@@ -15,7 +15,6 @@
 // everything is loaded); anything older is for "Show more" to fetch.
 
 import { LobbyClient, normalizeCode } from './lib/lobby-client.js';
-import { sanitizeDisplayName } from './lib/name.js';
 
 /** @param {string} name */
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
@@ -373,7 +372,7 @@ function start() {
   document.getElementById('my-build').textContent = myBuild || 'unknown';
   nameInput.value = localStorage.getItem(NAME_KEY) ?? '';
   nameInput.addEventListener('change', () => {
-    localStorage.setItem(NAME_KEY, sanitizeDisplayName(nameInput.value));
+    localStorage.setItem(NAME_KEY, nameInput.value.trim());
   });
   filterBuild.addEventListener('change', follow);
   filterSpace.addEventListener('change', follow);
@@ -397,7 +396,7 @@ function start() {
   moreButton.addEventListener('click', showMore);
   document.getElementById('join-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
-    localStorage.setItem(NAME_KEY, sanitizeDisplayName(nameInput.value));
+    localStorage.setItem(NAME_KEY, nameInput.value.trim());
     const code = normalizeCode(codeInput.value);
     if (!code) {
       joinError.textContent = codeInput.value.trim()

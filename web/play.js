@@ -18,8 +18,8 @@ import { loadCampfire } from './lib/wasm.js';
 import { GuestDriver } from './lib/guest-driver.js';
 import { Controls } from './lib/controls.js';
 import { GameScreen } from './lib/game-screen.js';
-import { displayNameOf, sanitizeDisplayName } from './lib/name.js';
-import { DISCONNECT_GRACE_MS } from './lib/constants.js';
+import { displayNameOf } from './lib/name.js';
+import { DISCONNECT_GRACE_MS } from './lib/facts.js';
 import { ReplayPlayer } from './lib/replay-player.js';
 import { GameTools } from './lib/game-tools.js';
 import { wireInviteButton } from './lib/invite.js';
@@ -638,11 +638,11 @@ async function watchUrl(url) {
 function main() {
   const nameInput = /** @type {HTMLInputElement} */ ($('player-name'));
   const codeInput = /** @type {HTMLInputElement} */ ($('join-code'));
-  const savedName = sanitizeDisplayName(localStorage.getItem(NAME_KEY) ?? '');
+  const savedName = localStorage.getItem(NAME_KEY) ?? '';
   nameInput.value = savedName;
   $('join-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const name = sanitizeDisplayName(nameInput.value);
+    const name = nameInput.value.trim();
     localStorage.setItem(NAME_KEY, name);
     const url = new URL(window.location.href);
     url.searchParams.set('code', codeInput.value.trim());

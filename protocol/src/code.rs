@@ -15,6 +15,15 @@ pub const CODE_ALPHABET: &[u8; 31] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
 /// Number of symbols in a code.
 pub const CODE_LEN: usize = 8;
 
+/// Characters a typed code may carry between its symbols (`ABCD-EFGH`,
+/// `abcd efgh`); they are not part of the code.
+pub const CODE_SEPARATORS: &[char] = &['-', ' '];
+
+/// What [`SessionCode::parse`] accepts, as a regular expression: the server
+/// publishes it in its OpenAPI document (utoipa takes literals there, so
+/// `server/tests/api.rs` checks the served copies against this one).
+pub const CODE_PATTERN: &str = "^[- ]*([2-9A-HJKMNP-Za-hjkmnp-z][- ]*){8}$";
+
 /// A validated, canonical (upper-case) session code.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionCode(String);
@@ -37,7 +46,7 @@ impl SessionCode {
         let mut code = String::with_capacity(CODE_LEN);
         let mut len = 0usize;
         for c in input.chars() {
-            if c == '-' || c == ' ' {
+            if CODE_SEPARATORS.contains(&c) {
                 continue;
             }
             let upper = c.to_ascii_uppercase();
@@ -129,6 +138,23 @@ impl utoipa::ToSchema for SessionCode {}
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn the_pattern_says_what_parse_accepts(typed in "[- 0-9A-Za-z\u{e9}\t]{0,14}") {
+            let pattern = regex::Regex::new(CODE_PATTERN).unwrap();
+            prop_assert_eq!(pattern.is_match(&typed), SessionCode::parse(&typed).is_ok(), "{:?}", typed);
+        }
+
+        #[test]
+        fn every_code_matches_the_pattern(code in proptest::collection::vec(0..CODE_ALPHABET.len(), CODE_LEN)) {
+            let text: String = code.iter().map(|&i| CODE_ALPHABET[i] as char).collect();
+            let pattern = regex::Regex::new(CODE_PATTERN).unwrap();
+            prop_assert!(pattern.is_match(&text.to_lowercase()));
+            let grouped = format!("{}-{}", &text[..4], &text[4..]);
+            prop_assert!(pattern.is_match(&grouped));
+        }
+    }
 
     #[test]
     fn parse_is_case_insensitive_and_ignores_separators() {

@@ -49,7 +49,7 @@ const ASSETS: &[Asset] = &[
     asset!("play.js"),
     asset!("host.js"),
     asset!("lib/index.js"),
-    asset!("lib/constants.js"),
+    asset!("lib/facts.js"),
     asset!("lib/name.js"),
     asset!("lib/lobby-client.js"),
     asset!("lib/guest-driver.js"),
@@ -219,8 +219,8 @@ mod tests {
     #[test]
     fn every_module_a_page_imports_is_served() {
         assert_eq!(
-            resolve("/web/lib/render", "../constants.js"),
-            "/web/lib/constants.js"
+            resolve("/web/lib/render", "../facts.js"),
+            "/web/lib/facts.js"
         );
         assert_eq!(resolve("/web", "./lib/wasm.js"), "/web/lib/wasm.js");
         let served: Vec<&str> = ASSETS.iter().map(|a| a.path).collect();

@@ -1214,6 +1214,14 @@ async fn openapi_describes_every_route() {
             .unwrap()["schema"]
             .clone()
     };
+    assert_eq!(
+        schemas["PutSessionRequest"]["properties"]["code"]["pattern"],
+        protocol::code::CODE_PATTERN
+    );
+    assert_eq!(
+        param("/session/{code}", "code")["pattern"],
+        protocol::code::CODE_PATTERN
+    );
     let cursor = lobby_server::lobby_index::CURSOR_PATTERN;
     assert_eq!(
         param("/lobby", "cursor")["pattern"],

@@ -45,7 +45,7 @@ async fn pages_and_modules_are_served_with_their_types() {
         "/web/lobby.js",
         "/web/play.js",
         "/web/lib/index.js",
-        "/web/lib/constants.js",
+        "/web/lib/facts.js",
         "/web/lib/name.js",
         "/web/lib/lobby-client.js",
         "/web/lib/wasm.js",

@@ -19,7 +19,7 @@ use protocol::peer::Channel;
 use serde::Serialize;
 
 use crate::campaign::botmatch;
-use crate::facts::{facts, sanitize_input, sanitize_name};
+use crate::facts::{CONNECTION_STATES, facts_json, parse_code, sanitize_input, sanitize_name};
 use crate::guest::WebGuest;
 use crate::host::WebHost;
 use crate::join_slots::WebJoinSlots;
@@ -118,16 +118,13 @@ fn channel(number: u32) -> Result<Channel, String> {
         .ok_or_else(|| format!("unknown channel {number}"))
 }
 
-/// The ABI's connection states: 0 connected, 1 disconnected, 2 failed,
-/// 3 closed.
+/// The ABI's connection states: the index in [`CONNECTION_STATES`].
 fn connection_state(number: u32) -> Result<ConnectionState, String> {
-    match number {
-        0 => Ok(ConnectionState::Connected),
-        1 => Ok(ConnectionState::Disconnected),
-        2 => Ok(ConnectionState::Failed),
-        3 => Ok(ConnectionState::Closed),
-        _ => Err(format!("unknown connection state {number}")),
-    }
+    usize::try_from(number)
+        .ok()
+        .and_then(|n| CONNECTION_STATES.get(n))
+        .map(|(_, state)| *state)
+        .ok_or_else(|| format!("unknown connection state {number}"))
 }
 
 /// A buffer of `len` bytes for the page to write into.
@@ -168,7 +165,7 @@ pub extern "C" fn cf_result_len() -> usize {
 /// Answers the shared protocol facts (JSON).
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_facts() -> i32 {
-    answer(json(&facts()))
+    answer(Ok(facts_json()))
 }
 
 /// Answers an input as the shared stream may carry it (JSON).
@@ -181,6 +178,13 @@ pub extern "C" fn cf_sanitize_input(ptr: *const u8, len: usize) -> i32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_sanitize_name(ptr: *const u8, len: usize) -> i32 {
     answer(text(ptr, len).map(|t| sanitize_name(&t)))
+}
+
+/// Answers a typed session code in its canonical form, or why it is none
+/// (as an error).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_parse_code(ptr: *const u8, len: usize) -> i32 {
+    answer(text(ptr, len).and_then(|t| parse_code(&t)))
 }
 
 /// Runs a bot campaign; answers its records and summary (JSON).

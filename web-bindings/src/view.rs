@@ -144,7 +144,9 @@ pub struct PickupView {
     pub y: f64,
 }
 
-fn tile_char(tile: Tile) -> char {
+/// The character a tile has in [`GridView`]'s rows (the page reads it back
+/// through the generated `TILE_OF_CHAR`).
+pub fn tile_char(tile: Tile) -> char {
     match tile {
         Tile::Floor => '.',
         Tile::Wall => '#',

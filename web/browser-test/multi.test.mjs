@@ -4,7 +4,7 @@
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { DISCONNECT_GRACE_MS } from '../lib/constants.js';
+import { DISCONNECT_GRACE_MS } from '../lib/facts.js';
 import { Rig, guestState, until } from './harness.mjs';
 
 const rig = new Rig();

@@ -19,7 +19,7 @@
 // - `DELETE` when the session ends, and, best effort, when the page goes
 //   away (the guests then end with `host-disconnected` after the grace).
 
-import { CHANNELS } from './constants.js';
+import { CHANNELS } from './facts.js';
 import { LobbyError, channelOptions, gatheringComplete } from './lobby-client.js';
 import { loadCampfire } from './wasm.js';
 

@@ -6,9 +6,7 @@
 
 import { HELD_ACTIONS, actionsByKey, defaultSettings } from './settings.js';
 import { BUTTON, PadEdges, TURN_PX_PER_MS, firstPad, readPad } from './gamepad.js';
-
-/** Weapon slots (keys 1–6). */
-const WEAPON_SLOTS = 6;
+import { WEAPON_SLOT_COUNT as WEAPON_SLOTS } from './facts.js';
 
 /** @param {KeyboardEvent} ev */
 function typingInForm(ev) {
@@ -121,7 +119,7 @@ export class Controls {
       ev.preventDefault();
       this.held.add(ev.code);
       this.tapped.add(ev.code);
-    } else if (/^Digit[1-6]$/.test(ev.code)) {
+    } else if (/^Digit[1-9]$/.test(ev.code) && Number(ev.code.slice(5)) <= WEAPON_SLOTS) {
       this.weaponTap = Number(ev.code.slice(5)) - 1;
     } else {
       return;

@@ -9,7 +9,7 @@
 // hidden tab keeps pace). The only timer is the session's own wake-up (the
 // disconnect grace), which may fire late in a hidden tab without harm.
 
-import { CHANNELS } from './constants.js';
+import { CHANNELS } from './facts.js';
 import { takeEarlyMessages } from './lobby-client.js';
 
 /** Polls per batch before yielding to the event loop. */

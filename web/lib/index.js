@@ -3,9 +3,9 @@
 // Plain ES modules, no runtime dependencies. The netcode and the engine run
 // as WebAssembly (web/campfire.wasm): the same Rust code as the daemon.
 
-export * from './constants.js';
-export { DISPLAY_NAME_MAX_CHARS, displayNameOf, sanitizeDisplayName, sanitizeLabel } from './name.js';
-export { CODE_ALPHABET, CODE_LEN, LobbyClient, LobbyError, gatheringComplete, normalizeCode, takeEarlyMessages, withoutCandidates } from './lobby-client.js';
+export * from './facts.js';
+export { displayNameOf } from './name.js';
+export { LobbyClient, LobbyError, gatheringComplete, normalizeCode, takeEarlyMessages, withoutCandidates } from './lobby-client.js';
 export { Campfire, WasmError, WasmGuest, WasmHost, loadCampfire } from './wasm.js';
 export { GuestDriver } from './guest-driver.js';
 export { BrowserHost } from './browser-host.js';

@@ -3,7 +3,9 @@
 // and joining by code for guests (read the offer, answer after full ICE
 // gathering, post the answer). Plain fetch; works in browsers and in Node.
 
-import { CHANNELS, UNRELIABLE_CHANNELS, UNRELIABLE_CHANNEL_ID } from './constants.js';
+import {
+  CHANNELS, CODE_ALPHABET, CODE_LEN, CODE_SEPARATORS, UNRELIABLE_CHANNELS, UNRELIABLE_CHANNEL_ID,
+} from './facts.js';
 
 /**
  * @typedef {Object} LobbyEntry
@@ -30,10 +32,6 @@ import { CHANNELS, UNRELIABLE_CHANNELS, UNRELIABLE_CHANNEL_ID } from './constant
  * @typedef {{type: 'added'|'updated', entry: LobbyEntry} | {type: 'removed', code: string} | {type: 'resync'}} LobbyEvent
  */
 
-/** The symbols of a session code (no 0/O, 1/I/L). */
-export const CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
-/** Symbols in a session code. */
-export const CODE_LEN = 8;
 /** How long a joiner keeps trying for a round of a listed session (lost races, the gap between rounds). */
 const ROUND_WAIT_MS = 30_000;
 /** The same for an unlisted session, which may have started. */
@@ -55,15 +53,22 @@ export class LobbyError extends Error {
 }
 
 /**
- * Canonical form of a typed code: upper case, spaces and dashes removed.
+ * Canonical form of a typed code, by the generated facts: separators
+ * dropped, upper case (`SessionCode::parse`; web/test/wasm.test.mjs checks
+ * the two agree).
  * @param {string} input
  * @returns {string|null} null when it cannot be a code
  */
 export function normalizeCode(input) {
-  const code = String(input ?? '').replace(/[\s-]/g, '').toUpperCase();
-  if (code.length !== CODE_LEN) return null;
-  for (const c of code) if (!CODE_ALPHABET.includes(c)) return null;
-  return code;
+  let code = '';
+  for (const c of String(input ?? '')) {
+    if (CODE_SEPARATORS.includes(c)) continue;
+    // ASCII letters only change case, as in Rust ('ſ' is not an 'S').
+    const upper = c >= 'a' && c <= 'z' ? c.toUpperCase() : c;
+    if (!CODE_ALPHABET.includes(upper)) return null;
+    code += upper;
+  }
+  return code.length === CODE_LEN ? code : null;
 }
 
 /**

@@ -6,7 +6,7 @@
 // page's controls; at the end the page says whether the run reproduced the
 // recorded end, as `host-daemon replay` does.
 
-import { TICK_RATE_HZ } from './constants.js';
+import { TICK_RATE_HZ } from './facts.js';
 
 /** Speeds offered, times real time. */
 export const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];

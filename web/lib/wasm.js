@@ -10,10 +10,12 @@
 // Works in browsers (loadCampfire() fetches /web/campfire.wasm) and in Node
 // (loadCampfire(bytes) with the file's contents).
 
+import { CHANNELS, CONNECTION_STATES } from './facts.js';
+
 /** Channel numbers of the ABI, by data channel label (the order of Channel::ALL). */
-const CHANNEL = Object.freeze({ input: 0, reconciliation: 1, 'input-unreliable': 2 });
+const CHANNEL = Object.freeze(Object.fromEntries(CHANNELS.map((label, n) => [label, n])));
 /** Connection-state numbers of the ABI, by RTCPeerConnection state. */
-const STATE = Object.freeze({ connected: 0, disconnected: 1, failed: 2, closed: 3 });
+const STATE = CONNECTION_STATES;
 
 /** An error answer from the module. */
 export class WasmError extends Error {
@@ -406,6 +408,16 @@ export class Campfire {
    */
   sanitizeName(raw) {
     return this.abi.answer(this.abi.withText(String(raw), (p, n) => this.abi.x.cf_sanitize_name(p, n)));
+  }
+
+  /**
+   * A typed session code in its canonical form, or null when it is none.
+   * @param {string} typed
+   * @returns {string|null}
+   */
+  parseCode(typed) {
+    const status = this.abi.withText(String(typed), (p, n) => this.abi.x.cf_parse_code(p, n));
+    return status === 0 ? this.abi.result() : null;
   }
 
   /** @param {{displayName?: string, buildVersion?: string, bot?: boolean, spectate?: boolean, resumeToken?: string}} config */

@@ -1,41 +1,39 @@
-// The WebAssembly module (web/campfire.wasm) from Node: the protocol facts
-// the page's JavaScript still names agree with the Rust ones, the input and
-// name sanitizers are the Rust ones, and the guest session refuses bad
-// input without changing state.
+// The WebAssembly module (web/campfire.wasm) from Node: the generated
+// facts module says what the module says, the page's code normalizer agrees
+// with the Rust parser, the input sanitizer is the Rust one, and the guest
+// session refuses bad input without changing state.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { WasmError, loadCampfire } from '../lib/wasm.js';
-import * as constants from '../lib/constants.js';
-import { DISPLAY_NAME_MAX_CHARS, sanitizeDisplayName } from '../lib/name.js';
+import * as facts from '../lib/facts.js';
+import { normalizeCode } from '../lib/lobby-client.js';
 
 const campfire = await loadCampfire(readFileSync(fileURLToPath(new URL('../campfire.wasm', import.meta.url))));
 
-test('every constant web/lib/constants.js names equals the Rust protocol fact', () => {
-  const names = Object.keys(constants);
-  assert.ok(names.length >= 10);
-  for (const name of names) {
-    assert.ok(name in campfire.facts, `${name} is not a protocol fact`);
-    assert.deepEqual(/** @type {any} */ (constants)[name], campfire.facts[name], name);
+test('web/lib/facts.js and the module answer the same facts', () => {
+  assert.deepEqual(Object.keys(facts).sort(), Object.keys(campfire.facts).sort());
+  for (const [name, value] of Object.entries(facts)) {
+    assert.deepEqual(value, campfire.facts[name], name);
   }
-  assert.equal(DISPLAY_NAME_MAX_CHARS, campfire.facts.DISPLAY_NAME_MAX_CHARS);
 });
 
-test('the lobby page\'s name sanitizer agrees with the Rust one', () => {
+test('the page\'s code normalizer accepts exactly what SessionCode::parse does', () => {
   const corpus = [
-    '', 'Ada', '  Ada  ', 'A\u0000d\u0007a', 'Zoë', '名前', 'a\u202Eb', 'tab\there', 'line\nbreak',
-    'x'.repeat(100), ' '.repeat(40), '\u200Bzero\u200Bwidth', 'emoji 🔥🔥🔥', 'Ünïcödé Ñame',
-    'a\u0301\u0301\u0301', '<script>', '\uFEFFbom', 'mixed \r\n\t spaces',
+    '', 'ABCDEFGH', 'abcd-efgh', ' ab cd ef gh ', 'ABCD--EFGH', 'ABCDEFG0', 'ABCDEFGO', 'ABCDEFGI',
+    'ABC', 'ABCDEFGHJ', 'abcd\tefgh', 'abcd\u00a0efgh', 'abcd\nefgh', 'ſbcdefgh', 'ıbcdefgh', 'ABCDEFG\u0301H',
+    'ＡBCDEFGH', 'K7QH3MZD', 'k7qh_3mzd', '-'.repeat(20),
   ];
-  for (let i = 0; i < 200; i++) {
+  const symbols = `${facts.CODE_ALPHABET}${facts.CODE_ALPHABET.toLowerCase()}${facts.CODE_SEPARATORS}01IOLioſı\t.`;
+  for (let i = 0; i < 500; i++) {
     let s = '';
-    for (let j = 0; j < (i % 50); j++) s += String.fromCodePoint((i * 7919 + j * 104729) % 0x3000);
+    for (let j = 0; j < 6 + (i % 6); j++) s += symbols[(i * 7919 + j * 104729) % symbols.length];
     corpus.push(s);
   }
-  for (const raw of corpus) {
-    assert.equal(sanitizeDisplayName(raw), campfire.sanitizeName(raw), JSON.stringify(raw));
+  for (const typed of corpus) {
+    assert.equal(normalizeCode(typed), campfire.parseCode(typed), JSON.stringify(typed));
   }
 });
 

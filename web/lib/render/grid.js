@@ -3,8 +3,9 @@
 // rows change: the raycaster reads tiles millions of times a second, and a
 // byte lookup is cheaper than `rows[y].charCodeAt(x)` plus a character switch.
 
-/** Tile codes, in the order of the protocol's `Tile` (`protocol/src/map.rs`). */
-export const TILE = Object.freeze({ FLOOR: 0, WALL: 1, DOOR: 2, SECRET: 3, EXIT: 4 });
+import { TILE, TILE_OF_CHAR } from '../facts.js';
+
+export { TILE };
 
 /**
  * The grid as the view state carries it.
@@ -15,10 +16,8 @@ export const TILE = Object.freeze({ FLOOR: 0, WALL: 1, DOOR: 2, SECRET: 3, EXIT:
  * @property {string[]} rows one string per row y, one character per tile x
  */
 
-/** Row characters to the wire's tile codes. */
-const CHAR_TO_TILE = /** @type {Record<string, number>} */ ({
-  '#': TILE.WALL, '.': TILE.FLOOR, D: TILE.DOOR, S: TILE.SECRET, E: TILE.EXIT,
-});
+/** Row characters to the wire's tile codes (generated from `view.rs`). */
+const CHAR_TO_TILE = /** @type {Record<string, number>} */ (TILE_OF_CHAR);
 
 /** A grid decoded to tile codes; everything outside it is wall. */
 export class TileGrid {

@@ -4,7 +4,7 @@
 // top; the round-trip time in a corner. Sizes derive from one text unit
 // that never drops below 14 CSS pixels, so a 360-pixel phone stays legible.
 
-import { TICK_RATE_HZ } from '../constants.js';
+import { TICK_RATE_HZ } from '../facts.js';
 import { PALETTE } from './palette.js';
 
 /** Which ammo pool each weapon slot draws from (engine/src/weapon.rs); the knife needs none. */

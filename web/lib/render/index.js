@@ -34,7 +34,7 @@
 //   automap.js      the top-down map mode
 //   palette.js      colours; surface.js offscreen canvases and a seeded PRNG
 
-import { TICK_RATE_HZ } from '../constants.js';
+import { TICK_RATE_HZ } from '../facts.js';
 import { drawAutomap } from './automap.js';
 import { tileGridOf } from './grid.js';
 import { ScreenEffects, drawHurt } from './effects.js';
