@@ -12,7 +12,7 @@ use crate::grid::Grid;
 use crate::rules::{
     Difficulty, DifficultyScaling, ENEMY_RADIUS, ENEMY_SIGHT, PLAYER_HIT_RADIUS, ROAM_SPEED_FACTOR,
 };
-use crate::world::SimState;
+use crate::state::SimState;
 
 /// Runs every living enemy for one tick.
 pub fn update(state: &mut SimState, map: &GameMap, dt: f64) {

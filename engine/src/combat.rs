@@ -14,8 +14,8 @@ use crate::enemy::stats;
 use crate::geom::Vec2;
 use crate::loot;
 use crate::rules::ENEMY_HIT_RADIUS;
+use crate::state::SimState;
 use crate::weapon;
-use crate::world::SimState;
 
 /// Fires `shooter`'s current weapon if it can fire: spends ammo, sets the
 /// cooldown, and resolves one hitscan ray per pellet (one stream draw

@@ -4,13 +4,15 @@
 //! # Layout
 //!
 //! - [`engine`]: the [`Engine`] trait the netcode layer drives, its [`Bot`], [`LevelSetup`], [`LevelStatus`], [`EngineError`].
-//! - [`world`]: the reference engine [`RaycasterEngine`], its state and the per-tick system order.
+//! - [`state`]: [`state::SimState`], all simulation state (what the world hash covers).
+//! - [`world`]: the reference engine [`RaycasterEngine`] and the per-tick system order.
+//! - [`raycaster`]: the [`Engine`] interface over it (tick, snapshots, transfers, bots).
 //! - [`reconcile`]: building and applying `ReconciliationSnapshot`s.
 //! - [`player`]: per-player state, camera vectors, movement.
 //! - [`enemy`]: enemy archetypes and state; [`ai`]: their per-tick behaviour.
 //! - [`combat`]: hitscan fire, lag-compensated hit tests, damage and kills.
 //! - [`loot`]: kill drops, disconnect drops, pickup rules.
-//! - [`mine`]: mines, their fuses and blasts.
+//! - [`mine`]: a mine's state; [`mine_system`]: mines spotted, armed and detonating each tick.
 //! - [`weapon`]: the weapon table and ammo pools.
 //! - [`grid`]: the live tile grid, collision, ray casts, doors and secrets.
 //! - [`pathing`]: breadth-first search on the grid.
@@ -78,11 +80,14 @@ pub mod level_gen;
 pub mod loot;
 pub mod map_io;
 pub mod mine;
+pub mod mine_system;
 pub mod pathing;
 pub mod player;
+pub mod raycaster;
 pub mod reconcile;
 pub mod rng;
 pub mod rules;
+pub mod state;
 pub mod sync_test;
 pub mod transfer;
 pub mod weapon;

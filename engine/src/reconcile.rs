@@ -21,8 +21,9 @@ use protocol::tick::MAX_INPUT_DELAY_TICKS;
 
 use crate::engine::EngineError;
 use crate::geom::Vec2;
+use crate::state::SimState;
 use crate::weapon;
-use crate::world::{RaycasterEngine, SimState};
+use crate::world::RaycasterEngine;
 
 /// The snapshot of a state on `map`, with the given grid delta.
 pub fn build(s: &SimState, map: &GameMap, grid_delta: Vec<TileMutation>) -> ReconciliationSnapshot {

@@ -56,7 +56,7 @@ pub const LOOT_HEALTH_AMOUNT: u32 = 25;
 /// Ammo pool caps: bullets, rockets, smg, gas.
 pub const AMMO_CAPS: [u32; 4] = [200, 50, 300, 200];
 
-pub use protocol::peer::Difficulty;
+pub use protocol::difficulty::Difficulty;
 
 /// How a [`Difficulty`] scales the enemies (the engine's half of the
 /// difficulty model; the wire type lives in `protocol`).

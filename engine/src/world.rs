@@ -18,69 +18,24 @@ use std::collections::{BTreeMap, VecDeque};
 
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::map::{GameMap, Tile};
-use protocol::snapshot::{
-    Carryover, LevelOutcome, PlayerScore, ReconciliationSnapshot, TileMutation,
-};
+use protocol::snapshot::{LevelOutcome, PlayerScore, TileMutation};
 use protocol::tick::{COUNTDOWN_TICKS, FIXED_DT, INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
 use serde::{Deserialize, Serialize};
 
 use crate::ai;
-use crate::bot::BotController;
 use crate::combat;
 use crate::enemy::Enemy;
-use crate::engine::{Engine, EngineError, LevelSetup, LevelStatus};
+use crate::engine::{EngineError, LevelSetup};
 use crate::geom::Vec2;
 use crate::grid::{Grid, cell};
-use crate::hash::hash_value;
-use crate::loot::{self, LootDrop, add_ammo, add_health};
-use crate::mine::{self, Mine};
+use crate::loot::{self, add_ammo, add_health};
+use crate::mine::Mine;
+use crate::mine_system;
 use crate::player::Player;
-use crate::reconcile;
 use crate::rng::Mulberry32;
-use crate::rules::{Difficulty, PICKUP_RADIUS, USE_REACH};
+use crate::rules::{PICKUP_RADIUS, USE_REACH};
+use crate::state::SimState;
 use crate::weapon::{self, AmmoPool, SWAP_TIME};
-
-/// All simulation state: exactly what the world hash covers. Every
-/// collection is a `Vec` or a `BTreeMap`, so iteration order is canonical.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SimState {
-    /// Ticks simulated this level.
-    pub tick: u64,
-    /// Simulated seconds (`tick * FIXED_DT`, accumulated).
-    pub level_time: f64,
-    /// The one shared stream.
-    pub rng: Mulberry32,
-    /// Session difficulty.
-    pub difficulty: Difficulty,
-    /// Player count used for elite scaling.
-    pub player_count: u32,
-    /// More than one player at level start: lag compensation and the
-    /// multiplayer weapon-drop rule apply.
-    pub multiplayer: bool,
-    /// The live grid.
-    pub grid: Grid,
-    /// Roster members, dead or alive.
-    pub players: BTreeMap<PlayerId, Player>,
-    /// Players removed this level, with their score.
-    pub departed: BTreeMap<PlayerId, PlayerScore>,
-    /// Index-aligned with the map's enemies.
-    pub enemies: Vec<Enemy>,
-    /// Enemy positions at the end of recent ticks, oldest first.
-    pub enemy_history: VecDeque<Vec<Vec2>>,
-    /// Index-aligned with the map's mines.
-    pub mines: Vec<Mine>,
-    /// Per map pickup.
-    pub pickups_collected: Vec<bool>,
-    /// Per map key.
-    pub keys_collected: Vec<bool>,
-    /// Live loot drops.
-    pub loot: Vec<LootDrop>,
-    /// Exit countdown ticks left, once started.
-    pub countdown: Option<u32>,
-    /// Set when the level is over.
-    pub outcome: Option<LevelOutcome>,
-}
 
 /// The state plus bookkeeping that is not simulation (the grid mutation log
 /// that feeds `gridDelta`).
@@ -114,7 +69,7 @@ impl RaycasterEngine {
         &self.state
     }
 
-    fn all_scores(&self) -> BTreeMap<PlayerId, PlayerScore> {
+    pub(crate) fn all_scores(&self) -> BTreeMap<PlayerId, PlayerScore> {
         let mut out = self.state.departed.clone();
         for (id, p) in &self.state.players {
             out.insert(
@@ -336,52 +291,8 @@ impl RaycasterEngine {
         }
     }
 
-    pub(crate) fn saved(&self) -> SavedWorld {
-        SavedWorld {
-            state: self.state.clone(),
-            grid_log: self.grid_log.clone(),
-            snapshot_cursor: self.snapshot_cursor,
-        }
-    }
-
-    /// Replaces the world with `saved` when it fits this level's map;
-    /// otherwise changes nothing.
-    pub(crate) fn restore(&mut self, saved: SavedWorld) -> Result<(), EngineError> {
-        self.check_saved(&saved)?;
-        self.state = saved.state;
-        self.grid_log = saved.grid_log;
-        self.snapshot_cursor = saved.snapshot_cursor;
-        Ok(())
-    }
-
-    fn check_saved(&self, w: &SavedWorld) -> Result<(), EngineError> {
-        let s = &w.state;
-        let bad = |what: &str| Err(EngineError::BadState(what.to_string()));
-        if s.grid.width != self.map.width
-            || s.grid.height != self.map.height
-            || s.grid.tiles.len() != self.map.tiles.len()
-        {
-            return bad("grid dimensions differ from the level's map");
-        }
-        if s.enemies.len() != self.map.enemies.len() || s.mines.len() != self.map.mines.len() {
-            return bad("enemy or mine count differs from the level's map");
-        }
-        if s.pickups_collected.len() != self.map.ammo_pickups.len()
-            || s.keys_collected.len() != self.map.keys.len()
-        {
-            return bad("pickup or key count differs from the level's map");
-        }
-        if w.snapshot_cursor > w.grid_log.len() {
-            return bad("snapshot cursor past the end of the grid log");
-        }
-        Ok(())
-    }
-}
-
-impl Engine for RaycasterEngine {
-    type Bot = BotController;
-
-    fn new_level(setup: LevelSetup) -> Result<Self, EngineError> {
+    /// A level's first tick from its setup (`Engine::new_level`).
+    pub(crate) fn start(setup: LevelSetup) -> Result<Self, EngineError> {
         let LevelSetup {
             map,
             roster,
@@ -445,7 +356,13 @@ impl Engine for RaycasterEngine {
         })
     }
 
-    fn advance(&mut self, inputs: &BTreeMap<PlayerId, InputSnapshot>, roster_remove: &[PlayerId]) {
+    /// One tick: the systems in the order this module's header gives
+    /// (`Engine::advance`).
+    pub(crate) fn step(
+        &mut self,
+        inputs: &BTreeMap<PlayerId, InputSnapshot>,
+        roster_remove: &[PlayerId],
+    ) {
         if self.state.outcome.is_some() {
             return;
         }
@@ -454,7 +371,7 @@ impl Engine for RaycasterEngine {
         }
         self.players_act(inputs);
         self.collect_items();
-        mine::update(&mut self.state, &self.map, FIXED_DT);
+        mine_system::update(&mut self.state, &self.map, FIXED_DT);
         ai::update(&mut self.state, &self.map, FIXED_DT);
         self.resolve_deaths();
         self.record_history();
@@ -463,105 +380,62 @@ impl Engine for RaycasterEngine {
         self.state.tick += 1;
     }
 
-    fn snapshot(&mut self) -> ReconciliationSnapshot {
-        let delta = self
-            .grid_log
-            .get(self.snapshot_cursor..)
-            .unwrap_or_default()
-            .to_vec();
-        self.snapshot_cursor = self.grid_log.len();
-        reconcile::build(&self.state, &self.map, delta)
-    }
-
-    fn apply_snapshot(&mut self, snapshot: &ReconciliationSnapshot) -> Result<(), EngineError> {
-        reconcile::validate(self, snapshot)?;
-        reconcile::apply(self, snapshot);
-        Ok(())
-    }
-
-    fn rng_state(&self) -> u32 {
-        self.state.rng.state()
-    }
-
-    fn set_rng_state(&mut self, state: u32) {
-        self.state.rng = Mulberry32::from_state(state);
-    }
-
-    fn world_hash(&self) -> u64 {
-        hash_value(&self.state)
-    }
-
-    fn status(&self) -> LevelStatus {
-        match (self.state.outcome, self.state.countdown) {
-            (Some(LevelOutcome::Complete), _) => LevelStatus::Complete,
-            (Some(LevelOutcome::TeamEliminated), _) => LevelStatus::TeamEliminated,
-            (None, Some(ticks_left)) => LevelStatus::Countdown { ticks_left },
-            (None, None) => LevelStatus::Running,
-        }
-    }
-
-    fn tick(&self) -> u64 {
-        self.state.tick
-    }
-
-    fn roster(&self) -> Vec<PlayerId> {
-        self.state.players.keys().cloned().collect()
-    }
-
-    fn carryovers(&self) -> BTreeMap<PlayerId, Carryover> {
-        self.state
-            .players
-            .iter()
-            .map(|(id, p)| (id.clone(), p.carryover()))
-            .collect()
-    }
-
-    fn scores(&self) -> BTreeMap<PlayerId, PlayerScore> {
-        self.all_scores()
-    }
-
-    fn difficulty(&self) -> Difficulty {
-        self.state.difficulty
-    }
-
-    fn player_positions(&self) -> BTreeMap<PlayerId, (f64, f64)> {
-        self.state
-            .players
-            .iter()
-            .map(|(id, p)| (id.clone(), (p.pos.x, p.pos.y)))
-            .collect()
-    }
-
-    fn save_state(&self) -> Result<String, EngineError> {
-        serde_json::to_string(&self.saved()).map_err(|e| EngineError::BadState(e.to_string()))
-    }
-
-    fn load_state(&mut self, state: &str) -> Result<(), EngineError> {
-        let saved: SavedWorld =
-            serde_json::from_str(state).map_err(|e| EngineError::BadState(e.to_string()))?;
-        self.restore(saved)
-    }
-
-    fn add_player(&mut self, player: &PlayerId, input_delay: u64) {
+    /// Adds a player mid-level with its input delay (`Engine::add_player`).
+    pub(crate) fn admit(&mut self, player: &PlayerId, input_delay: u64) {
         if !self.state.players.contains_key(player) {
             self.input_delays.insert(player.clone(), input_delay);
         }
         self.join_player(player);
     }
 
-    fn save_exact(&self) -> Result<Vec<u8>, EngineError> {
-        crate::transfer::save(self)
+    pub(crate) fn saved(&self) -> SavedWorld {
+        SavedWorld {
+            state: self.state.clone(),
+            grid_log: self.grid_log.clone(),
+            snapshot_cursor: self.snapshot_cursor,
+        }
     }
 
-    fn load_exact(&mut self, bytes: &[u8]) -> Result<(), EngineError> {
-        crate::transfer::load(self, bytes)
+    /// Replaces the world with `saved` when it fits this level's map;
+    /// otherwise changes nothing.
+    pub(crate) fn restore(&mut self, saved: SavedWorld) -> Result<(), EngineError> {
+        self.check_saved(&saved)?;
+        self.state = saved.state;
+        self.grid_log = saved.grid_log;
+        self.snapshot_cursor = saved.snapshot_cursor;
+        Ok(())
+    }
+
+    fn check_saved(&self, w: &SavedWorld) -> Result<(), EngineError> {
+        let s = &w.state;
+        let bad = |what: &str| Err(EngineError::BadState(what.to_string()));
+        if s.grid.width != self.map.width
+            || s.grid.height != self.map.height
+            || s.grid.tiles.len() != self.map.tiles.len()
+        {
+            return bad("grid dimensions differ from the level's map");
+        }
+        if s.enemies.len() != self.map.enemies.len() || s.mines.len() != self.map.mines.len() {
+            return bad("enemy or mine count differs from the level's map");
+        }
+        if s.pickups_collected.len() != self.map.ammo_pickups.len()
+            || s.keys_collected.len() != self.map.keys.len()
+        {
+            return bad("pickup or key count differs from the level's map");
+        }
+        if w.snapshot_cursor > w.grid_log.len() {
+            return bad("snapshot cursor past the end of the grid log");
+        }
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{Engine, LevelStatus};
     use crate::level_gen::generate;
+    use crate::rules::Difficulty;
     use crate::weapon::PISTOL;
 
     fn level(players: u32) -> RaycasterEngine {

@@ -15,12 +15,13 @@ use std::time::Duration;
 
 use protocol::BUILD_VERSION;
 use protocol::chunk::split;
+use protocol::difficulty::Difficulty;
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::name::sanitize_display_name;
 use protocol::peer::{
-    Difficulty, EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_RELAY, GuestMessage,
-    HostMessage, JoinPayload, JoinPoint, PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel,
-    RosterAdd, ScoreRow, SessionInit, TickInputBundle, TransitionPayload,
+    EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_RELAY, GuestMessage, HostMessage,
+    JoinPayload, JoinPoint, PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel, RosterAdd, ScoreRow,
+    SessionInit, TickInputBundle, TransitionPayload,
 };
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 use protocol::wire::WireFormat;

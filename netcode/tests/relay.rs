@@ -11,7 +11,8 @@ use lockstep::relay::{RelayConfig, RelayEnd, RelayEvent};
 use netcode::guest::{GuestConfig, GuestEnd, GuestSession};
 use netcode::link::{ConnectionState, PeerEvent as LinkEvent};
 use netcode::sim::{End, LinkConfig, Network};
-use protocol::peer::{Difficulty, EndReason, HostMessage};
+use protocol::difficulty::Difficulty;
+use protocol::peer::{EndReason, HostMessage};
 
 type Guest = GuestSession<RaycasterEngine>;
 

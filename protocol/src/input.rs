@@ -38,6 +38,10 @@ pub const MAX_MOUSE_DELTA_X: f64 = 4096.0;
 /// Number of weapon slots; a `weaponSelect` must be below it.
 pub const WEAPON_SLOT_COUNT: u8 = 6;
 
+/// Mouse movement resolution of sanitized input (and so of the compact wire
+/// form, which carries it exactly): counts of 1/64 pixel.
+pub const MOUSE_STEPS_PER_PIXEL: f64 = 64.0;
+
 /// One player's input for one tick.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -104,7 +108,7 @@ impl InputSnapshot {
     /// wire form carries exactly; a turn of about 0.00004 rad), an
     /// out-of-range `weaponSelect` dropped.
     pub fn sanitized(&self) -> InputSnapshot {
-        let steps = crate::wire::MOUSE_STEPS_PER_PIXEL;
+        let steps = MOUSE_STEPS_PER_PIXEL;
         let mouse_delta_x = if self.mouse_delta_x.is_finite() {
             // `+ 0.0` turns a -0.0 into 0.0.
             (self

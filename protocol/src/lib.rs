@@ -8,6 +8,7 @@
 //! - [`api`]: request and response bodies of the HTTP API, lobby entries,
 //!   lobby events, the error body and its codes.
 //! - [`code`]: session codes (alphabet without look-alikes, parsing).
+//! - [`difficulty`]: the session's difficulty setting.
 //! - [`name`]: display-name sanitizing (control characters stripped, length capped).
 //! - [`sdp`]: the cheap plausibility check for SDP offers and answers.
 //! - [`input`]: per-tick player input (`InputSnapshot`).
@@ -24,6 +25,7 @@
 pub mod api;
 pub mod chunk;
 pub mod code;
+pub mod difficulty;
 pub mod input;
 pub mod map;
 pub mod name;

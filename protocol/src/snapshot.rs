@@ -233,7 +233,7 @@ pub struct ResidualState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<LevelOutcome>,
     /// The session's difficulty.
-    pub difficulty: crate::peer::Difficulty,
+    pub difficulty: crate::difficulty::Difficulty,
     /// Player count for elite scaling.
     pub player_count: u32,
     /// Whether the level started with more than one player.

@@ -27,7 +27,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
 use crate::chunk::MAX_PAYLOAD_BYTES;
-use crate::input::{InputSnapshot, PlayerId, TickInput};
+use crate::input::{InputSnapshot, MOUSE_STEPS_PER_PIXEL, PlayerId, TickInput};
 use crate::peer::{
     GuestMessage, HostMessage, PeerMessageError, ReconciliationSnapshotMessage, TickInputBundle,
     TickInputs,
@@ -36,10 +36,6 @@ use crate::tick::FIXED_DT;
 
 /// The first character of a compact message.
 const MARK: char = '~';
-
-/// Mouse movement resolution of the compact form (and of sanitized input):
-/// counts of 1/64 pixel.
-pub const MOUSE_STEPS_PER_PIXEL: f64 = 64.0;
 
 /// How a peer writes its messages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

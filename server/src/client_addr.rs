@@ -7,7 +7,7 @@
 //! trusted proxy is not capped as one client (it carries many); each
 //! forwarded client's requests in flight are capped instead.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 
 use axum::http::HeaderMap;
 use ipnet::IpNet;
@@ -89,6 +89,29 @@ pub fn parse_network(s: &str) -> Result<IpNet, String> {
         .map_err(|_| format!("{s:?} is neither an address nor a network (CIDR, e.g. 10.0.0.0/8)"))
 }
 
+/// The key an address's budgets are kept under: the IPv4 address (also
+/// when it arrives IPv4-mapped), or the IPv6 /64 network.
+pub fn client_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+    }
+}
+
+/// [`client_key`] as text: `203.0.113.7`, or `2001:db8:1:2::/64`.
+pub fn client_label(ip: IpAddr) -> String {
+    match client_key(ip) {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("{v6}/64"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +172,27 @@ mod tests {
         );
         assert!(parse_network("10.0.0.0/33").is_err());
         assert!(parse_network("proxy").is_err());
+    }
+
+    fn addr(s: &str) -> IpAddr {
+        s.parse().expect("address")
+    }
+
+    #[test]
+    fn an_ipv6_network_shares_one_budget_and_ipv4_keeps_its_address() {
+        assert_eq!(
+            client_key(addr("2001:db8:1:2:aaaa::1")),
+            addr("2001:db8:1:2::")
+        );
+        assert_eq!(
+            client_key(addr("2001:db8:1:2:ffff:ffff:ffff:ffff")),
+            client_key(addr("2001:db8:1:2::7"))
+        );
+        assert_ne!(
+            client_key(addr("2001:db8:1:3::1")),
+            client_key(addr("2001:db8:1:2::1"))
+        );
+        assert_eq!(client_key(addr("::ffff:192.0.2.7")), addr("192.0.2.7"));
+        assert_eq!(client_key(addr("192.0.2.7")), addr("192.0.2.7"));
     }
 }

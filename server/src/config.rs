@@ -298,22 +298,6 @@ impl Config {
         Duration::from_secs(self.session_ttl)
     }
 
-    /// What the front door allows (connections, header timeout, drain).
-    pub fn connection_limits(&self) -> crate::serve::ConnectionLimits {
-        crate::serve::ConnectionLimits {
-            max_connections: self.max_connections,
-            max_connections_per_address: if self.disable_rate_limits {
-                self.max_connections
-            } else {
-                self.max_connections_per_address
-            },
-            header_read_timeout: Duration::from_millis(self.header_timeout_ms.max(1)),
-            write_stall_timeout: Duration::from_millis(self.write_stall_timeout_ms.max(1)),
-            forwarded_for: self.forwarded_for(),
-            shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
-        }
-    }
-
     /// Whose `X-Forwarded-For` names the client.
     pub fn forwarded_for(&self) -> ForwardedFor {
         if self.trust_forwarded_for {

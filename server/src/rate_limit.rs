@@ -11,7 +11,7 @@
 //! until the budget refills, hits included; otherwise an enumerator would
 //! still learn which codes exist.
 
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
@@ -21,31 +21,9 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
 use protocol::code::SessionCode;
 
+use crate::client_addr::client_key;
 use crate::config::Config;
 use crate::error::AppError;
-
-/// The key an address's budgets are kept under: the IPv4 address (also
-/// when it arrives IPv4-mapped), or the IPv6 /64 network.
-pub fn client_key(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V4(_) => ip,
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => {
-                let s = v6.segments();
-                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
-            }
-        },
-    }
-}
-
-/// [`client_key`] as text: `203.0.113.7`, or `2001:db8:1:2::/64`.
-pub fn client_label(ip: IpAddr) -> String {
-    match client_key(ip) {
-        IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) => format!("{v6}/64"),
-    }
-}
 
 /// Which budget a request draws on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,21 +177,6 @@ mod tests {
 
     fn ip(s: &str) -> IpAddr {
         s.parse().expect("address")
-    }
-
-    #[test]
-    fn an_ipv6_network_shares_one_budget_and_ipv4_keeps_its_address() {
-        assert_eq!(client_key(ip("2001:db8:1:2:aaaa::1")), ip("2001:db8:1:2::"));
-        assert_eq!(
-            client_key(ip("2001:db8:1:2:ffff:ffff:ffff:ffff")),
-            client_key(ip("2001:db8:1:2::7"))
-        );
-        assert_ne!(
-            client_key(ip("2001:db8:1:3::1")),
-            client_key(ip("2001:db8:1:2::1"))
-        );
-        assert_eq!(client_key(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
-        assert_eq!(client_key(ip("192.0.2.7")), ip("192.0.2.7"));
     }
 
     #[test]

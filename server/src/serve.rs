@@ -38,8 +38,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_io_timeout::TimeoutStream;
 use tower::ServiceExt;
 
-use crate::client_addr::{ClientAddr, ForwardedFor};
-use crate::rate_limit::client_key;
+use crate::client_addr::{ClientAddr, ForwardedFor, client_key};
+use crate::config::Config;
 use crate::slots::{Slot, Slots};
 
 /// What the front door allows.
@@ -57,6 +57,25 @@ pub struct ConnectionLimits {
     pub forwarded_for: ForwardedFor,
     /// Time requests in flight get after shutdown begins.
     pub shutdown_grace: Duration,
+}
+
+impl ConnectionLimits {
+    /// What `config` allows at the front door (connections, header
+    /// timeout, drain).
+    pub fn from_config(config: &Config) -> Self {
+        ConnectionLimits {
+            max_connections: config.max_connections,
+            max_connections_per_address: if config.disable_rate_limits {
+                config.max_connections
+            } else {
+                config.max_connections_per_address
+            },
+            header_read_timeout: Duration::from_millis(config.header_timeout_ms.max(1)),
+            write_stall_timeout: Duration::from_millis(config.write_stall_timeout_ms.max(1)),
+            forwarded_for: config.forwarded_for(),
+            shutdown_grace: Duration::from_millis(config.shutdown_grace_ms),
+        }
+    }
 }
 
 /// The body of a `503` to a client over a cap.

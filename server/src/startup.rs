@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use crate::app::router;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::serve::ConnectionLimits;
 use crate::state::AppState;
 use crate::store::{Store, StoreChange, StoreChanges};
 
@@ -92,7 +93,7 @@ impl Application {
         let app = router(state.clone());
         tracing::info!("listening on http://{addr}");
         let cancel = state.shutdown.clone();
-        let mut limits = state.config.connection_limits();
+        let mut limits = ConnectionLimits::from_config(&state.config);
         // After the line above, which tools read first to find the port.
         limits.max_connections = crate::descriptors::fit_connections(
             limits.max_connections,

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use engine::{Engine, LevelSetup, LevelStatus};
+use protocol::difficulty::Difficulty;
 use protocol::input::PlayerId;
 use protocol::peer::{
-    Difficulty, FEATURE_RELAY, GuestMessage, RelayLevel, ScoreRow, TransitionPayload,
-    state_to_base64,
+    FEATURE_RELAY, GuestMessage, RelayLevel, ScoreRow, TransitionPayload, state_to_base64,
 };
 
 use super::GuestSession;

@@ -14,12 +14,13 @@ use serde::Deserialize;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
+use crate::client_addr::client_key;
 use crate::error::AppError;
 use crate::extract::{ApiQuery, ClientIp};
 use crate::lobby_index::{
     Cursor, LobbyChange, LobbyFilter, PageQuery, SEARCH_MAX_CHARS, SEARCH_MAX_WORDS,
 };
-use crate::rate_limit::{Budget, client_key};
+use crate::rate_limit::Budget;
 use crate::state::AppState;
 
 /// Default and largest page sizes of `GET /lobby`.

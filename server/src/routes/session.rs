@@ -16,6 +16,7 @@ use protocol::name::sanitize_display_name;
 use protocol::sdp::check_plausible_sdp;
 use serde::Deserialize;
 
+use crate::client_addr::client_label;
 use crate::clock::to_datetime;
 use crate::error::AppError;
 use crate::extract::{ApiJson, ApiQuery, ClientIp, CodePath, bearer_token};
@@ -23,7 +24,7 @@ use crate::fields::{checked_offer, fields_for_create, fields_for_update};
 use crate::ice::TurnGrant;
 use crate::lobby_index::lobby_entry;
 use crate::metrics::RejectLabels;
-use crate::rate_limit::{Budget, SessionBudget, client_label};
+use crate::rate_limit::{Budget, SessionBudget};
 use crate::state::AppState;
 use crate::store::{
     Authorized, ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoredAnswer,

@@ -14,41 +14,10 @@ use str0m::{Candidate, IceCreds, Rtc, RtcConfig};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, oneshot};
 
-use super::peer::{Peer, SendReply};
-use super::shared::{CHANNELS, Shared, channel_index};
+use super::peer::Peer;
+use super::shared::{CHANNELS, Command, ConnId, Opened, SendReply, Shared, channel_index};
 use super::{MAX_DATAGRAM_BYTES, SCTP_MAX_MESSAGE_SIZE, WebRtcError, WebRtcOptions};
 use crate::transport::{PeerEvent, TransportError};
-
-/// A connection's id in its endpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(super) struct ConnId(pub(super) u64);
-
-/// A new connection, as the run loop hands it to its handles.
-pub(super) struct Opened {
-    pub(super) shared: Arc<Shared>,
-    pub(super) events: mpsc::UnboundedReceiver<PeerEvent>,
-    /// The offer (host side) or the answer (guest side).
-    pub(super) sdp: String,
-}
-
-/// What the handles ask of the run loop.
-pub(super) enum Command {
-    /// A new connection with the three channels and an offer.
-    Offer(oneshot::Sender<Result<Opened, WebRtcError>>),
-    /// A new connection answering `offer`.
-    Answer(String, oneshot::Sender<Result<Opened, WebRtcError>>),
-    /// The joiner's answer to a connection's offer.
-    ApplyAnswer(ConnId, String, oneshot::Sender<Result<(), WebRtcError>>),
-    /// A message on a channel (by index); the reply comes once it is
-    /// written (after waiting for room).
-    Send(ConnId, usize, String, SendReply),
-    /// Close one channel (by index), leave the others.
-    CloseChannel(ConnId, usize),
-    /// Close the connection; the reply (if any) comes once it is closed.
-    Close(ConnId, Option<oneshot::Sender<()>>),
-    /// The receive queue has room again.
-    Resume(ConnId),
-}
 
 /// One UDP socket serving every WebRTC connection of a process, and the
 /// task that runs them. Cloning is cheap; the socket and the task live as

@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use protocol::peer::Channel;
 use tokio::sync::{mpsc, watch};
 
-use super::endpoint::Command;
-use super::peer::SendReply;
-use super::setup::Conn;
-use super::shared::channel_index;
-use crate::transport::{ConnectionState, PeerEvent, PeerReceiver, PeerSender, TransportError};
+use super::WebRtcLink;
+use super::conn::Conn;
+use super::shared::{Command, SendReply, channel_index};
+use crate::transport::{
+    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
+};
 
 /// What the sender and receiver share once connected.
 pub(super) struct Inner {
@@ -163,5 +164,28 @@ impl PeerReceiver for WebRtcReceiver {
             Some(_) => {}
         }
         ev
+    }
+}
+
+/// The connected link over `conn`, reading `events`.
+pub(super) fn make_link(conn: Conn, events: mpsc::UnboundedReceiver<PeerEvent>) -> WebRtcLink {
+    let (closed, closed_rx) = watch::channel(false);
+    let max_message_bytes = conn.endpoint.opts.max_message_bytes;
+    let inner = Arc::new(Inner {
+        conn,
+        max_message_bytes,
+        closing: AtomicBool::new(false),
+        closed,
+    });
+    PeerLink {
+        sender: WebRtcSender {
+            inner: inner.clone(),
+        },
+        receiver: WebRtcReceiver {
+            events,
+            closed: closed_rx,
+            inner,
+            done: false,
+        },
     }
 }

@@ -65,6 +65,7 @@
 //!   shuts the association down. A connection whose every handle is dropped
 //!   without `close()` is closed the same way.
 
+mod conn;
 mod endpoint;
 mod link;
 mod peer;

@@ -20,18 +20,9 @@ use str0m::{Event, IceConnectionState, Input, Output, Rtc};
 use tokio::net::UdpSocket;
 use tokio::sync::oneshot;
 
-use super::shared::{CHANNELS, Shared};
+use super::shared::{CHANNELS, SendReply, Shared};
 use super::{CLOSE_FLUSH_TIMEOUT, HELD_BYTES, ONE_CHANNEL_CLOSED_GRACE, WebRtcOptions};
 use crate::transport::{ConnectionState, TransportError};
-
-/// Who hears how a send ended.
-pub(super) enum SendReply {
-    /// A sender waiting until it is written (the back-pressure).
-    Wait(oneshot::Sender<Result<(), TransportError>>),
-    /// Nobody: the sender went on at once and counted it in
-    /// [`Shared::fired`]; the count goes down once it is written or refused.
-    Fired,
-}
 
 /// A send that waits for room in its channel.
 type WaitingSend = (String, SendReply);

@@ -1,99 +1,14 @@
 //! The two ways a connection is set up: the host's offer and the guest's
 //! answer.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
 
-use tokio::sync::{mpsc, oneshot, watch};
-use tokio::time::timeout;
-
-use super::endpoint::{Command, Endpoint, Opened};
-use super::link::{Inner, WebRtcReceiver, WebRtcSender};
-use super::shared::Shared;
-use super::{CLOSE_FLUSH_TIMEOUT, WebRtcError, WebRtcLink};
-use crate::transport::{PeerEvent, PeerLink};
-
-/// A connection's place in its endpoint, held by whichever handle owns it
-/// now. Dropped without a close, it closes the connection.
-pub(super) struct Conn {
-    pub(super) endpoint: Endpoint,
-    pub(super) shared: Arc<Shared>,
-    close_sent: AtomicBool,
-}
-
-impl Conn {
-    fn new(endpoint: &Endpoint, shared: Arc<Shared>) -> Self {
-        Conn {
-            endpoint: endpoint.clone(),
-            shared,
-            close_sent: AtomicBool::new(false),
-        }
-    }
-
-    /// Asks the run loop to close it; returns at once.
-    pub(super) fn start_close(&self) {
-        if !self.close_sent.swap(true, Ordering::SeqCst) {
-            let _ = self
-                .endpoint
-                .commands
-                .send(Command::Close(self.shared.id, None));
-        }
-    }
-
-    /// Closes it and waits (bounded) until it is.
-    pub(super) async fn close_and_wait(&self) {
-        self.close_sent.store(true, Ordering::SeqCst);
-        let id = self.shared.id;
-        let done = self.endpoint.ask(|r| Command::Close(id, Some(r)));
-        let _ = timeout(CLOSE_FLUSH_TIMEOUT + Duration::from_secs(5), done).await;
-    }
-
-    /// Resolves once every channel is open, or with the error once the
-    /// connection failed or `within` passed.
-    async fn opened(&self, within: Duration) -> Result<(), WebRtcError> {
-        let mut progress = self.shared.progress.subscribe();
-        let waited = timeout(
-            within,
-            progress.wait_for(|p| p.failed || p.open.iter().all(|o| *o)),
-        )
-        .await
-        .map(|r| r.is_ok_and(|p| !p.failed));
-        match waited {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(WebRtcError::ConnectFailed),
-            Err(_) => Err(WebRtcError::ConnectTimeout(within)),
-        }
-    }
-}
-
-impl Drop for Conn {
-    fn drop(&mut self) {
-        self.start_close();
-    }
-}
-
-fn link(conn: Conn, events: mpsc::UnboundedReceiver<PeerEvent>) -> WebRtcLink {
-    let (closed, closed_rx) = watch::channel(false);
-    let max_message_bytes = conn.endpoint.opts.max_message_bytes;
-    let inner = Arc::new(Inner {
-        conn,
-        max_message_bytes,
-        closing: AtomicBool::new(false),
-        closed,
-    });
-    PeerLink {
-        sender: WebRtcSender {
-            inner: inner.clone(),
-        },
-        receiver: WebRtcReceiver {
-            events,
-            closed: closed_rx,
-            inner,
-            done: false,
-        },
-    }
-}
+use super::conn::Conn;
+use super::endpoint::Endpoint;
+use super::link::make_link;
+use super::shared::{Command, Opened};
+use super::{WebRtcError, WebRtcLink};
+use crate::transport::PeerEvent;
 
 async fn open(
     endpoint: &Endpoint,
@@ -221,7 +136,7 @@ impl AnsweredOffer {
 
     /// The link, once [`Self::opened`] succeeded.
     pub fn into_link(self) -> WebRtcLink {
-        link(self.conn, self.events)
+        make_link(self.conn, self.events)
     }
 
     /// Gives the join up: closes the connection.
@@ -272,7 +187,7 @@ impl GuestAnswer {
             self.close().await;
             return Err(e);
         }
-        Ok(link(self.conn, self.events))
+        Ok(make_link(self.conn, self.events))
     }
 
     /// Gives up: closes the connection.

@@ -1,15 +1,55 @@
 //! What a connection's handles and the endpoint's run loop share: the
-//! receive queue and its accounting, set-up progress, and state reports.
+//! commands the handles send the loop, the receive queue and its
+//! accounting, set-up progress, and state reports.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use protocol::peer::Channel;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
-use super::endpoint::{Command, ConnId};
-use super::{LAST_WORDS, RECEIVE_QUEUE_MESSAGES};
-use crate::transport::{ConnectionState, PeerEvent};
+use super::{LAST_WORDS, RECEIVE_QUEUE_MESSAGES, WebRtcError};
+use crate::transport::{ConnectionState, PeerEvent, TransportError};
+
+/// A connection's id in its endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) struct ConnId(pub(super) u64);
+
+/// A new connection, as the run loop hands it to its handles.
+pub(super) struct Opened {
+    pub(super) shared: Arc<Shared>,
+    pub(super) events: mpsc::UnboundedReceiver<PeerEvent>,
+    /// The offer (host side) or the answer (guest side).
+    pub(super) sdp: String,
+}
+
+/// What the handles ask of the run loop.
+pub(super) enum Command {
+    /// A new connection with the three channels and an offer.
+    Offer(oneshot::Sender<Result<Opened, WebRtcError>>),
+    /// A new connection answering `offer`.
+    Answer(String, oneshot::Sender<Result<Opened, WebRtcError>>),
+    /// The joiner's answer to a connection's offer.
+    ApplyAnswer(ConnId, String, oneshot::Sender<Result<(), WebRtcError>>),
+    /// A message on a channel (by index); the reply comes once it is
+    /// written (after waiting for room).
+    Send(ConnId, usize, String, SendReply),
+    /// Close one channel (by index), leave the others.
+    CloseChannel(ConnId, usize),
+    /// Close the connection; the reply (if any) comes once it is closed.
+    Close(ConnId, Option<oneshot::Sender<()>>),
+    /// The receive queue has room again.
+    Resume(ConnId),
+}
+
+/// Who hears how a send ended.
+pub(super) enum SendReply {
+    /// A sender waiting until it is written (the back-pressure).
+    Wait(oneshot::Sender<Result<(), TransportError>>),
+    /// Nobody: the sender went on at once and counted it in
+    /// [`Shared::fired`]; the count goes down once it is written or refused.
+    Fired,
+}
 
 /// The three channels, by index.
 pub(super) const CHANNELS: [Channel; 3] = Channel::ALL;

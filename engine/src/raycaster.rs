@@ -1,0 +1,120 @@
+//! The [`Engine`] trait over [`RaycasterEngine`]: the interface netcode
+//! drives, put together from the world's tick ([`crate::world`]), snapshots
+//! ([`crate::reconcile`]), exact transfers ([`crate::transfer`]) and the
+//! bots ([`crate::bot`]).
+
+use std::collections::BTreeMap;
+
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::snapshot::{Carryover, LevelOutcome, PlayerScore, ReconciliationSnapshot};
+
+use crate::bot::BotController;
+use crate::engine::{Engine, EngineError, LevelSetup, LevelStatus};
+use crate::hash::hash_value;
+use crate::reconcile;
+use crate::rng::Mulberry32;
+use crate::rules::Difficulty;
+use crate::world::{RaycasterEngine, SavedWorld};
+
+impl Engine for RaycasterEngine {
+    type Bot = BotController;
+
+    fn new_level(setup: LevelSetup) -> Result<Self, EngineError> {
+        RaycasterEngine::start(setup)
+    }
+
+    fn advance(&mut self, inputs: &BTreeMap<PlayerId, InputSnapshot>, roster_remove: &[PlayerId]) {
+        self.step(inputs, roster_remove);
+    }
+
+    fn snapshot(&mut self) -> ReconciliationSnapshot {
+        let delta = self
+            .grid_log
+            .get(self.snapshot_cursor..)
+            .unwrap_or_default()
+            .to_vec();
+        self.snapshot_cursor = self.grid_log.len();
+        reconcile::build(&self.state, self.map(), delta)
+    }
+
+    fn apply_snapshot(&mut self, snapshot: &ReconciliationSnapshot) -> Result<(), EngineError> {
+        reconcile::validate(self, snapshot)?;
+        reconcile::apply(self, snapshot);
+        Ok(())
+    }
+
+    fn rng_state(&self) -> u32 {
+        self.state.rng.state()
+    }
+
+    fn set_rng_state(&mut self, state: u32) {
+        self.state.rng = Mulberry32::from_state(state);
+    }
+
+    fn world_hash(&self) -> u64 {
+        hash_value(&self.state)
+    }
+
+    fn status(&self) -> LevelStatus {
+        match (self.state.outcome, self.state.countdown) {
+            (Some(LevelOutcome::Complete), _) => LevelStatus::Complete,
+            (Some(LevelOutcome::TeamEliminated), _) => LevelStatus::TeamEliminated,
+            (None, Some(ticks_left)) => LevelStatus::Countdown { ticks_left },
+            (None, None) => LevelStatus::Running,
+        }
+    }
+
+    fn tick(&self) -> u64 {
+        self.state.tick
+    }
+
+    fn roster(&self) -> Vec<PlayerId> {
+        self.state.players.keys().cloned().collect()
+    }
+
+    fn carryovers(&self) -> BTreeMap<PlayerId, Carryover> {
+        self.state
+            .players
+            .iter()
+            .map(|(id, p)| (id.clone(), p.carryover()))
+            .collect()
+    }
+
+    fn scores(&self) -> BTreeMap<PlayerId, PlayerScore> {
+        self.all_scores()
+    }
+
+    fn difficulty(&self) -> Difficulty {
+        self.state.difficulty
+    }
+
+    fn player_positions(&self) -> BTreeMap<PlayerId, (f64, f64)> {
+        self.state
+            .players
+            .iter()
+            .map(|(id, p)| (id.clone(), (p.pos.x, p.pos.y)))
+            .collect()
+    }
+
+    fn save_state(&self) -> Result<String, EngineError> {
+        serde_json::to_string(&self.saved()).map_err(|e| EngineError::BadState(e.to_string()))
+    }
+
+    fn load_state(&mut self, state: &str) -> Result<(), EngineError> {
+        let saved: SavedWorld =
+            serde_json::from_str(state).map_err(|e| EngineError::BadState(e.to_string()))?;
+        self.restore(saved)
+    }
+
+    fn add_player(&mut self, player: &PlayerId, input_delay: u64) {
+        self.admit(player, input_delay);
+    }
+
+    fn save_exact(&self) -> Result<Vec<u8>, EngineError> {
+        crate::transfer::save(self)
+    }
+
+    fn load_exact(&mut self, bytes: &[u8]) -> Result<(), EngineError> {
+        crate::transfer::load(self, bytes)
+    }
+}
