@@ -299,6 +299,10 @@ function showEnd(end) {
     }
     return;
   }
+  if (end.kind === 'failed') {
+    fail(`The game stopped on this side: ${end.detail}.`);
+    return;
+  }
   if (end.kind === 'setup-failed') {
     fail(`Setting up the session failed: ${end.detail}`);
     return;

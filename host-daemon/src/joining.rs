@@ -90,6 +90,14 @@ pub enum JoinError {
         /// What failed.
         detail: String,
     },
+    /// This side could no longer follow the running session.
+    #[error("session {code} failed on this side: {detail}")]
+    Failed {
+        /// The session.
+        code: String,
+        /// What failed.
+        detail: String,
+    },
     /// Any other lobby error.
     #[error("cannot join {code}: {source}")]
     Lobby {
@@ -368,6 +376,12 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
         }
         Some(GuestEnd::SetupFailed(detail)) => {
             return Err(JoinError::SetupFailed {
+                code,
+                detail: detail.clone(),
+            });
+        }
+        Some(GuestEnd::Failed(detail)) => {
+            return Err(JoinError::Failed {
                 code,
                 detail: detail.clone(),
             });

@@ -615,6 +615,54 @@ fn transition_drops_a_guest_that_never_acks_and_the_rest_continue() {
 }
 
 #[test]
+fn a_guest_that_never_gets_one_tick_ends_saying_so_instead_of_stalling() {
+    // The link turns the bundle of tick 40 into a repeat of tick 0 (as if
+    // it were lost on a channel that never loses): every later bundle is
+    // out of sequence for good.
+    let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let l = lost.clone();
+    let tamper: Tamper = Arc::new(move |_ch: Channel, text: &str| {
+        let Ok(HostMessage::TickInputBundle(mut b)) = HostMessage::decode(text) else {
+            return text.to_owned();
+        };
+        if b.level_epoch != 1 || b.tick != 40 {
+            return text.to_owned();
+        }
+        l.store(true, std::sync::atomic::Ordering::SeqCst);
+        b.tick = 0;
+        HostMessage::TickInputBundle(b)
+            .encode(WireFormat::Json)
+            .unwrap_or_default()
+    });
+    let o = run(Scenario {
+        host: host(1, 2, Some(600)),
+        guests: vec![
+            (
+                guest("Unlucky"),
+                LinkConfig {
+                    tamper_down: Some(tamper),
+                    ..net(5, 0, 1)
+                },
+            ),
+            (guest("Fine"), net(5, 0, 2)),
+        ],
+        events: vec![],
+    });
+    assert!(lost.load(std::sync::atomic::Ordering::SeqCst));
+    match ended(&o, 0) {
+        GuestEnd::Failed(why) => {
+            assert!(why.contains("tick 40 never arrived"), "{why}");
+            assert!(why.contains("tick 41 came next"), "{why}");
+        }
+        other => panic!("expected a clear failure, got {other:?}"),
+    }
+    // It stopped at the gap, and the other guest played on to the end.
+    assert_eq!(o.guests[0].engine().map(|e| e.tick()), Some(40));
+    assert!(o.guests[1].stats().out_of_sequence == 0);
+    assert!(final_hash_matches(&o.host, &o.guests[1]));
+}
+
+#[test]
 fn sanitizing_escape_blur_and_cheats_change_nothing() {
     let forged = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let f = forged.clone();

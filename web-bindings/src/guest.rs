@@ -96,6 +96,11 @@ pub enum EndView {
         /// What went wrong.
         detail: String,
     },
+    /// This side could no longer follow the running session.
+    Failed {
+        /// What went wrong.
+        detail: String,
+    },
 }
 
 /// The session's state for the page's status line and HUD.
@@ -365,6 +370,9 @@ impl WebGuest {
                 host_build: self.host_build.clone(),
             },
             GuestEnd::SetupFailed(detail) => EndView::SetupFailed {
+                detail: detail.clone(),
+            },
+            GuestEnd::Failed(detail) => EndView::Failed {
                 detail: detail.clone(),
             },
         }

@@ -96,11 +96,21 @@ impl<E: Engine> GuestSession<E> {
             return;
         }
         if b.tick != engine.tick() {
+            let expected = engine.tick();
             self.stats.out_of_sequence += 1;
             self.events.push(GuestEvent::OutOfSequence {
                 bundle: b.tick,
-                engine: engine.tick(),
+                engine: expected,
             });
+            if b.tick > expected {
+                // The channel is ordered and reliable: the missing tick is
+                // not coming, and no later bundle can be applied. Say so
+                // rather than stall until the link closes.
+                self.end(GuestEnd::Failed(format!(
+                    "the host's tick {expected} never arrived (tick {} came next)",
+                    b.tick
+                )));
+            }
             return;
         }
         for (joiner, add) in b.roster_add.iter().flatten() {

@@ -18,6 +18,9 @@ pub enum GuestEnd {
     Refused(RefusalReason, String),
     /// Setup failed on this side (map rejected, constants disagree).
     SetupFailed(String),
+    /// This side can no longer follow the running session (a tick the
+    /// host sent never arrived, so every later one is out of sequence).
+    Failed(String),
 }
 
 /// A deliberate fault, for tests of the repair mechanisms.

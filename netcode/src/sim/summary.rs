@@ -88,6 +88,7 @@ pub fn describe_end(end: Option<&GuestEnd>) -> String {
             .unwrap_or_else(|| "?".into()),
         Some(GuestEnd::Refused(r, _)) => format!("refused: {r:?}"),
         Some(GuestEnd::SetupFailed(e)) => format!("setup failed: {e}"),
+        Some(GuestEnd::Failed(e)) => format!("failed: {e}"),
         None => "running".into(),
     }
 }
