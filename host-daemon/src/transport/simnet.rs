@@ -5,11 +5,13 @@
 //!
 //! [`link`] makes one host-guest connection: two endpoints and a
 //! [`LinkControl`]. Every direction of every channel has its own delivery
-//! task that delays each message by the link's latency plus a seeded jitter
-//! draw, but never delivers a message before its predecessor on the same
-//! channel (reliable, ordered), except on [`Channel::Unreliable`], where a
-//! lost message is dropped and one may overtake another. A stall pauses delivery in both directions
-//! and then releases everything in order, as a backgrounded tab or an SCTP
+//! task that delays each message as `netcode::sim::Impairment` draws it
+//! (the virtual-time simulator's model, stream for stream, so one seed is
+//! one network in both), but never delivers a message before its
+//! predecessor on the same channel (reliable, ordered), except on
+//! [`Channel::Unreliable`], where a lost message is dropped and one may
+//! overtake another. A stall pauses delivery in both directions and then
+//! releases everything in order, as a backgrounded tab or an SCTP
 //! retransmit looks. A disconnect drops whatever is in flight and reports
 //! [`ConnectionState::Disconnected`] to both ends. An optional tamper hook
 //! rewrites messages in flight (tests use it to corrupt chunks or forge
@@ -31,6 +33,7 @@ use crate::transport::{
 /// Messages a channel buffers before `send` waits (the high-water mark).
 pub const CHANNEL_BUFFER_MESSAGES: usize = 64;
 
+use netcode::sim::{End, Fate, Impairment, stream};
 /// Links are configured as in `netcode`'s virtual-time simulator.
 pub use netcode::sim::{LinkConfig, Tamper};
 
@@ -107,20 +110,9 @@ fn channel_index(channel: Channel) -> usize {
     }
 }
 
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 struct Pipe {
-    latency: Duration,
-    jitter: Duration,
-    loss: f64,
-    retransmit: Duration,
-    rng: u64,
+    /// This direction and channel's draws (`netcode`'s model).
+    draws: Impairment,
     channel: Channel,
     cut: Arc<AtomicBool>,
     stall_until: watch::Receiver<Instant>,
@@ -147,28 +139,14 @@ impl Pipe {
             if self.cut.load(Ordering::SeqCst) {
                 continue;
             }
-            let jitter_ns = u64::try_from(self.jitter.as_nanos()).unwrap_or(u64::MAX);
-            let extra = if jitter_ns == 0 {
-                0
-            } else {
-                splitmix(&mut self.rng) % (jitter_ns + 1)
-            };
-            // Drawn only on lossy links, so lossless runs keep their jitter draws.
-            let lost =
-                self.loss > 0.0 && (splitmix(&mut self.rng) as f64 / u64::MAX as f64) < self.loss;
+            let Fate { delay, lost } = self.draws.draw();
             if !self.channel.reliable() {
                 if !lost {
-                    let due = sent_at + self.latency + Duration::from_nanos(extra);
-                    tokio::spawn(self.deliver_alone(due, text));
+                    tokio::spawn(self.deliver_alone(sent_at + delay, text));
                 }
                 continue;
             }
-            let resend = if lost {
-                self.retransmit
-            } else {
-                Duration::ZERO
-            };
-            let due = (sent_at + self.latency + resend + Duration::from_nanos(extra)).max(last);
+            let due = (sent_at + delay).max(last);
             sleep_until(due).await;
             loop {
                 let until = *self.stall_until.borrow();
@@ -238,17 +216,12 @@ pub fn link(config: LinkConfig) -> (SimEndpoint, SimEndpoint, LinkControl) {
     let (guest_ev_tx, guest_ev_rx) = mpsc::unbounded_channel();
     let _ = host_ev_tx.send(PeerEvent::State(ConnectionState::Connected));
     let _ = guest_ev_tx.send(PeerEvent::State(ConnectionState::Connected));
-    let mut seed = config.seed;
-    let mut make_queues = |out: &mpsc::UnboundedSender<PeerEvent>, tamper: &Option<Tamper>| {
+    let make_queues = |to: End, out: &mpsc::UnboundedSender<PeerEvent>, tamper: &Option<Tamper>| {
         let flushed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         Channel::ALL.map(|channel| {
             let (tx, rx) = mpsc::channel(CHANNEL_BUFFER_MESSAGES);
             let pipe = Pipe {
-                latency: config.latency,
-                jitter: config.jitter,
-                loss: config.loss,
-                retransmit: config.retransmit,
-                rng: splitmix(&mut seed),
+                draws: Impairment::new(&config, stream(to, channel)),
                 channel,
                 cut: cut.clone(),
                 stall_until: stall_rx.clone(),
@@ -260,8 +233,8 @@ pub fn link(config: LinkConfig) -> (SimEndpoint, SimEndpoint, LinkControl) {
             tx
         })
     };
-    let down = make_queues(&guest_ev_tx, &config.tamper_down);
-    let up = make_queues(&host_ev_tx, &config.tamper_up);
+    let down = make_queues(End::Guest, &guest_ev_tx, &config.tamper_down);
+    let up = make_queues(End::Host, &host_ev_tx, &config.tamper_up);
     let host_bytes = Arc::new(AtomicU64::new(0));
     let host = PeerLink {
         sender: SimSender {
@@ -393,6 +366,58 @@ mod tests {
             "{:?}",
             last - start
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_seed_is_one_network_here_and_in_the_virtual_time_simulator() {
+        let config = LinkConfig {
+            latency: Duration::from_millis(25),
+            jitter: Duration::from_millis(30),
+            loss: 0.15,
+            retransmit: Duration::from_millis(200),
+            seed: 12,
+            ..LinkConfig::default()
+        };
+        for channel in [Channel::Input, Channel::Unreliable] {
+            // The virtual-time simulator: when each message arrives (to the
+            // millisecond: tokio's timer resolution).
+            let mut net = netcode::sim::Network::default();
+            let l = net.add_link(config.clone());
+            for i in 0..50 {
+                net.send(l, End::Host, channel, &i.to_string(), Duration::ZERO);
+            }
+            let mut virtual_arrivals = Vec::new();
+            while let Some(due) = net.next_due() {
+                if let Some(d) = net.pop_due(due)
+                    && let PeerEvent::Message(_, text) = d.event
+                {
+                    // tokio's timers fire on whole milliseconds.
+                    let ms = due.as_micros().div_ceil(1000) as u64;
+                    virtual_arrivals.push((Duration::from_millis(ms), text));
+                }
+            }
+            // The same link in real time (paused: exact).
+            let (host, mut guest, _c) = link(config.clone());
+            let start = Instant::now();
+            for i in 0..50 {
+                host.sender.send(channel, i.to_string()).await.unwrap();
+            }
+            let mut real_arrivals = Vec::new();
+            for _ in 0..virtual_arrivals.len() {
+                let (at, text) = next_message(&mut guest.receiver).await;
+                real_arrivals.push((at - start, text));
+            }
+            let more =
+                tokio::time::timeout(Duration::from_secs(5), next_message(&mut guest.receiver));
+            assert!(more.await.is_err(), "the same messages were lost");
+            if channel == Channel::Unreliable {
+                // Several arrive at one instant; their order there is free.
+                virtual_arrivals.sort();
+                real_arrivals.sort();
+            }
+            assert_eq!(real_arrivals, virtual_arrivals, "{channel:?}");
+            assert!(virtual_arrivals.len() < 50 || channel.reliable());
+        }
     }
 
     #[tokio::test(start_paused = true)]

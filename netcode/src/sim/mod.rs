@@ -8,6 +8,7 @@
 //! [`run`] plays it and returns every finished session; [`Summary`] is the
 //! one-line JSON report.
 
+mod impairment;
 mod late_join;
 mod network;
 mod summary;
@@ -15,6 +16,7 @@ mod summary;
 use std::time::Duration;
 
 use engine::Engine;
+pub use impairment::{Fate, Impairment, stream};
 pub use late_join::{LateJoinFigures, measure_late_join};
 pub use network::{Delivery, End, LinkConfig, Network, Tamper};
 pub use summary::{GuestSummary, Summary, describe_end, final_hash_matches};

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::rng::Mulberry32;
 use protocol::peer::Channel;
 
+use super::impairment::{Fate, Impairment, stream};
 use crate::link::{ConnectionState, PeerEvent};
 
 /// Rewrites a message in flight: `(channel, text) -> text`.
@@ -73,7 +73,8 @@ pub struct Delivery {
 
 struct Link {
     config: LinkConfig,
-    rng: Mulberry32,
+    /// The draws of each stream ([`stream`] of the receiving end and channel).
+    draws: Vec<Impairment>,
     /// Latest due time per (receiving end, channel): order is kept.
     last_due: BTreeMap<(End, u8), Duration>,
     stalled_until: Duration,
@@ -110,9 +111,10 @@ pub struct Network {
 impl Network {
     /// Adds a link; returns its index.
     pub fn add_link(&mut self, config: LinkConfig) -> usize {
-        let seed = config.seed;
         self.links.push(Link {
-            rng: Mulberry32::new((seed ^ (seed >> 32)) as u32),
+            draws: (0..2 * Channel::ALL.len() as u32)
+                .map(|s| Impairment::new(&config, s))
+                .collect(),
             config,
             last_due: BTreeMap::new(),
             stalled_until: Duration::ZERO,
@@ -149,23 +151,15 @@ impl Network {
             Some(t) => t(channel, text),
             None => text.to_owned(),
         };
-        let jitter_us = u64::try_from(l.config.jitter.as_micros()).unwrap_or(u64::MAX);
-        let draw = if jitter_us == 0 {
-            0
-        } else {
-            u64::from(l.rng.next_u32()) % (jitter_us + 1)
-        };
-        // Drawn only on lossy links, so lossless runs keep their jitter draws.
-        let lost = l.config.loss > 0.0
-            && f64::from(l.rng.next_u32()) / f64::from(u32::MAX) < l.config.loss;
-        let resend = if lost {
-            l.config.retransmit
-        } else {
-            Duration::ZERO
+        let Some(Fate { delay, lost }) = l
+            .draws
+            .get_mut(stream(to, channel) as usize)
+            .map(Impairment::draw)
+        else {
+            return;
         };
         l.bytes_sent[idx(from)] += text.len() as u64;
-        let earliest =
-            (now + l.config.latency + resend + Duration::from_micros(draw)).max(l.stalled_until);
+        let earliest = (now + delay).max(l.stalled_until);
         let due = if channel.reliable() {
             let key = (to, channel_key(channel));
             let due = earliest.max(l.last_due.get(&key).copied().unwrap_or_default());
