@@ -3,8 +3,8 @@
 //! both ask it what happens to each message, so one [`LinkConfig`] and
 //! seed make the same network in both.
 //!
-//! Every direction of every channel is its own stream of draws (stream
-//! [`stream`] of the receiving end and the channel), so what one channel
+//! Every direction of every channel is its own stream of draws (numbered
+//! by `super::network::stream`), so what one channel
 //! carries never shifts another channel's draws. A message's fate is its
 //! delay (the latency, a jitter draw uniform in `0..=jitter` at microsecond
 //! resolution, and the retransmission delay when its first transmission is
@@ -12,12 +12,49 @@
 //! link, so a lossless link keeps its jitter draws whatever its
 //! retransmission delay.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use engine::rng::Mulberry32;
 use protocol::peer::Channel;
 
-use super::network::{End, LinkConfig};
+/// Rewrites a message in flight: `(channel, text) -> text`.
+pub type Tamper = Arc<dyn Fn(Channel, &str) -> String + Send + Sync>;
+
+/// One link's behaviour.
+#[derive(Clone, Default)]
+pub struct LinkConfig {
+    /// One-way base latency.
+    pub latency: Duration,
+    /// Extra one-way delay drawn uniformly from `0..=jitter` per message
+    /// (never reordering a reliable channel).
+    pub jitter: Duration,
+    /// Seed of the jitter and loss draws.
+    pub seed: u64,
+    /// Probability (0 to 1) that a message's first transmission is lost.
+    /// On a reliable channel it still arrives, `retransmit` later, and
+    /// everything sent after it on that channel waits behind it, as on an
+    /// SCTP data channel; on [`Channel::Unreliable`] it never arrives.
+    pub loss: f64,
+    /// The extra delay of a lost message (the retransmission).
+    pub retransmit: Duration,
+    /// Applied to host-to-guest messages.
+    pub tamper_down: Option<Tamper>,
+    /// Applied to guest-to-host messages.
+    pub tamper_up: Option<Tamper>,
+}
+
+impl std::fmt::Debug for LinkConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinkConfig")
+            .field("latency", &self.latency)
+            .field("jitter", &self.jitter)
+            .field("seed", &self.seed)
+            .field("loss", &self.loss)
+            .field("retransmit", &self.retransmit)
+            .finish_non_exhaustive()
+    }
+}
 
 /// What happens to one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,16 +65,6 @@ pub struct Fate {
     /// `retransmit` late (included in `delay`); the unreliable channel
     /// never delivers it.
     pub lost: bool,
-}
-
-/// The stream number of messages arriving at `to` on `channel`.
-pub fn stream(to: End, channel: Channel) -> u32 {
-    let end = match to {
-        End::Host => 0,
-        End::Guest => 1,
-    };
-    let index = Channel::ALL.iter().position(|c| *c == channel).unwrap_or(0);
-    end * Channel::ALL.len() as u32 + index as u32
 }
 
 /// One stream's draws.
@@ -89,16 +116,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn streams_are_distinct_and_draws_repeat_by_seed() {
-        let mut seen: Vec<u32> = Vec::new();
-        for to in [End::Host, End::Guest] {
-            for c in Channel::ALL {
-                seen.push(stream(to, c));
-            }
-        }
-        seen.sort_unstable();
-        seen.dedup();
-        assert_eq!(seen.len(), 2 * Channel::ALL.len());
+    fn draws_repeat_by_seed_and_stream_and_stay_in_bounds() {
         let config = LinkConfig {
             latency: Duration::from_millis(30),
             jitter: Duration::from_millis(20),

@@ -16,9 +16,9 @@ mod summary;
 use std::time::Duration;
 
 use engine::Engine;
-pub use impairment::{Fate, Impairment, stream};
+pub use impairment::{Fate, Impairment, LinkConfig, Tamper};
 pub use late_join::{LateJoinFigures, measure_late_join};
-pub use network::{Delivery, End, LinkConfig, Network, Tamper};
+pub use network::{Delivery, End, Network, stream};
 pub use summary::{GuestSummary, Summary, describe_end, final_hash_matches};
 
 use crate::guest::{GuestConfig, GuestSession};

@@ -5,51 +5,12 @@
 //! a message overtake another.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use protocol::peer::Channel;
 
-use super::impairment::{Fate, Impairment, stream};
+use super::impairment::{Fate, Impairment, LinkConfig};
 use crate::link::{ConnectionState, PeerEvent};
-
-/// Rewrites a message in flight: `(channel, text) -> text`.
-pub type Tamper = Arc<dyn Fn(Channel, &str) -> String + Send + Sync>;
-
-/// One link's behaviour.
-#[derive(Clone, Default)]
-pub struct LinkConfig {
-    /// One-way base latency.
-    pub latency: Duration,
-    /// Extra one-way delay drawn uniformly from `0..=jitter` per message
-    /// (never reordering a reliable channel).
-    pub jitter: Duration,
-    /// Seed of the jitter and loss draws.
-    pub seed: u64,
-    /// Probability (0 to 1) that a message's first transmission is lost.
-    /// On a reliable channel it still arrives, `retransmit` later, and
-    /// everything sent after it on that channel waits behind it, as on an
-    /// SCTP data channel; on [`Channel::Unreliable`] it never arrives.
-    pub loss: f64,
-    /// The extra delay of a lost message (the retransmission).
-    pub retransmit: Duration,
-    /// Applied to host-to-guest messages.
-    pub tamper_down: Option<Tamper>,
-    /// Applied to guest-to-host messages.
-    pub tamper_up: Option<Tamper>,
-}
-
-impl std::fmt::Debug for LinkConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LinkConfig")
-            .field("latency", &self.latency)
-            .field("jitter", &self.jitter)
-            .field("seed", &self.seed)
-            .field("loss", &self.loss)
-            .field("retransmit", &self.retransmit)
-            .finish_non_exhaustive()
-    }
-}
 
 /// Which end of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -69,6 +30,16 @@ pub struct Delivery {
     pub to: End,
     /// What arrives.
     pub event: PeerEvent,
+}
+
+/// The stream number of messages arriving at `to` on `channel`.
+pub fn stream(to: End, channel: Channel) -> u32 {
+    let end = match to {
+        End::Host => 0,
+        End::Guest => 1,
+    };
+    let index = Channel::ALL.iter().position(|c| *c == channel).unwrap_or(0);
+    end * Channel::ALL.len() as u32 + index as u32
 }
 
 struct Link {
@@ -341,6 +312,19 @@ mod tests {
         // 40 ms of jitter against 10 ms between sends: some overtake.
         let order: Vec<u64> = got.iter().map(|(_, t)| t.parse().unwrap()).collect();
         assert!(order.windows(2).any(|w| w[0] > w[1]), "never reordered");
+    }
+
+    #[test]
+    fn every_end_and_channel_is_its_own_stream() {
+        let mut seen: Vec<u32> = Vec::new();
+        for to in [End::Host, End::Guest] {
+            for c in Channel::ALL {
+                seen.push(stream(to, c));
+            }
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 2 * Channel::ALL.len());
     }
 
     #[test]

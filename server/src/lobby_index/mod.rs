@@ -1,5 +1,15 @@
 //! The public lobby as an in-memory read model, with its search index.
 //!
+//! # Layout
+//!
+//! - `entry`: one listed session (entry, JSON, words, lobby order).
+//! - `search`: filters, search words and word prefixes.
+//! - `listings`: the B-trees (lobby order, per filter, per prefix, by code, by expiry).
+//! - `page`: page queries and the rendered-page cache.
+//! - `cursor`: positions in the lobby order (`createdMs.CODE`).
+//! - `feed`: changes as `GET /lobby/events` subscribers see them.
+//! - here: [`LobbyIndex`], which keeps them together and walks pages.
+//!
 //! `GET /lobby` is the hottest read, so every replica keeps the listed
 //! sessions in B-trees ordered newest first, each entry with its JSON
 //! pre-rendered; a page costs a range scan of the page, not a query over
@@ -38,78 +48,37 @@
 //! cached page can show stale is an `expiresAt` moved by a host's refresh
 //! during that second.
 
+mod cursor;
+mod entry;
+mod feed;
+mod listings;
+mod page;
+mod search;
+
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
-
-use protocol::api::{HostKind, LobbyEntry};
-use protocol::code::{CODE_ALPHABET, CODE_LEN, SessionCode};
-use protocol::name::sanitize_label;
+use protocol::code::SessionCode;
 use tokio::sync::{Notify, broadcast};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+pub use cursor::{CURSOR_MAX_CHARS, CURSOR_PATTERN, Cursor};
+use entry::{IndexKey, PackedCode, render, visible_change};
+pub use entry::{Listed, lobby_entry};
+pub use feed::LobbyChange;
+use listings::Index;
+use page::{CachedPage, PAGE_CACHE_ENTRIES, PageCache};
+pub use page::{PAGE_CACHE_BYTES, PAGE_CACHE_MS, PageQuery};
+pub use search::{LobbyFilter, PREFIX_MAX_CHARS, SEARCH_MAX_CHARS, SEARCH_MAX_WORDS};
+
 use crate::clock::{Millis, to_datetime};
 use crate::coalesce::UpdateCoalescer;
 use crate::store::SessionRecord;
-
-/// A session code packed into its 8 ASCII bytes, big-endian, so that it
-/// orders like the code itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct PackedCode(u64);
-
-impl PackedCode {
-    fn new(code: &SessionCode) -> Self {
-        let mut bytes = [0u8; 8];
-        for (b, c) in bytes.iter_mut().zip(code.as_str().bytes()) {
-            *b = c;
-        }
-        Self(u64::from_be_bytes(bytes))
-    }
-
-    fn text(self) -> String {
-        let bytes = self.0.to_be_bytes();
-        bytes
-            .iter()
-            .filter(|b| **b != 0)
-            .map(|b| *b as char)
-            .collect()
-    }
-}
-
-/// Newest first, ties broken by code.
-type IndexKey = (Reverse<Millis>, PackedCode);
-
-/// Sessions in lobby order.
-type Listing = BTreeMap<IndexKey, Arc<Listed>>;
-
-/// One listed session, rendered.
-pub struct Listed {
-    entry: LobbyEntry,
-    expires_at: Millis,
-    json: String,
-    /// Lower-cased words of the name and host name, for search.
-    words: Vec<String>,
-}
-
-/// The filters of one listing: `(build, has a free slot, host kind)`.
-type FilterKey = (Option<String>, bool, Option<HostKind>);
-
-/// Longest search (`q=`), in characters; longer is refused.
-pub const SEARCH_MAX_CHARS: usize = 64;
-
-/// Most distinct words in a search; more are refused (each word is checked
-/// against every word of each candidate, so words multiply a page's cost).
-pub const SEARCH_MAX_WORDS: usize = 8;
-
-/// Longest word prefix with its own posting listing; longer search words
-/// walk the listing of their first [`PREFIX_MAX_CHARS`] characters.
-pub const PREFIX_MAX_CHARS: usize = 8;
 
 /// Most candidates a count looks at when it cannot be read off a listing's
 /// size; past this, `totalCapped` is set.
@@ -119,310 +88,6 @@ pub const COUNT_SCAN_LIMIT: usize = 10_000;
 /// the largest size, 100, examines at most as many as a count). A page
 /// that runs out of them comes back short, with a cursor to go on from.
 pub const PAGE_SCAN_PER_RESULT: usize = 100;
-
-/// The lower-cased words of a text: runs of letters and digits.
-fn words_of(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-}
-
-/// The posting-listing key of a word: its first [`PREFIX_MAX_CHARS`] characters.
-fn posting_key(word: &str) -> &str {
-    match word.char_indices().nth(PREFIX_MAX_CHARS) {
-        Some((i, _)) => &word[..i],
-        None => word,
-    }
-}
-
-/// Every prefix of `word` that has a posting listing.
-fn prefixes(word: &str) -> impl Iterator<Item = &str> {
-    word.char_indices()
-        .skip(1)
-        .map(|(i, _)| i)
-        .chain(std::iter::once(word.len()))
-        .take(PREFIX_MAX_CHARS)
-        .map(move |end| &word[..end])
-}
-
-/// What one `GET /lobby` page or one event stream is limited to: filters
-/// and a search.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct LobbyFilter {
-    /// Only sessions of this build.
-    pub build: Option<String>,
-    /// Only sessions with a free slot.
-    pub has_space: bool,
-    /// Only sessions with this host kind.
-    pub host_kind: Option<HostKind>,
-    /// Search words: each must begin a word of the name or host name.
-    words: Vec<String>,
-}
-
-impl LobbyFilter {
-    /// Filters without a search.
-    pub fn new(build: Option<String>, has_space: bool, host_kind: Option<HostKind>) -> Self {
-        Self {
-            build,
-            has_space,
-            host_kind,
-            words: Vec::new(),
-        }
-    }
-
-    /// Adds a search: sanitized like names, split into words, lower-cased.
-    /// A search with no letters or digits searches nothing.
-    pub fn with_search(mut self, q: &str) -> Self {
-        let clean = sanitize_label(q, SEARCH_MAX_CHARS);
-        let mut words: Vec<String> = Vec::new();
-        for w in words_of(&clean) {
-            if !words.contains(&w) {
-                words.push(w);
-            }
-        }
-        self.words = words;
-        self
-    }
-
-    /// Number of distinct search words.
-    pub fn search_words(&self) -> usize {
-        self.words.len()
-    }
-
-    fn key(&self) -> FilterKey {
-        (self.build.clone(), self.has_space, self.host_kind)
-    }
-
-    /// Whether a listed session passes (expiry aside).
-    fn matches(&self, l: &Listed) -> bool {
-        self.build.as_deref().is_none_or(|b| l.entry.build == b)
-            && (!self.has_space || l.entry.players < l.entry.max_players)
-            && self.host_kind.is_none_or(|k| l.entry.host_kind == k)
-            && self
-                .words
-                .iter()
-                .all(|w| l.words.iter().any(|lw| lw.starts_with(w.as_str())))
-    }
-
-    /// Whether this filter lets everything through.
-    pub fn is_everything(&self) -> bool {
-        self.build.is_none() && !self.has_space && self.host_kind.is_none() && self.words.is_empty()
-    }
-}
-
-/// Every filter listing a session belongs to (the unfiltered one aside).
-fn filter_keys(entry: &LobbyEntry) -> Vec<FilterKey> {
-    let mut keys = Vec::with_capacity(7);
-    let space = entry.players < entry.max_players;
-    for build in [None, Some(entry.build.clone())] {
-        for has_space in [false, true] {
-            if has_space && !space {
-                continue;
-            }
-            for kind in [None, Some(entry.host_kind)] {
-                if build.is_none() && !has_space && kind.is_none() {
-                    continue;
-                }
-                keys.push((build.clone(), has_space, kind));
-            }
-        }
-    }
-    keys
-}
-
-#[derive(Default)]
-struct Index {
-    by_order: Listing,
-    by_filter: HashMap<FilterKey, Listing>,
-    by_prefix: HashMap<String, Listing>,
-    by_code: HashMap<SessionCode, IndexKey>,
-    by_expiry: BTreeSet<(Millis, IndexKey)>,
-}
-
-impl Index {
-    fn insert(&mut self, key: IndexKey, listed: Arc<Listed>) {
-        for fk in filter_keys(&listed.entry) {
-            self.by_filter
-                .entry(fk)
-                .or_default()
-                .insert(key, listed.clone());
-        }
-        let prefixes: HashSet<&str> = listed.words.iter().flat_map(|w| prefixes(w)).collect();
-        for p in prefixes {
-            self.by_prefix
-                .entry(p.to_owned())
-                .or_default()
-                .insert(key, listed.clone());
-        }
-        self.by_expiry.insert((listed.expires_at, key));
-        self.by_code.insert(listed.entry.code.clone(), key);
-        self.by_order.insert(key, listed);
-    }
-
-    fn remove(&mut self, code: &SessionCode) -> Option<Arc<Listed>> {
-        let key = self.by_code.remove(code)?;
-        let listed = self.by_order.remove(&key)?;
-        for fk in filter_keys(&listed.entry) {
-            if let Some(set) = self.by_filter.get_mut(&fk) {
-                set.remove(&key);
-                if set.is_empty() {
-                    self.by_filter.remove(&fk);
-                }
-            }
-        }
-        let prefixes: HashSet<&str> = listed.words.iter().flat_map(|w| prefixes(w)).collect();
-        for p in prefixes {
-            if let Some(set) = self.by_prefix.get_mut(p) {
-                set.remove(&key);
-                if set.is_empty() {
-                    self.by_prefix.remove(p);
-                }
-            }
-        }
-        self.by_expiry.remove(&(listed.expires_at, key));
-        Some(listed)
-    }
-
-    /// The smallest listing every match of `filter` is in, and whether
-    /// each of its entries matches without checking (so its size is the count).
-    /// `None` when nothing can match.
-    fn narrowest(&self, filter: &LobbyFilter) -> Option<(&Listing, bool)> {
-        let key = filter.key();
-        let filtered = key != (None, false, None);
-        let mut best = if filtered {
-            self.by_filter.get(&key)?
-        } else {
-            &self.by_order
-        };
-        let mut exact = filter.words.is_empty();
-        for w in &filter.words {
-            let posting = self.by_prefix.get(posting_key(w))?;
-            if posting.len() < best.len() {
-                best = posting;
-            }
-        }
-        if let [w] = filter.words.as_slice() {
-            exact = !filtered && w.chars().count() <= PREFIX_MAX_CHARS;
-        }
-        Some((best, exact))
-    }
-}
-
-/// How long a rendered page may be served again.
-pub const PAGE_CACHE_MS: Millis = 1000;
-
-/// Most pages kept in the cache (it is cleared when full).
-const PAGE_CACHE_ENTRIES: usize = 4096;
-/// Most bytes of page bodies kept in the cache by default
-/// (`--page-cache-bytes`; it is cleared when a new page would pass it): the
-/// cache's keys are client-chosen (cursors, filters), so its size must not
-/// be.
-pub const PAGE_CACHE_BYTES: usize = 16 * 1024 * 1024;
-
-/// The cached pages and the bytes their bodies hold.
-#[derive(Default)]
-struct PageCache {
-    pages: HashMap<PageQuery, CachedPage>,
-    bytes: usize,
-}
-
-struct CachedPage {
-    body: Bytes,
-    generation: u64,
-    rendered_at: Millis,
-    /// The earliest expiry among the page's entries.
-    first_expiry: Millis,
-}
-
-/// Filters, search and position of one `GET /lobby` page.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct PageQuery {
-    /// What the page is limited to.
-    pub filter: LobbyFilter,
-    /// Page size.
-    pub limit: usize,
-    /// Continue after this position.
-    pub after: Option<Cursor>,
-}
-
-/// A position in the lobby order (opaque to clients: `createdMs.CODE`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Cursor {
-    created_at: Millis,
-    code: PackedCode,
-}
-
-/// Digits of a cursor's `createdMs`: up to 18, so any such number fits
-/// [`Millis`] (an `i64`), and every creation time since 1970 has them.
-const CURSOR_MS_MAX_DIGITS: usize = 18;
-
-/// What [`Cursor::parse`] accepts, as published in `/openapi.json`: the
-/// creation time in ms (1 to 18 digits), a dot, and a session code in its
-/// canonical form (as the server writes it).
-pub const CURSOR_PATTERN: &str = r"^[0-9]{1,18}\.[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8}$";
-
-/// The longest cursor: 18 digits, the dot and the code.
-pub const CURSOR_MAX_CHARS: usize = CURSOR_MS_MAX_DIGITS + 1 + CODE_LEN;
-
-impl Cursor {
-    /// Parses a `cursor=` value: any position of the form the server hands
-    /// out is one, whether or not a session was created there.
-    pub fn parse(text: &str) -> Option<Self> {
-        let (ms, code) = text.split_once('.')?;
-        let ms_ok = (1..=CURSOR_MS_MAX_DIGITS).contains(&ms.len())
-            && ms.bytes().all(|b| b.is_ascii_digit());
-        let code_ok = code.len() == CODE_LEN && code.bytes().all(|b| CODE_ALPHABET.contains(&b));
-        if !(ms_ok && code_ok) {
-            return None;
-        }
-        Some(Self {
-            created_at: ms.parse().ok()?,
-            code: PackedCode::new(&SessionCode::parse(code).ok()?),
-        })
-    }
-
-    fn encode(key: &IndexKey) -> String {
-        format!("{}.{}", key.0.0, key.1.text())
-    }
-}
-
-/// One change to the listing, as published to `GET /lobby/events`
-/// subscribers: the session as it was listed before (if it was) and after
-/// (if it still is). Each subscriber turns it into the event its own filter
-/// sees, or into nothing.
-pub struct LobbyChange {
-    before: Option<Arc<Listed>>,
-    after: Option<Arc<Listed>>,
-    code: SessionCode,
-}
-
-impl LobbyChange {
-    /// This change followed by `later` (of the same session), as one: from
-    /// the state before this one to the state after `later`.
-    fn then(self, later: LobbyChange) -> LobbyChange {
-        LobbyChange {
-            before: self.before,
-            after: later.after,
-            code: later.code,
-        }
-    }
-
-    /// The SSE event (name, data) a subscriber limited to `filter` gets:
-    /// `added` when the session starts matching, `updated` while it keeps
-    /// matching, `removed` when it stops; `None` when it matches neither
-    /// before nor after. So `added` and `removed` move that subscriber's
-    /// count by exactly one.
-    pub fn event_for(&self, filter: &LobbyFilter) -> Option<(&'static str, String)> {
-        let was = self.before.as_deref().is_some_and(|l| filter.matches(l));
-        let is = self.after.as_deref().filter(|l| filter.matches(l));
-        match (was, is) {
-            (false, None) => None,
-            (false, Some(l)) => Some(("added", l.json.clone())),
-            (true, Some(l)) => Some(("updated", l.json.clone())),
-            (true, None) => Some(("removed", format!(r#"{{"code":"{}"}}"#, self.code.as_str()))),
-        }
-    }
-}
 
 /// The in-memory lobby listing plus its change feed.
 pub struct LobbyIndex {
@@ -441,56 +106,6 @@ pub struct LobbyIndex {
     held_earlier: Notify,
     /// Candidates examined by page walks since start.
     examined: AtomicU64,
-}
-
-/// Builds the lobby entry of a stored session.
-pub fn lobby_entry(record: &SessionRecord) -> LobbyEntry {
-    let f = &record.fields;
-    LobbyEntry {
-        code: record.code.clone(),
-        name: f.name.clone(),
-        host_name: f.host_name.clone(),
-        players: f.players,
-        max_players: f.max_players,
-        build: f.build.clone(),
-        difficulty: f.difficulty.clone(),
-        campaign: f.campaign.clone(),
-        host_kind: f.host_kind,
-        in_progress: f.in_progress,
-        created_at: to_datetime(record.created_at),
-        expires_at: to_datetime(record.expires_at),
-        meta: f.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
-    }
-}
-
-fn render(entry: LobbyEntry, expires_at: Millis) -> Arc<Listed> {
-    let json = serde_json::to_string(&entry).unwrap_or_else(|_| "null".into());
-    let mut words: Vec<String> = Vec::new();
-    for w in words_of(&entry.name).chain(words_of(&entry.host_name)) {
-        if !words.contains(&w) {
-            words.push(w);
-        }
-    }
-    Arc::new(Listed {
-        entry,
-        expires_at,
-        json,
-        words,
-    })
-}
-
-/// Whether two entries differ in what a lobby page shows (expiry aside).
-fn visible_change(a: &LobbyEntry, b: &LobbyEntry) -> bool {
-    a.name != b.name
-        || a.host_name != b.host_name
-        || a.players != b.players
-        || a.max_players != b.max_players
-        || a.build != b.build
-        || a.difficulty != b.difficulty
-        || a.campaign != b.campaign
-        || a.host_kind != b.host_kind
-        || a.in_progress != b.in_progress
-        || a.meta != b.meta
 }
 
 impl LobbyIndex {
@@ -758,7 +373,7 @@ impl LobbyIndex {
         let Some((listing, exact)) = index.narrowest(&query.filter) else {
             return (EMPTY.to_string(), Millis::MAX);
         };
-        let matches = |l: &Listed| l.expires_at > now && query.filter.matches(l);
+        let matches = |l: &Listed| l.expires_at > now && l.passes(&query.filter);
         let start = match &query.after {
             Some(c) => Bound::Excluded((Reverse(c.created_at), c.code)),
             None => Bound::Unbounded,
@@ -825,6 +440,9 @@ impl LobbyIndex {
 
 #[cfg(test)]
 mod tests {
+    use protocol::api::{HostKind, LobbyEntry};
+
+    use super::search::{filter_keys, posting_key, prefixes};
     use super::*;
 
     #[test]

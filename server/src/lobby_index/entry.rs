@@ -1,0 +1,110 @@
+//! One listed session: the lobby entry built from a stored session, rendered
+//! once to JSON, with the words it is found by and its place in the lobby
+//! order (newest first, then by code).
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use protocol::api::LobbyEntry;
+use protocol::code::SessionCode;
+
+use super::search::{LobbyFilter, words_of};
+use crate::clock::{Millis, to_datetime};
+use crate::store::SessionRecord;
+
+/// A session code packed into its 8 ASCII bytes, big-endian, so that it
+/// orders like the code itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct PackedCode(pub(super) u64);
+
+impl PackedCode {
+    pub(super) fn new(code: &SessionCode) -> Self {
+        let mut bytes = [0u8; 8];
+        for (b, c) in bytes.iter_mut().zip(code.as_str().bytes()) {
+            *b = c;
+        }
+        Self(u64::from_be_bytes(bytes))
+    }
+
+    pub(super) fn text(self) -> String {
+        let bytes = self.0.to_be_bytes();
+        bytes
+            .iter()
+            .filter(|b| **b != 0)
+            .map(|b| *b as char)
+            .collect()
+    }
+}
+
+/// Newest first, ties broken by code.
+pub(super) type IndexKey = (Reverse<Millis>, PackedCode);
+
+/// Sessions in lobby order.
+pub(super) type Listing = BTreeMap<IndexKey, Arc<Listed>>;
+
+/// One listed session, rendered.
+pub struct Listed {
+    pub(super) entry: LobbyEntry,
+    pub(super) expires_at: Millis,
+    pub(super) json: String,
+    /// Lower-cased words of the name and host name, for search.
+    pub(super) words: Vec<String>,
+}
+
+impl Listed {
+    /// Whether it passes `filter` (expiry aside).
+    pub(super) fn passes(&self, filter: &LobbyFilter) -> bool {
+        filter.matches(&self.entry, &self.words)
+    }
+}
+
+/// Builds the lobby entry of a stored session.
+pub fn lobby_entry(record: &SessionRecord) -> LobbyEntry {
+    let f = &record.fields;
+    LobbyEntry {
+        code: record.code.clone(),
+        name: f.name.clone(),
+        host_name: f.host_name.clone(),
+        players: f.players,
+        max_players: f.max_players,
+        build: f.build.clone(),
+        difficulty: f.difficulty.clone(),
+        campaign: f.campaign.clone(),
+        host_kind: f.host_kind,
+        in_progress: f.in_progress,
+        created_at: to_datetime(record.created_at),
+        expires_at: to_datetime(record.expires_at),
+        meta: f.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
+    }
+}
+
+pub(super) fn render(entry: LobbyEntry, expires_at: Millis) -> Arc<Listed> {
+    let json = serde_json::to_string(&entry).unwrap_or_else(|_| "null".into());
+    let mut words: Vec<String> = Vec::new();
+    for w in words_of(&entry.name).chain(words_of(&entry.host_name)) {
+        if !words.contains(&w) {
+            words.push(w);
+        }
+    }
+    Arc::new(Listed {
+        entry,
+        expires_at,
+        json,
+        words,
+    })
+}
+
+/// Whether two entries differ in what a lobby page shows (expiry aside).
+pub(super) fn visible_change(a: &LobbyEntry, b: &LobbyEntry) -> bool {
+    a.name != b.name
+        || a.host_name != b.host_name
+        || a.players != b.players
+        || a.max_players != b.max_players
+        || a.build != b.build
+        || a.difficulty != b.difficulty
+        || a.campaign != b.campaign
+        || a.host_kind != b.host_kind
+        || a.in_progress != b.in_progress
+        || a.meta != b.meta
+}
