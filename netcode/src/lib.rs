@@ -12,9 +12,11 @@
 //!
 //! - [`link`]: what a session hears from a peer connection.
 //! - [`host`]: [`host::HostSession`], one module per job (admission, setup,
-//!   ticks, inputs, audit, transition, end table).
-//! - [`guest`]: [`guest::GuestSession`], one handler per message kind and
-//!   the snapshot backlog.
+//!   ticks, audit, transition, end table, late join, rejoin, spectators,
+//!   the waiting room, recording, the session report, join slots).
+//! - [`guest`]: [`guest::GuestSession`], one handler per message kind (the
+//!   handshake, bundles, snapshots, transitions), its tick clock, and the
+//!   authority role in relay sessions.
 //! - [`plan`]: the levels a host plays ([`plan::GeneratedCampaign`],
 //!   [`plan::FixedCampaign`]).
 //! - [`delay`]: input delays fitted to each link.
@@ -25,8 +27,10 @@
 //!   ahead of the confirmed state.
 //! - [`replay`]: replay files, written from a host's records and
 //!   re-simulated to the recorded world hash.
+//! - [`rtt`]: round-trip times from the unreliable channel's probes.
 //! - [`stats`]: counters as plain values.
-//! - [`sim`]: a host and guests over a simulated network on a virtual clock.
+//! - [`sim`]: a host and guests over a simulated network on a virtual clock;
+//!   its impairment model ([`sim::Impairment`]) is the daemon's simnet's too.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

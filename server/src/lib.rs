@@ -19,7 +19,8 @@
 //!   or per forwarded client behind a trusted proxy), the header read and
 //!   write stall timeouts, the bounded shutdown drain.
 //! - [`client_addr`]: who the client is (the peer, or what a trusted
-//!   proxy's `X-Forwarded-For` says), for the front door and the handlers.
+//!   proxy's `X-Forwarded-For` says), for the front door and the handlers,
+//!   and the key its budgets are kept under (the address; IPv6 by /64).
 //! - [`descriptors`]: the file-descriptor limit raised for the connection
 //!   cap, or the cap lowered to fit it.
 //! - [`app`]: the router and the generated OpenAPI document.
@@ -33,8 +34,12 @@
 //!   replicas, which learn of each other's changes by `LISTEN`/`NOTIFY`);
 //!   `row` is the row codec both share; `journal` is SQLite's group-commit
 //!   bookkeeping (staged changes, busy sessions, what each creator holds).
-//! - [`lobby_index`]: the in-memory lobby read model (with its filter and
-//!   word-prefix index for search and counts) and its change feed.
+//! - [`sessions`]: the session service: every client change to a session
+//!   (create, update, delete, claim, refresh) moves the store, the lobby
+//!   index, the waiters, the counters and the metrics together.
+//! - [`lobby_index`]: the in-memory lobby read model, split by concept: a
+//!   listed session, filters and word-prefix search, the listings, pages
+//!   and their cache, the cursor, and the change feed.
 //! - [`coalesce`]: host updates paced per session on that feed (one per
 //!   interval, the latest state winning).
 //! - [`waiters`]: in-process wake-ups for answer long-polls.
@@ -43,8 +48,8 @@
 //! - [`fields`]: sanitizing and validating `PUT /session` bodies.
 //! - [`extract`]: extractors that answer with the API's JSON errors; client address; bearer token.
 //! - [`error`]: `AppError`, the JSON error response.
-//! - [`rate_limit`]: per-address limits on creates, answers and code misses
-//!   (IPv6 by /64), per-session limits on host updates.
+//! - [`rate_limit`]: per-address limits on creates, answers and code misses,
+//!   per-session limits on host updates.
 //! - [`token`]: host tokens (hashed at rest, constant-time comparison).
 //! - [`ice`]: ICE servers and TURN REST credentials.
 //! - [`metrics`]: Prometheus registry and per-route request tracking.
@@ -67,6 +72,7 @@ pub mod metrics;
 pub mod rate_limit;
 pub mod routes;
 pub mod serve;
+pub mod sessions;
 pub mod slots;
 pub mod startup;
 pub mod state;

@@ -288,7 +288,6 @@ const STILL_TO_SPLIT: &[(&str, usize)] = &[
     ("lockstep/src/relay/mod.rs", 577),
     ("netcode/src/guest/mod.rs", 526),
     ("web-bindings/src/abi.rs", 542),
-    ("server/src/routes/session.rs", 593),
     ("server/src/store/sqlite.rs", 633),
     ("host-daemon/src/driver.rs", 538),
     ("host-daemon/src/hosting.rs", 617),

@@ -16,21 +16,17 @@ use protocol::name::sanitize_display_name;
 use protocol::sdp::check_plausible_sdp;
 use serde::Deserialize;
 
-use crate::client_addr::client_label;
 use crate::clock::to_datetime;
 use crate::error::AppError;
 use crate::extract::{ApiJson, ApiQuery, ClientIp, CodePath, bearer_token};
-use crate::fields::{checked_offer, fields_for_create, fields_for_update};
+use crate::fields::{checked_offer, fields_for_create};
 use crate::ice::TurnGrant;
 use crate::lobby_index::lobby_entry;
 use crate::metrics::RejectLabels;
 use crate::rate_limit::{Budget, SessionBudget};
+use crate::sessions;
 use crate::state::AppState;
-use crate::store::{
-    Authorized, ClaimOutcome, CreateOutcome, SessionRecord, SessionUpdate, StoredAnswer,
-    UpdateOutcome,
-};
-use crate::token::{HostToken, hash_token, token_matches};
+use crate::store::{SessionRecord, StoredAnswer};
 
 /// The session code in a path.
 #[derive(utoipa::IntoParams)]
@@ -101,67 +97,7 @@ async fn create_session(
 ) -> Result<Response, AppError> {
     let fields = fields_for_create(req, &state.config)?;
     let offer = checked_offer(req, &state.config)?;
-    if state.lobby_full() {
-        return Err(AppError {
-            retry_after_secs: Some(state.config.sweep_interval.max(1)),
-            ..AppError::new(
-                ErrorCode::LobbyFull,
-                "the lobby holds as many sessions as it is configured for; try again later",
-            )
-        });
-    }
-    let token = HostToken::generate();
-    let now = state.now();
-    let mut record = SessionRecord {
-        code: SessionCode::generate(rand::random::<u32>),
-        token_hash: token.hash(),
-        fields,
-        created_at: now,
-        expires_at: state.expiry_from(now),
-        round: u32::from(offer.is_some()),
-        offer,
-        answered: None,
-        creator: client_label(ip),
-    };
-    if state.lobby_bytes_full(record.held_bytes()) {
-        return Err(lobby_bytes_full(state));
-    }
-    let limits = state.config.creator_limits();
-    // Held until the create is counted (see `AppInner::live_gate`).
-    let _counting = state.live_gate.read().await;
-    // A collision among 8.5e11 codes is rare enough that three tries suffice.
-    let mut created = false;
-    for _ in 0..3 {
-        match state.store.create(&record, limits).await? {
-            CreateOutcome::Created => {
-                created = true;
-                break;
-            }
-            CreateOutcome::CodeTaken => {
-                record.code = SessionCode::generate(rand::random::<u32>);
-            }
-            CreateOutcome::CreatorAtCap => {
-                return Err(AppError::rate_limited(
-                    "live sessions",
-                    place_freed_secs(state),
-                ));
-            }
-            CreateOutcome::CreatorOverBytes => return Err(address_bytes_full(state)),
-        }
-    }
-    if !created {
-        return Err(AppError::new(
-            ErrorCode::Internal,
-            "could not allocate a session code; retry",
-        ));
-    }
-    state.count_session(true);
-    state.count_bytes(0, record.held_bytes());
-    if record.offer.is_some() {
-        state.metrics.rounds_published.inc();
-    }
-    state.lobby.upsert(&record);
-    tracing::debug!(code = %record.code, "session created");
+    let (record, token) = sessions::create(state, ip, fields, offer).await?;
     let body = put_response(state, &record, Some(token.into_string()));
     let location = HeaderValue::from_str(&format!("/session/{}", record.code))
         .map_err(|_| AppError::new(ErrorCode::Internal, "bad location header"))?;
@@ -180,124 +116,8 @@ async fn update_session(
     token: Option<&str>,
     req: &PutSessionRequest,
 ) -> Result<Response, AppError> {
-    let now = state.now();
-    let current = authorize(state, ip, code, token, now).await?;
-    // Charged after the token check, so a stranger cannot spend a host's budget.
-    state.limits.check_session(SessionBudget::Updates, code)?;
-    let update = SessionUpdate {
-        fields: fields_for_update(req, &current.fields, &state.config)?,
-        offer: checked_offer(req, &state.config)?,
-        expires_at: state.expiry_from(now),
-    };
-    let before = current.held_bytes();
-    if state.lobby_bytes_full(updated_bytes(&current, &update).saturating_sub(before)) {
-        return Err(lobby_bytes_full(state));
-    }
-    let creator_bytes = state.config.creator_limits().bytes;
-    let record = match state
-        .store
-        .update(code, &update, now, creator_bytes)
-        .await?
-    {
-        UpdateOutcome::Updated(record) => *record,
-        UpdateOutcome::NoSuchSession => return Err(AppError::no_such_session()),
-        UpdateOutcome::CreatorOverBytes => return Err(address_bytes_full(state)),
-    };
-    state.count_bytes(before, record.held_bytes());
-    if update.offer.is_some() {
-        state.metrics.rounds_published.inc();
-    }
-    state.lobby.upsert(&record);
+    let record = sessions::update(state, ip, code, token, req).await?;
     Ok((StatusCode::OK, Json(put_response(state, &record, None))).into_response())
-}
-
-/// The bytes `current` will hold after `update`.
-fn updated_bytes(current: &SessionRecord, update: &SessionUpdate) -> u64 {
-    let mut after = current.clone();
-    after.fields.meta = update.fields.meta.clone();
-    if update.offer.is_some() {
-        after.offer = update.offer.clone();
-    }
-    after.held_bytes()
-}
-
-/// Seconds until a session of a capped address frees its place: it counts
-/// until deleted, or swept after it expires.
-fn place_freed_secs(state: &AppState) -> u64 {
-    state.config.ttl().as_secs() + state.config.sweep_interval
-}
-
-/// `429`: the address's sessions hold their byte budget.
-fn address_bytes_full(state: &AppState) -> AppError {
-    AppError::rate_limited(
-        "bytes of offers, answers and meta held by live sessions",
-        place_freed_secs(state),
-    )
-}
-
-/// `503 lobby_full`: the lobby's sessions hold the total byte budget.
-fn lobby_bytes_full(state: &AppState) -> AppError {
-    AppError {
-        retry_after_secs: Some(state.config.sweep_interval.max(1)),
-        ..AppError::new(
-            ErrorCode::LobbyFull,
-            "the lobby's sessions hold as many bytes of offers, answers and metadata as it \
-             is configured for; try again later",
-        )
-    }
-}
-
-/// The live session `code` if `token` is its host's; 404 or 403 otherwise.
-async fn authorize(
-    state: &AppState,
-    ip: std::net::IpAddr,
-    code: &SessionCode,
-    token: Option<&str>,
-    now: i64,
-) -> Result<SessionRecord, AppError> {
-    let found = state.store.get(code, now).await?;
-    match found {
-        Some(record) if token_matches(token, &record.token_hash) => Ok(record),
-        found => Err(refusal(state, ip, found.is_some(), token)),
-    }
-}
-
-/// Why a host call was refused: no such session (a miss the address is
-/// charged for), or a wrong or missing token.
-fn refusal(state: &AppState, ip: std::net::IpAddr, found: bool, token: Option<&str>) -> AppError {
-    if !found {
-        return match state.limits.record_miss(ip) {
-            Err(blocked) => blocked,
-            Ok(()) => AppError::no_such_session(),
-        };
-    }
-    let why = if token.is_some() {
-        "wrong host token"
-    } else {
-        "missing bearer token"
-    };
-    AppError::new(ErrorCode::WrongToken, format!("{why} for this session"))
-}
-
-/// Deletes the session if `token` is its own (one store call), judged as
-/// [`authorize`] would: the session as it was, or why it was refused.
-/// Without a token nothing is asked to change.
-async fn delete_authorized(
-    state: &AppState,
-    ip: std::net::IpAddr,
-    code: &SessionCode,
-    token: Option<&str>,
-    now: i64,
-) -> Result<SessionRecord, AppError> {
-    let store = &state.store;
-    let outcome = match token.map(hash_token) {
-        None => Authorized::Refused(store.get(code, now).await?.map(Box::new)),
-        Some(hash) => store.delete_authorized(code, &hash, now).await?,
-    };
-    match outcome {
-        Authorized::Done(record) => Ok(*record),
-        Authorized::Refused(found) => Err(refusal(state, ip, found.is_some(), token)),
-    }
 }
 
 /// A stored answer as the API shows it.
@@ -384,16 +204,7 @@ pub async fn delete_session(
     CodePath(code): CodePath,
 ) -> Result<StatusCode, AppError> {
     state.limits.check_not_blocked(ip)?;
-    let now = state.now();
-    let counting = state.live_gate.read().await;
-    // The token check and the delete are one store call (one statement on
-    // PostgreSQL).
-    let deleted = delete_authorized(&state, ip, &code, bearer_token(&headers), now).await?;
-    state.count_session(false);
-    state.count_bytes(deleted.held_bytes(), 0);
-    drop(counting);
-    state.lobby.remove(&code);
-    state.waiters.wake(&code);
+    sessions::delete(&state, ip, &code, bearer_token(&headers)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -450,47 +261,8 @@ async fn claim(
         answer: req.answer,
         name: sanitize_display_name(req.name.as_deref().unwrap_or("")),
     };
-    // At most this much more is held (the offer it closes is let go).
-    let grows = (answer.answer.len() + answer.name.len()) as u64;
-    if state.lobby_bytes_full(grows) {
-        return Err(lobby_bytes_full(state));
-    }
-    let creator_bytes = state.config.creator_limits().bytes;
-    let outcome = state
-        .store
-        .claim_round(code, &answer, state.now(), creator_bytes)
-        .await?;
-    if outcome == ClaimOutcome::Claimed {
-        // Counted in full until the next recount, which also settles any
-        // change it raced with (answers do not wait on the sweep's gate).
-        state.count_bytes(0, grows);
-    }
-    match outcome {
-        ClaimOutcome::Claimed => {
-            state.metrics.answers_accepted.inc();
-            state.waiters.wake_with_answer(code, &answer);
-            Ok((StatusCode::CREATED, Json(answer_view(answer))).into_response())
-        }
-        ClaimOutcome::NoSuchSession => {
-            state.limits.record_miss(ip)?;
-            Err(AppError::no_such_session())
-        }
-        ClaimOutcome::CreatorOverBytes => Err(AppError {
-            retry_after_secs: Some(place_freed_secs(state)),
-            ..AppError::new(
-                ErrorCode::RateLimited,
-                "this answer would take the sessions of this session's host past the bytes \
-                 its address may hold; a smaller answer may fit",
-            )
-        }),
-        ClaimOutcome::RoundTaken => Err(AppError::new(
-            ErrorCode::RoundTaken,
-            format!(
-                "round {} was already answered or is not the open round",
-                answer.round
-            ),
-        )),
-    }
+    let answer = sessions::claim(state, ip, code, answer).await?;
+    Ok((StatusCode::CREATED, Json(answer_view(answer))).into_response())
 }
 
 /// Query of the host's answer long-poll.
@@ -543,7 +315,7 @@ pub async fn get_answer(
     let mut notified = Box::pin(guard.notified());
     notified.as_mut().enable();
     let now = state.now();
-    let mut current = authorize(&state, ip, &code, bearer_token(&headers), now).await?;
+    let mut current = sessions::authorize(&state, ip, &code, bearer_token(&headers), now).await?;
     // Charged after the token check, so a stranger cannot spend a host's budget.
     state
         .limits
@@ -553,10 +325,7 @@ pub async fn get_answer(
         .try_take(code.clone(), state.config.max_long_polls_per_session)
         .ok_or_else(|| AppError::rate_limited("open answer long-polls of this session", 1))?;
     // Only a poll within its budget keeps the session alive.
-    let expires_at = state.expiry_from(now);
-    if state.store.refresh(&code, expires_at, now).await? {
-        state.lobby.touch(&code, expires_at);
-    }
+    sessions::refresh(&state, &code, now).await?;
     let wait = Duration::from_millis(asked.min(state.config.max_wait_ms));
     let deadline = tokio::time::Instant::now() + wait;
 
