@@ -13,24 +13,21 @@ use thiserror::Error;
 
 use netcode::guest::{GuestConfig, GuestEnd, GuestEvent};
 use protocol::BUILD_VERSION;
+use protocol::join;
 
 use crate::driver::{Guest, run_guest_until};
 use crate::lobby_client::{LobbyClient, SignalingError};
 use crate::transport::webrtc::{Endpoint, GuestAnswer, WebRtcLink, WebRtcOptions};
 
 /// How long a joiner keeps trying for a round (lost races, the gap
-/// between rounds).
-const ROUND_WAIT: Duration = Duration::from_secs(30);
-/// How long a joiner waits for a round of an unlisted session with room:
-/// a private session between two rounds looks just like a started one
-/// (hosts unlist a session when it starts), so only briefly.
-const UNLISTED_ROUND_WAIT: Duration = Duration::from_secs(5);
-/// Most rounds a joiner tries for.
-const MAX_ATTEMPTS: u32 = 60;
+/// between rounds): the policy of `protocol::join`.
+const ROUND_WAIT: Duration = Duration::from_millis(join::ROUND_WAIT_MS);
+/// How long a joiner waits for a round of an unlisted session with room.
+const UNLISTED_ROUND_WAIT: Duration = Duration::from_millis(join::UNLISTED_ROUND_WAIT_MS);
 /// Extra whole tries after a connection that failed to open.
 const CONNECT_RETRIES: u32 = 2;
 /// Pause between tries.
-const RETRY_PAUSE: Duration = Duration::from_millis(250);
+const RETRY_PAUSE: Duration = Duration::from_millis(join::RETRY_PAUSE_MS);
 
 /// Why a join failed.
 #[derive(Debug, Error)]
@@ -231,11 +228,11 @@ pub async fn connect(config: &JoinConfig) -> Result<WebRtcLink, JoinError> {
     // with room shows no round for a moment. Bounded in count and time.
     let began = tokio::time::Instant::now();
     let mut deadline = began + ROUND_WAIT;
-    let mut attempts = 0u32;
+    let mut lost_rounds = 0u32;
     let mut connect_retries = 0u32;
     loop {
-        attempts += 1;
-        let retry_ok = attempts < MAX_ATTEMPTS && tokio::time::Instant::now() < deadline;
+        let retry_ok =
+            lost_rounds < join::MAX_LOST_ROUNDS && tokio::time::Instant::now() < deadline;
         let open = match client.join_offer(&code).await {
             Ok(open) => open,
             Err(SignalingError::FullOrStarted(_)) if retry_ok => {
@@ -286,6 +283,7 @@ pub async fn connect(config: &JoinConfig) -> Result<WebRtcLink, JoinError> {
         {
             Ok(_) => {}
             Err(SignalingError::RoundTaken { .. }) if retry_ok => {
+                lost_rounds += 1;
                 answer.close().await;
                 tokio::time::sleep(RETRY_PAUSE).await;
                 continue;

@@ -12,6 +12,7 @@
 //! - [`name`]: display-name sanitizing (control characters stripped, length capped).
 //! - [`sdp`]: the cheap plausibility check for SDP offers and answers.
 //! - [`input`]: per-tick player input (`InputSnapshot`).
+//! - [`join`]: how a joiner takes a round (waits, pauses, lost rounds).
 //! - [`snapshot`]: the reconciliation snapshot and its parts.
 //! - [`map`]: the game map as it travels over the wire and on disk.
 //! - [`peer`]: peer protocol messages on the `input` and `reconciliation` channels.
@@ -27,6 +28,7 @@ pub mod chunk;
 pub mod code;
 pub mod difficulty;
 pub mod input;
+pub mod join;
 pub mod map;
 pub mod name;
 pub mod peer;

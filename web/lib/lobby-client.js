@@ -4,7 +4,8 @@
 // gathering, post the answer). Plain fetch; works in browsers and in Node.
 
 import {
-  CHANNELS, CODE_ALPHABET, CODE_LEN, CODE_SEPARATORS, UNRELIABLE_CHANNELS, UNRELIABLE_CHANNEL_ID,
+  CHANNELS, CODE_ALPHABET, CODE_LEN, CODE_SEPARATORS, JOIN_MAX_LOST_ROUNDS, JOIN_RETRY_PAUSE_MS,
+  JOIN_ROUND_WAIT_MS, JOIN_UNLISTED_ROUND_WAIT_MS, UNRELIABLE_CHANNELS, UNRELIABLE_CHANNEL_ID,
 } from './facts.js';
 
 /**
@@ -32,10 +33,6 @@ import {
  * @typedef {{type: 'added'|'updated', entry: LobbyEntry} | {type: 'removed', code: string} | {type: 'resync'}} LobbyEvent
  */
 
-/** How long a joiner keeps trying for a round of a listed session (lost races, the gap between rounds). */
-const ROUND_WAIT_MS = 30_000;
-/** The same for an unlisted session, which may have started. */
-const UNLISTED_ROUND_WAIT_MS = 5_000;
 
 /** An error answer of the API (or a join that cannot proceed). */
 export class LobbyError extends Error {
@@ -435,9 +432,10 @@ export class LobbyClient {
    * The session's view once it has an open round newer than `after`. A
    * host publishes the next round shortly after the previous joiner
    * connected (or after a failed connection), so a missing round is looked
-   * at again, every 250 ms, while the session has room: up to `waitMs` for
-   * a listed session, and up to 5 s for an unlisted one (a private session
-   * between rounds looks just like a started one, which hosts unlist).
+   * at again while the session has room, as `protocol::join` says: up to
+   * `waitMs` for a listed session, and briefly for an unlisted one (a
+   * private session between rounds looks just like a started one, which
+   * hosts unlist).
    * @param {string} code canonical
    * @param {number} waitMs
    * @param {number} [after] a round number already lost
@@ -450,9 +448,9 @@ export class LobbyClient {
       if (view.round != null && view.offer != null && view.round > after) return view;
       const elapsed = Date.now() - start;
       const room = view.players < view.maxPlayers;
-      const patient = elapsed < (view.public ? waitMs : Math.min(waitMs, UNLISTED_ROUND_WAIT_MS));
+      const patient = elapsed < (view.public ? waitMs : Math.min(waitMs, JOIN_UNLISTED_ROUND_WAIT_MS));
       if (!room || !patient) return { ...view, round: null, offer: null };
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, JOIN_RETRY_PAUSE_MS));
     }
   }
 
@@ -473,8 +471,8 @@ export class LobbyClient {
     }
     const PC = options.RTCPeerConnection ?? globalThis.RTCPeerConnection;
     const timeoutMs = options.timeoutMs ?? 20_000;
-    const attempts = options.attempts ?? 10;
-    const deadline = Date.now() + (options.roundWaitMs ?? ROUND_WAIT_MS);
+    const attempts = options.attempts ?? JOIN_MAX_LOST_ROUNDS + 1;
+    const deadline = Date.now() + (options.roundWaitMs ?? JOIN_ROUND_WAIT_MS);
     let lost = 0;
     for (let attempt = 1; ; attempt++) {
       const view = await this.openRound(canonical, Math.max(0, deadline - Date.now()), lost);
