@@ -22,17 +22,23 @@
 
 use std::collections::BTreeMap;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::chunk::{Chunk, ChunkEnd};
 use crate::difficulty::Difficulty;
-use crate::input::{InputSnapshot, PlayerId, TickInput};
+use crate::input::{PlayerId, TickInput};
 
-use crate::map::GameMap;
-use crate::snapshot::{Carryover, ReconciliationSnapshot};
+mod channel;
+mod outcome;
+mod payloads;
+
+pub use channel::{Channel, UNRELIABLE_CHANNEL_ID};
+pub use outcome::{EndReason, LinkHealth, RefusalReason, ScoreRow};
+pub use payloads::{
+    JoinPayload, JoinPoint, ReconciliationSnapshotMessage, RelayLevel, RosterAdd, SessionInit,
+    TickInputBundle, TickInputs, TransitionPayload, state_to_base64,
+};
 
 /// Version of this peer protocol; peers with different versions refuse each
 /// other at the handshake.
@@ -83,331 +89,6 @@ pub const FEATURE_RELAY: &str = "relay";
 /// Inputs one [`GuestMessage::TickInputs`] carries at most: the newest and
 /// the ones before it (about 270 ms at 30 Hz).
 pub const REDUNDANT_INPUTS: usize = 8;
-
-/// The data channels of a host-guest connection, all created by the host.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Channel {
-    /// Per-tick input: guest `TickInput`s up, host `TickInputBundle`s down.
-    /// Reliable and ordered.
-    Input,
-    /// Setup, map transfer, reconciliation snapshots, level transitions,
-    /// session end, hash reports. Reliable and ordered.
-    Reconciliation,
-    /// Round-trip probes and redundant inputs (issue 15): unordered, never
-    /// retransmitted (`maxRetransmits: 0`), so nothing waits behind a lost
-    /// message. Not in the netcode spec; unused by peers without the
-    /// features that ride it. Negotiated ([`UNRELIABLE_CHANNEL_ID`]): both
-    /// sides create it with the same options.
-    Unreliable,
-}
-
-/// The SCTP stream id of [`Channel::Unreliable`]. Both sides create that
-/// channel themselves (`negotiated: true`) rather than the host announcing
-/// it in band, because an in-band channel is only as unreliable as the
-/// accepting side makes it, and the `webrtc` crate's accepting side sends
-/// reliably and in order whatever the announcement said. In-band channels
-/// take the lowest ids (0 to 3 for the two of them), so 8 never collides.
-pub const UNRELIABLE_CHANNEL_ID: u16 = 8;
-
-impl Channel {
-    /// Every channel, in the order the host creates them.
-    pub const ALL: [Channel; 3] = [Channel::Input, Channel::Reconciliation, Channel::Unreliable];
-
-    /// The data channel's label.
-    pub fn label(self) -> &'static str {
-        match self {
-            Channel::Input => "input",
-            Channel::Reconciliation => "reconciliation",
-            Channel::Unreliable => "input-unreliable",
-        }
-    }
-
-    /// Whether it delivers everything, in order (the spec's two channels).
-    pub fn reliable(self) -> bool {
-        !matches!(self, Channel::Unreliable)
-    }
-
-    /// The stream id both sides give a negotiated channel (`None`: the host
-    /// opens it in band and the guest accepts it).
-    pub fn negotiated_id(self) -> Option<u16> {
-        match self {
-            Channel::Unreliable => Some(UNRELIABLE_CHANNEL_ID),
-            Channel::Input | Channel::Reconciliation => None,
-        }
-    }
-}
-
-/// Why the host refused a join.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RefusalReason {
-    /// The peers run different builds or protocol versions.
-    VersionMismatch,
-    /// The level has started; the roster is frozen (no late join).
-    SessionStarted,
-    /// The reply was not a valid handshake.
-    BadHandshake,
-    /// Every seat is taken (campfire's extension: a session that admits
-    /// late joiners caps its guests itself).
-    SessionFull,
-}
-
-/// Why a session ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EndReason {
-    /// The last level was completed.
-    Completed,
-    /// Every player died.
-    TeamEliminated,
-    /// The host's connection was lost for longer than the grace.
-    HostDisconnected,
-    /// This guest could not follow a level transition within the grace.
-    LevelTransitionFailed,
-    /// The host shut the session down.
-    HostShutdown,
-}
-
-/// One row of the end-of-run comparison table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ScoreRow {
-    /// The player.
-    pub player_id: PlayerId,
-    /// Display name as chosen ("" when none).
-    pub name: String,
-    /// Kill score over the whole run.
-    pub kill_score: u32,
-    /// Kills over the whole run.
-    pub kills: u32,
-    /// Removed from the session after a disconnect.
-    pub disconnected: bool,
-    /// Link health as the host saw it for this player. Not in the netcode
-    /// spec's table: a campfire extension, absent from older hosts.
-    #[serde(default)]
-    pub link: LinkHealth,
-}
-
-/// How a guest's link looked from the host over the whole run (the host
-/// counts these; a guest cannot see them on its own).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LinkHealth {
-    /// Hash reports from this guest that disagreed with the host.
-    pub desyncs: u32,
-    /// Mismatches still there at the next report although a
-    /// reconciliation snapshot was applied in between.
-    pub persistent_desyncs: u32,
-    /// Ticks on which the host used this player's held (last known) input
-    /// because the real one had not arrived in time.
-    pub held_inputs: u64,
-}
-
-/// Phase B of setup: everything a guest needs before the map (spec
-/// "Session setup", steps 2-6b).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionInit {
-    /// Every player id, sorted ascending.
-    pub roster: Vec<PlayerId>,
-    /// The receiving guest's own id.
-    pub your_player_id: PlayerId,
-    /// Simulation ticks per second.
-    pub tick_rate_hz: u32,
-    /// Seconds per tick.
-    pub fixed_dt: f64,
-    /// This guest's input delay in ticks (the spec's fixed
-    /// `INPUT_DELAY_TICKS` unless [`FEATURE_INPUT_DELAY`] is in use).
-    pub input_delay_ticks: u64,
-    /// Ticks between reconciliation snapshots.
-    pub reconcile_interval_ticks: u64,
-    /// The level-1 gameplay seed.
-    pub gameplay_seed: u32,
-    /// The session's difficulty.
-    pub difficulty: Difficulty,
-    /// Player count for elite scaling.
-    pub player_count: u32,
-    /// Every player's sanitized display name ("" for none).
-    pub player_names: BTreeMap<PlayerId, String>,
-    /// Every player's input delay for level 1, when the session fits
-    /// delays to links ([`FEATURE_INPUT_DELAY`]); absent otherwise, and
-    /// then every player's delay is `input_delay_ticks`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub input_delays: BTreeMap<PlayerId, u64>,
-    /// Present when the guest joins a level already running (a late
-    /// joiner, a rejoiner): where it enters. The map chunks that follow
-    /// then carry a [`JoinPayload`] instead of the bare map, and the
-    /// roster, delays and names are the level's as of the join tick.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub join: Option<JoinPoint>,
-    /// This player's rejoin token, when the host takes rejoins: a fresh
-    /// connection whose hello presents it (`resume`) within the disconnect
-    /// grace resumes this player.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rejoin_token: Option<String>,
-    /// The receiver watches: `your_player_id` names the spectator (it is
-    /// not in the roster), and it sends no input.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub spectator: bool,
-}
-
-/// Where a guest enters a running level (campfire's extension of the
-/// spec's setup: the spec admits guests only before the start).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JoinPoint {
-    /// The running level's epoch.
-    pub level_epoch: u32,
-    /// The running level's index (0 is the first).
-    pub level_index: u32,
-    /// The engine tick of the transferred state: the first bundle the
-    /// guest applies is this tick's.
-    pub tick: u64,
-}
-
-/// What the map chunks carry for a guest joining a running level.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JoinPayload {
-    /// The level's map, as a level-1 map would be sent.
-    pub map: GameMap,
-    /// The engine's exact state at [`JoinPoint::tick`], base64 (standard
-    /// alphabet, padded): everything the world hash covers.
-    pub state: String,
-}
-
-impl RelayLevel {
-    /// The level from its payload and the engine's exact state bytes.
-    pub fn new(payload: TransitionPayload, state: &[u8]) -> Self {
-        Self {
-            payload,
-            state: STANDARD.encode(state),
-        }
-    }
-}
-
-/// An engine's exact state as the relay messages carry it: base64.
-pub fn state_to_base64(state: &[u8]) -> String {
-    STANDARD.encode(state)
-}
-
-impl JoinPayload {
-    /// The payload for `map` and the engine's exact state bytes.
-    pub fn new(map: GameMap, state: &[u8]) -> Self {
-        Self {
-            map,
-            state: STANDARD.encode(state),
-        }
-    }
-
-    /// The exact state's bytes.
-    ///
-    /// # Errors
-    ///
-    /// The state is not valid base64.
-    pub fn state_bytes(&self) -> Result<Vec<u8>, base64::DecodeError> {
-        STANDARD.decode(&self.state)
-    }
-}
-
-/// One player's inputs for the consecutive ticks `first_tick..`, sent again
-/// with each newer one ([`GuestMessage::TickInputs`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TickInputs {
-    /// Whose inputs they are.
-    pub player_id: PlayerId,
-    /// The level they belong to (unordered delivery can carry one across a
-    /// transition).
-    pub level_epoch: u32,
-    /// The tick the first input applies at.
-    pub first_tick: u64,
-    /// Oldest first; the last is the newest input.
-    pub inputs: Vec<InputSnapshot>,
-}
-
-/// What every peer advances from for one tick (spec §1).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TickInputBundle {
-    /// The tick these inputs drive.
-    pub tick: u64,
-    /// Always `FIXED_DT`.
-    pub dt: f64,
-    /// The level epoch the bundle belongs to.
-    pub level_epoch: u32,
-    /// An input for every roster member.
-    pub inputs: BTreeMap<PlayerId, InputSnapshot>,
-    /// Players whose input is their last one held over.
-    pub held_input_fallback: Vec<PlayerId>,
-    /// Players removed at the start of this tick.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub roster_remove: Option<Vec<PlayerId>>,
-    /// Players who join the level at the start of this tick (late
-    /// joiners; the mirror of `rosterRemove`). They are in `inputs`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub roster_add: Option<BTreeMap<PlayerId, RosterAdd>>,
-}
-
-/// A late joiner, as a bundle's `rosterAdd` names it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RosterAdd {
-    /// Its input delay for the rest of the level, ticks (every engine
-    /// needs it: lag compensation rewinds by it).
-    pub input_delay: u64,
-    /// Its display name, sanitized by the host ("" for none).
-    #[serde(default)]
-    pub name: String,
-}
-
-/// A reconciliation snapshot on the wire: the engine's payload plus the
-/// level epoch (the `type` tag comes from [`HostMessage`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReconciliationSnapshotMessage {
-    /// The level epoch it reflects.
-    pub level_epoch: u32,
-    /// The snapshot's fields.
-    #[serde(flatten)]
-    pub snapshot: ReconciliationSnapshot,
-}
-
-/// The chunked payload of a level transition (spec §7).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TransitionPayload {
-    /// Index of the level starting (0 is the first).
-    pub level_index: u32,
-    /// The fresh gameplay seed.
-    pub gameplay_seed: u32,
-    /// The roster the level starts with, sorted.
-    pub roster: Vec<PlayerId>,
-    /// Player count for elite scaling.
-    pub player_count: u32,
-    /// Per-player carryovers (authoritative; guests discard their own).
-    pub carryovers: BTreeMap<PlayerId, Carryover>,
-    /// The next level's map.
-    pub map: GameMap,
-    /// Every player's input delay for this level, refitted to the links
-    /// ([`FEATURE_INPUT_DELAY`]); absent when delays are fixed.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub input_delays: BTreeMap<PlayerId, u64>,
-}
-
-/// A relay session's level, as its authority built it (issue 26): the
-/// transition payload every peer builds the level from, and the engine's
-/// exact state at tick 0 (carryovers applied), from which a relay rebuilds
-/// a peer that joins before the first verified snapshot.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RelayLevel {
-    /// The level, as a transition would carry it.
-    pub payload: TransitionPayload,
-    /// The exact state at tick 0, base64 (as [`JoinPayload::state`]).
-    pub state: String,
-}
 
 /// A message from the host to a guest.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -730,6 +411,8 @@ pub fn format_hash(hash: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::InputSnapshot;
+    use crate::snapshot::ReconciliationSnapshot;
     use crate::snapshot::{AmmoPools, PlayerSnapshot};
     use proptest::prelude::*;
 

@@ -1,0 +1,219 @@
+//! What the messages carry: the session init and where a late joiner
+//! enters, tick inputs and bundles, reconciliation snapshots, level
+//! transitions, a relay session's levels.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+
+use crate::difficulty::Difficulty;
+use crate::input::{InputSnapshot, PlayerId};
+use crate::map::GameMap;
+use crate::snapshot::{Carryover, ReconciliationSnapshot};
+
+/// Phase B of setup: everything a guest needs before the map (spec
+/// "Session setup", steps 2-6b).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInit {
+    /// Every player id, sorted ascending.
+    pub roster: Vec<PlayerId>,
+    /// The receiving guest's own id.
+    pub your_player_id: PlayerId,
+    /// Simulation ticks per second.
+    pub tick_rate_hz: u32,
+    /// Seconds per tick.
+    pub fixed_dt: f64,
+    /// This guest's input delay in ticks (the spec's fixed
+    /// `INPUT_DELAY_TICKS` unless [`FEATURE_INPUT_DELAY`] is in use).
+    pub input_delay_ticks: u64,
+    /// Ticks between reconciliation snapshots.
+    pub reconcile_interval_ticks: u64,
+    /// The level-1 gameplay seed.
+    pub gameplay_seed: u32,
+    /// The session's difficulty.
+    pub difficulty: Difficulty,
+    /// Player count for elite scaling.
+    pub player_count: u32,
+    /// Every player's sanitized display name ("" for none).
+    pub player_names: BTreeMap<PlayerId, String>,
+    /// Every player's input delay for level 1, when the session fits
+    /// delays to links ([`FEATURE_INPUT_DELAY`]); absent otherwise, and
+    /// then every player's delay is `input_delay_ticks`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub input_delays: BTreeMap<PlayerId, u64>,
+    /// Present when the guest joins a level already running (a late
+    /// joiner, a rejoiner): where it enters. The map chunks that follow
+    /// then carry a [`JoinPayload`] instead of the bare map, and the
+    /// roster, delays and names are the level's as of the join tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<JoinPoint>,
+    /// This player's rejoin token, when the host takes rejoins: a fresh
+    /// connection whose hello presents it (`resume`) within the disconnect
+    /// grace resumes this player.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejoin_token: Option<String>,
+    /// The receiver watches: `your_player_id` names the spectator (it is
+    /// not in the roster), and it sends no input.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spectator: bool,
+}
+
+/// Where a guest enters a running level (campfire's extension of the
+/// spec's setup: the spec admits guests only before the start).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JoinPoint {
+    /// The running level's epoch.
+    pub level_epoch: u32,
+    /// The running level's index (0 is the first).
+    pub level_index: u32,
+    /// The engine tick of the transferred state: the first bundle the
+    /// guest applies is this tick's.
+    pub tick: u64,
+}
+
+/// What the map chunks carry for a guest joining a running level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JoinPayload {
+    /// The level's map, as a level-1 map would be sent.
+    pub map: GameMap,
+    /// The engine's exact state at [`JoinPoint::tick`], base64 (standard
+    /// alphabet, padded): everything the world hash covers.
+    pub state: String,
+}
+
+impl RelayLevel {
+    /// The level from its payload and the engine's exact state bytes.
+    pub fn new(payload: TransitionPayload, state: &[u8]) -> Self {
+        Self {
+            payload,
+            state: STANDARD.encode(state),
+        }
+    }
+}
+
+/// An engine's exact state as the relay messages carry it: base64.
+pub fn state_to_base64(state: &[u8]) -> String {
+    STANDARD.encode(state)
+}
+
+impl JoinPayload {
+    /// The payload for `map` and the engine's exact state bytes.
+    pub fn new(map: GameMap, state: &[u8]) -> Self {
+        Self {
+            map,
+            state: STANDARD.encode(state),
+        }
+    }
+
+    /// The exact state's bytes.
+    ///
+    /// # Errors
+    ///
+    /// The state is not valid base64.
+    pub fn state_bytes(&self) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(&self.state)
+    }
+}
+
+/// One player's inputs for the consecutive ticks `first_tick..`, sent again
+/// with each newer one ([`GuestMessage::TickInputs`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TickInputs {
+    /// Whose inputs they are.
+    pub player_id: PlayerId,
+    /// The level they belong to (unordered delivery can carry one across a
+    /// transition).
+    pub level_epoch: u32,
+    /// The tick the first input applies at.
+    pub first_tick: u64,
+    /// Oldest first; the last is the newest input.
+    pub inputs: Vec<InputSnapshot>,
+}
+
+/// What every peer advances from for one tick (spec §1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TickInputBundle {
+    /// The tick these inputs drive.
+    pub tick: u64,
+    /// Always `FIXED_DT`.
+    pub dt: f64,
+    /// The level epoch the bundle belongs to.
+    pub level_epoch: u32,
+    /// An input for every roster member.
+    pub inputs: BTreeMap<PlayerId, InputSnapshot>,
+    /// Players whose input is their last one held over.
+    pub held_input_fallback: Vec<PlayerId>,
+    /// Players removed at the start of this tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roster_remove: Option<Vec<PlayerId>>,
+    /// Players who join the level at the start of this tick (late
+    /// joiners; the mirror of `rosterRemove`). They are in `inputs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roster_add: Option<BTreeMap<PlayerId, RosterAdd>>,
+}
+
+/// A late joiner, as a bundle's `rosterAdd` names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RosterAdd {
+    /// Its input delay for the rest of the level, ticks (every engine
+    /// needs it: lag compensation rewinds by it).
+    pub input_delay: u64,
+    /// Its display name, sanitized by the host ("" for none).
+    #[serde(default)]
+    pub name: String,
+}
+
+/// A reconciliation snapshot on the wire: the engine's payload plus the
+/// level epoch (the `type` tag comes from [`HostMessage`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReconciliationSnapshotMessage {
+    /// The level epoch it reflects.
+    pub level_epoch: u32,
+    /// The snapshot's fields.
+    #[serde(flatten)]
+    pub snapshot: ReconciliationSnapshot,
+}
+
+/// The chunked payload of a level transition (spec §7).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransitionPayload {
+    /// Index of the level starting (0 is the first).
+    pub level_index: u32,
+    /// The fresh gameplay seed.
+    pub gameplay_seed: u32,
+    /// The roster the level starts with, sorted.
+    pub roster: Vec<PlayerId>,
+    /// Player count for elite scaling.
+    pub player_count: u32,
+    /// Per-player carryovers (authoritative; guests discard their own).
+    pub carryovers: BTreeMap<PlayerId, Carryover>,
+    /// The next level's map.
+    pub map: GameMap,
+    /// Every player's input delay for this level, refitted to the links
+    /// ([`FEATURE_INPUT_DELAY`]); absent when delays are fixed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub input_delays: BTreeMap<PlayerId, u64>,
+}
+
+/// A relay session's level, as its authority built it (issue 26): the
+/// transition payload every peer builds the level from, and the engine's
+/// exact state at tick 0 (carryovers applied), from which a relay rebuilds
+/// a peer that joins before the first verified snapshot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayLevel {
+    /// The level, as a transition would carry it.
+    pub payload: TransitionPayload,
+    /// The exact state at tick 0, base64 (as [`JoinPayload::state`]).
+    pub state: String,
+}
