@@ -283,7 +283,6 @@ const MAX_LINES: usize = 500;
 const STILL_TO_SPLIT: &[(&str, usize)] = &[
     ("protocol/src/map.rs", 547),
     ("engine/src/level_gen.rs", 515),
-    ("lockstep/src/peer.rs", 942),
     ("lockstep/src/relay/mod.rs", 577),
     ("netcode/src/guest/mod.rs", 526),
     ("web-bindings/src/abi.rs", 542),

@@ -1,0 +1,403 @@
+//! What a relay sends: the relay core's messages turned into the peer
+//! protocol's (tick bundles, level starts, catch-ups, joins, the end),
+//! each in the wire form its guest took up.
+
+use std::collections::BTreeMap;
+
+use protocol::chunk::split;
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::peer::{
+    EndReason, FEATURE_COMPACT, HostMessage, JoinPayload, JoinPoint, RosterAdd, ScoreRow,
+    SessionInit, TickInputBundle,
+};
+use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
+use protocol::wire::WireFormat;
+
+use crate::frame::Frame;
+use crate::log::CatchUp;
+use crate::relay::{RelayEnd, RelayEvent, RelayMessage, RelayOutput, Slot};
+
+use super::{LevelRecord, PeerEvent, PeerOutput, PeerRelay};
+
+impl PeerRelay {
+    /// Queues `msg` for `slot` in the form that connection reads.
+    pub(super) fn send(&mut self, slot: Slot, msg: HostMessage) {
+        let format = self.format_of(slot);
+        self.outbox.push(PeerOutput::Send(slot, msg, format));
+    }
+
+    /// The wire form `slot` took up.
+    pub(super) fn format_of(&self, slot: Slot) -> WireFormat {
+        let compact = self
+            .connections
+            .get(&slot)
+            .is_some_and(|c| c.features.iter().any(|f| f == FEATURE_COMPACT));
+        if compact {
+            WireFormat::Compact
+        } else {
+            WireFormat::Json
+        }
+    }
+
+    /// Queues `msg` for every slot of `slots`: one broadcast per form.
+    pub(super) fn broadcast(&mut self, slots: Vec<Slot>, msg: HostMessage) {
+        let (compact, json): (Vec<Slot>, Vec<Slot>) = slots
+            .into_iter()
+            .partition(|s| self.format_of(*s) == WireFormat::Compact);
+        for (slots, format) in [(json, WireFormat::Json), (compact, WireFormat::Compact)] {
+            if !slots.is_empty() {
+                self.outbox
+                    .push(PeerOutput::Broadcast(slots, msg.clone(), format));
+            }
+        }
+    }
+
+    /// Turns what the relay said into campfire messages.
+    pub(super) fn pump(&mut self) {
+        for event in self.relay.drain_events() {
+            if let RelayEvent::Desynced { slot, .. } = event {
+                // A running guest cannot take a second session init: it
+                // is closed, and may come back as a late joiner.
+                self.outbox.push(PeerOutput::Close(slot));
+            }
+            self.events.push(PeerEvent::Relay(event));
+        }
+        for out in self.relay.drain_outbox() {
+            match out {
+                RelayOutput::To(slot, msg) => self.deliver(vec![slot], msg),
+                RelayOutput::Broadcast(slots, msg) => self.deliver(slots, msg),
+                RelayOutput::Close(slot) => self.outbox.push(PeerOutput::Close(slot)),
+            }
+        }
+    }
+
+    pub(super) fn deliver(&mut self, slots: Vec<Slot>, msg: RelayMessage<InputSnapshot>) {
+        match msg {
+            RelayMessage::Authority {
+                epoch,
+                player,
+                from_tick,
+            } => {
+                for slot in slots {
+                    let you = self.player_of(slot) == Some(&player);
+                    self.send(
+                        slot,
+                        HostMessage::RelayAuthority {
+                            level_epoch: epoch,
+                            player_id: player.clone(),
+                            from_tick,
+                            you,
+                            levels: self.config.levels,
+                            snapshot_interval: self.config.relay.snapshot_interval,
+                        },
+                    );
+                }
+            }
+            RelayMessage::AskLevel {
+                epoch,
+                level_index,
+                roster,
+                input_delays,
+            } => {
+                let msg = HostMessage::RelayAskLevel {
+                    level_epoch: epoch,
+                    level_index,
+                    roster,
+                    input_delays: self.delays_for(&input_delays),
+                    campaign_seed: self.config.campaign_seed,
+                    levels: self.config.levels,
+                    difficulty: self.config.difficulty,
+                };
+                self.broadcast(slots, msg);
+            }
+            RelayMessage::AskSnapshot { epoch, tick } => {
+                let msg = HostMessage::RelayAskSnapshot {
+                    level_epoch: epoch,
+                    tick,
+                };
+                self.broadcast(slots, msg);
+            }
+            RelayMessage::LevelStart { epoch, .. } => {
+                if self.config.record
+                    && let Some((_, level)) = self.level.as_ref().filter(|(e, _)| *e == epoch)
+                {
+                    let begin = LevelRecord::Begin {
+                        epoch,
+                        level: Box::new(level.payload.clone()),
+                        names: self.names(),
+                        difficulty: self.config.difficulty,
+                        build: self.config.build_version.clone(),
+                    };
+                    self.events.push(PeerEvent::Record(begin));
+                }
+                for slot in slots {
+                    self.send_level_start(slot, epoch);
+                }
+            }
+            RelayMessage::CatchUp { epoch, catch_up } => {
+                for slot in slots {
+                    self.send_catch_up(slot, epoch, &catch_up);
+                }
+            }
+            RelayMessage::Frame(frame) => {
+                let b = bundle(&frame);
+                if self.config.record {
+                    self.events
+                        .push(PeerEvent::Record(LevelRecord::Bundle(b.clone())));
+                }
+                self.broadcast(slots, HostMessage::TickInputBundle(b));
+            }
+            RelayMessage::LevelEnd { .. } => {}
+            RelayMessage::SessionEnd(end) => {
+                let (level_epoch, final_tick, eliminated) =
+                    self.last_end
+                        .unwrap_or((self.relay.epoch(), self.relay.next_tick(), false));
+                let reason = match end {
+                    RelayEnd::Completed if eliminated => EndReason::TeamEliminated,
+                    RelayEnd::Completed => EndReason::Completed,
+                    RelayEnd::Empty | RelayEnd::Shutdown => EndReason::HostShutdown,
+                };
+                let msg = HostMessage::SessionEnd {
+                    reason,
+                    scores: self.scores(),
+                    level_epoch,
+                    final_tick,
+                };
+                self.broadcast(slots, msg);
+            }
+        }
+    }
+
+    /// The end-of-run table: every level ended so far.
+    pub fn scores(&self) -> Vec<ScoreRow> {
+        let names: BTreeMap<&PlayerId, &str> = self
+            .connections
+            .values()
+            .filter_map(|c| Some((c.admitted.as_ref()?.as_ref()?, c.name.as_str())))
+            .collect();
+        self.run_scores
+            .iter()
+            .map(|(id, (kill_score, kills))| ScoreRow {
+                player_id: id.clone(),
+                name: names.get(id).map(|n| (*n).to_owned()).unwrap_or_default(),
+                kill_score: *kill_score,
+                kills: *kills,
+                disconnected: !names.contains_key(id),
+                link: Default::default(),
+            })
+            .collect()
+    }
+
+    pub(super) fn names(&self) -> BTreeMap<PlayerId, String> {
+        self.connections
+            .values()
+            .filter_map(|c| Some((c.admitted.as_ref()?.as_ref()?.clone(), c.name.clone())))
+            .collect()
+    }
+
+    pub(super) fn send_level_start(&mut self, slot: Slot, epoch: u32) {
+        let Some((level_epoch, level)) = self.level.clone().filter(|(e, _)| *e == epoch) else {
+            return;
+        };
+        let Some(conn) = self.connections.get(&slot) else {
+            return;
+        };
+        let (had, player) = (conn.has_epoch, conn.admitted.clone().flatten());
+        match player {
+            Some(me) if had == 0 && level_epoch == 1 => {
+                let p = &level.payload;
+                let init = SessionInit {
+                    roster: p.roster.clone(),
+                    your_player_id: me.clone(),
+                    tick_rate_hz: TICK_RATE_HZ,
+                    fixed_dt: FIXED_DT,
+                    input_delay_ticks: p
+                        .input_delays
+                        .get(&me)
+                        .copied()
+                        .unwrap_or(self.config.input_delay),
+                    reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
+                    gameplay_seed: p.gameplay_seed,
+                    difficulty: self.config.difficulty,
+                    player_count: p.player_count,
+                    player_names: self.names(),
+                    input_delays: self.delays_for(&p.input_delays),
+                    join: None,
+                    rejoin_token: self.rejoin_token(&me),
+                    spectator: false,
+                };
+                self.send(slot, HostMessage::SessionInit(init));
+                let map = serde_json::to_string(&p.map).unwrap_or_default();
+                let (chunks, end) = split(&map);
+                for c in chunks {
+                    self.send(slot, HostMessage::MapChunk(c));
+                }
+                self.send(slot, HostMessage::MapEnd(end));
+            }
+            Some(_) if had > 0 => {
+                let payload = serde_json::to_string(&level.payload).unwrap_or_default();
+                let (chunks, end) = split(&payload);
+                self.send(
+                    slot,
+                    HostMessage::LevelTransitionInit {
+                        level_epoch,
+                        level_index: level.payload.level_index,
+                    },
+                );
+                for chunk in chunks {
+                    self.send(
+                        slot,
+                        HostMessage::LevelTransitionChunk { level_epoch, chunk },
+                    );
+                }
+                self.send(slot, HostMessage::LevelTransitionEnd { level_epoch, end });
+            }
+            // A spectator, or a player new to the session after level 1:
+            // the level's tick-0 state, as a late joiner gets it.
+            _ => {
+                let roster = level
+                    .payload
+                    .roster
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.clone(),
+                            level
+                                .payload
+                                .input_delays
+                                .get(p)
+                                .copied()
+                                .unwrap_or(self.config.input_delay),
+                        )
+                    })
+                    .collect();
+                self.send_join(slot, level_epoch, 0, &roster, &level.state);
+            }
+        }
+        if let Some(c) = self.connections.get_mut(&slot) {
+            c.has_epoch = epoch;
+        }
+    }
+
+    pub(super) fn send_catch_up(
+        &mut self,
+        slot: Slot,
+        epoch: u32,
+        catch_up: &CatchUp<InputSnapshot>,
+    ) {
+        let Some((_, level)) = self.level.clone().filter(|(e, _)| *e == epoch) else {
+            return;
+        };
+        let state = if catch_up.base.tick == 0 {
+            level.state.clone()
+        } else {
+            String::from_utf8_lossy(&catch_up.base.payload).into_owned()
+        };
+        self.send_join(
+            slot,
+            epoch,
+            catch_up.base.tick,
+            &catch_up.base.roster,
+            &state,
+        );
+        for frame in &catch_up.frames {
+            self.send(slot, HostMessage::TickInputBundle(bundle(frame)));
+        }
+        if let Some(c) = self.connections.get_mut(&slot) {
+            c.has_epoch = epoch;
+        }
+    }
+
+    /// A session init with a join point at `tick`, then the map and the
+    /// exact state in chunks.
+    pub(super) fn send_join(
+        &mut self,
+        slot: Slot,
+        epoch: u32,
+        tick: u64,
+        roster: &BTreeMap<PlayerId, u64>,
+        state: &str,
+    ) {
+        let Some((_, level)) = self.level.clone() else {
+            return;
+        };
+        let Some(conn) = self.connections.get(&slot) else {
+            return;
+        };
+        let me = conn.admitted.clone().flatten();
+        let spectator = me.is_none();
+        let me = me.unwrap_or_else(|| PlayerId::new(format!("spectator-{slot}")));
+        let init = SessionInit {
+            roster: roster.keys().cloned().collect(),
+            your_player_id: me.clone(),
+            tick_rate_hz: TICK_RATE_HZ,
+            fixed_dt: FIXED_DT,
+            input_delay_ticks: roster.get(&me).copied().unwrap_or(self.config.input_delay),
+            reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
+            gameplay_seed: level.payload.gameplay_seed,
+            difficulty: self.config.difficulty,
+            player_count: level.payload.player_count,
+            player_names: self.names(),
+            input_delays: self.delays_for(roster),
+            join: Some(JoinPoint {
+                level_epoch: epoch,
+                level_index: level.payload.level_index,
+                tick,
+            }),
+            rejoin_token: if spectator {
+                None
+            } else {
+                self.rejoin_token(&me)
+            },
+            spectator,
+        };
+        self.send(slot, HostMessage::SessionInit(init));
+        let payload = JoinPayload {
+            map: level.payload.map.clone(),
+            state: state.to_owned(),
+        };
+        let text = serde_json::to_string(&payload).unwrap_or_default();
+        let (chunks, end) = split(&text);
+        for c in chunks {
+            self.send(slot, HostMessage::MapChunk(c));
+        }
+        self.send(slot, HostMessage::MapEnd(end));
+    }
+
+    /// Delays go in the init only when they differ from the spec's fixed
+    /// one (a guest without `input-delay` refuses them otherwise).
+    pub(super) fn delays_for(&self, delays: &BTreeMap<PlayerId, u64>) -> BTreeMap<PlayerId, u64> {
+        if self.config.input_delay == INPUT_DELAY_TICKS {
+            BTreeMap::new()
+        } else {
+            delays.clone()
+        }
+    }
+}
+
+/// A frame as the peer protocol's tick bundle.
+fn bundle(frame: &Frame<InputSnapshot>) -> TickInputBundle {
+    TickInputBundle {
+        tick: frame.tick,
+        dt: FIXED_DT,
+        level_epoch: frame.epoch,
+        inputs: frame.inputs.clone(),
+        held_input_fallback: frame.held.clone(),
+        roster_remove: (!frame.remove.is_empty()).then(|| frame.remove.clone()),
+        roster_add: (!frame.add.is_empty()).then(|| {
+            frame
+                .add
+                .iter()
+                .map(|(p, a)| {
+                    (
+                        p.clone(),
+                        RosterAdd {
+                            input_delay: a.input_delay,
+                            name: a.name.clone(),
+                        },
+                    )
+                })
+                .collect()
+        }),
+    }
+}

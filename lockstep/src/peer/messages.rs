@@ -1,0 +1,227 @@
+//! What a relay does with each message a guest sends: the hello (seat,
+//! spectator, rejoin or refusal), inputs, hash reports and the authority's
+//! answers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use protocol::input::PlayerId;
+use protocol::name::sanitize_display_name;
+use protocol::peer::{
+    FEATURE_INPUT_DELAY, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
+};
+use protocol::tick::INPUT_DELAY_TICKS;
+
+use crate::rejoin;
+use crate::relay::{Entry, Refusal, Slot};
+
+use super::{Hello, LevelRecord, PeerEvent, PeerOutput, PeerRelay};
+
+impl PeerRelay {
+    pub(super) fn bad(&mut self, slot: Slot, why: String) {
+        self.events.push(PeerEvent::BadMessage(slot, why));
+    }
+
+    pub(super) fn player_of(&self, slot: Slot) -> Option<&PlayerId> {
+        self.connections.get(&slot)?.admitted.as_ref()?.as_ref()
+    }
+
+    pub(super) fn on_message(&mut self, slot: Slot, msg: GuestMessage, now: Duration) {
+        let epoch = self.relay.epoch();
+        match msg {
+            GuestMessage::GuestHello {
+                build_version,
+                protocol_version,
+                display_name,
+                features,
+                spectate,
+                resume,
+            } => self.on_hello(
+                slot,
+                Hello {
+                    build: build_version,
+                    protocol_version,
+                    name: display_name,
+                    features,
+                    spectate,
+                    resume,
+                },
+                now,
+            ),
+            GuestMessage::SetupAck => self.relay.loaded(slot, epoch),
+            GuestMessage::LevelTransitionAck { level_epoch } => {
+                self.relay.loaded(slot, level_epoch)
+            }
+            GuestMessage::Pong { .. } => {}
+            GuestMessage::TickInput(t) => {
+                if self.player_of(slot) == Some(&t.player_id) {
+                    self.relay.input(slot, epoch, t.tick, t.input.sanitized());
+                }
+            }
+            GuestMessage::TickInputs(batch) => {
+                if self.player_of(slot) == Some(&batch.player_id) {
+                    for (i, input) in batch.inputs.into_iter().enumerate() {
+                        let tick = batch.first_tick + i as u64;
+                        self.relay
+                            .input(slot, batch.level_epoch, tick, input.sanitized());
+                    }
+                }
+            }
+            GuestMessage::HashReport {
+                tick,
+                level_epoch,
+                hash,
+            } => match u64::from_str_radix(&hash, 16) {
+                Ok(h) => self.relay.hash(slot, level_epoch, tick, h),
+                Err(_) => self.bad(slot, format!("hash {hash:?} is not hex")),
+            },
+            GuestMessage::RelayLevel { level_epoch, level } => {
+                let Ok(json) = serde_json::to_string(&level) else {
+                    return;
+                };
+                // Kept once the relay took it: LevelStart goes out at the
+                // next pump, from this copy.
+                if self
+                    .relay
+                    .level(slot, level_epoch, Arc::from(json.into_bytes()), now)
+                {
+                    self.level = Some((level_epoch, *level));
+                }
+            }
+            GuestMessage::RelaySnapshot {
+                level_epoch,
+                tick,
+                hash,
+                state,
+            } => match u64::from_str_radix(&hash, 16) {
+                Ok(h) => {
+                    self.relay
+                        .snapshot(slot, level_epoch, tick, h, Arc::from(state.into_bytes()))
+                }
+                Err(_) => self.bad(slot, format!("hash {hash:?} is not hex")),
+            },
+            GuestMessage::RelayLevelEnd {
+                level_epoch,
+                tick,
+                more,
+                scores,
+                final_hash,
+            } => {
+                // The session's end (if this was the last level) goes out at
+                // the next pump, with what is kept here.
+                if !self.relay.level_end(slot, level_epoch, tick, more, now) {
+                    return;
+                }
+                if self.config.record {
+                    self.events
+                        .push(PeerEvent::Record(LevelRecord::End { tick, final_hash }));
+                }
+                for row in &scores {
+                    let t = self.run_scores.entry(row.player_id.clone()).or_default();
+                    t.0 += row.kill_score;
+                    t.1 += row.kills;
+                }
+                let last = self
+                    .level
+                    .as_ref()
+                    .map_or(0, |(_, l)| l.payload.level_index);
+                let eliminated = !more && last + 1 < self.config.levels;
+                self.last_end = Some((level_epoch, tick, eliminated));
+            }
+        }
+    }
+
+    pub(super) fn on_hello(&mut self, slot: Slot, hello: Hello, now: Duration) {
+        let Hello {
+            build,
+            protocol_version,
+            name,
+            features,
+            spectate,
+            resume,
+        } = hello;
+        let Some(conn) = self.connections.get_mut(&slot) else {
+            return;
+        };
+        if conn.admitted.is_some() {
+            return;
+        }
+        if build != self.config.build_version || protocol_version != PEER_PROTOCOL_VERSION {
+            let detail = format!(
+                "the relay runs {}, the guest {build}",
+                self.config.build_version
+            );
+            self.refuse(slot, RefusalReason::VersionMismatch, detail);
+            return;
+        }
+        if self.config.input_delay != INPUT_DELAY_TICKS
+            && !features.iter().any(|f| f == FEATURE_INPUT_DELAY)
+        {
+            let detail = "this relay's input delay needs the input-delay feature".to_owned();
+            self.refuse(slot, RefusalReason::BadHandshake, detail);
+            return;
+        }
+        let name = sanitize_display_name(&name);
+        conn.features = features;
+        conn.name.clone_from(&name);
+        let resumes = resume.as_deref().and_then(|t| self.resumed_player(t));
+        let entry = match (spectate, resumes) {
+            (true, _) => Entry::Spectator { name },
+            (false, Some(player)) => Entry::Resume {
+                player,
+                input_delay: self.config.input_delay,
+            },
+            // A token that resumes nothing (the player was removed): a
+            // late joiner.
+            (false, None) => Entry::Player {
+                name,
+                input_delay: self.config.input_delay,
+            },
+        };
+        match self.relay.admit(slot, entry, now) {
+            Ok(player) => {
+                if let Some(c) = self.connections.get_mut(&slot) {
+                    c.admitted = Some(player.clone());
+                    let name = c.name.clone();
+                    self.events.push(PeerEvent::Admitted(slot, player, name));
+                }
+            }
+            Err(r) => {
+                let (reason, detail) = match r {
+                    Refusal::Full | Refusal::SpectatorsFull => {
+                        (RefusalReason::SessionFull, "every place is taken")
+                    }
+                    Refusal::Started | Refusal::Ended => {
+                        (RefusalReason::SessionStarted, "the session has started")
+                    }
+                    Refusal::NotInLevel | Refusal::NoAnchor => (
+                        RefusalReason::SessionStarted,
+                        "the relay cannot bring a joiner up to date now",
+                    ),
+                };
+                self.refuse(slot, reason, detail.to_owned());
+            }
+        }
+    }
+
+    /// The player whose token `presented` is, while it has a place.
+    pub(super) fn resumed_player(&self, presented: &str) -> Option<PlayerId> {
+        let secret = self.config.rejoin_secret.as_ref()?;
+        self.relay
+            .places()
+            .find(|p| rejoin::verify(secret, p, presented))
+            .cloned()
+    }
+
+    /// `player`'s rejoin token, when the relay takes rejoins.
+    pub(super) fn rejoin_token(&self, player: &PlayerId) -> Option<String> {
+        rejoin::token(self.config.rejoin_secret.as_ref()?, player)
+    }
+
+    pub(super) fn refuse(&mut self, slot: Slot, reason: RefusalReason, detail: String) {
+        self.send(slot, HostMessage::JoinRefused { reason, detail });
+        self.outbox.push(PeerOutput::Close(slot));
+        self.connections.remove(&slot);
+        self.events.push(PeerEvent::Refused(slot, reason));
+    }
+}

@@ -1,0 +1,357 @@
+//! The relay speaking campfire's peer protocol: [`PeerRelay`].
+//!
+//! To every guest a relay session looks like a host (the same hello,
+//! session init, map chunks, tick bundles, transitions and session end),
+//! so the daemon's bot guests and the browser's wasm guest join it
+//! unchanged. The guest that took up [`FEATURE_RELAY`] and is named the
+//! authority also answers the relay's asks ([`HostMessage::RelayAskLevel`],
+//! [`HostMessage::RelayAskSnapshot`]) and reports each level's end. The
+//! relay parses campfire's wire types (maps and states stay opaque
+//! strings to it) and never runs the game: see [`crate::relay`].
+//!
+//! Here: the relay's configuration, outputs and events and the calls its
+//! driver makes; `messages` handles what guests send, `delivery` what the
+//! relay sends them.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use protocol::BUILD_VERSION;
+use protocol::difficulty::Difficulty;
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::peer::{
+    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_RELAY, GuestMessage, HostMessage,
+    PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel, TickInputBundle, TransitionPayload,
+};
+use protocol::tick::INPUT_DELAY_TICKS;
+use protocol::wire::WireFormat;
+
+use crate::budget::{GuestBudget, GuestBudgetPolicy};
+mod delivery;
+mod messages;
+
+use crate::relay::{Relay, RelayConfig, RelayEvent, Slot};
+
+/// The largest message a guest may send a relay, bytes (an authority's
+/// level carries a map and a state).
+pub const MAX_GUEST_MESSAGE_BYTES: usize = 1024 * 1024;
+
+/// What a campfire relay is configured with.
+#[derive(Clone, Debug)]
+pub struct PeerRelayConfig {
+    /// The relay session itself.
+    pub relay: RelayConfig,
+    /// Build identifier guests must match.
+    pub build_version: String,
+    /// The campaign's seed.
+    pub campaign_seed: u32,
+    /// Levels in the campaign.
+    pub levels: u32,
+    /// The session's difficulty.
+    pub difficulty: Difficulty,
+    /// Every player's input delay, ticks (the spec's fixed delay unless
+    /// raised; guests must then take up `input-delay`).
+    pub input_delay: u64,
+    /// How long a connection may take to say hello before it is closed.
+    pub hello_timeout: Duration,
+    /// Emit [`PeerEvent::Record`]s: each level's start, every bundle sent
+    /// and its end, for a replay file.
+    pub record: bool,
+    /// What each guest may send; a guest over it is disconnected.
+    pub guest_budget: GuestBudgetPolicy,
+    /// The session's rejoin secret (`None`: no rejoin tokens): every player
+    /// gets its token with its session init, and a hello presenting it
+    /// resumes that player while it has a place.
+    pub rejoin_secret: Option<[u8; 32]>,
+}
+
+impl Default for PeerRelayConfig {
+    fn default() -> Self {
+        Self {
+            relay: RelayConfig::default(),
+            build_version: BUILD_VERSION.to_owned(),
+            campaign_seed: 1,
+            levels: 3,
+            difficulty: Difficulty::Normal,
+            input_delay: INPUT_DELAY_TICKS,
+            hello_timeout: Duration::from_secs(5),
+            record: false,
+            rejoin_secret: None,
+            guest_budget: GuestBudgetPolicy::default(),
+        }
+    }
+}
+
+/// What the driver should do. Messages go in the wire form given (the
+/// compact one for connections that took up `compact`; it applies to tick
+/// bundles only).
+#[derive(Clone, Debug)]
+pub enum PeerOutput {
+    /// Send to one connection.
+    Send(Slot, HostMessage, WireFormat),
+    /// Send the same message to several, all in one form.
+    Broadcast(Vec<Slot>, HostMessage, WireFormat),
+    /// Close a connection.
+    Close(Slot),
+}
+
+/// What happened, for the driver's log and counters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PeerEvent {
+    /// A connection was let in: its player (`None`: a spectator) and name.
+    Admitted(Slot, Option<PlayerId>, String),
+    /// The relay session's own event.
+    Relay(RelayEvent),
+    /// A connection was refused.
+    Refused(Slot, RefusalReason),
+    /// A message could not be read, or was not the guest's to send.
+    BadMessage(Slot, String),
+    /// A guest sent more than its budget: disconnected.
+    OverBudget(Slot),
+    /// What a replay file records (with [`PeerRelayConfig::record`]).
+    Record(LevelRecord),
+}
+
+/// One record of a relayed level, for a replay file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LevelRecord {
+    /// A level starts, as its authority built it.
+    Begin {
+        /// The level's epoch.
+        epoch: u32,
+        /// The level.
+        level: Box<TransitionPayload>,
+        /// Display names by player.
+        names: BTreeMap<PlayerId, String>,
+        /// The session's difficulty.
+        difficulty: Difficulty,
+        /// The relay's build.
+        build: String,
+    },
+    /// One tick's bundle, as sent (a level's last ones may follow its end
+    /// tick: every peer stops at the end).
+    Bundle(TickInputBundle),
+    /// The authority ended the level at `tick` with this world hash.
+    End {
+        /// The tick.
+        tick: u64,
+        /// The authority's world hash there, 16 hex digits.
+        final_hash: String,
+    },
+}
+
+/// A guest's hello, as the relay reads it.
+struct Hello {
+    build: String,
+    protocol_version: u32,
+    name: String,
+    features: Vec<String>,
+    spectate: bool,
+    resume: Option<String>,
+}
+
+#[derive(Debug)]
+struct Connection {
+    features: Vec<String>,
+    /// `None` until its hello was admitted; then its player (`None` for
+    /// a spectator).
+    admitted: Option<Option<PlayerId>>,
+    name: String,
+    /// The level epoch it was last sent (0: none).
+    has_epoch: u32,
+    /// When it opened.
+    opened_at: Duration,
+    /// What it may still send.
+    budget: GuestBudget,
+}
+
+/// A relay session for campfire's peers.
+#[derive(Debug)]
+pub struct PeerRelay {
+    config: PeerRelayConfig,
+    relay: Relay<InputSnapshot>,
+    connections: BTreeMap<Slot, Connection>,
+    /// The current level as its authority built it.
+    level: Option<(u32, RelayLevel)>,
+    /// Run totals per player: `(kill score, kills)` of levels ended.
+    run_scores: BTreeMap<PlayerId, (u32, u32)>,
+    /// The latest level end: `(epoch, tick, team eliminated)`.
+    last_end: Option<(u32, u64, bool)>,
+    outbox: Vec<PeerOutput>,
+    events: Vec<PeerEvent>,
+    /// Connections handed to the relay so far.
+    connections_ever: usize,
+}
+
+impl PeerRelay {
+    /// A relay waiting for guests.
+    pub fn new(config: PeerRelayConfig) -> Self {
+        Self {
+            relay: Relay::new(config.relay.clone()),
+            config,
+            connections: BTreeMap::new(),
+            level: None,
+            run_scores: BTreeMap::new(),
+            last_end: None,
+            outbox: Vec::new(),
+            events: Vec::new(),
+            connections_ever: 0,
+        }
+    }
+
+    /// Seats taken: connected players, and connections still in their
+    /// hello (a spectator takes none).
+    pub fn seats_taken(&self) -> usize {
+        self.connections
+            .values()
+            .filter(|c| !matches!(c.admitted, Some(None)))
+            .count()
+    }
+
+    /// Spectators connected.
+    pub fn spectators(&self) -> usize {
+        self.connections
+            .values()
+            .filter(|c| matches!(c.admitted, Some(None)))
+            .count()
+    }
+
+    /// Connections handed to the relay so far.
+    pub fn connections_ever(&self) -> usize {
+        self.connections_ever
+    }
+
+    /// The relay session underneath.
+    pub fn relay(&self) -> &Relay<InputSnapshot> {
+        &self.relay
+    }
+
+    /// Takes what should be sent.
+    pub fn drain_outbox(&mut self) -> Vec<PeerOutput> {
+        self.pump();
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Takes what happened.
+    pub fn drain_events(&mut self) -> Vec<PeerEvent> {
+        self.pump();
+        std::mem::take(&mut self.events)
+    }
+
+    /// When the relay next needs [`PeerRelay::poll`].
+    pub fn next_wakeup(&self) -> Option<Duration> {
+        let hello = self
+            .connections
+            .values()
+            .filter(|c| c.admitted.is_none())
+            .map(|c| c.opened_at + self.config.hello_timeout)
+            .min();
+        [self.relay.next_wakeup(), hello]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Runs whatever is due: connections silent past the hello timeout
+    /// are closed, then the relay session runs.
+    pub fn poll(&mut self, now: Duration) {
+        let silent: Vec<Slot> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| c.admitted.is_none() && now >= c.opened_at + self.config.hello_timeout)
+            .map(|(s, _)| *s)
+            .collect();
+        for slot in silent {
+            let detail = format!(
+                "no hello within {} ms",
+                self.config.hello_timeout.as_millis()
+            );
+            self.refuse(slot, RefusalReason::BadHandshake, detail);
+        }
+        self.relay.poll(now);
+        self.pump();
+    }
+
+    /// Ends the session now.
+    pub fn shutdown(&mut self) {
+        self.relay.shutdown();
+        self.pump();
+    }
+
+    /// A connection opened at `now`: the relay says hello.
+    pub fn connected(&mut self, slot: Slot, now: Duration) {
+        self.connections_ever += 1;
+        let mut features = vec![FEATURE_RELAY.to_owned(), FEATURE_COMPACT.to_owned()];
+        if self.config.input_delay != INPUT_DELAY_TICKS {
+            features.push(FEATURE_INPUT_DELAY.to_owned());
+        }
+        self.connections.insert(
+            slot,
+            Connection {
+                features: Vec::new(),
+                admitted: None,
+                name: String::new(),
+                has_epoch: 0,
+                opened_at: now,
+                budget: GuestBudget::new(&self.config.guest_budget, now),
+            },
+        );
+        self.send(
+            slot,
+            HostMessage::HostHello {
+                build_version: self.config.build_version.clone(),
+                protocol_version: PEER_PROTOCOL_VERSION,
+                features,
+            },
+        );
+    }
+
+    /// A connection was lost, perhaps for a moment: its player keeps its
+    /// place for the grace (authority passes on at once).
+    pub fn lost(&mut self, slot: Slot, now: Duration) {
+        if self.connections.contains_key(&slot) {
+            self.relay.leave(slot, now);
+            self.pump();
+        }
+    }
+
+    /// A lost connection is back.
+    pub fn back(&mut self, slot: Slot) {
+        if self.connections.contains_key(&slot) {
+            self.relay.back(slot);
+        }
+    }
+
+    /// A connection closed.
+    pub fn closed(&mut self, slot: Slot, now: Duration) {
+        if self.connections.remove(&slot).is_some() {
+            self.relay.leave(slot, now);
+            self.pump();
+        }
+    }
+
+    /// A message from a connection.
+    pub fn message(&mut self, slot: Slot, text: &str, now: Duration) {
+        let policy = self.config.guest_budget;
+        let Some(conn) = self.connections.get_mut(&slot) else {
+            return;
+        };
+        if !conn.budget.charge(&policy, text.len(), now) {
+            self.connections.remove(&slot);
+            self.events.push(PeerEvent::OverBudget(slot));
+            self.outbox.push(PeerOutput::Close(slot));
+            self.relay.leave(slot, now);
+            self.pump();
+            return;
+        }
+        if text.len() > MAX_GUEST_MESSAGE_BYTES {
+            self.bad(slot, format!("a message of {} bytes", text.len()));
+            return;
+        }
+        match GuestMessage::decode(text) {
+            Ok(msg) => self.on_message(slot, msg, now),
+            Err(e) => self.bad(slot, e.to_string()),
+        }
+        self.pump();
+    }
+}
