@@ -291,7 +291,6 @@ const STILL_TO_SPLIT: &[(&str, usize)] = &[
     ("host-daemon/src/hosting.rs", 617),
     ("host-daemon/src/transport/webrtc/endpoint.rs", 541),
     ("host-daemon/src/transport/webrtc/peer.rs", 655),
-    ("loadgen/src/abuse.rs", 886),
 ];
 
 #[test]
