@@ -288,7 +288,6 @@ const STILL_TO_SPLIT: &[(&str, usize)] = &[
     ("web-bindings/src/abi.rs", 542),
     ("server/src/store/sqlite.rs", 633),
     ("host-daemon/src/driver.rs", 538),
-    ("host-daemon/src/hosting.rs", 617),
     ("host-daemon/src/transport/webrtc/endpoint.rs", 541),
     ("host-daemon/src/transport/webrtc/peer.rs", 655),
 ];
