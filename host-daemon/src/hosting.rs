@@ -51,9 +51,9 @@ mod rounds;
 use rounds::round_loop;
 
 /// How often a session's TTL is refreshed besides the answer polls.
-const REFRESH_EVERY: Duration = Duration::from_secs(20);
+const REFRESH_EVERY: Duration = Duration::from_millis(netcode::host::rounds::REFRESH_EVERY_MS);
 /// Pause after a failed lobby call or handshake before the loop goes on.
-const RETRY_PAUSE: Duration = Duration::from_secs(1);
+const RETRY_PAUSE: Duration = Duration::from_millis(netcode::host::rounds::RETRY_PAUSE_MS);
 /// Consecutive session failures after which the daemon gives up.
 const MAX_CONSECUTIVE_FAILURES: u32 = 5;
 

@@ -14,6 +14,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
+use netcode::host::rounds::Seats;
 use netcode::link::ConnectionState;
 use protocol::peer::Channel;
 use serde::Serialize;
@@ -529,6 +530,31 @@ pub extern "C" fn cf_joins_expire(handle: u32, now_ms: f64) -> i32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_joins_next_deadline(handle: u32) -> i32 {
     answer(with_joins(handle, |j| j.next_deadline()).and_then(|d| json(&d)))
+}
+
+/// Answers whether a round should be open now, for a session that has
+/// `started` (0 or 1) with `taken` guest seats and `spectators` watching
+/// (JSON boolean).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_joins_wants_round(
+    handle: u32,
+    started: u32,
+    taken: u32,
+    spectators: u32,
+) -> i32 {
+    let seats = Seats {
+        started: started != 0,
+        taken: taken as usize,
+        spectators: spectators as usize,
+    };
+    answer(with_joins(handle, |j| j.wants_round(seats)).and_then(|b| json(&b)))
+}
+
+/// Answers whether rounds are served at all, `started` (0 or 1) or not
+/// (JSON boolean).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_joins_takes_joiners(handle: u32, started: u32) -> i32 {
+    answer(with_joins(handle, |j| j.takes_joiners(started != 0)).and_then(|b| json(&b)))
 }
 
 /// A join id from the page: a JavaScript number; anything but a whole

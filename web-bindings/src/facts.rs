@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use netcode::host::rounds;
 use netcode::link::ConnectionState;
 use protocol::chunk::{CHUNK_SIZE_BYTES, MAX_PAYLOAD_BYTES};
 use protocol::code::{CODE_ALPHABET, CODE_LEN, CODE_SEPARATORS};
@@ -192,6 +193,21 @@ pub fn facts() -> Vec<Fact> {
             "JOIN_MAX_LOST_ROUNDS",
             "Most rounds a joiner may lose to others before it gives up.",
             join::MAX_LOST_ROUNDS,
+        ),
+        fact(
+            "HOST_ANSWER_POLL_MS",
+            "How long a host's answer long-poll waits (netcode::host::rounds).",
+            rounds::ANSWER_POLL_MS,
+        ),
+        fact(
+            "HOST_REFRESH_EVERY_MS",
+            "How often a host refreshes its session's TTL besides its answer polls.",
+            rounds::REFRESH_EVERY_MS,
+        ),
+        fact(
+            "HOST_RETRY_PAUSE_MS",
+            "A host's pause after a failed lobby call or offer.",
+            rounds::RETRY_PAUSE_MS,
         ),
         fact(
             "TILE",

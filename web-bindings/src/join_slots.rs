@@ -1,11 +1,13 @@
 //! `netcode`'s join policy ([`JoinSlots`]) for the browser host
 //! (`web/lib/browser-host.js`), on the page's millisecond clock: the same
-//! rules the daemon follows for the answers it is connecting and for when
-//! the next offer round may open.
+//! rules the daemon follows for the answers it is connecting, for when the
+//! next offer round may open, and for whether one should be open at all
+//! (`netcode::host::rounds`).
 
 use std::time::Duration;
 
 use netcode::host::join_slots::{Expiry, JoinId, JoinPolicy, JoinSlots};
+use netcode::host::rounds::{RoundPolicy, Seats};
 use serde::{Deserialize, Serialize};
 
 use crate::guest::millis;
@@ -17,6 +19,14 @@ use crate::guest::millis;
 pub struct WebJoinPolicy {
     /// How long a join may take in all, ms (the page's connect timeout).
     pub connect_deadline_ms: Option<f64>,
+    /// Seats for guests (default 0: rounds only for spectators).
+    pub guest_seats: Option<usize>,
+    /// Guests the start waits for (default: every guest seat).
+    pub start_when: Option<usize>,
+    /// Joiners are admitted into a running session (default false).
+    pub late_join: Option<bool>,
+    /// Places for spectators (default 0).
+    pub max_spectators: Option<usize>,
 }
 
 /// What [`WebJoinSlots::admit`] answers.
@@ -39,10 +49,11 @@ pub struct WebExpired {
     pub why: &'static str,
 }
 
-/// The joins a browser host is connecting.
+/// The joins a browser host is connecting, and its round policy.
 #[derive(Clone, Debug)]
 pub struct WebJoinSlots {
     slots: JoinSlots,
+    rounds: RoundPolicy,
     /// The latest time seen: time never goes backwards for the policy.
     now: Duration,
 }
@@ -61,8 +72,15 @@ impl WebJoinSlots {
             }
             policy.connect_deadline = millis(ms);
         }
+        let guest_seats = web.guest_seats.unwrap_or(0);
         Ok(Self {
             slots: JoinSlots::new(policy),
+            rounds: RoundPolicy {
+                guest_seats,
+                start_when: web.start_when.unwrap_or(guest_seats),
+                late_join: web.late_join.unwrap_or(false),
+                max_spectators: web.max_spectators.unwrap_or(0),
+            },
             now: Duration::ZERO,
         })
     }
@@ -125,6 +143,17 @@ impl WebJoinSlots {
     /// Joins in flight.
     pub fn in_flight(&self) -> usize {
         self.slots.in_flight()
+    }
+
+    /// Whether a round should be open now, for these seats
+    /// (`netcode::host::rounds`).
+    pub fn wants_round(&self, seats: Seats) -> bool {
+        self.rounds.wants_round(seats)
+    }
+
+    /// Whether rounds are served at all, started or not.
+    pub fn takes_joiners(&self, started: bool) -> bool {
+        self.rounds.takes_joiners(started)
     }
 }
 

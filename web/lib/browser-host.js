@@ -19,18 +19,18 @@
 // - `DELETE` when the session ends, and, best effort, when the page goes
 //   away (the guests then end with `host-disconnected` after the grace).
 
-import { CHANNELS } from './facts.js';
+import { CHANNELS, HOST_ANSWER_POLL_MS, HOST_REFRESH_EVERY_MS, HOST_RETRY_PAUSE_MS } from './facts.js';
 import { LobbyError, channelOptions, gatheringComplete } from './lobby-client.js';
 import { loadCampfire } from './wasm.js';
 
-/** How long one answer long-poll waits (the server caps it). */
-const ANSWER_POLL_MS = 20_000;
+/** How long one answer long-poll waits (the server caps it): netcode's, as the daemon's. */
+const ANSWER_POLL_MS = HOST_ANSWER_POLL_MS;
 /** How often the TTL is refreshed besides the answer polls. */
-const REFRESH_EVERY_MS = 20_000;
+const REFRESH_EVERY_MS = HOST_REFRESH_EVERY_MS;
 /** ICE gathering and channel opening, each. */
 const CONNECT_TIMEOUT_MS = 20_000;
 /** Pause after a failed lobby call before the round loop goes on. */
-const RETRY_PAUSE_MS = 1_000;
+const RETRY_PAUSE_MS = HOST_RETRY_PAUSE_MS;
 /** Bytes queued on one guest's channel before it counts as not keeping up. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 /** How long a closing connection may take to flush what was sent. */
@@ -221,20 +221,19 @@ export class BrowserHost {
     return this.sessionConfig.maxSpectators ?? 8;
   }
 
-  /** Whether players may take a seat now: in the lobby, or running with late join. */
-  takingPlayers() {
-    return this.status.phase === 'lobby' || this.lateJoin;
-  }
-
   /** Whether rounds are served now: players may join, or spectators watch. */
   takingJoiners() {
-    return !this.stopped && !this.status.end && (this.takingPlayers() || this.maxSpectators > 0);
+    const started = this.status.phase !== 'lobby';
+    return !this.stopped && !this.status.end && Boolean(this.joinSlots?.takesJoiners(started));
   }
 
   /** Whether a joiner could be admitted now: a free seat, or a spectator place. */
   roomForJoiner() {
-    const seat = this.takingPlayers() && this.seatsTaken() < this.guestSeats;
-    return seat || (this.status.spectators?.length ?? 0) < this.maxSpectators;
+    return Boolean(this.joinSlots?.wantsRound({
+      started: this.status.phase !== 'lobby',
+      taken: this.seatsTaken(),
+      spectators: this.status.spectators?.length ?? 0,
+    }));
   }
 
   /** Guest seats: every player but the host's own. */
@@ -265,7 +264,14 @@ export class BrowserHost {
     worker.postMessage({ type: 'init', config: this.sessionConfig });
     try {
       const [campfire] = await Promise.all([loadCampfire(), ready]);
-      this.joinSlots = campfire.joinSlots({ connectDeadlineMs: CONNECT_TIMEOUT_MS });
+      // The round policy is netcode's (host::rounds), as the daemon's.
+      this.joinSlots = campfire.joinSlots({
+        connectDeadlineMs: CONNECT_TIMEOUT_MS,
+        guestSeats: this.guestSeats,
+        startWhen: this.sessionConfig.startWhen ?? undefined,
+        lateJoin: this.lateJoin,
+        maxSpectators: this.maxSpectators,
+      });
     } catch (e) {
       worker.terminate();
       this.worker = null;

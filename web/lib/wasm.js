@@ -318,7 +318,7 @@ export class WasmHost {
 export class WasmJoinSlots {
   /**
    * @param {Abi} abi
-   * @param {{connectDeadlineMs?: number}} settings
+   * @param {{connectDeadlineMs?: number, guestSeats?: number, startWhen?: number, lateJoin?: boolean, maxSpectators?: number}} settings
    */
   constructor(abi, settings) {
     this.abi = abi;
@@ -334,6 +334,26 @@ export class WasmJoinSlots {
    */
   roundOpensAt(nowMs) {
     return JSON.parse(this.abi.answer(this.abi.x.cf_joins_round_opens_at(this.handle, nowMs)));
+  }
+
+  /**
+   * Whether a round should be open now (netcode's host::rounds).
+   * @param {{started: boolean, taken: number, spectators: number}} seats
+   * @returns {boolean}
+   */
+  wantsRound(seats) {
+    const n = (/** @type {number} */ v) => Math.max(0, Math.min(0xffff_ffff, Math.trunc(v) || 0));
+    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_wants_round(
+      this.handle, seats.started ? 1 : 0, n(seats.taken), n(seats.spectators))));
+  }
+
+  /**
+   * Whether rounds are served at all.
+   * @param {boolean} started
+   * @returns {boolean}
+   */
+  takesJoiners(started) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_takes_joiners(this.handle, started ? 1 : 0)));
   }
 
   /**
@@ -432,7 +452,7 @@ export class Campfire {
 
   /**
    * A browser host's join policy.
-   * @param {{connectDeadlineMs?: number}} [settings]
+   * @param {{connectDeadlineMs?: number, guestSeats?: number, startWhen?: number, lateJoin?: boolean, maxSpectators?: number}} [settings]
    */
   joinSlots(settings = {}) {
     return new WasmJoinSlots(this.abi, settings);

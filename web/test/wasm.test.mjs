@@ -160,3 +160,17 @@ test('the browser host\'s join policy is netcode\'s: four junk answers delay the
   slots.drop();
   assert.throws(() => slots.nextDeadline(), WasmError);
 });
+
+test('the browser host\'s round policy is netcode\'s: the lobby fills to the start, late joiners and spectators after it', () => {
+  const slots = campfire.joinSlots({ guestSeats: 3, startWhen: 2, lateJoin: true, maxSpectators: 0 });
+  assert.equal(slots.wantsRound({ started: false, taken: 1, spectators: 0 }), true);
+  assert.equal(slots.wantsRound({ started: false, taken: 2, spectators: 0 }), false, 'the start waits for two');
+  assert.equal(slots.wantsRound({ started: true, taken: 2, spectators: 0 }), true, 'late join opens the third');
+  assert.equal(slots.wantsRound({ started: true, taken: 3, spectators: 0 }), false);
+  const closed = campfire.joinSlots({ guestSeats: 3, lateJoin: false, maxSpectators: 1 });
+  assert.equal(closed.takesJoiners(true), true, 'a spectator place keeps rounds going');
+  assert.equal(closed.wantsRound({ started: true, taken: 0, spectators: 0 }), true);
+  assert.equal(closed.wantsRound({ started: true, taken: 0, spectators: 1 }), false);
+  assert.equal(campfire.joinSlots({ guestSeats: 3, lateJoin: false }).takesJoiners(true), false);
+  assert.throws(() => campfire.joinSlots({ guestSeats: -1 }), WasmError);
+});

@@ -8,6 +8,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use netcode::host::join_slots::JoinPolicy;
+use netcode::host::rounds::{self, RoundPolicy, Seats};
 
 use super::joins::{Joined, Joins};
 use super::{HostingConfig, RETRY_PAUSE};
@@ -16,7 +17,7 @@ use crate::lobby_client::{HostedSession, LobbyClient, SignalingError};
 use crate::transport::webrtc::{Endpoint, HostOffer, WebRtcLink};
 
 /// How long one answer long-poll waits (the server caps it).
-const ANSWER_POLL: Duration = Duration::from_secs(20);
+const ANSWER_POLL: Duration = Duration::from_millis(rounds::ANSWER_POLL_MS);
 
 /// Publishes `players` in the lobby unless `published` says it already
 /// shows that count; a failure is logged and tried again at the next call.
@@ -67,22 +68,17 @@ pub(super) async fn round_loop(
     });
     let mut handed = 0usize;
     let mut published_players = None;
-    let watchable = config.host.max_spectators > 0;
+    let policy = RoundPolicy {
+        guest_seats: config.guest_seats(),
+        start_when: config.start_when,
+        late_join: config.host.late_join,
+        max_spectators: config.host.max_spectators,
+    };
     loop {
         let p = *progress.borrow_and_update();
-        if p.started && !config.host.late_join && !watchable {
+        if !policy.takes_joiners(p.started) {
             break;
         }
-        // Before the start the lobby fills up to `start_when`; after it,
-        // late joiners take every seat (none with late join off).
-        let wanted = match (p.started, config.host.late_join) {
-            (false, _) => config.guest_seats().min(config.start_when),
-            (true, true) => config.guest_seats(),
-            (true, false) => 0,
-        };
-        // Spectators hold no seat: a round stays open for them while the
-        // seats are full.
-        let spectator_place = p.spectators < config.host.max_spectators;
         let players = config.local_players() + u32::try_from(p.seats_taken).unwrap_or(u32::MAX);
         // The lobby follows admissions (and leaves) at once, with the round
         // left open; without a round the next one carries the count.
@@ -90,7 +86,11 @@ pub(super) async fn round_loop(
             publish_players(client, session, players, &mut published_players).await;
         }
         let Some((offer, round)) = open.take() else {
-            let seat_free = p.seats_taken < wanted || spectator_place;
+            let seat_free = policy.wants_round(Seats {
+                started: p.started,
+                taken: p.seats_taken,
+                spectators: p.spectators,
+            });
             let opens_at = joins.round_opens_at();
             if seat_free && opens_at <= Instant::now() {
                 // A seat is free: open a round.

@@ -19,7 +19,8 @@
 //! records), [`spectators`] (who watches), [`waiting_room`] (who is in
 //! before the start) and [`report`] (the per-session report for the operator). [`join_slots`]
 //! is the hosts' policy for answers being connected, before a session
-//! ever sees them (its driver applies it).
+//! ever sees them (its driver applies it), and [`rounds`] when its driver
+//! keeps an offer round open.
 
 mod admission;
 pub mod audit;
@@ -31,6 +32,7 @@ mod late_join;
 mod recording;
 mod rejoin;
 mod report;
+pub mod rounds;
 mod setup;
 mod spectators;
 mod ticks;
