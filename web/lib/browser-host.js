@@ -20,7 +20,8 @@
 //   away (the guests then end with `host-disconnected` after the grace).
 
 import { CHANNELS, HOST_ANSWER_POLL_MS, HOST_REFRESH_EVERY_MS, HOST_RETRY_PAUSE_MS } from './facts.js';
-import { LobbyError, channelOptions, gatheringComplete } from './lobby-client.js';
+import { LobbyError } from './lobby-error.js';
+import { channelOptions, gatheringComplete } from './webrtc.js';
 import { loadCampfire } from './wasm.js';
 
 /** How long one answer long-poll waits (the server caps it): netcode's, as the daemon's. */

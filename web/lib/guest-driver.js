@@ -10,7 +10,7 @@
 // disconnect grace), which may fire late in a hidden tab without harm.
 
 import { CHANNELS } from './facts.js';
-import { takeEarlyMessages } from './lobby-client.js';
+import { takeEarlyMessages } from './webrtc.js';
 
 /** Polls per batch before yielding to the event loop. */
 const MAX_POLLS_PER_BATCH = 64;

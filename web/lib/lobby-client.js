@@ -4,9 +4,14 @@
 // gathering, post the answer). Plain fetch; works in browsers and in Node.
 
 import {
-  CHANNELS, CODE_ALPHABET, CODE_LEN, CODE_SEPARATORS, JOIN_MAX_LOST_ROUNDS, JOIN_RETRY_PAUSE_MS,
-  JOIN_ROUND_WAIT_MS, JOIN_UNLISTED_ROUND_WAIT_MS, UNRELIABLE_CHANNELS, UNRELIABLE_CHANNEL_ID,
+  CODE_ALPHABET, CODE_LEN, CODE_SEPARATORS, JOIN_MAX_LOST_ROUNDS, JOIN_RETRY_PAUSE_MS,
+  JOIN_ROUND_WAIT_MS, JOIN_UNLISTED_ROUND_WAIT_MS,
 } from './facts.js';
+import { LobbyError } from './lobby-error.js';
+import { dispatchSse, readSse } from './lobby-events.js';
+import { gatheringComplete, guestChannels, withoutCandidates } from './webrtc.js';
+
+export { LobbyError };
 
 /**
  * @typedef {Object} LobbyEntry
@@ -34,20 +39,6 @@ import {
  */
 
 
-/** An error answer of the API (or a join that cannot proceed). */
-export class LobbyError extends Error {
-  /**
-   * @param {number} status HTTP status (0 when the server was unreachable)
-   * @param {string} code the API's snake_case error code, or a client-side one
-   * @param {string} message human-readable text
-   */
-  constructor(status, code, message) {
-    super(message);
-    this.name = 'LobbyError';
-    this.status = status;
-    this.code = code;
-  }
-}
 
 /**
  * Canonical form of a typed code, by the generated facts: separators
@@ -66,167 +57,6 @@ export function normalizeCode(input) {
     code += upper;
   }
   return code.length === CODE_LEN ? code : null;
-}
-
-/**
- * Resolves once the connection's ICE gathering is complete (non-trickle
- * signaling sends one complete description).
- * @param {RTCPeerConnection} pc
- * @param {number} timeoutMs
- * @returns {Promise<void>}
- */
-export function gatheringComplete(pc, timeoutMs) {
-  if (pc.iceGatheringState === 'complete') return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      pc.removeEventListener('icegatheringstatechange', check);
-      reject(new LobbyError(0, 'ice_gathering_timeout',
-        `ICE gathering did not complete within ${timeoutMs} ms`));
-    }, timeoutMs);
-    function check() {
-      if (pc.iceGatheringState === 'complete') {
-        clearTimeout(timer);
-        pc.removeEventListener('icegatheringstatechange', check);
-        resolve();
-      }
-    }
-    pc.addEventListener('icegatheringstatechange', check);
-  });
-}
-
-/**
- * An offer without its ICE candidates, and the candidates set aside.
- *
- * A joiner applies the offer without them, so it sends no connectivity
- * check to the host before its answer has won the round: a losing
- * Chromium joiner that had the candidates would reach the host over ICE
- * and start a DTLS handshake the host then keeps, so the winner's never
- * completes. The candidates are added once the answer is accepted.
- * @param {string} sdp
- * @returns {{sdp: string, candidates: RTCIceCandidateInit[]}}
- */
-export function withoutCandidates(sdp) {
-  const lines = sdp.split('\r\n');
-  /** @type {RTCIceCandidateInit[]} */
-  const candidates = [];
-  const kept = [];
-  let mLine = -1;
-  /** @type {string|null} */
-  let mid = null;
-  /** @type {RTCIceCandidateInit[]} */
-  let section = [];
-  const closeSection = () => {
-    for (const c of section) c.sdpMid = mid;
-    section = [];
-  };
-  for (const line of lines) {
-    if (line.startsWith('m=')) {
-      closeSection();
-      mLine += 1;
-      mid = null;
-    } else if (line.startsWith('a=mid:')) {
-      mid = line.slice('a=mid:'.length);
-    }
-    if (line.startsWith('a=candidate:') && mLine >= 0) {
-      const c = { candidate: line.slice(2), sdpMLineIndex: mLine, sdpMid: /** @type {string|null} */ (null) };
-      candidates.push(c);
-      section.push(c);
-    } else if (line !== 'a=end-of-candidates') {
-      kept.push(line);
-    }
-  }
-  closeSection();
-  return { sdp: kept.join('\r\n'), candidates };
-}
-
-/** Messages that arrived on a channel before its consumer attached. */
-const early = new WeakMap();
-
-/**
- * Takes the messages that arrived on `dc` before this call and stops
- * buffering: a consumer calls it as it adds its own `message` listener, so
- * nothing the host sent while the other channel was still opening is lost.
- * @param {RTCDataChannel} dc
- * @returns {string[]}
- */
-export function takeEarlyMessages(dc) {
-  const buffered = early.get(dc);
-  if (!buffered) return [];
-  early.delete(dc);
-  dc.removeEventListener('message', buffered.listener);
-  return buffered.messages;
-}
-
-/**
- * How a data channel is created: `input` and `reconciliation` reliable and
- * ordered, opened by the host and accepted by the guest; `input-unreliable`
- * unordered with no retransmissions, and negotiated: both sides create it
- * with these options and its fixed id.
- * @param {string} label
- * @returns {RTCDataChannelInit}
- */
-export function channelOptions(label) {
-  if (!(/** @type {readonly string[]} */ (UNRELIABLE_CHANNELS)).includes(label)) return { ordered: true };
-  return { ordered: false, maxRetransmits: 0, negotiated: true, id: UNRELIABLE_CHANNEL_ID };
-}
-
-/**
- * Resolves with every data channel once all are open: the ones the host
- * opens (announced in band) and the negotiated ones, created here. Text
- * messages arriving before then are kept for takeEarlyMessages.
- * @param {RTCPeerConnection} pc
- * @param {number} timeoutMs
- * @returns {Promise<Record<string, RTCDataChannel>>}
- */
-function guestChannels(pc, timeoutMs) {
-  const negotiated = CHANNELS.filter((l) => channelOptions(l).negotiated);
-  const announced = CHANNELS.filter((l) => !channelOptions(l).negotiated);
-  const ours = negotiated.map((label) => pc.createDataChannel(label, channelOptions(label)));
-  return remoteChannels(pc, announced, ours, timeoutMs);
-}
-
-/**
- * Resolves with the named data channels once the remote side has opened
- * them all and every channel of `ours` is open too. Text messages arriving
- * before then are kept for takeEarlyMessages.
- * @param {RTCPeerConnection} pc
- * @param {string[]} labels
- * @param {RTCDataChannel[]} ours
- * @param {number} timeoutMs
- * @returns {Promise<Record<string, RTCDataChannel>>}
- */
-function remoteChannels(pc, labels, ours, timeoutMs) {
-  return new Promise((resolve, reject) => {
-    /** @type {Record<string, RTCDataChannel>} */
-    const open = {};
-    const timer = setTimeout(() => reject(new LobbyError(0, 'connect_timeout',
-      `the host's data channels did not open within ${timeoutMs / 1000} s`)), timeoutMs);
-    const done = () => {
-      if (labels.every((l) => open[l]) && ours.every((dc) => open[dc.label])) {
-        clearTimeout(timer);
-        resolve(open);
-      }
-    };
-    const track = (/** @type {RTCDataChannel} */ dc) => {
-      /** @type {string[]} */
-      const messages = [];
-      const listener = (/** @type {MessageEvent} */ m) => {
-        if (typeof m.data === 'string') messages.push(m.data);
-      };
-      dc.addEventListener('message', listener);
-      early.set(dc, { messages, listener });
-      if (dc.readyState === 'open') {
-        open[dc.label] = dc;
-        done();
-      } else {
-        dc.addEventListener('open', () => { open[dc.label] = dc; done(); }, { once: true });
-      }
-    };
-    for (const dc of ours) track(dc);
-    pc.addEventListener('datachannel', (ev) => {
-      if (labels.includes(ev.channel.label)) track(ev.channel);
-    });
-  });
 }
 
 /** The lobby server's HTTP API. */
@@ -519,55 +349,4 @@ function lobbyQuery(filters) {
   if (filters.cursor) q.set('cursor', filters.cursor);
   const qs = q.toString();
   return qs ? `?${qs}` : '';
-}
-
-/**
- * Reads an SSE body, calling `onMessage(eventName, data)` per event.
- * @param {Response} res
- * @param {AbortSignal} signal
- * @param {(name: string, data: string) => void} onMessage
- */
-async function readSse(res, signal, onMessage) {
-  if (!res.body) throw new Error('the event stream has no body');
-  const reader = res.body.getReader();
-  signal.addEventListener('abort', () => reader.cancel().catch(() => {}), { once: true });
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error('the event stream ended');
-    buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
-    let cut;
-    while ((cut = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      let name = 'message';
-      const data = [];
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        let val = colon < 0 ? '' : line.slice(colon + 1);
-        if (val.startsWith(' ')) val = val.slice(1);
-        if (field === 'event') name = val;
-        else if (field === 'data') data.push(val);
-      }
-      if (data.length > 0 || name !== 'message') onMessage(name, data.join('\n'));
-    }
-  }
-}
-
-/**
- * @param {string} name
- * @param {string} data
- * @param {(event: LobbyEvent) => void} onEvent
- */
-function dispatchSse(name, data, onEvent) {
-  try {
-    if (name === 'added' || name === 'updated') onEvent({ type: name, entry: JSON.parse(data) });
-    else if (name === 'removed') onEvent({ type: 'removed', code: JSON.parse(data).code });
-    else if (name === 'resync') onEvent({ type: 'resync' });
-  } catch {
-    onEvent({ type: 'resync' });
-  }
 }

@@ -2,7 +2,8 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { LobbyClient, LobbyError, normalizeCode, withoutCandidates } from '../lib/lobby-client.js';
+import { LobbyClient, LobbyError, normalizeCode } from '../lib/lobby-client.js';
+import { withoutCandidates } from '../lib/webrtc.js';
 import { startLobbyServer } from '../test-support/lobby-server.mjs';
 
 const SDP = 'v=0\r\no=- 4611 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=sctp-port:5000\r\n';

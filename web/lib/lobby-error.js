@@ -1,0 +1,17 @@
+// The error every lobby call and join throws: the API's status and error
+// code, or a join that cannot proceed.
+
+/** An error answer of the API (or a join that cannot proceed). */
+export class LobbyError extends Error {
+  /**
+   * @param {number} status HTTP status (0 when the server was unreachable)
+   * @param {string} code the API's snake_case error code, or a client-side one
+   * @param {string} message human-readable text
+   */
+  constructor(status, code, message) {
+    super(message);
+    this.name = 'LobbyError';
+    this.status = status;
+    this.code = code;
+  }
+}
