@@ -285,7 +285,6 @@ const STILL_TO_SPLIT: &[(&str, usize)] = &[
     ("engine/src/level_gen.rs", 515),
     ("lockstep/src/relay/mod.rs", 577),
     ("netcode/src/guest/mod.rs", 526),
-    ("web-bindings/src/abi.rs", 542),
     ("server/src/store/sqlite.rs", 633),
     ("host-daemon/src/driver.rs", 538),
     ("host-daemon/src/transport/webrtc/endpoint.rs", 541),
