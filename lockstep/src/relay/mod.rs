@@ -19,15 +19,18 @@
 //! Like the host session it does no I/O and reads no clock: the driver
 //! feeds it events and the time, calls [`Relay::poll`], and sends what
 //! [`Relay::drain_outbox`] returns. Modules: [`config`] (configuration,
-//! messages, events), `peers` (admission and departures), `running`
-//! (ticks, authority answers, judging).
+//! messages, events), `peers` (admission and departures), `starting`
+//! (asking for a level and starting it), `running` (ticks, authority
+//! answers, judging), `authority` (electing the authority and handing the
+//! role on).
 
+mod authority;
 pub mod config;
 mod peers;
 mod running;
+mod starting;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::Duration;
 
 use protocol::input::PlayerId;
@@ -402,176 +405,6 @@ impl<I: Clone + Default> Relay<I> {
         }
         if self.players_present() == 0 {
             self.end(RelayEnd::Empty);
-        }
-    }
-
-    /// Asks the authority for the next level (epoch + 1) for everyone
-    /// seated.
-    fn begin_level(&mut self, now: Duration) {
-        self.epoch += 1;
-        for id in std::mem::take(&mut self.arrivals).into_keys() {
-            self.roster.insert(id);
-        }
-        self.log = None;
-        self.asked_snapshot = None;
-        self.judge = HashJudge::new(self.config.judge_window);
-        for p in self.peers.values_mut() {
-            p.receiving = false;
-            p.loaded = false;
-        }
-        self.phase = Phase::Asking { since: now };
-        let before = self.authority;
-        // A new authority is asked as it is handed the role.
-        self.elect();
-        if self.authority == before {
-            self.ask_level();
-        }
-    }
-
-    fn ask_level(&mut self) {
-        let Some(authority) = self.authority else {
-            return;
-        };
-        let roster = self
-            .seated()
-            .map(|(id, p)| (id.clone(), p.name.clone()))
-            .collect();
-        let input_delays = self.seated_delays();
-        self.outbox.push(RelayOutput::To(
-            authority,
-            RelayMessage::AskLevel {
-                epoch: self.epoch,
-                level_index: self.level_index,
-                roster,
-                input_delays,
-            },
-        ));
-    }
-
-    /// The level's payload came from the authority: send it to everyone.
-    fn level_payload(&mut self, payload: Arc<[u8]>, now: Duration) {
-        self.inputs.start_level(self.seated_delays());
-        let start = Snapshot {
-            epoch: self.epoch,
-            tick: 0,
-            roster: self.input_delays(),
-            payload: payload.clone(),
-        };
-        self.stats.anchor_bytes_max = self.stats.anchor_bytes_max.max(payload.len());
-        self.log = Some(InputLog::new(start, self.config.log_cap()));
-        let to = self.connected();
-        for s in &to {
-            if let Some(p) = self.peers.get_mut(s) {
-                p.receiving = true;
-            }
-        }
-        self.broadcast(
-            to,
-            RelayMessage::LevelStart {
-                epoch: self.epoch,
-                payload,
-            },
-        );
-        self.phase = Phase::Starting {
-            deadline: now + self.config.answer_timeout,
-        };
-    }
-
-    fn start_running(&mut self, now: Duration) {
-        self.phase = Phase::Running {
-            clock: TickClock::start(self.config.tick_rate_hz, now),
-        };
-        self.events
-            .push(RelayEvent::LevelStarted { epoch: self.epoch });
-    }
-
-    /// The authority's ranking: connected players that have the level,
-    /// longest-connected first.
-    fn candidates(&self) -> Vec<Slot> {
-        let mut c: Vec<(u64, Slot)> = self
-            .peers
-            .iter()
-            .filter(|(_, p)| p.connected && p.player().is_some())
-            .filter(|(_, p)| {
-                !p.receiving || p.loaded || matches!(self.phase, Phase::Starting { .. })
-            })
-            .filter(|(_, p)| p.player().is_some_and(|id| self.roster.contains(id)))
-            .map(|(s, p)| (p.seniority, *s))
-            .collect();
-        c.sort_unstable();
-        c.into_iter().map(|(_, s)| s).collect()
-    }
-
-    /// Keeps the authority if it may stay, else hands it to the best
-    /// candidate (announced to everyone, from the next tick).
-    fn elect(&mut self) {
-        let candidates = self.candidates();
-        if self.authority.is_some_and(|a| candidates.contains(&a)) {
-            return;
-        }
-        self.hand_authority(candidates.first().copied());
-    }
-
-    fn hand_authority(&mut self, to: Option<Slot>) {
-        let before = self.authority;
-        self.authority = to;
-        let Some(slot) = to else { return };
-        if before.is_some() {
-            self.stats.handovers += 1;
-        }
-        let Some(player) = self.peers.get(&slot).and_then(Peer::player).cloned() else {
-            return;
-        };
-        let tick = self.next_tick();
-        self.events.push(RelayEvent::AuthorityChanged {
-            epoch: self.epoch,
-            tick,
-            player: player.clone(),
-        });
-        let everyone = self.connected();
-        self.broadcast(
-            everyone,
-            RelayMessage::Authority {
-                epoch: self.epoch,
-                player,
-                from_tick: tick,
-            },
-        );
-        // What the old authority owed, the new one answers.
-        match self.phase {
-            Phase::Asking { .. } => self.ask_level(),
-            Phase::Running { .. } => {
-                if let Some(AskedSnapshot {
-                    tick, answer: None, ..
-                }) = self.asked_snapshot
-                {
-                    self.outbox.push(RelayOutput::To(
-                        slot,
-                        RelayMessage::AskSnapshot {
-                            epoch: self.epoch,
-                            tick,
-                        },
-                    ));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// The authority did not answer in time: the next candidate is asked.
-    fn authority_silent(&mut self) {
-        let candidates = self.candidates();
-        let next = match self
-            .authority
-            .and_then(|a| candidates.iter().position(|c| *c == a))
-        {
-            Some(i) => candidates.get(i + 1).or(candidates.first()).copied(),
-            None => candidates.first().copied(),
-        };
-        if next.is_some() && next != self.authority {
-            self.hand_authority(next);
-        } else {
-            self.ask_level();
         }
     }
 }

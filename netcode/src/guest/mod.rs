@@ -8,7 +8,9 @@
 //! One module per job: [`handshake`] (hello, init, map transfer),
 //! [`bundles`] (applying ticks and sampling input), [`clock`] (the host's
 //! tick clock as this guest sees it), [`snapshots`] (the snapshot backlog
-//! and corrections), [`transition`] (level changes).
+//! and corrections), [`transition`] (level changes), `authority` (a relay
+//! session's authority duties), `dispatch` (host events and messages to
+//! their handlers), `prediction` (the predicted view).
 //!
 //! With the `redundant-inputs` feature the guest also wakes on its own: it
 //! samples its input on its estimate of the host's clock and sends each
@@ -18,7 +20,9 @@ mod authority;
 mod bundles;
 mod clock;
 mod config;
+mod dispatch;
 mod handshake;
+mod prediction;
 mod snapshots;
 mod transition;
 
@@ -28,24 +32,22 @@ use std::time::Duration;
 use engine::Engine;
 use protocol::chunk::Reassembler;
 use protocol::input::{InputSnapshot, PlayerId};
-use protocol::peer::{
-    EndReason, GuestMessage, HostMessage, ScoreRow, SessionInit, TickInputBundle,
-};
+use protocol::peer::{EndReason, GuestMessage, ScoreRow, SessionInit, TickInputBundle};
 use protocol::tick::{DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS};
 use protocol::wire::WireFormat;
 
 pub use config::{AppliedTick, GuestConfig, GuestEnd, GuestEvent, GuestFault, RenderOffset};
 
 use crate::features::Features;
-use crate::link::{ConnectionState, PeerEvent};
 use crate::pilot::DelayAwareBot;
-use crate::predict::{self, PendingInputs};
+use crate::predict::PendingInputs;
 use crate::stats::GuestStats;
 use clock::HostClock;
 use snapshots::SnapshotBacklog;
 
 /// Who is in a session that has not started, and what its start waits
-/// for, as the host said ([`HostMessage::WaitingRoom`]).
+/// for, as the host said
+/// ([`HostMessage::WaitingRoom`](protocol::peer::HostMessage::WaitingRoom)).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WaitingRoom {
     /// Display names of the players in (the host's own first).
@@ -266,17 +268,6 @@ impl<E: Engine> GuestSession<E> {
         self.local_input = input.sanitized();
     }
 
-    /// The tick the predicted view shows ([`GuestSession::predicted`]): one
-    /// past the newest input this player sampled, or `None` when nothing
-    /// is pending (then the view is the confirmed engine).
-    pub fn predicted_tick(&self) -> Option<u64> {
-        let engine = self.engine.as_ref()?;
-        if !matches!(self.phase, Phase::Running) || self.me.is_none() || self.spectator {
-            return None;
-        }
-        predict::predicted_tick(engine.tick(), self.pending.newest())
-    }
-
     /// Whether this guest is receiving a running level's state (a late
     /// joiner between its session init and the state's last chunk).
     pub fn joining(&self) -> bool {
@@ -377,28 +368,6 @@ impl<E: Engine> GuestSession<E> {
             && !self.waiting_for_snapshot()
     }
 
-    /// Feeds one event from the host at time `now`.
-    pub fn on_event(&mut self, event: PeerEvent, now: Duration) {
-        if self.ended().is_some() {
-            return;
-        }
-        match event {
-            PeerEvent::State(ConnectionState::Connected) => self.host_lost_at = None,
-            PeerEvent::State(_) => {
-                if self.host_lost_at.is_none() {
-                    self.host_lost_at = Some(now);
-                }
-            }
-            PeerEvent::Message(_, text) => match HostMessage::decode(&text) {
-                Ok(msg) => self.on_message(msg, now),
-                Err(e) => {
-                    self.stats.bad_messages += 1;
-                    self.events.push(GuestEvent::BadMessage(e.to_string()));
-                }
-            },
-        }
-    }
-
     /// Runs timers and applies what can be applied.
     pub fn poll(&mut self, now: Duration) {
         if self.ended().is_some() {
@@ -422,105 +391,5 @@ impl<E: Engine> GuestSession<E> {
         if self.fell_behind_since.is_some_and(|t| now >= t + grace) {
             self.end(GuestEnd::Ended(EndReason::LevelTransitionFailed));
         }
-    }
-
-    fn on_message(&mut self, msg: HostMessage, now: Duration) {
-        match msg {
-            HostMessage::HostHello {
-                build_version,
-                protocol_version,
-                features,
-            } => self.on_host_hello(build_version, protocol_version, &features),
-            // Answered at once, whatever the phase: the host measures the
-            // round trip of the input channel.
-            HostMessage::Ping { id } => self.outbox.push(GuestMessage::Pong { id }),
-            HostMessage::JoinRefused { reason, detail } => {
-                self.end(GuestEnd::Refused(reason, detail));
-            }
-            HostMessage::SessionInit(init) => self.on_init(init),
-            HostMessage::MapChunk(chunk) => self.on_map_chunk(&chunk),
-            HostMessage::MapEnd(end) => self.on_map_end(&end),
-            HostMessage::TickInputBundle(b) => self.on_bundle(b, now),
-            HostMessage::ReconciliationSnapshot(s) => self.on_snapshot(s),
-            HostMessage::LevelTransitionInit { level_epoch, .. } => {
-                self.on_transition_init(level_epoch);
-            }
-            HostMessage::LevelTransitionChunk { level_epoch, chunk } => {
-                self.on_transition_chunk(level_epoch, &chunk, now);
-            }
-            HostMessage::LevelTransitionEnd { level_epoch, end } => {
-                self.on_transition_end(level_epoch, &end, now);
-            }
-            HostMessage::Spectators { names } => self.spectators = names,
-            HostMessage::WaitingRoom {
-                players,
-                max_players,
-                guests_needed,
-            } => {
-                self.waiting_room = Some(WaitingRoom {
-                    players,
-                    max_players,
-                    guests_needed,
-                });
-            }
-            HostMessage::RelayAuthority {
-                you,
-                levels,
-                snapshot_interval,
-                ..
-            } => self.on_relay_authority(you, levels, snapshot_interval),
-            HostMessage::RelayAskLevel {
-                level_epoch,
-                level_index,
-                roster,
-                input_delays,
-                campaign_seed,
-                levels,
-                difficulty,
-            } => self.on_relay_ask_level(authority::LevelAsk {
-                epoch: level_epoch,
-                level_index,
-                roster,
-                input_delays,
-                campaign: crate::plan::GeneratedCampaign {
-                    seed: campaign_seed,
-                    levels,
-                },
-                difficulty,
-            }),
-            HostMessage::RelayAskSnapshot { level_epoch, tick } => {
-                self.on_relay_ask_snapshot(level_epoch, tick);
-            }
-            HostMessage::SessionEnd {
-                reason,
-                scores,
-                level_epoch,
-                final_tick,
-            } => {
-                // Ends once the engine reached the host's final tick (the
-                // bundles before it may still be on their way).
-                self.final_scores = scores;
-                self.ending = Some((reason, level_epoch, final_tick));
-            }
-        }
-    }
-}
-
-impl<E: Engine + Clone> GuestSession<E> {
-    /// The world to draw: a copy of the confirmed engine run ahead through
-    /// the inputs this player sampled and the host has not yet confirmed,
-    /// everyone else repeating their input of the newest applied tick (see
-    /// [`crate::predict`]). `None` when nothing is pending: draw
-    /// [`GuestSession::engine`]. The confirmed engine is not touched.
-    pub fn predicted(&self) -> Option<E> {
-        let until = self.predicted_tick()?;
-        let (engine, me) = (self.engine.as_ref()?, self.me.as_ref()?);
-        let mut mine = self.known_inputs.get(me).cloned().unwrap_or_default();
-        Some(predict::run_ahead(engine, until, |tick| {
-            if let Some(input) = self.pending.get(tick) {
-                mine.clone_from(input);
-            }
-            predict::with_mine(&self.known_inputs, me, &mine)
-        }))
     }
 }

@@ -27,8 +27,19 @@
 //! own worker thread, and every statement costs two thread hand-offs; at
 //! thousands of requests a second those context switches were most of the
 //! server's CPU (see docs/benchmarks.md).
+//!
+//! # Layout
+//!
+//! - here: [`SqliteStore`]: opening the file (migrations, sessions loaded
+//!   back), and the store's reads and staged writes.
+//! - `writer`: the group-commit writer task: takes what is staged, commits
+//!   it, then applies it to memory (or drops it) and settles it.
+//! - `batch`: the SQL of one commit: upserts and deletions, one statement
+//!   alone or several in one transaction.
 
-use std::collections::HashMap;
+mod batch;
+mod writer;
+
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -36,9 +47,8 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 use protocol::code::SessionCode;
-use sqlx::pool::PoolConnection;
+use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Connection, QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 use tokio::sync::{Notify, watch};
 
 use super::journal::{Change, Journal, OverCap, Pending, UsageChange};
@@ -48,12 +58,7 @@ use super::{
     StoreSettings, StoredAnswer, UpdateOutcome,
 };
 use crate::clock::Millis;
-
-/// Rows per upsert statement (21 bound values each, well under SQLite's limit).
-const ROWS_PER_STATEMENT: usize = 200;
-
-/// Pause after a failed commit before the soft writes are tried again.
-const RETRY_PAUSE: Duration = Duration::from_millis(200);
+use writer::run_writer;
 
 /// Sessions in memory, made durable in an SQLite file by group commit.
 #[derive(Clone)]
@@ -444,193 +449,6 @@ fn poisoned() -> StoreError {
     StoreError::Unavailable("the session journal lock was poisoned".into())
 }
 
-/// The writer: whenever something is staged, commit it all in one
-/// transaction, then apply the changes to memory (or drop them) and settle
-/// them. Stops once the store is closed and nothing is left.
-async fn run_writer(inner: Arc<Inner>) {
-    // One connection for every commit: its page cache stays warm (no other
-    // connection writes the file), and no pool checkout per commit. A
-    // failed commit drops it; the next batch takes a fresh one.
-    let mut conn: Option<PoolConnection<Sqlite>> = None;
-    loop {
-        let notified = inner.staged.notified();
-        let batch = match inner.journal.lock() {
-            Ok(mut journal) if !journal.staged.is_empty() => {
-                Some(std::mem::take(&mut journal.staged))
-            }
-            Ok(journal) if !journal.closed => None,
-            _ => break,
-        };
-        let Some(batch) = batch else {
-            notified.await;
-            continue;
-        };
-        let rows: Vec<(SessionCode, Option<SessionRecord>)> = batch
-            .iter()
-            .map(|(code, pending)| {
-                let row = match pending {
-                    Pending::Change(change) => change.after.as_deref().cloned(),
-                    Pending::Flush => inner.sessions.get(code).map(|r| r.clone()),
-                };
-                (code.clone(), row)
-            })
-            .collect();
-        let result = match conn.take() {
-            Some(c) => Ok(c),
-            None => inner.pool.acquire().await,
-        };
-        let result = match result {
-            Ok(mut c) => {
-                let written = write_batch(&mut c, &rows).await;
-                if written.is_ok() {
-                    conn = Some(c);
-                }
-                written
-            }
-            Err(e) => Err(e),
-        };
-        let retry = settle(&inner, batch, result);
-        inner.settled.send_modify(|n| *n = n.wrapping_add(1));
-        if retry {
-            tokio::time::sleep(RETRY_PAUSE).await;
-        }
-    }
-    drop(conn);
-    inner.settled.send_modify(|n| *n = n.wrapping_add(1));
-    inner.stopped.send_replace(true);
-}
-
-/// Applies a committed batch to memory, or drops its changes (and stages
-/// its soft writes again) when the commit failed; answers every waiting
-/// request. Returns whether soft writes wait for a retry.
-fn settle(
-    inner: &Inner,
-    batch: HashMap<SessionCode, Pending>,
-    result: Result<(), sqlx::Error>,
-) -> bool {
-    let Ok(mut journal) = inner.journal.lock() else {
-        return false;
-    };
-    let error = result.as_ref().err().map(|e| e.to_string());
-    if let Some(error) = &error {
-        tracing::warn!(error = %error, rows = batch.len(), "commit of session changes failed");
-    }
-    let mut retry = false;
-    for (code, pending) in batch {
-        let change = match pending {
-            Pending::Change(change) => change,
-            Pending::Flush => {
-                if error.is_some() && !journal.closed {
-                    journal.staged.entry(code).or_insert(Pending::Flush);
-                    retry = true;
-                }
-                continue;
-            }
-        };
-        journal.busy.remove(&code);
-        let usage = &change.usage;
-        let outcome = match &error {
-            None => {
-                journal.release(&usage.creator, 0, usage.freed_bytes);
-                apply(inner, &mut journal, &code, change.after);
-                Ok(())
-            }
-            Some(error) => {
-                journal.release(
-                    &usage.creator,
-                    usage.reserved_sessions,
-                    usage.reserved_bytes,
-                );
-                Err(StoreError::Unavailable(error.clone()))
-            }
-        };
-        // The request may be gone; its change stands (or not) all the same.
-        let _ = change.done.send(outcome);
-    }
-    retry
-}
-
-/// Makes a committed change visible: the session as it is now, or gone.
-fn apply(
-    inner: &Inner,
-    journal: &mut Journal,
-    code: &SessionCode,
-    after: Option<Box<SessionRecord>>,
-) {
-    match after.map(|record| *record) {
-        Some(mut record) => {
-            if let Some(current) = inner.sessions.get(code) {
-                // A refresh while the change was committing moved the expiry.
-                record.expires_at = record.expires_at.max(current.expires_at);
-            }
-            inner.sessions.insert(code.clone(), record);
-        }
-        None => {
-            if let Some((_, removed)) = inner.sessions.remove(code) {
-                journal.release(&removed.creator, 1, removed.held_bytes());
-            }
-        }
-    }
-}
-
-/// Upserts the rows given and deletes the codes without one, in one transaction.
-/// Writes a batch atomically. A batch that fits one statement (the usual
-/// case when the server is quiet: one create, one answer, one delete) is
-/// that statement alone, which SQLite commits atomically by itself;
-/// anything larger is one transaction. Each statement is a round trip to
-/// sqlx's worker thread, so the quiet case costs one instead of three.
-async fn write_batch(
-    conn: &mut SqliteConnection,
-    rows: &[(SessionCode, Option<SessionRecord>)],
-) -> Result<(), sqlx::Error> {
-    let upserts: Vec<&SessionRecord> = rows.iter().filter_map(|(_, r)| r.as_ref()).collect();
-    let deletes: Vec<&SessionCode> = rows
-        .iter()
-        .filter(|(_, r)| r.is_none())
-        .map(|(c, _)| c)
-        .collect();
-    let statements =
-        upserts.len().div_ceil(ROWS_PER_STATEMENT) + deletes.len().div_ceil(ROWS_PER_STATEMENT);
-    if statements <= 1 {
-        return write_statements(conn, &upserts, &deletes).await;
-    }
-    let mut tx = conn.begin().await?;
-    write_statements(&mut tx, &upserts, &deletes).await?;
-    tx.commit().await
-}
-
-/// The upserts and deletions of a batch, [`ROWS_PER_STATEMENT`] rows per
-/// statement.
-async fn write_statements(
-    conn: &mut SqliteConnection,
-    upserts: &[&SessionRecord],
-    deletes: &[&SessionCode],
-) -> Result<(), sqlx::Error> {
-    for chunk in upserts.chunks(ROWS_PER_STATEMENT) {
-        let mut q = row::insert::<Sqlite>(chunk.iter().copied());
-        q.push(
-            " ON CONFLICT (code) DO UPDATE SET public = excluded.public, name = excluded.name, \
-             host_name = excluded.host_name, players = excluded.players, max_players = excluded.max_players, \
-             build = excluded.build, difficulty = excluded.difficulty, campaign = excluded.campaign, \
-             host_kind = excluded.host_kind, in_progress = excluded.in_progress, meta = excluded.meta, \
-             expires_at = excluded.expires_at, \
-             round = excluded.round, offer = excluded.offer, answer_round = excluded.answer_round, \
-             answer = excluded.answer, answer_name = excluded.answer_name",
-        );
-        q.build().execute(&mut *conn).await?;
-    }
-    for chunk in deletes.chunks(ROWS_PER_STATEMENT) {
-        let mut q = QueryBuilder::<Sqlite>::new("DELETE FROM sessions WHERE code IN (");
-        let mut list = q.separated(", ");
-        for code in chunk {
-            list.push_bind(code.as_str().to_owned());
-        }
-        q.push(")");
-        q.build().execute(&mut *conn).await?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -648,74 +466,6 @@ mod tests {
             .fetch_one(&store.inner.pool)
             .await
             .expect("pragma")
-    }
-
-    fn record(code: SessionCode) -> SessionRecord {
-        crate::store::test_record(code.as_str())
-    }
-
-    async fn stored_codes(pool: &SqlitePool) -> Vec<String> {
-        sqlx::query_scalar("SELECT code FROM sessions ORDER BY code")
-            .fetch_all(pool)
-            .await
-            .expect("select")
-    }
-
-    /// A batch of one statement goes without a transaction, a larger one
-    /// in one; either way every row lands, and deletions and upserts in
-    /// one batch both take effect.
-    #[tokio::test]
-    async fn batches_of_one_statement_and_of_several_all_land() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let settings = StoreSettings {
-            url: format!("sqlite://{}", dir.path().join("lobby.db").display()),
-            max_connections: 2,
-            acquire_timeout: Duration::from_secs(3),
-            sqlite_synchronous: super::super::SqliteSynchronous::Normal,
-        };
-        let store = SqliteStore::connect(&settings).await.expect("open");
-        let pool = &store.inner.pool;
-        let mut seed = 7u32;
-        let mut next = move || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            seed
-        };
-        let mut codes: Vec<SessionCode> = Vec::new();
-        while codes.len() < ROWS_PER_STATEMENT + 51 {
-            let code = SessionCode::generate(&mut next);
-            if !codes.contains(&code) {
-                codes.push(code);
-            }
-        }
-        let mut conn = pool.acquire().await.expect("connection");
-
-        // One upsert: one statement.
-        let one = vec![(codes[0].clone(), Some(record(codes[0].clone())))];
-        write_batch(&mut conn, &one).await.expect("one row");
-        assert_eq!(stored_codes(pool).await, vec![codes[0].as_str()]);
-
-        // More rows than one statement takes: a transaction of two.
-        let many: Vec<_> = codes[1..]
-            .iter()
-            .map(|c| (c.clone(), Some(record(c.clone()))))
-            .collect();
-        write_batch(&mut conn, &many).await.expect("many rows");
-        assert_eq!(stored_codes(pool).await.len(), codes.len());
-
-        // A deletion and an upsert in one batch: both.
-        let mut changed = record(codes[2].clone());
-        changed.round = 9;
-        let mixed = vec![(codes[1].clone(), None), (codes[2].clone(), Some(changed))];
-        write_batch(&mut conn, &mixed).await.expect("mixed");
-        let left = stored_codes(pool).await;
-        assert_eq!(left.len(), codes.len() - 1);
-        assert!(!left.iter().any(|c| c == codes[1].as_str()));
-        let round: i64 = sqlx::query_scalar("SELECT round FROM sessions WHERE code = ?")
-            .bind(codes[2].as_str())
-            .fetch_one(pool)
-            .await
-            .expect("round");
-        assert_eq!(round, 9);
     }
 
     #[tokio::test]

@@ -1,0 +1,96 @@
+//! What [`run_host`](super::run_host) drives: a [`Served`] session (the
+//! daemon's host session, or a relay), and where it stands
+//! ([`HostProgress`]).
+
+use std::time::Duration;
+
+use netcode::host::{HostEvent, HostOutput, HostSession};
+use netcode::stats::GuestSlot;
+
+use super::Host;
+use super::events::{EventLog, log_host_event};
+use crate::transport::PeerEvent;
+
+/// Where a running host session stands, for whoever publishes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostProgress {
+    /// Ticks run, all levels.
+    pub ticks: u64,
+    /// Whether the session left its lobby (no more guests are admitted).
+    pub started: bool,
+    /// Seats taken: guests admitted and connected, plus connections still
+    /// in their version handshake.
+    pub seats_taken: usize,
+    /// Guest connections handed to the session so far.
+    pub connections: usize,
+    /// Spectators admitted and connected (they hold no seat).
+    pub spectators: usize,
+}
+
+/// A session the daemon serves to guests over its transports: a host
+/// session ([`Host`]) or a relay ([`crate::relaying`]).
+/// [`run_host`](super::run_host) drives either.
+pub trait Served: Send + 'static {
+    /// A new guest connection at `now`: its slot.
+    fn add_guest(&mut self, now: Duration) -> GuestSlot;
+    /// Feeds one event from guest `slot`.
+    fn on_event(&mut self, slot: GuestSlot, event: PeerEvent, now: Duration);
+    /// Runs whatever is due.
+    fn poll(&mut self, now: Duration);
+    /// When it next needs a poll.
+    fn next_wakeup(&self) -> Option<Duration>;
+    /// Ends the session now.
+    fn shutdown(&mut self);
+    /// Whether the session is over.
+    fn is_over(&self) -> bool;
+    /// Where it stands.
+    fn progress(&self) -> HostProgress;
+    /// Takes what to send, logging and counting what happened.
+    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput>;
+}
+
+impl Served for Host {
+    fn add_guest(&mut self, now: Duration) -> GuestSlot {
+        HostSession::add_guest(self, now)
+    }
+
+    fn on_event(&mut self, slot: GuestSlot, event: PeerEvent, now: Duration) {
+        HostSession::on_event(self, slot, event, now);
+    }
+
+    fn poll(&mut self, now: Duration) {
+        HostSession::poll(self, now);
+    }
+
+    fn next_wakeup(&self) -> Option<Duration> {
+        HostSession::next_wakeup(self)
+    }
+
+    fn shutdown(&mut self) {
+        HostSession::shutdown(self);
+    }
+
+    fn is_over(&self) -> bool {
+        self.ended().is_some()
+    }
+
+    fn progress(&self) -> HostProgress {
+        HostProgress {
+            ticks: self.stats().ticks,
+            started: self.started(),
+            seats_taken: self.seats_taken(),
+            connections: self.connections(),
+            spectators: self.spectators_present(),
+        }
+    }
+
+    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput> {
+        for event in self.drain_events() {
+            if let (HostEvent::Replay(record), Some(files)) = (&event, log.replays.as_mut()) {
+                files.record(record);
+            }
+            log_host_event(&event, &mut log.warnings, log.metrics.as_ref());
+        }
+        self.drain_outbox()
+    }
+}

@@ -1,0 +1,149 @@
+//! Which connection a datagram goes to: STUN binding requests by the
+//! local username fragment they name, everything else by source address
+//! (the addresses each connection proved or sent to, a bounded few). And
+//! the table behind it, kept as connections come, change and go: their
+//! routes, their timers, their removal once over.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use str0m::ice::StunMessage;
+
+use super::run_loop::RunLoop;
+use crate::transport::webrtc::peer::Peer;
+use crate::transport::webrtc::shared::ConnId;
+
+/// At most this many addresses route to one connection. Only the other
+/// side's proven checks and the addresses its own `Rtc` sends to are
+/// learned, and a peer has a handful of candidates; the bound keeps a
+/// joiner whose answer lists thousands from growing the table.
+const ROUTES_PER_CONNECTION: usize = 16;
+
+/// RFC 7983: a first byte of 0-3 is STUN.
+fn is_stun(buf: &[u8]) -> bool {
+    buf.first().is_some_and(|b| *b < 4)
+}
+
+impl RunLoop {
+    /// Adds a new connection (settled), its username fragment routed to it.
+    pub(super) fn insert(&mut self, id: ConnId, ufrag: String, mut peer: Peer, now: Instant) {
+        peer.settle(&self.socket, &mut self.routes, now);
+        self.by_ufrag.insert(ufrag.clone(), id);
+        self.ufrags.insert(id, ufrag);
+        self.peers.insert(id, peer);
+        self.connections.store(self.peers.len(), Ordering::Relaxed);
+        self.after(id);
+    }
+
+    /// After a connection changed: routes for the addresses it sent to,
+    /// its timer, or its removal once it is over.
+    pub(super) fn after(&mut self, id: ConnId) {
+        let Some(p) = self.peers.get_mut(&id) else {
+            self.routes.clear();
+            return;
+        };
+        for addr in self.routes.drain(..) {
+            route(&mut self.by_addr, p, id, addr, false);
+        }
+        self.routed.store(self.by_addr.len(), Ordering::Relaxed);
+        if let Some(old) = p.registered.take() {
+            self.timers.remove(&(old, id));
+        }
+        if p.is_done() {
+            self.remove(id);
+            return;
+        }
+        let wake = p.next_wake();
+        p.registered = Some(wake);
+        self.timers.insert((wake, id));
+    }
+
+    /// Drops a connection that is over, with its routes and timer.
+    fn remove(&mut self, id: ConnId) {
+        let Some(mut p) = self.peers.remove(&id) else {
+            return;
+        };
+        for addr in &p.addrs {
+            if self.by_addr.get(addr) == Some(&id) {
+                self.by_addr.remove(addr);
+            }
+        }
+        if let Some(old) = p.registered {
+            self.timers.remove(&(old, id));
+        }
+        if let Some(ufrag) = self.ufrags.remove(&id) {
+            self.by_ufrag.remove(&ufrag);
+        }
+        self.connections.store(self.peers.len(), Ordering::Relaxed);
+        self.routed.store(self.by_addr.len(), Ordering::Relaxed);
+        // Closed and gone: whoever waits for the close hears now.
+        for w in p.close_waiters.drain(..) {
+            let _ = w.send(());
+        }
+    }
+
+    /// Routes a datagram: STUN requests by the username fragment they
+    /// name, everything else by source address. Unroutable ones are
+    /// dropped, and so are binding requests that name a connection but
+    /// fail its checks (the fragments are public in offers).
+    pub(super) fn datagram(&mut self, source: SocketAddr, buf: &[u8]) {
+        let stun = is_stun(buf);
+        let by_ufrag = stun
+            .then(|| StunMessage::parse(buf).ok())
+            .flatten()
+            .filter(|m| m.is_binding_request())
+            .and_then(|m| {
+                m.split_username()
+                    .and_then(|(local, _)| self.by_ufrag.get(local).copied())
+            });
+        let Some(id) = by_ufrag.or_else(|| self.by_addr.get(&source).copied()) else {
+            return;
+        };
+        let now = Instant::now();
+        let Some(p) = self.peers.get_mut(&id) else {
+            return;
+        };
+        if by_ufrag.is_some() {
+            if !p.accepts_stun(now, source, buf) {
+                tracing::trace!(%source, "a binding request failed its checks");
+                return;
+            }
+            if p.is_answered() {
+                // The other side proved itself from this address: route it
+                // here (a peer that rejoined from the same address gets its
+                // new connection), newest last.
+                route(&mut self.by_addr, p, id, source, true);
+            }
+        }
+        p.receive(&self.socket, &mut self.routes, now, source, buf, stun);
+        self.after(id);
+    }
+}
+
+/// Routes `addr` to connection `id` (`p`), unless another connection has it
+/// and `take_over` is false. The connection's newest addresses are last;
+/// past [`ROUTES_PER_CONNECTION`] its oldest one is forgotten.
+fn route(
+    by_addr: &mut HashMap<SocketAddr, ConnId>,
+    p: &mut Peer,
+    id: ConnId,
+    addr: SocketAddr,
+    take_over: bool,
+) {
+    match by_addr.get(&addr) {
+        Some(owner) if *owner != id && !take_over => return,
+        Some(owner) if *owner == id && p.addrs.last() == Some(&addr) => return,
+        _ => {}
+    }
+    p.addrs.retain(|a| *a != addr);
+    if p.addrs.len() >= ROUTES_PER_CONNECTION {
+        let oldest = p.addrs.remove(0);
+        if by_addr.get(&oldest) == Some(&id) {
+            by_addr.remove(&oldest);
+        }
+    }
+    by_addr.insert(addr, id);
+    p.addrs.push(addr);
+}

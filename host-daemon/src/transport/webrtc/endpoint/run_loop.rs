@@ -1,0 +1,191 @@
+//! The run loop: the state of every connection of an endpoint, and its
+//! turns: commands from the handles, datagrams from the socket, the
+//! connections' timers, each bounded so the others get theirs.
+
+use std::collections::{BTreeSet, HashMap};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Instant;
+
+use str0m::RtcConfig;
+use str0m::change::SdpAnswer;
+use tokio::net::UdpSocket;
+use tokio::sync::mpsc;
+
+use crate::transport::TransportError;
+use crate::transport::webrtc::peer::Peer;
+use crate::transport::webrtc::shared::{CHANNELS, Command, ConnId, SendReply};
+use crate::transport::webrtc::{MAX_DATAGRAM_BYTES, WebRtcError, WebRtcOptions};
+
+/// The run loop's state: the socket, every connection, the routes to them
+/// and their timers.
+pub(super) struct RunLoop {
+    pub(super) socket: UdpSocket,
+    pub(super) advertised: SocketAddr,
+    pub(super) config: RtcConfig,
+    pub(super) opts: Arc<WebRtcOptions>,
+    /// For the connections' shared state (weak, so the loop ends once
+    /// every handle is gone).
+    pub(super) commands: mpsc::WeakUnboundedSender<Command>,
+    pub(super) rx: mpsc::UnboundedReceiver<Command>,
+    pub(super) peers: HashMap<ConnId, Peer>,
+    /// Datagrams from an address go to this connection.
+    pub(super) by_addr: HashMap<SocketAddr, ConnId>,
+    /// STUN requests naming this local username fragment go to this
+    /// connection.
+    pub(super) by_ufrag: HashMap<String, ConnId>,
+    pub(super) ufrags: HashMap<ConnId, String>,
+    /// Every connection's next wake, ordered.
+    pub(super) timers: BTreeSet<(Instant, ConnId)>,
+    pub(super) next_id: u64,
+    pub(super) connections: Arc<AtomicUsize>,
+    /// How many addresses `by_addr` holds.
+    pub(super) routed: Arc<AtomicUsize>,
+    /// Scratch: addresses a connection just sent to.
+    pub(super) routes: Vec<SocketAddr>,
+}
+
+/// Commands, or datagrams, the run loop handles in one turn before it
+/// looks at the others and at its timers.
+const BATCH: usize = 32;
+
+impl RunLoop {
+    /// Runs until every handle is gone.
+    pub(super) async fn run(mut self) {
+        let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
+        loop {
+            let wake = self.timers.first().map(|(t, _)| *t);
+            tokio::select! {
+                biased;
+                command = self.rx.recv() => match command {
+                    Some(c) => {
+                        self.command(c);
+                        // More waiting are taken in one go (bounded, so
+                        // datagrams and timers still get their turn).
+                        for _ in 1..BATCH {
+                            let Ok(c) = self.rx.try_recv() else { break };
+                            self.command(c);
+                        }
+                    }
+                    None => break,
+                },
+                received = self.socket.recv_from(&mut buf) => match received {
+                    Ok((n, source)) => {
+                        self.datagram(source, &buf[..n]);
+                        for _ in 1..BATCH {
+                            let Ok((n, source)) = self.socket.try_recv_from(&mut buf) else {
+                                break;
+                            };
+                            self.datagram(source, &buf[..n]);
+                        }
+                    }
+                    Err(e) => tracing::debug!(error = %e, "UDP receive"),
+                },
+                _ = sleep_until(wake), if wake.is_some() => {}
+            }
+            self.expire(Instant::now());
+        }
+        tracing::debug!(local = %self.advertised, "WebRTC endpoint stopped");
+    }
+
+    /// Carries out one command of a handle.
+    fn command(&mut self, command: Command) {
+        let now = Instant::now();
+        match command {
+            Command::Offer(reply) => {
+                let _ = reply.send(self.offer(now));
+            }
+            Command::Answer(offer, reply) => {
+                let _ = reply.send(self.answer(now, &offer));
+            }
+            Command::ApplyAnswer(id, answer, reply) => {
+                let result = match SdpAnswer::from_sdp_string(&answer) {
+                    Err(e) => Err(WebRtcError::Sdp(e.to_string())),
+                    Ok(answer) => self
+                        .with_peer(id, now, |p, _, _| match p.pending_offer.take() {
+                            None => Err(WebRtcError::Sdp("no offer waits for an answer".into())),
+                            Some(pending) => p
+                                .rtc()
+                                .sdp_api()
+                                .accept_answer(pending, answer)
+                                .map_err(|e| WebRtcError::Sdp(e.to_string())),
+                        })
+                        .unwrap_or(Err(WebRtcError::ConnectFailed)),
+                };
+                let _ = reply.send(result);
+            }
+            Command::Send(id, idx, text, reply) => {
+                match self.peers.get_mut(&id) {
+                    Some(p) => p.send(&self.socket, &mut self.routes, now, idx, text, reply),
+                    None => {
+                        if let SendReply::Wait(tx) = reply {
+                            let _ = tx.send(Err(TransportError::NotOpen(CHANNELS[idx].label())));
+                        }
+                    }
+                }
+                self.after(id);
+            }
+            Command::CloseChannel(id, idx) => {
+                if let Some(p) = self.peers.get_mut(&id) {
+                    p.close_channel(&self.socket, &mut self.routes, now, idx);
+                }
+                self.after(id);
+            }
+            Command::Close(id, reply) => match self.peers.get_mut(&id) {
+                Some(p) => {
+                    p.close(&self.socket, &mut self.routes, now, reply);
+                    self.after(id);
+                }
+                None => {
+                    if let Some(r) = reply {
+                        let _ = r.send(());
+                    }
+                }
+            },
+            Command::Resume(id) => {
+                if let Some(p) = self.peers.get_mut(&id) {
+                    p.resume(&self.socket, &mut self.routes, now);
+                }
+                self.after(id);
+            }
+        }
+    }
+
+    /// Runs `f` on a connection (its `Rtc` changed: it settles after).
+    fn with_peer<T>(
+        &mut self,
+        id: ConnId,
+        now: Instant,
+        f: impl FnOnce(&mut Peer, &UdpSocket, Instant) -> T,
+    ) -> Option<T> {
+        let p = self.peers.get_mut(&id)?;
+        let out = f(p, &self.socket, now);
+        p.settle(&self.socket, &mut self.routes, now);
+        self.after(id);
+        Some(out)
+    }
+
+    /// Wakes every connection whose timer is due.
+    fn expire(&mut self, now: Instant) {
+        while let Some(&(at, id)) = self.timers.first() {
+            if at > now {
+                break;
+            }
+            self.timers.pop_first();
+            if let Some(p) = self.peers.get_mut(&id) {
+                p.registered = None;
+                p.timeout(&self.socket, &mut self.routes, now);
+            }
+            self.after(id);
+        }
+    }
+}
+
+/// Sleeps until `wake`, or forever.
+async fn sleep_until(wake: Option<Instant>) {
+    match wake {
+        Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,230 @@
+//! One connection as the endpoint's run loop keeps it: its `str0m::Rtc`,
+//! which channel is which, the sends waiting for room, the datagrams held
+//! while the receive queue is full, silence detection and the close.
+//!
+//! `str0m` asks that every change to an `Rtc` (a datagram, a timeout, a
+//! write, a close) be followed by draining its output before the next
+//! one; [`Peer::settle`] does that, and carries out the follow-ups the
+//! events ask for one at a time.
+//!
+//! # Layout
+//!
+//! - here: [`Peer`], what it holds, and [`Peer::settle`], the drain and
+//!   follow-ups after every change.
+//! - `receive`: datagrams in: handed to `str0m`, or held while the receive
+//!   queue is full.
+//! - `send`: sends waiting for room in their channel, written once it has
+//!   some; each sender hears how its send ended.
+//! - `timers`: when the connection wakes (`str0m`'s timeout, silence, the
+//!   delayed report of a close) and what is due then.
+//! - `close`: the close, this side's (flushed, then shut down) or the
+//!   other side's, and a failed connection's end.
+//! - `output`: `str0m`'s output: datagrams out, events handled.
+
+mod close;
+mod output;
+mod receive;
+mod send;
+mod timers;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use str0m::change::SdpPendingOffer;
+use str0m::channel::ChannelId;
+use str0m::net::{Protocol, Receive};
+use str0m::{Input, Rtc};
+use tokio::net::UdpSocket;
+use tokio::sync::oneshot;
+
+use super::shared::{CHANNELS, Shared};
+use super::{HELD_BYTES, WebRtcOptions};
+use close::Closing;
+use send::WaitingSend;
+
+/// Far enough ahead to mean "never".
+const FAR: Duration = Duration::from_secs(86_400);
+
+/// One connection in the run loop.
+pub(super) struct Peer {
+    rtc: Rtc,
+    pub(super) shared: Arc<Shared>,
+    /// `str0m`'s channel ids, by channel index.
+    channels: [Option<ChannelId>; 3],
+    /// Channels the other side opened that are not ours, to close.
+    strangers: Vec<ChannelId>,
+    /// Channels the other side opened that were not ours (logged at powers
+    /// of two).
+    strangers_seen: u64,
+    /// The offer waiting for its answer (host side).
+    pub(super) pending_offer: Option<SdpPendingOffer>,
+    /// `str0m`'s next timeout.
+    rtc_timeout: Instant,
+    /// The instant the run loop's timer set holds for this connection.
+    pub(super) registered: Option<Instant>,
+    /// Sends waiting for room, per channel.
+    waiting: [VecDeque<WaitingSend>; 3],
+    /// DTLS datagrams held while the receive queue is full.
+    held: VecDeque<(Instant, SocketAddr, Vec<u8>)>,
+    /// Their bytes.
+    held_bytes: usize,
+    /// Datagrams dropped because the held ones were too many (logged at
+    /// powers of two).
+    dropped_datagrams: u64,
+    /// When the other side was last heard from; `None` before it ever was.
+    last_heard: Option<Instant>,
+    /// Reported disconnected (silent), not heard from since.
+    disconnected: bool,
+    /// The other side closed a channel: the link is reported closed then.
+    closed_report_at: Option<Instant>,
+    closing: Option<Closing>,
+    /// Waiting for this side's close to finish (the run loop answers them
+    /// once the connection is gone from it).
+    pub(super) close_waiters: Vec<oneshot::Sender<()>>,
+    /// Over: the run loop drops it.
+    done: bool,
+    /// Addresses the run loop routes to this connection.
+    pub(super) addrs: Vec<SocketAddr>,
+    /// The address packets arrive at, as `str0m` knows it (the advertised
+    /// candidate).
+    local: SocketAddr,
+    opts: Arc<WebRtcOptions>,
+}
+
+impl Peer {
+    pub(super) fn new(
+        rtc: Rtc,
+        shared: Arc<Shared>,
+        channels: [Option<ChannelId>; 3],
+        local: SocketAddr,
+        opts: Arc<WebRtcOptions>,
+    ) -> Self {
+        Peer {
+            rtc,
+            shared,
+            channels,
+            strangers: Vec::new(),
+            strangers_seen: 0,
+            pending_offer: None,
+            rtc_timeout: Instant::now() + FAR,
+            registered: None,
+            waiting: Default::default(),
+            held: VecDeque::new(),
+            held_bytes: 0,
+            dropped_datagrams: 0,
+            last_heard: None,
+            disconnected: false,
+            closed_report_at: None,
+            closing: None,
+            close_waiters: Vec::new(),
+            done: false,
+            addrs: Vec::new(),
+            local,
+            opts,
+        }
+    }
+
+    /// The `Rtc`, for set-up calls (each must be followed by [`Self::settle`]).
+    pub(super) fn rtc(&mut self) -> &mut Rtc {
+        &mut self.rtc
+    }
+
+    /// Whether a STUN binding request is this connection's own: it names
+    /// both username fragments (the other side's once the answer is in) and
+    /// its MESSAGE-INTEGRITY holds, as `str0m` checks it.
+    pub(super) fn accepts_stun(&self, now: Instant, source: SocketAddr, buf: &[u8]) -> bool {
+        Receive::new(Protocol::Udp, source, self.local, buf)
+            .is_ok_and(|r| self.rtc.accepts(&Input::Receive(now, r)))
+    }
+
+    /// The other side is known: a guest-side connection always, a host-side
+    /// one once the joiner's answer is applied. Before that, this side's
+    /// offer (and so its ICE password) may be public in the lobby, and a
+    /// binding request that passes the checks proves nothing.
+    pub(super) fn is_answered(&self) -> bool {
+        self.pending_offer.is_none()
+    }
+
+    /// Over: the run loop drops it.
+    pub(super) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Drains the output, then carries out follow-ups one at a time, each
+    /// followed by a drain, until none is left. `routes` collects the
+    /// addresses this connection sent to (the run loop routes their
+    /// answers here).
+    pub(super) fn settle(
+        &mut self,
+        socket: &UdpSocket,
+        routes: &mut Vec<SocketAddr>,
+        now: Instant,
+    ) {
+        self.drain(socket, routes, now);
+        // Bounded: each step takes something from a bounded queue.
+        for _ in 0..(HELD_BYTES / 64 + 1_024) {
+            if self.done || !self.step(now) {
+                break;
+            }
+            self.drain(socket, routes, now);
+        }
+        if !self.done && !self.rtc.is_alive() {
+            self.finish();
+        }
+    }
+
+    /// One follow-up change, if any can be made now.
+    fn step(&mut self, now: Instant) -> bool {
+        if let Some(id) = self.strangers.pop() {
+            self.rtc.direct_api().close_data_channel(id);
+            return true;
+        }
+        match self.closing {
+            Some(Closing::Flushing(until)) => {
+                let failed = self.shared.progress.borrow().failed;
+                if now >= until || failed || self.flushed() {
+                    self.closing = Some(Closing::ShuttingDown);
+                    self.refuse_waiting();
+                    for id in self.channels.into_iter().flatten() {
+                        if self.rtc.channel(id).is_some() {
+                            self.rtc.direct_api().close_data_channel(id);
+                        }
+                    }
+                    if let Err(e) = self.rtc.close() {
+                        tracing::debug!(error = %e, "closing a connection");
+                        self.rtc.disconnect();
+                    }
+                    return true;
+                }
+            }
+            Some(Closing::ShuttingDown) => return false,
+            None => {}
+        }
+        if !self.held.is_empty() && self.shared.takes_datagram() {
+            if let Some((_, source, buf)) = self.held.pop_front() {
+                self.held_bytes -= buf.len();
+                self.feed(now, source, &buf);
+            }
+            return true;
+        }
+        if !self.held.is_empty() {
+            self.shared.holding.store(true, Ordering::SeqCst);
+            // Room may have come between the check and the flag.
+            if self.shared.takes_datagram() {
+                return self.step(now);
+            }
+        }
+        for idx in 0..CHANNELS.len() {
+            if self.waiting[idx].is_empty() {
+                continue;
+            }
+            if self.write_waiting(idx) {
+                return true;
+            }
+        }
+        false
+    }
+}

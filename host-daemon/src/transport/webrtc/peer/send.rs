@@ -1,0 +1,136 @@
+//! Sends: each waits in its channel's queue until the channel has room
+//! (fewer than [`WebRtcOptions::send_buffer_limit`] bytes unacknowledged),
+//! then is written; whoever sent it hears how it went.
+//!
+//! [`WebRtcOptions::send_buffer_limit`]: crate::transport::webrtc::WebRtcOptions::send_buffer_limit
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use tokio::net::UdpSocket;
+
+use super::Peer;
+use crate::transport::TransportError;
+use crate::transport::webrtc::shared::{CHANNELS, SendReply, Shared};
+
+/// A send that waits for room in its channel.
+pub(super) type WaitingSend = (String, SendReply);
+
+impl Peer {
+    /// Sends `text` on channel `idx` once it has room; `reply` hears how
+    /// it went.
+    pub(in crate::transport::webrtc) fn send(
+        &mut self,
+        socket: &UdpSocket,
+        routes: &mut Vec<SocketAddr>,
+        now: Instant,
+        idx: usize,
+        text: String,
+        reply: SendReply,
+    ) {
+        let label = CHANNELS[idx].label();
+        if self.closing.is_some() || self.done || !self.shared.is_open(idx) {
+            answer(
+                &self.shared,
+                idx,
+                reply,
+                Err(TransportError::NotOpen(label)),
+            );
+            return;
+        }
+        if text.len() > self.opts.max_message_bytes {
+            tracing::error!(
+                channel = label,
+                bytes = text.len(),
+                max = self.opts.max_message_bytes,
+                "refusing a message larger than the data channel's limit"
+            );
+            answer(
+                &self.shared,
+                idx,
+                reply,
+                Err(TransportError::NotOpen(label)),
+            );
+            return;
+        }
+        self.waiting[idx].push_back((text, reply));
+        self.settle(socket, routes, now);
+    }
+
+    /// Writes the oldest waiting send of channel `idx` if it has room.
+    pub(super) fn write_waiting(&mut self, idx: usize) -> bool {
+        let limit = self.opts.send_buffer_limit;
+        let label = CHANNELS[idx].label();
+        let Some(mut channel) = self.channels[idx].and_then(|id| self.rtc.channel(id)) else {
+            for (_, reply) in self.waiting[idx].drain(..) {
+                answer(
+                    &self.shared,
+                    idx,
+                    reply,
+                    Err(TransportError::NotOpen(label)),
+                );
+            }
+            return false;
+        };
+        if channel.buffered_amount() > limit {
+            return false;
+        }
+        let Some((text, _)) = self.waiting[idx].front() else {
+            return false;
+        };
+        let result = channel.write(false, text.as_bytes());
+        match result {
+            Ok(false) => false,
+            Ok(true) => {
+                if let Some((_, reply)) = self.waiting[idx].pop_front() {
+                    answer(&self.shared, idx, reply, Ok(()));
+                }
+                true
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, channel = label, "a write was refused");
+                if let Some((_, reply)) = self.waiting[idx].pop_front() {
+                    answer(
+                        &self.shared,
+                        idx,
+                        reply,
+                        Err(TransportError::NotOpen(label)),
+                    );
+                }
+                true
+            }
+        }
+    }
+
+    /// Nothing this side sent is unacknowledged.
+    pub(super) fn flushed(&mut self) -> bool {
+        if self.waiting.iter().any(|w| !w.is_empty()) {
+            return false;
+        }
+        let ids = self.channels;
+        ids.into_iter().flatten().all(|id| {
+            self.rtc
+                .channel(id)
+                .is_none_or(|mut c| c.buffered_amount() == 0)
+        })
+    }
+}
+
+/// Tells how a send on channel `idx` ended: to the sender waiting for it,
+/// or (a fired send) by taking it off the connection's count.
+pub(super) fn answer(
+    shared: &Shared,
+    idx: usize,
+    reply: SendReply,
+    result: Result<(), TransportError>,
+) {
+    match reply {
+        SendReply::Wait(tx) => {
+            let _ = tx.send(result);
+        }
+        SendReply::Fired => {
+            shared.fired[idx].fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}

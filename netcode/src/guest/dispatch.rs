@@ -1,0 +1,115 @@
+//! What comes in from the host: connection state changes and messages,
+//! each message routed to the module that handles its kind.
+
+use std::time::Duration;
+
+use engine::Engine;
+use protocol::peer::{GuestMessage, HostMessage};
+
+use super::{GuestEnd, GuestEvent, GuestSession, WaitingRoom, authority};
+use crate::link::{ConnectionState, PeerEvent};
+
+impl<E: Engine> GuestSession<E> {
+    /// Feeds one event from the host at time `now`.
+    pub fn on_event(&mut self, event: PeerEvent, now: Duration) {
+        if self.ended().is_some() {
+            return;
+        }
+        match event {
+            PeerEvent::State(ConnectionState::Connected) => self.host_lost_at = None,
+            PeerEvent::State(_) => {
+                if self.host_lost_at.is_none() {
+                    self.host_lost_at = Some(now);
+                }
+            }
+            PeerEvent::Message(_, text) => match HostMessage::decode(&text) {
+                Ok(msg) => self.on_message(msg, now),
+                Err(e) => {
+                    self.stats.bad_messages += 1;
+                    self.events.push(GuestEvent::BadMessage(e.to_string()));
+                }
+            },
+        }
+    }
+
+    fn on_message(&mut self, msg: HostMessage, now: Duration) {
+        match msg {
+            HostMessage::HostHello {
+                build_version,
+                protocol_version,
+                features,
+            } => self.on_host_hello(build_version, protocol_version, &features),
+            // Answered at once, whatever the phase: the host measures the
+            // round trip of the input channel.
+            HostMessage::Ping { id } => self.outbox.push(GuestMessage::Pong { id }),
+            HostMessage::JoinRefused { reason, detail } => {
+                self.end(GuestEnd::Refused(reason, detail));
+            }
+            HostMessage::SessionInit(init) => self.on_init(init),
+            HostMessage::MapChunk(chunk) => self.on_map_chunk(&chunk),
+            HostMessage::MapEnd(end) => self.on_map_end(&end),
+            HostMessage::TickInputBundle(b) => self.on_bundle(b, now),
+            HostMessage::ReconciliationSnapshot(s) => self.on_snapshot(s),
+            HostMessage::LevelTransitionInit { level_epoch, .. } => {
+                self.on_transition_init(level_epoch);
+            }
+            HostMessage::LevelTransitionChunk { level_epoch, chunk } => {
+                self.on_transition_chunk(level_epoch, &chunk, now);
+            }
+            HostMessage::LevelTransitionEnd { level_epoch, end } => {
+                self.on_transition_end(level_epoch, &end, now);
+            }
+            HostMessage::Spectators { names } => self.spectators = names,
+            HostMessage::WaitingRoom {
+                players,
+                max_players,
+                guests_needed,
+            } => {
+                self.waiting_room = Some(WaitingRoom {
+                    players,
+                    max_players,
+                    guests_needed,
+                });
+            }
+            HostMessage::RelayAuthority {
+                you,
+                levels,
+                snapshot_interval,
+                ..
+            } => self.on_relay_authority(you, levels, snapshot_interval),
+            HostMessage::RelayAskLevel {
+                level_epoch,
+                level_index,
+                roster,
+                input_delays,
+                campaign_seed,
+                levels,
+                difficulty,
+            } => self.on_relay_ask_level(authority::LevelAsk {
+                epoch: level_epoch,
+                level_index,
+                roster,
+                input_delays,
+                campaign: crate::plan::GeneratedCampaign {
+                    seed: campaign_seed,
+                    levels,
+                },
+                difficulty,
+            }),
+            HostMessage::RelayAskSnapshot { level_epoch, tick } => {
+                self.on_relay_ask_snapshot(level_epoch, tick);
+            }
+            HostMessage::SessionEnd {
+                reason,
+                scores,
+                level_epoch,
+                final_tick,
+            } => {
+                // Ends once the engine reached the host's final tick (the
+                // bundles before it may still be on their way).
+                self.final_scores = scores;
+                self.ending = Some((reason, level_epoch, final_tick));
+            }
+        }
+    }
+}
