@@ -1,0 +1,233 @@
+//! The pure crates stay pure: `engine`, `netcode` and `lockstep` read no
+//! clock, start no thread, do no I/O, draw no unseeded random number and
+//! iterate no hash map, so the same code builds for WebAssembly, runs on any
+//! caller's clock and gives every peer the same result; `engine` computes no
+//! float function the platform may round differently (all go through
+//! `libm`); `lockstep`, the relay, names no engine. Each depends only on
+//! crates that keep those promises.
+//!
+//! A pattern matches in shipped code (not in `//` comments, not in the test
+//! module); one that ends in a word matches where no identifier character
+//! follows it: `.await` matches, `.awaiting_hello` does not.
+
+mod source;
+
+use source::{dependencies, rust_files, without_comment, workspace};
+
+/// What no pure crate may use: clocks, threads and locks, I/O, process
+/// state, async runtimes, logging, unseeded randomness, globals.
+const IMPURE: &[&str] = &[
+    "Instant",
+    "SystemTime",
+    "std::thread",
+    "std::fs",
+    "std::net",
+    "std::env",
+    "std::process",
+    "tokio",
+    "async",
+    ".await",
+    "tracing",
+    "println!",
+    "eprintln!",
+    "rand::",
+    "thread_rng",
+    "getrandom",
+    "RandomState",
+    "thread_local",
+    "static mut",
+    "Mutex",
+    "RwLock",
+];
+
+/// Collections whose iteration order differs from run to run.
+const UNORDERED: &[&str] = &["HashMap", "HashSet"];
+
+/// Float functions the platform's maths library computes, with results
+/// that may differ by target (the engine's go through `libm`).
+const PLATFORM_MATHS: &[&str] = &[
+    ".sin(",
+    ".cos(",
+    ".tan(",
+    ".asin(",
+    ".acos(",
+    ".atan(",
+    ".atan2(",
+    ".sin_cos(",
+    ".sinh(",
+    ".cosh(",
+    ".tanh(",
+    ".sqrt(",
+    ".cbrt(",
+    ".hypot(",
+    ".powf(",
+    ".powi(",
+    ".exp(",
+    ".exp2(",
+    ".exp_m1(",
+    ".ln(",
+    ".ln_1p(",
+    ".log(",
+    ".log2(",
+    ".log10(",
+    ".mul_add(",
+];
+
+/// What the engine alone may not use: durations and the constant `e` are
+/// fine for netcode's timers, never for the simulation.
+const ENGINE_ONLY: &[&str] = &["std::time", "f64::consts::E"];
+
+/// The names of a game engine, which the relay must not have.
+const ENGINE: &[&str] = &["engine", "Engine"];
+
+/// One pure crate and its rules.
+struct Pure {
+    name: &'static str,
+    forbidden: &'static [&'static [&'static str]],
+    /// The only crates it may depend on at run time.
+    allowed: &'static [&'static str],
+    /// Dependencies it must have (the point of the crate).
+    required: &'static [&'static str],
+}
+
+const PURE: &[Pure] = &[
+    Pure {
+        name: "engine",
+        forbidden: &[IMPURE, UNORDERED, PLATFORM_MATHS, ENGINE_ONLY],
+        // miniz_oxide: pure deflate (no I/O, no_std), for the state transfer.
+        allowed: &[
+            "protocol",
+            "serde",
+            "serde_json",
+            "thiserror",
+            "libm",
+            "miniz_oxide",
+        ],
+        required: &["libm"],
+    },
+    Pure {
+        name: "netcode",
+        forbidden: &[IMPURE, UNORDERED],
+        // lockstep: the input buffer and tick clock shared with the relay;
+        // hmac and sha2: rejoin tokens, pure computation.
+        allowed: &[
+            "protocol",
+            "engine",
+            "lockstep",
+            "serde",
+            "serde_json",
+            "thiserror",
+            "hdrhistogram",
+            "hmac",
+            "sha2",
+        ],
+        required: &["engine"],
+    },
+    Pure {
+        name: "lockstep",
+        forbidden: &[IMPURE, UNORDERED, ENGINE],
+        allowed: &["protocol", "serde_json", "hmac", "sha2"],
+        required: &["protocol"],
+    },
+];
+
+/// Whether `pat` occurs in `code`, and where it ends in a word, not followed
+/// by an identifier character.
+fn contains_word(code: &str, pat: &str) -> bool {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let ends_in_word = pat.chars().last().is_some_and(is_ident);
+    code.match_indices(pat)
+        .any(|(i, _)| !ends_in_word || !code[i + pat.len()..].chars().next().is_some_and(is_ident))
+}
+
+/// The forbidden patterns in `text`, by line number.
+fn offenders(text: &str, forbidden: &[&[&'static str]]) -> Vec<(usize, &'static str)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = without_comment(line);
+        for pat in forbidden.iter().flat_map(|list| list.iter()) {
+            if contains_word(code, pat) {
+                out.push((n + 1, *pat));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn pure_crates_use_only_pure_deterministic_facilities() {
+    let mut bad = Vec::new();
+    for krate in PURE {
+        let mut files = Vec::new();
+        rust_files(&workspace().join(krate.name).join("src"), &mut files);
+        assert!(files.len() >= 8, "found the sources of {}", krate.name);
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            // Tests do not ship: their module may time and print.
+            let shipped = text
+                .find("#[cfg(test)]\nmod tests")
+                .map_or(&text[..], |at| &text[..at]);
+            for (line, pat) in offenders(shipped, krate.forbidden) {
+                bad.push(format!("{}:{line}: {pat}", file.display()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "forbidden in a pure crate:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn pure_crates_depend_only_on_pure_crates() {
+    for krate in PURE {
+        let manifest = workspace().join(krate.name).join("Cargo.toml");
+        let manifest = std::fs::read_to_string(&manifest).unwrap();
+        let deps = dependencies(&manifest);
+        for d in &deps {
+            assert!(
+                krate.allowed.contains(&d.as_str()),
+                "{} must not depend on {d}",
+                krate.name
+            );
+        }
+        for d in krate.required {
+            assert!(deps.iter().any(|x| x == d), "{}: {deps:?}", krate.name);
+        }
+        if deps.iter().any(|d| d == "hdrhistogram") {
+            assert!(
+                manifest.contains("default-features = false"),
+                "{}: hdrhistogram without its threads and compression",
+                krate.name
+            );
+        }
+    }
+}
+
+#[test]
+fn the_guard_can_fail() {
+    let all: &[&[&str]] = &[IMPURE, UNORDERED, PLATFORM_MATHS, ENGINE];
+    assert_eq!(offenders("let d = x.sqrt();", all), [(1, ".sqrt(")]);
+    assert_eq!(offenders("let a = y.atan2(x);", all), [(1, ".atan2(")]);
+    assert_eq!(offenders("use std::collections::HashMap;", all).len(), 1);
+    assert_eq!(
+        offenders("let t = std::time::Instant::now();", all),
+        [(1, "Instant")]
+    );
+    assert_eq!(
+        offenders("tokio::spawn(async move { x.await });", all).len(),
+        3
+    );
+    assert_eq!(offenders("use engine::Engine;", all).len(), 2);
+    assert!(offenders("let d = libm::sqrt(x); let s = libm::sin(a);", all).is_empty());
+    assert!(offenders("// Instant::now() is never called", all).is_empty());
+    assert!(offenders("seat.awaiting_hello_since = None;", all).is_empty());
+    assert!(offenders("let d = now + Duration::from_millis(5);", all).is_empty());
+    assert_eq!(
+        dependencies(
+            "[dependencies]\nlibm = \"0.2\"\nserde.workspace = true\n[dev-dependencies]\nx = \"1\""
+        ),
+        ["libm", "serde"]
+    );
+}
