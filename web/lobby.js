@@ -159,14 +159,13 @@ function filters() {
 }
 
 /**
- * Lobby order: newest first, ties by code (as the server orders). Times are
- * compared as instants: RFC 3339 text drops trailing zeros of the fraction.
+ * Lobby order, as the server keeps it: entries' positions compare as plain
+ * strings (protocol::lobby_order makes them so), so this page knows no rule.
  * @param {LobbyEntry} a
  * @param {LobbyEntry} b
  */
 function order(a, b) {
-  return (Date.parse(b.createdAt) - Date.parse(a.createdAt))
-    || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
+  return a.position < b.position ? -1 : a.position > b.position ? 1 : 0;
 }
 
 /** The last loaded entry (the cursor's position), if any. */
@@ -203,26 +202,14 @@ function place(e) {
 }
 
 /**
- * Where the next page starts: the cursor's position. The server may stop a
- * page early, past its last row (a page examines a bounded number of
- * sessions), so the last loaded row is not enough. This page is served by
- * the very build that writes the cursor (`createdMs.CODE`), so it reads it;
- * the last loaded row stands in if it ever cannot.
- * @returns {{createdAt: string, code: string} | undefined}
- */
-function loadedUpTo() {
-  const m = /^(\d+)\.([A-Z0-9-]+)$/.exec(listing.next ?? '');
-  return m ? { createdAt: new Date(Number(m[1])).toISOString(), code: m[2] } : lastLoaded();
-}
-
-/**
  * Whether a session that just started matching belongs among the loaded
  * rows (otherwise "Show more" fetches it in turn).
  * @param {LobbyEntry} e
  */
 function inLoadedRange(e) {
-  const edge = loadedUpTo();
-  return listing.next === null || (edge !== undefined && order(e, edge) <= 0);
+  // The cursor is a position too: the next page starts after it (the server
+  // may stop a page early, past its last row, so the last row is not enough).
+  return listing.next === null || e.position <= listing.next;
 }
 
 /** Updates the count, the empty states and "Show more". */

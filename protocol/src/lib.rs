@@ -8,6 +8,8 @@
 //! - [`api`]: request and response bodies of the HTTP API, lobby entries,
 //!   lobby events, the error body and its codes.
 //! - [`code`]: session codes (alphabet without look-alikes, parsing).
+//! - [`lobby_order`]: the lobby order and the position text that names a
+//!   place in it (entries' `position`, pages' `nextCursor`).
 //! - [`difficulty`]: the session's difficulty setting.
 //! - [`name`]: display-name sanitizing (control characters stripped, length capped).
 //! - [`sdp`]: the cheap plausibility check for SDP offers and answers.
@@ -29,6 +31,7 @@ pub mod code;
 pub mod difficulty;
 pub mod input;
 pub mod join;
+pub mod lobby_order;
 pub mod map;
 pub mod name;
 pub mod peer;

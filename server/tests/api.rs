@@ -958,6 +958,19 @@ async fn lobby_filters_and_pages_with_a_stable_cursor() {
         let page = srv.lobby(&query).await;
         let sessions = page["sessions"].as_array().unwrap();
         assert!(sessions.len() <= 5);
+        // Positions order byte-wise as the page does, every one after the
+        // cursor the page went on from; the next cursor is the last one.
+        let positions: Vec<&str> = sessions
+            .iter()
+            .map(|s| s["position"].as_str().unwrap())
+            .collect();
+        assert!(positions.is_sorted_by(|a, b| a < b), "{positions:?}");
+        if let (Some(c), Some(first)) = (&cursor, positions.first()) {
+            assert!(c.as_str() < *first, "{c} then {first}");
+        }
+        if let Some(next) = page["nextCursor"].as_str() {
+            assert_eq!(Some(&next), positions.last());
+        }
         seen.extend(
             sessions
                 .iter()
@@ -1221,6 +1234,10 @@ async fn openapi_describes_every_route() {
     assert_eq!(
         param("/session/{code}", "code")["pattern"],
         protocol::code::CODE_PATTERN
+    );
+    assert_eq!(
+        schemas["LobbyEntry"]["properties"]["position"]["pattern"],
+        protocol::lobby_order::POSITION_PATTERN
     );
     let cursor = lobby_server::lobby_index::CURSOR_PATTERN;
     assert_eq!(
@@ -1521,7 +1538,9 @@ async fn client_chosen_page_keys_cannot_grow_the_page_cache_past_its_budget() {
     // once grew the cache to about 1 GB.
     let mut served = 0usize;
     for i in 0..200i64 {
-        let cursor = format!("{}.ABCDEFGH", common::START_MS + 1_000_000 + i);
+        let code = protocol::code::SessionCode::parse("ABCDEFGH").unwrap();
+        let cursor =
+            protocol::lobby_order::LobbyPosition::new(common::START_MS + 1_000_000 + i, code);
         let res = srv
             .client
             .get(srv.url(&format!("/lobby?limit=100&cursor={cursor}")))

@@ -11,7 +11,9 @@ use serde_json::json;
 
 /// A client-made cursor no page handed out: never in the page cache.
 fn made_up_cursor(i: i64) -> String {
-    format!("?cursor={}.22222222", START_MS + 1_000 + i)
+    let code = protocol::code::SessionCode::parse("22222222").unwrap();
+    let position = protocol::lobby_order::LobbyPosition::new(START_MS + 1_000 + i, code);
+    format!("?cursor={position}")
 }
 
 async fn get_lobby(client: &reqwest::Client, srv: &TestServer, query: &str) -> reqwest::Response {

@@ -28,6 +28,8 @@ export { LobbyError };
  *   into its running game (late join); absent from servers older than it
  * @property {string} createdAt RFC 3339
  * @property {string} expiresAt RFC 3339
+ * @property {string} position the place in the lobby order, as text that
+ *   orders as the lobby does (a page's nextCursor is one too)
  * @property {Object} [meta]
  *
  * @typedef {LobbyEntry & {public: boolean, round: number|null, offer: string|null, iceServers: RTCIceServer[]}} SessionView

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use protocol::api::LobbyEntry;
 use protocol::code::SessionCode;
+use protocol::lobby_order::LobbyPosition;
 
 use super::search::{LobbyFilter, words_of};
 use crate::clock::{Millis, to_datetime};
@@ -25,15 +26,6 @@ impl PackedCode {
             *b = c;
         }
         Self(u64::from_be_bytes(bytes))
-    }
-
-    pub(super) fn text(self) -> String {
-        let bytes = self.0.to_be_bytes();
-        bytes
-            .iter()
-            .filter(|b| **b != 0)
-            .map(|b| *b as char)
-            .collect()
     }
 }
 
@@ -59,6 +51,11 @@ impl Listed {
     }
 }
 
+/// A stored session's place in the lobby order.
+pub(super) fn position_of(record: &SessionRecord) -> LobbyPosition {
+    LobbyPosition::new(record.created_at, record.code.clone())
+}
+
 /// Builds the lobby entry of a stored session.
 pub fn lobby_entry(record: &SessionRecord) -> LobbyEntry {
     let f = &record.fields;
@@ -75,6 +72,7 @@ pub fn lobby_entry(record: &SessionRecord) -> LobbyEntry {
         in_progress: f.in_progress,
         created_at: to_datetime(record.created_at),
         expires_at: to_datetime(record.expires_at),
+        position: Some(position_of(record)),
         meta: f.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
     }
 }

@@ -52,8 +52,8 @@ pub struct LobbyQuery {
     /// a page may be short, even empty, and still have one. Empty: the
     /// first page. Any value of this form is a position in the listing.
     #[param(
-        pattern = r"^([0-9]{1,18}\.[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8})?$",
-        max_length = 27
+        pattern = r"^([0-9]{13}-[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8})?$",
+        max_length = 22
     )]
     cursor: Option<String>,
 }
@@ -136,7 +136,7 @@ impl LobbyQuery {
             Some(c) => Some(Cursor::parse(c).ok_or_else(|| {
                 AppError::invalid_field(
                     "cursor",
-                    "not of the form the server hands out (createdMs.CODE); \
+                    "not a position of the form the server hands out; \
                      pass a page's nextCursor as it is",
                 )
             })?),
