@@ -11,11 +11,9 @@
 
 import { LobbyClient } from './lib/lobby-client.js';
 import { BrowserHost } from './lib/browser-host.js';
-import { Controls } from './lib/controls.js';
 import { GameScreen } from './lib/game-screen.js';
 import { displayNameOf } from './lib/name.js';
-import { GameTools } from './lib/game-tools.js';
-import { wireInviteButton } from './lib/invite.js';
+import { gameControls } from './lib/game-tools.js';
 
 /** @param {string} name */
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
@@ -68,34 +66,15 @@ const screen = new GameScreen({
   me: () => status?.me,
   nameOf,
   rttMs: slowestGuestRttMs,
-  onSounds: (events, listener) => tools?.playSounds(events, listener),
+  onSounds: (events, listener) => tools.playSounds(events, listener),
 });
-/** @type {GameTools|undefined} */
-let tools;
-const controls = new Controls(canvas, {
+const { controls, tools } = gameControls(canvas, screen, dialog, {
   active: () => status?.phase === 'running',
-  paused: () => dialog.open || (tools?.paused() ?? false),
   onInput: (input) => {
     if (host && !botDriven) host.setInput(input);
   },
-  onEscape: () => {
-    if (!dialog.open) dialog.showModal();
-  },
-  onToggleMap: () => screen.toggleMap(),
-  onFullscreen: () => tools?.toggleFullscreen(),
-  onMute: () => tools?.toggleMute(),
-  weapons: () => {
-    const me = screen.mine();
-    return me ? { slot: me.weapon, owned: me.ownedWeapons ?? [] } : null;
-  },
-});
-controls.attach();
-tools = new GameTools(controls, {
   code: () => code,
-  onToggleMap: () => screen.toggleMap(),
-  onSettings: (settings) => { screen.resolutionScale = settings.viewScale; },
 });
-wireInviteButton(/** @type {HTMLButtonElement} */ ($('waiting-invite-button')), () => code);
 
 dialog.addEventListener('close', () => {
   if (dialog.returnValue === 'leave') host?.shutdown();

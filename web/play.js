@@ -16,13 +16,11 @@
 import { LobbyClient, LobbyError, normalizeCode } from './lib/lobby-client.js';
 import { loadCampfire } from './lib/wasm.js';
 import { GuestDriver } from './lib/guest-driver.js';
-import { Controls } from './lib/controls.js';
 import { GameScreen } from './lib/game-screen.js';
 import { displayNameOf } from './lib/name.js';
 import { DISCONNECT_GRACE_MS } from './lib/facts.js';
 import { ReplayPlayer } from './lib/replay-player.js';
-import { GameTools } from './lib/game-tools.js';
-import { wireInviteButton } from './lib/invite.js';
+import { gameControls } from './lib/game-tools.js';
 
 /** @param {string} name */
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
@@ -83,35 +81,16 @@ const screenHooks = {
   watching: spectating,
   nameOf,
   rttMs: () => rttMs,
-  onSounds: (events, listener) => tools?.playSounds(events, listener),
+  onSounds: (events, listener) => tools.playSounds(events, listener),
 };
 const screen = new GameScreen(screenHooks);
-/** @type {GameTools|undefined} */
-let tools;
-const controls = new Controls(canvas, {
+const { controls, tools } = gameControls(canvas, screen, dialog, {
   active: () => status?.phase === 'running',
-  paused: () => dialog.open || (tools?.paused() ?? false),
   onInput: (input) => {
     if (driver && !botDriven) driver.setInput(input);
   },
-  onEscape: () => {
-    if (!dialog.open) dialog.showModal();
-  },
-  onToggleMap: () => screen.toggleMap(),
-  onFullscreen: () => tools?.toggleFullscreen(),
-  onMute: () => tools?.toggleMute(),
-  weapons: () => {
-    const me = screen.mine();
-    return me ? { slot: me.weapon, owned: me.ownedWeapons ?? [] } : null;
-  },
-});
-controls.attach();
-tools = new GameTools(controls, {
   code: () => joinedCode,
-  onToggleMap: () => screen.toggleMap(),
-  onSettings: (settings) => { screen.resolutionScale = settings.viewScale; },
 });
-wireInviteButton(/** @type {HTMLButtonElement} */ ($('waiting-invite-button')), () => joinedCode);
 
 /** Keys that change the watched player: next, previous. */
 const WATCH_KEYS = /** @type {Record<string, number>} */ ({

@@ -1,13 +1,16 @@
-//! The session service: every change a client makes to a session goes
-//! through here, so the store, the lobby index, the answer waiters, the live
-//! counters and the metrics move together, in one order, in one place. The
-//! handlers in [`crate::routes::session`] extract, call and respond.
+//! The session service: every change to a session goes through here (a
+//! client's call, the expiry sweep, a change another replica made, the
+//! lobby's load at start), so the store, the lobby index, the answer
+//! waiters, the live counters and the metrics move together, in one order,
+//! in one place. The handlers in [`crate::routes::session`] extract, call
+//! and respond; the server's background tasks call in too.
 //!
 //! Each call checks what the lobby as a whole allows (live sessions, bytes
 //! held), asks the store, and then, only for what the store did, updates
 //! the rest: the counters, the index (which publishes to the lobby feed),
 //! the wake-ups of the host's long-polls, the metrics.
 
+use std::collections::HashSet;
 use std::net::IpAddr;
 
 use protocol::api::{ErrorCode, PutSessionRequest};
@@ -21,9 +24,80 @@ use crate::rate_limit::SessionBudget;
 use crate::state::AppState;
 use crate::store::{
     Authorized, ClaimOutcome, CreateOutcome, LobbyFields, SessionRecord, SessionUpdate,
-    StoredAnswer, UpdateOutcome,
+    StoreChange, StoreError, StoredAnswer, UpdateOutcome,
 };
 use crate::token::{HostToken, hash_token, token_matches};
+
+/// Fills the lobby index from the store (at start).
+pub async fn load_lobby(state: &AppState) -> Result<usize, StoreError> {
+    let records = state.store.list_public(state.now()).await?;
+    for record in &records {
+        state.lobby.upsert(record);
+    }
+    Ok(records.len())
+}
+
+/// Unlists expired sessions, deletes them, ends their long-polls, forgets
+/// idle rate-limit entries and recounts the live sessions. Returns how many
+/// were deleted.
+///
+/// The lobby index is swept first and whatever the store does: an expired
+/// session leaves the listing (and subscribers hear `removed`) even when the
+/// delete's commit fails.
+pub async fn sweep(state: &AppState) -> Result<usize, StoreError> {
+    let now = state.now();
+    state.lobby.evict_expired(now);
+    let expired = state.store.delete_expired(now).await?;
+    for code in &expired {
+        state.lobby.remove(code);
+        state.waiters.wake(code);
+    }
+    state.limits.forget_idle();
+    state.recount_live().await?;
+    Ok(expired.len())
+}
+
+/// Applies a change another replica made: wakes long-polls on answers and
+/// keeps the lobby index current. The store drops the echo of this
+/// replica's own changes (this service applied them), except where a failed
+/// write may have committed; applying a change twice is harmless (the index
+/// only publishes events for real differences).
+pub async fn apply_replica_change(state: &AppState, change: StoreChange) {
+    match change {
+        StoreChange::Answered(code) => state.waiters.wake(&code),
+        StoreChange::SessionChanged(code) => match state.store.get(&code, state.now()).await {
+            // Checked again on arrival: a sweep may have unlisted it as
+            // expired while the read was in flight.
+            Ok(Some(record)) if record.expires_at > state.now() => state.lobby.upsert(&record),
+            Ok(_) => {
+                state.lobby.remove(&code);
+                state.waiters.wake(&code);
+            }
+            Err(err) => tracing::warn!(error = %err, "cannot refresh a changed session"),
+        },
+        StoreChange::Resync => {
+            if let Err(err) = resync_lobby(state).await {
+                tracing::warn!(error = %err, "lobby resync failed; will retry on the next change");
+            }
+            state.waiters.wake_all();
+        }
+    }
+}
+
+/// Rebuilds the lobby index from the store (after missed notifications).
+async fn resync_lobby(state: &AppState) -> Result<(), StoreError> {
+    let records = state.store.list_public(state.now()).await?;
+    let live: HashSet<_> = records.iter().map(|r| r.code.clone()).collect();
+    for code in state.lobby.codes() {
+        if !live.contains(&code) {
+            state.lobby.remove(&code);
+        }
+    }
+    for record in &records {
+        state.lobby.upsert(record);
+    }
+    Ok(())
+}
 
 /// Creates a session (the caller charged the address's create budget):
 /// a fresh code, the host's token, counted and listed.

@@ -14,6 +14,7 @@ use crate::app::router;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::serve::ConnectionLimits;
+use crate::sessions;
 use crate::state::AppState;
 use crate::store::{Store, StoreChange, StoreChanges};
 
@@ -38,8 +39,7 @@ impl Application {
             .with_context(|| format!("opening the database {}", redact(&settings.url)))?;
         let listen = config.listen;
         let state = AppState::new(config, store, clock);
-        state
-            .load_lobby()
+        sessions::load_lobby(&state)
             .await
             .context("loading the lobby from the database")?;
         state
@@ -147,7 +147,7 @@ async fn run_sweeper(state: AppState) {
             _ = ticker.tick() => {}
             () = state.shutdown.cancelled() => return,
         }
-        match state.sweep_once().await {
+        match sessions::sweep(&state).await {
             Ok(0) => {}
             Ok(n) => tracing::debug!(deleted = n, "swept expired sessions"),
             Err(err) => tracing::warn!(error = %err, "sweep failed; will retry"),
@@ -155,11 +155,7 @@ async fn run_sweeper(state: AppState) {
     }
 }
 
-/// Applies changes other replicas made: wakes long-polls on answers and
-/// keeps the lobby index current. The store drops the echo of this
-/// replica's own changes (their handlers applied them), except where a
-/// failed write may have committed; applying a change twice is harmless (the
-/// index only publishes events for real differences).
+/// Applies the changes other replicas made, until shutdown.
 async fn follow_changes(
     state: AppState,
     mut changes: tokio::sync::mpsc::UnboundedReceiver<StoreChange>,
@@ -172,25 +168,7 @@ async fn follow_changes(
                 None => return,
             },
         };
-        match change {
-            StoreChange::Answered(code) => state.waiters.wake(&code),
-            StoreChange::SessionChanged(code) => match state.store.get(&code, state.now()).await {
-                // Checked again on arrival: a sweep may have unlisted it
-                // as expired while the read was in flight.
-                Ok(Some(record)) if record.expires_at > state.now() => state.lobby.upsert(&record),
-                Ok(_) => {
-                    state.lobby.remove(&code);
-                    state.waiters.wake(&code);
-                }
-                Err(err) => tracing::warn!(error = %err, "cannot refresh a changed session"),
-            },
-            StoreChange::Resync => {
-                if let Err(err) = state.resync_lobby().await {
-                    tracing::warn!(error = %err, "lobby resync failed; will retry on the next change");
-                }
-                state.waiters.wake_all();
-            }
-        }
+        sessions::apply_replica_change(&state, change).await;
     }
 }
 

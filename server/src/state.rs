@@ -2,7 +2,6 @@
 //! clock, the lobby index, the long-poll waiters, the rate limits, the
 //! metrics and the shutdown signal, behind one cheaply clonable handle.
 
-use std::collections::HashSet;
 use std::net::IpAddr;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -99,50 +98,6 @@ impl AppState {
     pub fn expiry_from(&self, now: Millis) -> Millis {
         let ttl_ms = self.config.ttl().as_millis().min(i64::MAX as u128) as i64;
         now.saturating_add(ttl_ms)
-    }
-
-    /// Fills the lobby index from the store (at start).
-    pub async fn load_lobby(&self) -> Result<usize, StoreError> {
-        let records = self.store.list_public(self.now()).await?;
-        for record in &records {
-            self.lobby.upsert(record);
-        }
-        Ok(records.len())
-    }
-
-    /// Rebuilds the lobby index from the store (after missed notifications).
-    pub async fn resync_lobby(&self) -> Result<(), StoreError> {
-        let records = self.store.list_public(self.now()).await?;
-        let live: HashSet<_> = records.iter().map(|r| r.code.clone()).collect();
-        for code in self.lobby.codes() {
-            if !live.contains(&code) {
-                self.lobby.remove(&code);
-            }
-        }
-        for record in &records {
-            self.lobby.upsert(record);
-        }
-        Ok(())
-    }
-
-    /// Unlists expired sessions, deletes them, ends their long-polls,
-    /// forgets idle rate-limit entries and recounts the live sessions.
-    /// Returns how many were deleted.
-    ///
-    /// The lobby index is swept first and whatever the store does: an
-    /// expired session leaves the listing (and subscribers hear `removed`)
-    /// even when the delete's commit fails.
-    pub async fn sweep_once(&self) -> Result<usize, StoreError> {
-        let now = self.now();
-        self.lobby.evict_expired(now);
-        let expired = self.store.delete_expired(now).await?;
-        for code in &expired {
-            self.lobby.remove(code);
-            self.waiters.wake(code);
-        }
-        self.limits.forget_idle();
-        self.recount_live().await?;
-        Ok(expired.len())
     }
 
     /// Counts the live sessions and the bytes they hold again (all

@@ -666,12 +666,12 @@ async fn sessions_expire_by_ttl_on_the_injected_clock() {
     assert_eq!(srv.get_session(&kept).await.status(), 200);
 
     // The sweep deletes exactly the expired one.
-    assert_eq!(srv.state.sweep_once().await.unwrap(), 1);
+    assert_eq!(lobby_server::sessions::sweep(&srv.state).await.unwrap(), 1);
     assert_eq!(
         srv.state.store.count_live(srv.state.now()).await.unwrap(),
         1
     );
-    assert_eq!(srv.state.sweep_once().await.unwrap(), 0);
+    assert_eq!(lobby_server::sessions::sweep(&srv.state).await.unwrap(), 0);
 }
 
 #[tokio::test]
@@ -925,7 +925,7 @@ async fn sse_reports_expiry_and_delete_as_removed() {
         ("removed".into(), json!({"code": deleted}).to_string())
     );
     srv.clock.advance_ms(3_600_000);
-    srv.state.sweep_once().await.unwrap();
+    lobby_server::sessions::sweep(&srv.state).await.unwrap();
     assert_eq!(
         events.next_event(Duration::from_secs(5)).await.unwrap(),
         ("removed".into(), json!({"code": expiring}).to_string())
@@ -1618,7 +1618,7 @@ async fn live_sessions_per_address_are_capped_by_ipv6_network_and_freed_by_delet
     // ...and expired ones once swept.
     srv.clock
         .advance_ms(srv.config.session_ttl as i64 * 1000 + 1);
-    srv.state.sweep_once().await.unwrap();
+    lobby_server::sessions::sweep(&srv.state).await.unwrap();
     for _ in 0..3 {
         assert_eq!(create_from("2001:db8:7:7::7").await.unwrap().status(), 201);
     }
@@ -1649,7 +1649,7 @@ async fn creates_beyond_the_lobby_wide_cap_get_503_until_a_session_ends() {
     // The sweep recounts: expired sessions free their places.
     srv.clock
         .advance_ms(srv.config.session_ttl as i64 * 1000 + 1);
-    srv.state.sweep_once().await.unwrap();
+    lobby_server::sessions::sweep(&srv.state).await.unwrap();
     assert_eq!(srv.put(&body, None).await.status(), 201);
 }
 

@@ -173,7 +173,10 @@ async fn the_sweep_is_safe_with_every_replica_running_it() {
         a.create().await;
     }
     a.clock.advance_ms(3_600_000);
-    let (da, db_) = tokio::join!(a.state.sweep_once(), b.state.sweep_once());
+    let (da, db_) = tokio::join!(
+        lobby_server::sessions::sweep(&a.state),
+        lobby_server::sessions::sweep(&b.state)
+    );
     assert_eq!(
         da.unwrap() + db_.unwrap(),
         10,

@@ -3,6 +3,7 @@
 // on the first key press, click or tap), fullscreen with pointer lock, mute,
 // the invite button of the HUD, and touch controls on touch devices.
 
+import { Controls } from './controls.js';
 import { SettingsPanel } from './settings-panel.js';
 import { wireInviteButton } from './invite.js';
 import { saveSettings } from './settings.js';
@@ -106,4 +107,44 @@ export class GameTools {
   showInvite(shown) {
     $('invite-button').hidden = !shown;
   }
+}
+
+/**
+ * The controls of a game page with the tools around them, wired as /play and
+ * /host both want them: input while the game runs and no prompt is open,
+ * Escape opens the leave prompt, the automap, fullscreen, mute, weapon
+ * stepping through what the player owns, and the invite buttons.
+ * @param {HTMLCanvasElement} canvas the view
+ * @param {import('./game-screen.js').GameScreen} screen
+ * @param {HTMLDialogElement} dialog the page's leave prompt
+ * @param {{active: () => boolean, onInput: (input: any) => void, code: () => string}} hooks
+ *   whether the game runs; where this player's input goes; the session's code
+ * @returns {{controls: Controls, tools: GameTools}}
+ */
+export function gameControls(canvas, screen, dialog, hooks) {
+  /** @type {GameTools|undefined} */
+  let tools;
+  const controls = new Controls(canvas, {
+    active: hooks.active,
+    paused: () => dialog.open || (tools?.paused() ?? false),
+    onInput: hooks.onInput,
+    onEscape: () => {
+      if (!dialog.open) dialog.showModal();
+    },
+    onToggleMap: () => screen.toggleMap(),
+    onFullscreen: () => tools?.toggleFullscreen(),
+    onMute: () => tools?.toggleMute(),
+    weapons: () => {
+      const me = screen.mine();
+      return me ? { slot: me.weapon, owned: me.ownedWeapons ?? [] } : null;
+    },
+  });
+  controls.attach();
+  tools = new GameTools(controls, {
+    code: hooks.code,
+    onToggleMap: () => screen.toggleMap(),
+    onSettings: (settings) => { screen.resolutionScale = settings.viewScale; },
+  });
+  wireInviteButton(/** @type {HTMLButtonElement} */ ($('waiting-invite-button')), hooks.code);
+  return { controls, tools };
 }

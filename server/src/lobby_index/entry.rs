@@ -93,16 +93,11 @@ pub(super) fn render(entry: LobbyEntry, expires_at: Millis) -> Arc<Listed> {
     })
 }
 
-/// Whether two entries differ in what a lobby page shows (expiry aside).
+/// Whether two entries of one session differ in what a lobby page shows:
+/// in anything but the expiry.
 pub(super) fn visible_change(a: &LobbyEntry, b: &LobbyEntry) -> bool {
-    a.name != b.name
-        || a.host_name != b.host_name
-        || a.players != b.players
-        || a.max_players != b.max_players
-        || a.build != b.build
-        || a.difficulty != b.difficulty
-        || a.campaign != b.campaign
-        || a.host_kind != b.host_kind
-        || a.in_progress != b.in_progress
-        || a.meta != b.meta
+    a != &LobbyEntry {
+        expires_at: a.expires_at,
+        ..b.clone()
+    }
 }
