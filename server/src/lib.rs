@@ -14,7 +14,7 @@
 //!   var), and the `StoreSettings` derived from it.
 //! - [`state`]: `AppState`, what every handler shares (configuration, store,
 //!   clock, lobby index, long-poll waiters, rate limits, metrics, shutdown),
-//!   and the upkeep over it: loading and resyncing the lobby, the expiry sweep.
+//!   and the live counters the lobby's caps read.
 //! - [`serve`]: the front door: connection caps (total and per address,
 //!   or per forwarded client behind a trusted proxy), the header read and
 //!   write stall timeouts, the bounded shutdown drain.
@@ -26,7 +26,8 @@
 //! - [`app`]: the router and the generated OpenAPI document.
 //! - [`routes`]: handlers: `session` (create/update, offers, answers,
 //!   long-poll), `lobby` (listing and SSE feed), `ops` (health, readiness, metrics).
-//! - [`web`]: the lobby page (`/`), the browser guest (`/play`) and their
+//! - [`web`]: the lobby page (`/`), the browser guest (`/play`), the
+//!   browser host (`/host`) and their
 //!   JavaScript modules, embedded from `web/`.
 //! - [`store`]: session persistence behind one type, opened with
 //!   `StoreSettings`: `sqlite` (embedded, one process: sessions in memory,
@@ -34,9 +35,10 @@
 //!   replicas, which learn of each other's changes by `LISTEN`/`NOTIFY`);
 //!   `row` is the row codec both share; `journal` is SQLite's group-commit
 //!   bookkeeping (staged changes, busy sessions, what each creator holds).
-//! - [`sessions`]: the session service: every client change to a session
-//!   (create, update, delete, claim, refresh) moves the store, the lobby
-//!   index, the waiters, the counters and the metrics together.
+//! - [`sessions`]: the session service: every change to a session (a
+//!   client's create, update, delete, claim or refresh; the expiry sweep;
+//!   another replica's change; the lobby's load at start) moves the store,
+//!   the lobby index, the waiters, the counters and the metrics together.
 //! - [`lobby_index`]: the in-memory lobby read model, split by concept: a
 //!   listed session, filters and word-prefix search, the listings, pages
 //!   and their cache, the cursor, and the change feed.
