@@ -68,6 +68,8 @@ const screen = new GameScreen({
   rttMs: slowestGuestRttMs,
   onSounds: (events, listener) => tools.playSounds(events, listener),
 });
+$('host-note').hidden = false;
+$('keys-escape').textContent = 'end the session';
 const { controls, tools } = gameControls(canvas, screen, dialog, {
   active: () => status?.phase === 'running',
   onInput: (input) => {

@@ -94,9 +94,16 @@ const ASSETS: &[Asset] = &[
 const LOBBY_HTML: &str = include_str!("../../web/lobby.html");
 const PLAY_HTML: &str = include_str!("../../web/play.html");
 const HOST_HTML: &str = include_str!("../../web/host.html");
+/// The game's markup (view, HUD, end-of-run table), one copy for both game
+/// pages.
+const GAME_HTML: &str = include_str!("../../web/game.html");
 
-/// The placeholder in both pages that [`page`] replaces with the meta tags.
+/// The placeholder in every page that [`page`] replaces with the meta tags.
 const CONFIG_PLACEHOLDER: &str = "<!--campfire-config-->";
+
+/// The placeholder in the game pages that [`page`] replaces with
+/// [`GAME_HTML`].
+const GAME_PLACEHOLDER: &str = "<!--campfire-game-->";
 
 /// Escapes text for a double-quoted HTML attribute.
 fn attr_escape(s: &str) -> String {
@@ -113,14 +120,17 @@ fn attr_escape(s: &str) -> String {
     out
 }
 
-/// A page with the server's configuration filled in.
+/// A page with the server's configuration filled in, and the game's markup
+/// where it has a place for it.
 fn page(template: &str, game_url: &str) -> String {
     let meta = format!(
         "<meta name=\"campfire-build\" content=\"{}\">\n    <meta name=\"campfire-game-url\" content=\"{}\">",
         attr_escape(BUILD_VERSION),
         attr_escape(game_url)
     );
-    template.replacen(CONFIG_PLACEHOLDER, &meta, 1)
+    template
+        .replacen(CONFIG_PLACEHOLDER, &meta, 1)
+        .replacen(GAME_PLACEHOLDER, GAME_HTML, 1)
 }
 
 /// The content security policy of every embedded file: everything from
@@ -197,6 +207,16 @@ mod tests {
         assert!(html.contains("content=\"https://g.example/p?a=1&amp;code={code}&quot;\""));
         assert!(html.contains(&format!("content=\"{BUILD_VERSION}\"")));
         assert!(!html.contains(CONFIG_PLACEHOLDER));
+        for game_page in [PLAY_HTML, HOST_HTML] {
+            let html = page(game_page, "/play?code={code}");
+            assert!(!html.contains(GAME_PLACEHOLDER));
+            assert!(
+                html.contains(r#"<canvas id="view""#),
+                "the game is in place"
+            );
+            assert_eq!(html.matches(r#"id="game""#).count(), 1);
+        }
+        assert!(!page(LOBBY_HTML, "").contains(r#"id="game""#));
         assert!(PLAY_HTML.contains(CONFIG_PLACEHOLDER));
         assert!(HOST_HTML.contains(CONFIG_PLACEHOLDER));
     }
