@@ -242,7 +242,8 @@ pub async fn connect(config: &JoinConfig) -> Result<WebRtcLink, JoinError> {
                     .map_err(|e| lobby_err(&code, e))?;
                 // A spectator needs no seat: the host opens rounds while
                 // it has spectator places.
-                let room = config.spectate || view.entry.players < view.entry.max_players;
+                let room =
+                    config.spectate || view.entry.summary.players < view.entry.summary.max_players;
                 let wait = view.public || began.elapsed() < UNLISTED_ROUND_WAIT;
                 if room && wait {
                     tokio::time::sleep(RETRY_PAUSE).await;
@@ -252,12 +253,12 @@ pub async fn connect(config: &JoinConfig) -> Result<WebRtcLink, JoinError> {
             }
             Err(e) => return Err(lobby_err(&code, e)),
         };
-        if open.view.entry.build != BUILD_VERSION {
+        if open.view.entry.summary.build != BUILD_VERSION {
             return Err(JoinError::VersionMismatch {
                 code,
                 detail: format!(
                     "host runs {}, this guest runs {}",
-                    open.view.entry.build, BUILD_VERSION
+                    open.view.entry.summary.build, BUILD_VERSION
                 ),
             });
         }

@@ -1,7 +1,7 @@
 //! Parsing `PUT /session` bodies into stored lobby fields: every value from
 //! the client is sanitized or refused here, at the edge.
 
-use protocol::api::PutSessionRequest;
+use protocol::api::{PutSessionRequest, SessionSummary};
 use protocol::name::{
     LABEL_MAX_CHARS, SESSION_NAME_MAX_CHARS, sanitize_display_name, sanitize_label,
 };
@@ -20,25 +20,27 @@ pub fn fields_for_create(
     let missing = |field: &str| AppError::invalid_field(field, "required when creating a session");
     let fields = LobbyFields {
         public: req.public.unwrap_or(true),
-        name: sanitize_label(
-            req.name.as_deref().ok_or_else(|| missing("name"))?,
-            SESSION_NAME_MAX_CHARS,
-        ),
-        host_name: sanitize_display_name(
-            req.host_name
-                .as_deref()
-                .ok_or_else(|| missing("hostName"))?,
-        ),
-        players: req.players.unwrap_or(1),
-        max_players: req.max_players.ok_or_else(|| missing("maxPlayers"))?,
-        build: sanitize_label(
-            req.build.as_deref().ok_or_else(|| missing("build"))?,
-            LABEL_MAX_CHARS,
-        ),
-        difficulty: optional_label(req.difficulty.as_deref()),
-        campaign: optional_label(req.campaign.as_deref()),
-        host_kind: req.host_kind.ok_or_else(|| missing("hostKind"))?,
-        in_progress: req.in_progress.unwrap_or(false),
+        summary: SessionSummary {
+            name: sanitize_label(
+                req.name.as_deref().ok_or_else(|| missing("name"))?,
+                SESSION_NAME_MAX_CHARS,
+            ),
+            host_name: sanitize_display_name(
+                req.host_name
+                    .as_deref()
+                    .ok_or_else(|| missing("hostName"))?,
+            ),
+            players: req.players.unwrap_or(1),
+            max_players: req.max_players.ok_or_else(|| missing("maxPlayers"))?,
+            build: sanitize_label(
+                req.build.as_deref().ok_or_else(|| missing("build"))?,
+                LABEL_MAX_CHARS,
+            ),
+            difficulty: optional_label(req.difficulty.as_deref()),
+            campaign: optional_label(req.campaign.as_deref()),
+            host_kind: req.host_kind.ok_or_else(|| missing("hostKind"))?,
+            in_progress: req.in_progress.unwrap_or(false),
+        },
         meta: meta_json(req.meta.as_ref(), config)?,
     };
     check_counts(&fields, config)?;
@@ -53,30 +55,32 @@ pub fn fields_for_update(
 ) -> Result<LobbyFields, AppError> {
     let fields = LobbyFields {
         public: req.public.unwrap_or(current.public),
-        name: req.name.as_deref().map_or_else(
-            || current.name.clone(),
-            |n| sanitize_label(n, SESSION_NAME_MAX_CHARS),
-        ),
-        host_name: req
-            .host_name
-            .as_deref()
-            .map_or_else(|| current.host_name.clone(), sanitize_display_name),
-        players: req.players.unwrap_or(current.players),
-        max_players: req.max_players.unwrap_or(current.max_players),
-        build: req.build.as_deref().map_or_else(
-            || current.build.clone(),
-            |b| sanitize_label(b, LABEL_MAX_CHARS),
-        ),
-        difficulty: req
-            .difficulty
-            .as_deref()
-            .map_or_else(|| current.difficulty.clone(), |d| optional_label(Some(d))),
-        campaign: req
-            .campaign
-            .as_deref()
-            .map_or_else(|| current.campaign.clone(), |c| optional_label(Some(c))),
-        host_kind: req.host_kind.unwrap_or(current.host_kind),
-        in_progress: req.in_progress.unwrap_or(current.in_progress),
+        summary: SessionSummary {
+            name: req.name.as_deref().map_or_else(
+                || current.summary.name.clone(),
+                |n| sanitize_label(n, SESSION_NAME_MAX_CHARS),
+            ),
+            host_name: req
+                .host_name
+                .as_deref()
+                .map_or_else(|| current.summary.host_name.clone(), sanitize_display_name),
+            players: req.players.unwrap_or(current.summary.players),
+            max_players: req.max_players.unwrap_or(current.summary.max_players),
+            build: req.build.as_deref().map_or_else(
+                || current.summary.build.clone(),
+                |b| sanitize_label(b, LABEL_MAX_CHARS),
+            ),
+            difficulty: req.difficulty.as_deref().map_or_else(
+                || current.summary.difficulty.clone(),
+                |d| optional_label(Some(d)),
+            ),
+            campaign: req.campaign.as_deref().map_or_else(
+                || current.summary.campaign.clone(),
+                |c| optional_label(Some(c)),
+            ),
+            host_kind: req.host_kind.unwrap_or(current.summary.host_kind),
+            in_progress: req.in_progress.unwrap_or(current.summary.in_progress),
+        },
         meta: match &req.meta {
             Some(meta) => meta_json(Some(meta), config)?,
             None => current.meta.clone(),
@@ -127,6 +131,7 @@ fn meta_json(
 }
 
 fn check_counts(fields: &LobbyFields, config: &Config) -> Result<(), AppError> {
+    let fields = &fields.summary;
     if fields.max_players == 0 || fields.max_players > config.max_players {
         return Err(AppError::invalid_field(
             "maxPlayers",

@@ -1189,7 +1189,13 @@ async fn openapi_describes_every_route() {
     assert_eq!(doc, lobby_server::app::openapi());
     // `inProgress` is in what hosts send and what the lobby shows; readers
     // and writers older than it still parse (not required).
-    for schema in ["PutSessionRequest", "LobbyEntry"] {
+    // The lobby's fields are defined once (`SessionSummary`) and every
+    // lobby entry carries them.
+    assert_eq!(
+        doc["components"]["schemas"]["LobbyEntry"]["allOf"][0]["$ref"],
+        "#/components/schemas/SessionSummary"
+    );
+    for schema in ["PutSessionRequest", "SessionSummary"] {
         let schema = &doc["components"]["schemas"][schema];
         let field = &schema["properties"]["inProgress"];
         assert!(
@@ -1236,7 +1242,7 @@ async fn openapi_describes_every_route() {
         protocol::code::CODE_PATTERN
     );
     assert_eq!(
-        schemas["LobbyEntry"]["properties"]["position"]["pattern"],
+        schemas["LobbyEntry"]["allOf"][1]["properties"]["position"]["pattern"],
         protocol::lobby_order::POSITION_PATTERN
     );
     let cursor = lobby_server::lobby_index::CURSOR_PATTERN;

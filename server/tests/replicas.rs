@@ -13,7 +13,7 @@ use lobby_server::clock::ManualClock;
 use lobby_server::store::{
     CreateOutcome, CreatorLimits, LobbyFields, SessionRecord, Store, StoreChange,
 };
-use protocol::api::HostKind;
+use protocol::api::{HostKind, SessionSummary};
 use protocol::code::SessionCode;
 use serde_json::{Value, json};
 
@@ -335,15 +335,17 @@ fn stored(code: &str) -> SessionRecord {
         token_hash: vec![1; 32],
         fields: LobbyFields {
             public: true,
-            name: "n".into(),
-            host_name: "h".into(),
-            players: 1,
-            max_players: 2,
-            build: "b".into(),
-            difficulty: None,
-            campaign: None,
-            host_kind: HostKind::Player,
-            in_progress: false,
+            summary: SessionSummary {
+                name: "n".into(),
+                host_name: "h".into(),
+                players: 1,
+                max_players: 2,
+                build: "b".into(),
+                difficulty: None,
+                campaign: None,
+                host_kind: HostKind::Player,
+                in_progress: false,
+            },
             meta: None,
         },
         created_at: START_MS,

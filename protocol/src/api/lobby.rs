@@ -8,13 +8,13 @@ use super::HostKind;
 use crate::code::SessionCode;
 use crate::lobby_order::LobbyPosition;
 
-/// One entry of `GET /lobby`: what a lobby page shows of a session.
+/// What the lobby shows of a session, as its host sets it: the one
+/// definition of the lobby's fields, which the server stores and every
+/// lobby entry carries (flattened into it on the wire).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct LobbyEntry {
-    /// The session's code.
-    pub code: SessionCode,
+pub struct SessionSummary {
     /// The session's name.
     pub name: String,
     /// The host player's display name.
@@ -35,6 +35,18 @@ pub struct LobbyEntry {
     /// (late join).
     #[serde(default)]
     pub in_progress: bool,
+}
+
+/// One entry of `GET /lobby`: what a lobby page shows of a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LobbyEntry {
+    /// The session's code.
+    pub code: SessionCode,
+    /// The lobby's fields.
+    #[serde(flatten)]
+    pub summary: SessionSummary,
     /// When the session was created.
     #[serde(with = "time::serde::rfc3339")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]

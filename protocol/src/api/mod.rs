@@ -11,7 +11,7 @@ use crate::code::SessionCode;
 
 mod lobby;
 
-pub use lobby::{LobbyEntry, LobbyEvent, LobbyPage, RemovedEntry};
+pub use lobby::{LobbyEntry, LobbyEvent, LobbyPage, RemovedEntry, SessionSummary};
 
 /// Who runs a session's host: a player's browser, `host-daemon`, or no
 /// one (`host-daemon relay`: every player connects to a relay that runs no
@@ -384,8 +384,9 @@ mod tests {
             let position = placed.then(|| {
                 LobbyPosition::new(created_at.unix_timestamp() * 1000, code.clone())
             });
-            LobbyEntry { code, name, host_name, players, max_players, build, difficulty,
-                campaign, host_kind, in_progress, created_at, expires_at, position, meta }
+            let summary = SessionSummary { name, host_name, players, max_players, build,
+                difficulty, campaign, host_kind, in_progress };
+            LobbyEntry { code, summary, created_at, expires_at, position, meta }
         }
     }
 
@@ -485,21 +486,19 @@ mod tests {
             "build":"b","difficulty":null,"campaign":null,"hostKind":"player",
             "createdAt":"2026-01-01T00:00:00Z","expiresAt":"2026-01-01T00:01:00Z"}"#;
         let entry: LobbyEntry = serde_json::from_str(json).unwrap();
-        assert!(!entry.in_progress);
+        assert!(!entry.summary.in_progress);
         assert_eq!(entry.position, None, "older servers send no position");
         let view: SessionView = serde_json::from_str(&format!(
             "{},\"public\":true,\"round\":null,\"offer\":null,\"iceServers\":[]}}",
             json.trim_end_matches('}')
         ))
         .unwrap();
-        assert!(!view.entry.in_progress);
+        assert!(!view.entry.summary.in_progress);
         let req: PutSessionRequest = serde_json::from_str(r#"{"players":2}"#).unwrap();
         assert_eq!(req.in_progress, None, "absent: unchanged");
-        let json = serde_json::to_string(&LobbyEntry {
-            in_progress: true,
-            ..entry
-        })
-        .unwrap();
+        let mut entry = entry;
+        entry.summary.in_progress = true;
+        let json = serde_json::to_string(&entry).unwrap();
         assert!(json.contains(r#""inProgress":true"#), "{json}");
     }
 

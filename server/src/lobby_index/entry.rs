@@ -61,15 +61,7 @@ pub fn lobby_entry(record: &SessionRecord) -> LobbyEntry {
     let f = &record.fields;
     LobbyEntry {
         code: record.code.clone(),
-        name: f.name.clone(),
-        host_name: f.host_name.clone(),
-        players: f.players,
-        max_players: f.max_players,
-        build: f.build.clone(),
-        difficulty: f.difficulty.clone(),
-        campaign: f.campaign.clone(),
-        host_kind: f.host_kind,
-        in_progress: f.in_progress,
+        summary: f.summary.clone(),
         created_at: to_datetime(record.created_at),
         expires_at: to_datetime(record.expires_at),
         position: Some(position_of(record)),
@@ -80,7 +72,7 @@ pub fn lobby_entry(record: &SessionRecord) -> LobbyEntry {
 pub(super) fn render(entry: LobbyEntry, expires_at: Millis) -> Arc<Listed> {
     let json = serde_json::to_string(&entry).unwrap_or_else(|_| "null".into());
     let mut words: Vec<String> = Vec::new();
-    for w in words_of(&entry.name).chain(words_of(&entry.host_name)) {
+    for w in words_of(&entry.summary.name).chain(words_of(&entry.summary.host_name)) {
         if !words.contains(&w) {
             words.push(w);
         }

@@ -439,7 +439,7 @@ impl LobbyIndex {
 
 #[cfg(test)]
 mod tests {
-    use protocol::api::{HostKind, LobbyEntry};
+    use protocol::api::{HostKind, LobbyEntry, SessionSummary};
     use protocol::lobby_order::LobbyPosition;
     use std::cmp::Reverse;
 
@@ -491,15 +491,17 @@ mod tests {
     fn filter_keys_cover_each_combination_once() {
         let entry = |players| LobbyEntry {
             code: SessionCode::parse("ABCDEFGH").unwrap(),
-            name: String::new(),
-            host_name: String::new(),
-            players,
-            max_players: 4,
-            build: "b".into(),
-            difficulty: None,
-            campaign: None,
-            host_kind: HostKind::Player,
-            in_progress: false,
+            summary: SessionSummary {
+                name: String::new(),
+                host_name: String::new(),
+                players,
+                max_players: 4,
+                build: "b".into(),
+                difficulty: None,
+                campaign: None,
+                host_kind: HostKind::Player,
+                in_progress: false,
+            },
             created_at: to_datetime(0),
             expires_at: to_datetime(0),
             position: None,
@@ -516,15 +518,17 @@ mod tests {
             token_hash: Vec::new(),
             fields: LobbyFields {
                 public: true,
-                name: "Burst".into(),
-                host_name: "Ada".into(),
-                players,
-                max_players: 64,
-                build: "b1".into(),
-                difficulty: None,
-                campaign: None,
-                host_kind: HostKind::Player,
-                in_progress: false,
+                summary: SessionSummary {
+                    name: "Burst".into(),
+                    host_name: "Ada".into(),
+                    players,
+                    max_players: 64,
+                    build: "b1".into(),
+                    difficulty: None,
+                    campaign: None,
+                    host_kind: HostKind::Player,
+                    in_progress: false,
+                },
                 meta: None,
             },
             created_at: 0,

@@ -95,9 +95,11 @@ impl LobbyFilter {
     /// Whether a session passes (expiry aside), given the words it is
     /// found by ([`words_of`] its name and host name).
     pub(super) fn matches(&self, entry: &LobbyEntry, words: &[String]) -> bool {
-        self.build.as_deref().is_none_or(|b| entry.build == b)
-            && (!self.has_space || entry.players < entry.max_players)
-            && self.host_kind.is_none_or(|k| entry.host_kind == k)
+        self.build
+            .as_deref()
+            .is_none_or(|b| entry.summary.build == b)
+            && (!self.has_space || entry.summary.players < entry.summary.max_players)
+            && self.host_kind.is_none_or(|k| entry.summary.host_kind == k)
             && self
                 .words
                 .iter()
@@ -113,13 +115,13 @@ impl LobbyFilter {
 /// Every filter listing a session belongs to (the unfiltered one aside).
 pub(super) fn filter_keys(entry: &LobbyEntry) -> Vec<FilterKey> {
     let mut keys = Vec::with_capacity(7);
-    let space = entry.players < entry.max_players;
-    for build in [None, Some(entry.build.clone())] {
+    let space = entry.summary.players < entry.summary.max_players;
+    for build in [None, Some(entry.summary.build.clone())] {
         for has_space in [false, true] {
             if has_space && !space {
                 continue;
             }
-            for kind in [None, Some(entry.host_kind)] {
+            for kind in [None, Some(entry.summary.host_kind)] {
                 if build.is_none() && !has_space && kind.is_none() {
                     continue;
                 }

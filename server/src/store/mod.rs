@@ -19,7 +19,7 @@ mod sqlite;
 
 use std::time::Duration;
 
-use protocol::api::HostKind;
+use protocol::api::SessionSummary;
 use protocol::code::SessionCode;
 
 use crate::clock::Millis;
@@ -78,29 +78,15 @@ pub enum StoreError {
     Corrupt(String),
 }
 
-/// The lobby fields of a session, as stored.
+/// The lobby fields of a session, as stored: what the lobby shows
+/// ([`SessionSummary`], defined once in `protocol`), whether it is listed,
+/// and the host's metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LobbyFields {
     /// Listed in `GET /lobby`.
     pub public: bool,
-    /// Session name (sanitized).
-    pub name: String,
-    /// Host display name (sanitized).
-    pub host_name: String,
-    /// Players now.
-    pub players: u32,
-    /// Most players.
-    pub max_players: u32,
-    /// Build ref.
-    pub build: String,
-    /// Difficulty label.
-    pub difficulty: Option<String>,
-    /// Campaign label.
-    pub campaign: Option<String>,
-    /// Host kind.
-    pub host_kind: HostKind,
-    /// Started, and admitting players into the running game (late join).
-    pub in_progress: bool,
+    /// What the lobby shows (sanitized).
+    pub summary: SessionSummary,
     /// Metadata object as JSON text.
     pub meta: Option<String>,
 }
@@ -397,15 +383,17 @@ pub(crate) fn test_record(code: &str) -> SessionRecord {
         token_hash: vec![1; 32],
         fields: LobbyFields {
             public: true,
-            name: "n".into(),
-            host_name: "h".into(),
-            players: 1,
-            max_players: 2,
-            build: "b".into(),
-            difficulty: None,
-            campaign: None,
-            host_kind: HostKind::Player,
-            in_progress: false,
+            summary: SessionSummary {
+                name: "n".into(),
+                host_name: "h".into(),
+                players: 1,
+                max_players: 2,
+                build: "b".into(),
+                difficulty: None,
+                campaign: None,
+                host_kind: protocol::api::HostKind::Player,
+                in_progress: false,
+            },
             meta: None,
         },
         created_at: 0,

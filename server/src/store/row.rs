@@ -6,7 +6,7 @@
 //! SQLite and `BIGINT` in PostgreSQL, so they travel as `i64` here and are
 //! range-checked into the domain's `u32` on the way out.
 
-use protocol::api::HostKind;
+use protocol::api::{HostKind, SessionSummary};
 use protocol::code::SessionCode;
 use sqlx::query_builder::Separated;
 use sqlx::{Database, Encode, FromRow, QueryBuilder, Row, Type};
@@ -87,19 +87,19 @@ where
 
 impl SessionRow {
     fn from_record(r: &SessionRecord) -> Self {
-        let f = &r.fields;
+        let (f, summary) = (&r.fields, &r.fields.summary);
         Self {
             code: r.code.as_str().to_owned(),
             token_hash: r.token_hash.clone(),
             public: f.public,
-            name: f.name.clone(),
-            host_name: f.host_name.clone(),
-            players: i64::from(f.players),
-            max_players: i64::from(f.max_players),
-            build: f.build.clone(),
-            difficulty: f.difficulty.clone(),
-            campaign: f.campaign.clone(),
-            host_kind: f.host_kind.as_str().to_owned(),
+            name: summary.name.clone(),
+            host_name: summary.host_name.clone(),
+            players: i64::from(summary.players),
+            max_players: i64::from(summary.max_players),
+            build: summary.build.clone(),
+            difficulty: summary.difficulty.clone(),
+            campaign: summary.campaign.clone(),
+            host_kind: summary.host_kind.as_str().to_owned(),
             meta: f.meta.clone(),
             created_at: r.created_at,
             expires_at: r.expires_at,
@@ -109,7 +109,7 @@ impl SessionRow {
             answer: r.answered.as_ref().map(|a| a.answer.clone()),
             answer_name: r.answered.as_ref().map(|a| a.name.clone()),
             creator: r.creator.clone(),
-            in_progress: f.in_progress,
+            in_progress: summary.in_progress,
         }
     }
 
@@ -164,15 +164,17 @@ impl SessionRow {
             token_hash: self.token_hash,
             fields: LobbyFields {
                 public: self.public,
-                name: self.name,
-                host_name: self.host_name,
-                players: to_u32("players", self.players)?,
-                max_players: to_u32("max_players", self.max_players)?,
-                build: self.build,
-                difficulty: self.difficulty,
-                campaign: self.campaign,
-                host_kind,
-                in_progress: self.in_progress,
+                summary: SessionSummary {
+                    name: self.name,
+                    host_name: self.host_name,
+                    players: to_u32("players", self.players)?,
+                    max_players: to_u32("max_players", self.max_players)?,
+                    build: self.build,
+                    difficulty: self.difficulty,
+                    campaign: self.campaign,
+                    host_kind,
+                    in_progress: self.in_progress,
+                },
                 meta: self.meta,
             },
             created_at: self.created_at,
@@ -202,15 +204,17 @@ mod tests {
             token_hash: vec![7; 32],
             fields: LobbyFields {
                 public: true,
-                name: "Friday night".into(),
-                host_name: "ada".into(),
-                players: 3,
-                max_players: u32::MAX,
-                build: "v1".into(),
-                difficulty: Some("hard".into()),
-                campaign: None,
-                host_kind: HostKind::Daemon,
-                in_progress: true,
+                summary: SessionSummary {
+                    name: "Friday night".into(),
+                    host_name: "ada".into(),
+                    players: 3,
+                    max_players: u32::MAX,
+                    build: "v1".into(),
+                    difficulty: Some("hard".into()),
+                    campaign: None,
+                    host_kind: HostKind::Daemon,
+                    in_progress: true,
+                },
                 meta: Some("{\"map\":\"e1m1\"}".into()),
             },
             created_at: 1_767_225_600_000,
