@@ -4,8 +4,9 @@
 //!
 //! # Layout
 //!
-//! - [`commands`]: one module per command (`host`, `join`, `simulate`),
-//!   each owning its clap flags and its `run`; `main.rs` only dispatches.
+//! - [`commands`]: one module per command (`host`, `relay`, `join`, `swarm`,
+//!   `simulate`, `replay`), each owning its clap flags and its `run`;
+//!   `main.rs` only dispatches.
 //! - [`transport`]: the seam ([`transport::PeerSender`],
 //!   [`transport::PeerReceiver`]) and its two implementations, real WebRTC
 //!   data channels ([`transport::webrtc`]) and an in-process network on
@@ -16,6 +17,8 @@
 //!   API for hosts (sessions, offer rounds, answers) and joiners.
 //! - [`hosting`]: always-on bot-hosted sessions in the lobby (`host`);
 //!   [`stdout`]: its `session CODE` and `session-report` lines.
+//! - [`relaying`]: relay sessions in the lobby (`relay`): the same driver,
+//!   rounds and transports as `hosting`, no engine.
 //! - [`joining`]: a (bot) guest joining through the lobby (`join`).
 //! - [`swarm`]: many light guests in one process, no engine (`swarm`, the
 //!   load tool that pushes one daemon to a thousand guests).

@@ -14,6 +14,8 @@
 //! - [`facts`]: the shared protocol constants and the input and name sanitizers.
 //! - [`campaign`]: the offline bot campaign for the cross-build determinism test.
 //! - [`replay`]: verifying a replay file, as `host-daemon replay` does.
+//! - [`replay_viewer`]: watching a replay in the page: the recorded level
+//!   re-simulated tick by tick, any player's view, play, pause, speed, seek.
 //! - [`abi`]: the raw exports (`cf_*`) over a byte-buffer ABI, read by
 //!   `web/lib/wasm.js`; the only module with `unsafe`.
 //!

@@ -117,7 +117,7 @@ pub const MAX_DATAGRAM_BYTES: usize = 2_048;
 /// the smaller of both sides' values.
 pub const SCTP_MAX_MESSAGE_SIZE: u32 = 262_144;
 
-/// Largest message [`WebRtcSender::send`] accepts by default: the size
+/// Largest message [`link::WebRtcSender`]'s `send` accepts by default: the size
 /// every peer accepts when it advertises nothing (RFC 8841's 64 KiB).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 65_536;
 
