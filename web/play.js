@@ -11,7 +11,7 @@
 // Tab for the automap), replay=URL (watch a replay file instead of a
 // session; tick=N goes to tick N and pauses there: a desync warning names
 // its tick). A replay file dropped on the page, or picked in its form,
-// plays too (web/lib/replay-player.js).
+// plays too (web/lib/replay-page.js).
 
 import { LobbyClient, LobbyError, normalizeCode } from './lib/lobby-client.js';
 import { loadCampfire } from './lib/wasm.js';
@@ -19,7 +19,7 @@ import { GuestDriver } from './lib/guest-driver.js';
 import { GameScreen } from './lib/game-screen.js';
 import { displayNameOf } from './lib/name.js';
 import { DISCONNECT_GRACE_MS } from './lib/facts.js';
-import { ReplayPlayer } from './lib/replay-player.js';
+import { ReplayPage } from './lib/replay-page.js';
 import { gameControls } from './lib/game-tools.js';
 
 /** @param {string} name */
@@ -48,8 +48,6 @@ let joinedCode = '';
 let left = false;
 /** A spectator: the player whose view is shown. @type {string|null} */
 let watched = null;
-/** A replay being watched (instead of a session). @type {ReplayPlayer|null} */
-let replay = null;
 /** What this page joined with: a rejoin uses it again. @type {{code: string, name: string}|null} */
 let joinedAs = null;
 /**
@@ -77,7 +75,7 @@ function fail(text) {
 
 /** @type {import('./lib/game-screen.js').ScreenHooks} */
 const screenHooks = {
-  me: () => (replay ? replay.player : spectating ? watched : status?.me) ?? undefined,
+  me: () => (replays.current ? replays.current.player : spectating ? watched : status?.me) ?? undefined,
   watching: spectating,
   nameOf,
   rttMs: () => rttMs,
@@ -143,6 +141,7 @@ function leave() {
 
 /** @param {string} id */
 function nameOf(id) {
+  const replay = replays.current;
   if (replay) {
     const base = displayNameOf(id, replay.status.names[id]);
     return id === replay.player ? `${base} (watching)` : base;
@@ -460,85 +459,7 @@ async function join(typed, name) {
 
 // ---- replays ----------------------------------------------------------------
 
-/**
- * Starts watching a replay file's text.
- * @param {string} text
- * @param {string} from where it came from, for the page
- * @param {number|null} stopAt a tick to go to and pause at
- */
-async function watchReplay(text, from, stopAt) {
-  errorEl.textContent = '';
-  $('join-form').hidden = true;
-  let viewer;
-  try {
-    viewer = (await loadCampfire()).replayViewer(text);
-  } catch (e) {
-    fail(`${from} is not a replay this page can play: ${e instanceof Error ? e.message : e}`);
-    return;
-  }
-  replay?.stop();
-  screenHooks.watching = true;
-  $('session-title').textContent = `— replay of ${from}`;
-  $('game').hidden = false;
-  $('replay-bar').hidden = false;
-  $('hud-watching-row').hidden = false;
-  $('keys-help').textContent = 'Space: pause or play. Tab: automap. Pick a player, a speed, or a tick to go to.';
-  document.body.dataset.state = 'replay';
-  replay = new ReplayPlayer(viewer, {
-    onView: (view) => screen.onView(view),
-    onStatus: showReplay,
-    onEnd: (s) => {
-      if (s.matches === true) say(`Replay complete at tick ${s.tick}: world hash ${s.finalWorldHash}, the recorded end, reproduced.`);
-      else if (s.matches === false) say(`This replay does not reproduce its recorded end: world hash ${s.finalWorldHash} at tick ${s.tick}, recorded ${s.recordedWorldHash}. It was recorded by build ${s.build}.`);
-      else say(`Replay complete at tick ${s.tick} (the file has no end record to compare with).`);
-    },
-  });
-  replay.start();
-  if (stopAt !== null) {
-    replay.seek(stopAt);
-    say(`Replay of level ${replay.status.levelEpoch}, stopped at tick ${replay.status.tick}. Press Play to go on.`);
-  } else {
-    say(`Playing the replay of level ${replay.status.levelEpoch} (build ${replay.status.build}).`);
-  }
-  showReplay(replay.status, replay);
-  canvas.focus();
-}
-
-/**
- * @param {import('./lib/wasm.js').ViewerStatus} s
- * @param {ReplayPlayer} player
- */
-function showReplay(s, player) {
-  $('replay-toggle').textContent = player.playing ? 'Pause' : s.ended ? 'Play again' : 'Play';
-  $('replay-position').textContent = `Tick ${s.tick} of ${s.lastTick}`;
-  $('hud-tick').textContent = String(s.tick);
-  const select = /** @type {HTMLSelectElement} */ ($('replay-player'));
-  const ids = [...select.options].map((o) => o.value);
-  if (JSON.stringify(ids) !== JSON.stringify(s.roster)) {
-    select.replaceChildren(...s.roster.map((id) => new Option(displayNameOf(id, s.names[id]), id)));
-    screen.renderRoster(s.roster);
-  }
-  if (select.value !== (player.player ?? '')) {
-    select.value = player.player ?? '';
-    screen.renderRoster(s.roster);
-  }
-  $('hud-difficulty').textContent = s.difficulty;
-  $('hud-watching').textContent = player.player ? displayNameOf(player.player, s.names[player.player]) : '—';
-}
-
-$('replay-toggle').addEventListener('click', () => replay?.toggle());
-$('replay-speed').addEventListener('change', (ev) => replay?.setSpeed(Number(/** @type {HTMLSelectElement} */ (ev.target).value)));
-$('replay-player').addEventListener('change', (ev) => replay?.watch(/** @type {HTMLSelectElement} */ (ev.target).value));
-$('replay-go').addEventListener('click', () => {
-  const tick = Number(/** @type {HTMLInputElement} */ ($('replay-tick')).value);
-  if (replay && Number.isFinite(tick)) replay.seek(tick);
-});
-window.addEventListener('keydown', (ev) => {
-  if (replay && ev.code === 'Space' && !(ev.target instanceof HTMLInputElement || ev.target instanceof HTMLSelectElement)) {
-    ev.preventDefault();
-    replay.toggle();
-  }
-});
+const replays = new ReplayPage({ screen, screenHooks, canvas, say, fail });
 
 /**
  * A replay file the player picked or dropped.
@@ -546,23 +467,7 @@ window.addEventListener('keydown', (ev) => {
  */
 async function watchFile(file) {
   if (driver) return; // in a session: not now
-  watchReplay(await file.text(), file.name, null);
-}
-
-/** @param {string} url */
-async function watchUrl(url) {
-  say('Loading the replay…');
-  let text;
-  try {
-    const res = await fetch(url);
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    text = await res.text();
-  } catch (e) {
-    fail(`Could not load the replay at ${url}: ${e instanceof Error ? e.message : e}`);
-    return;
-  }
-  const tick = params.get('tick');
-  watchReplay(text, url.split('/').pop() || url, tick === null ? null : Number(tick));
+  replays.watch(await file.text(), file.name, null);
 }
 
 /** What the browser tests read. */
@@ -595,16 +500,16 @@ async function watchUrl(url) {
       hostLost: status?.hostLost ?? false,
       rejoin,
       resumed: status?.resumed ?? false,
-      replay: replay ? {
-        tick: replay.status.tick,
-        lastTick: replay.status.lastTick,
-        ended: replay.status.ended,
-        playing: replay.playing,
-        speed: replay.speed,
-        player: replay.player,
-        roster: replay.status.roster,
-        matches: replay.status.matches,
-        finalWorldHash: replay.status.finalWorldHash,
+      replay: replays.current ? {
+        tick: replays.current.status.tick,
+        lastTick: replays.current.status.lastTick,
+        ended: replays.current.status.ended,
+        playing: replays.current.playing,
+        speed: replays.current.speed,
+        player: replays.current.player,
+        roster: replays.current.status.roster,
+        matches: replays.current.status.matches,
+        finalWorldHash: replays.current.status.finalWorldHash,
       } : null,
       said: statusEl.textContent,
       end: left ? { kind: 'ended', reason: 'left', scores: [], provisional: true } : status?.end ?? null,
@@ -654,7 +559,8 @@ function main() {
   const code = params.get('code');
   const replayUrl = params.get('replay');
   if (replayUrl) {
-    watchUrl(replayUrl);
+    const tick = params.get('tick');
+    replays.watchUrl(replayUrl, tick === null ? null : Number(tick));
   } else if (code) {
     codeInput.value = code;
     join(code, params.get('name') ?? savedName);

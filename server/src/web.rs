@@ -61,6 +61,7 @@ const ASSETS: &[Asset] = &[
     asset!("lib/game-screen.js"),
     asset!("lib/browser-host.js"),
     asset!("lib/host-worker.js"),
+    asset!("lib/replay-page.js"),
     asset!("lib/replay-player.js"),
     asset!("lib/settings.js"),
     asset!("lib/settings-panel.js"),

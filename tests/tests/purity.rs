@@ -7,8 +7,9 @@
 //! crates that keep those promises.
 //!
 //! A pattern matches in shipped code (not in `//` comments, not in the test
-//! module); one that ends in a word matches where no identifier character
-//! follows it: `.await` matches, `.awaiting_hello` does not.
+//! module, which must come last), also inside a longer name (`EngineState`,
+//! `tokio_util`); a method pattern only where the name ends: `.await`
+//! matches, `.awaiting_hello` does not.
 
 mod source;
 
@@ -131,13 +132,33 @@ const PURE: &[Pure] = &[
     },
 ];
 
-/// Whether `pat` occurs in `code`, and where it ends in a word, not followed
-/// by an identifier character.
+/// Whether `pat` occurs in `code`. A method pattern (`.await`) must end
+/// where a name ends; any other matches inside a longer name too
+/// (`EngineState`, `tokio_util`).
 fn contains_word(code: &str, pat: &str) -> bool {
     let is_ident = |c: char| c.is_alphanumeric() || c == '_';
-    let ends_in_word = pat.chars().last().is_some_and(is_ident);
+    let method = pat.starts_with('.') && pat.chars().last().is_some_and(is_ident);
     code.match_indices(pat)
-        .any(|(i, _)| !ends_in_word || !code[i + pat.len()..].chars().next().is_some_and(is_ident))
+        .any(|(i, _)| !method || !code[i + pat.len()..].chars().next().is_some_and(is_ident))
+}
+
+/// Whether the test module that `rest` begins with ends the file (its
+/// braces close at the file's end), so skipping `rest` skips only tests.
+fn only_tests(rest: &str) -> bool {
+    let mut depth = 0i32;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return rest[i + 1..].trim().is_empty();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The forbidden patterns in `text`, by line number.
@@ -163,10 +184,16 @@ fn pure_crates_use_only_pure_deterministic_facilities() {
         assert!(files.len() >= 8, "found the sources of {}", krate.name);
         for file in &files {
             let text = std::fs::read_to_string(file).unwrap();
-            // Tests do not ship: their module may time and print.
+            // Tests do not ship: their module (last in the file) may time
+            // and print.
             let shipped = text
                 .find("#[cfg(test)]\nmod tests")
                 .map_or(&text[..], |at| &text[..at]);
+            assert!(
+                shipped.len() == text.len() || only_tests(&text[shipped.len()..]),
+                "{}: the test module must come last",
+                file.display()
+            );
             for (line, pat) in offenders(shipped, krate.forbidden) {
                 bad.push(format!("{}:{line}: {pat}", file.display()));
             }
@@ -220,6 +247,12 @@ fn the_guard_can_fail() {
         3
     );
     assert_eq!(offenders("use engine::Engine;", all).len(), 2);
+    assert_eq!(offenders("struct EngineState;", all), [(1, "Engine")]);
+    assert_eq!(offenders("use tokio_util::sync;", all), [(1, "tokio")]);
+    assert!(only_tests("#[cfg(test)]\nmod tests {\n    fn a() {}\n}\n"));
+    assert!(!only_tests(
+        "#[cfg(test)]\nmod tests {\n}\n\nfn shipped() {}\n"
+    ));
     assert!(offenders("let d = libm::sqrt(x); let s = libm::sin(a);", all).is_empty());
     assert!(offenders("// Instant::now() is never called", all).is_empty());
     assert!(offenders("seat.awaiting_hello_since = None;", all).is_empty());

@@ -45,6 +45,16 @@ pub struct Listed {
 }
 
 impl Listed {
+    /// Its place in the lobby order (every entry the index renders carries
+    /// it; derived again from the entry should one ever not).
+    pub(super) fn position(&self) -> LobbyPosition {
+        self.entry.position.clone().unwrap_or_else(|| {
+            let ms = self.entry.created_at.unix_timestamp_nanos() / 1_000_000;
+            let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+            LobbyPosition::new(ms, self.entry.code.clone())
+        })
+    }
+
     /// Whether it passes `filter` (expiry aside).
     pub(super) fn passes(&self, filter: &LobbyFilter) -> bool {
         filter.matches(&self.entry, &self.words)

@@ -6,7 +6,8 @@
 //! - `search`: filters, search words and word prefixes.
 //! - `listings`: the B-trees (lobby order, per filter, per prefix, by code, by expiry).
 //! - `page`: page queries and the rendered-page cache.
-//! - `cursor`: positions in the lobby order (`createdMs.CODE`).
+//! - `cursor`: where a page goes on from, read from a lobby position
+//!   (`protocol::lobby_order`).
 //! - `feed`: changes as `GET /lobby/events` subscribers see them.
 //! - here: [`LobbyIndex`], which keeps them together and walks pages.
 //!
@@ -414,10 +415,10 @@ impl LobbyIndex {
         }
         self.examined.fetch_add(examined as u64, Ordering::Relaxed);
         body.push_str(r#"],"nextCursor":"#);
-        match next.and_then(|l| l.entry.position.as_ref()) {
-            Some(position) => {
+        match next {
+            Some(listed) => {
                 body.push('"');
-                body.push_str(&position.to_string());
+                body.push_str(&listed.position().to_string());
                 body.push('"');
             }
             None => body.push_str("null"),
