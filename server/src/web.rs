@@ -60,6 +60,7 @@ const ASSETS: &[Asset] = &[
     asset!("lib/controls.js"),
     asset!("lib/game-screen.js"),
     asset!("lib/browser-host.js"),
+    asset!("lib/host-links.js"),
     asset!("lib/host-worker.js"),
     asset!("lib/replay-page.js"),
     asset!("lib/replay-player.js"),
