@@ -62,7 +62,7 @@ impl Listed {
 }
 
 /// A stored session's place in the lobby order.
-pub(super) fn position_of(record: &SessionRecord) -> LobbyPosition {
+fn position_of(record: &SessionRecord) -> LobbyPosition {
     LobbyPosition::new(record.created_at, record.code.clone())
 }
 
@@ -96,10 +96,17 @@ pub(super) fn render(entry: LobbyEntry, expires_at: Millis) -> Arc<Listed> {
 }
 
 /// Whether two entries of one session differ in what a lobby page shows:
-/// in anything but the expiry.
+/// in anything but the expiry. (Destructured, so a new field must be
+/// placed here.)
 pub(super) fn visible_change(a: &LobbyEntry, b: &LobbyEntry) -> bool {
-    a != &LobbyEntry {
-        expires_at: a.expires_at,
-        ..b.clone()
-    }
+    let LobbyEntry {
+        code,
+        summary,
+        created_at,
+        expires_at: _,
+        position,
+        meta,
+    } = a;
+    (code, summary, created_at, position, meta)
+        != (&b.code, &b.summary, &b.created_at, &b.position, &b.meta)
 }

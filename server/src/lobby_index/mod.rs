@@ -69,7 +69,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use cursor::{CURSOR_MAX_CHARS, CURSOR_PATTERN, Cursor};
 pub use entry::{Listed, lobby_entry};
-use entry::{position_of, render, visible_change};
+use entry::{render, visible_change};
 pub use feed::LobbyChange;
 use listings::Index;
 use page::{CachedPage, PAGE_CACHE_ENTRIES, PageCache};
@@ -203,8 +203,8 @@ impl LobbyIndex {
             self.remove(&record.code);
             return;
         }
-        let key = Cursor::at(&position_of(record)).key();
         let listed = render(lobby_entry(record), record.expires_at);
+        let key = Cursor::at(&listed.position()).key();
         // Published under the index lock (then the pacing lock; nothing
         // takes them the other way round): a concurrent removal of the same
         // session cannot be published before this change.
