@@ -153,6 +153,8 @@ pub struct JoinReport {
     pub snapshot_corrections: u64,
     /// Snapshots applied.
     pub snapshots_applied: u64,
+    /// Times a relay rebuilt this guest in place after it desynced.
+    pub resyncs: u64,
     /// This guest's kill score over the run, from the host's end table.
     pub kill_score: Option<u32>,
     /// This guest's input delay in the last level it played, ticks (fitted
@@ -408,6 +410,7 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
         held_inputs: link.map(|l| l.held_inputs),
         snapshot_corrections: stats.snapshot_mismatches,
         snapshots_applied: stats.snapshots_applied,
+        resyncs: stats.resyncs,
         kill_score,
         input_delay_ticks: session.input_delay(),
         state_tick: session.joined_at().map(|j| j.1),

@@ -153,7 +153,8 @@ mod tests {
         Arc::new(Frame {
             epoch: 1,
             tick,
-            inputs: BTreeMap::new(),
+            roster: Arc::from([]),
+            inputs: Box::from([]),
             held: Vec::new(),
             add: BTreeMap::new(),
             remove: Vec::new(),

@@ -67,7 +67,7 @@ impl World {
         for p in frame.add.keys() {
             self.scores.insert(p.clone(), 0);
         }
-        for (p, delta) in &frame.inputs {
+        for (p, delta) in frame.inputs() {
             if let Some(s) = self.scores.get_mut(p) {
                 *s = *s * 3 + i64::from((*delta).clamp(-1, 1));
                 *s %= 1_000_003;

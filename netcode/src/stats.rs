@@ -92,6 +92,8 @@ pub struct GuestStats {
     pub out_of_sequence: u64,
     /// Host messages that did not parse.
     pub bad_messages: u64,
+    /// In-place rebuilds by a relay after this guest desynced.
+    pub resyncs: u64,
 }
 
 /// A bounded-memory histogram of tick lateness in microseconds.

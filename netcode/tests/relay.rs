@@ -8,7 +8,7 @@ use std::time::Duration;
 use engine::{Engine, RaycasterEngine};
 use lockstep::peer::{PeerEvent, PeerOutput, PeerRelay, PeerRelayConfig};
 use lockstep::relay::{RelayConfig, RelayEnd, RelayEvent};
-use netcode::guest::{GuestConfig, GuestEnd, GuestSession};
+use netcode::guest::{GuestConfig, GuestEnd, GuestFault, GuestSession};
 use netcode::link::{ConnectionState, PeerEvent as LinkEvent};
 use netcode::sim::{End, LinkConfig, Network};
 use protocol::difficulty::Difficulty;
@@ -53,12 +53,18 @@ impl Session {
 
     /// A bot guest over a link configured by `link`.
     fn join_over(&mut self, name: &str, resume: Option<String>, link: LinkConfig) -> usize {
-        let link = self.net.add_link(link);
-        let mut guest = Guest::new(GuestConfig {
+        let config = GuestConfig {
             display_name: name.into(),
             resume_token: resume,
             ..GuestConfig::default()
-        });
+        };
+        self.join_as(config, link)
+    }
+
+    /// A guest configured by `config` over a link configured by `link`.
+    fn join_as(&mut self, config: GuestConfig, link: LinkConfig) -> usize {
+        let link = self.net.add_link(link);
+        let mut guest = Guest::new(config);
         guest.on_event(LinkEvent::State(ConnectionState::Connected), self.now);
         self.guests.push(Some(guest));
         self.relay.connected(link, self.now);
@@ -446,4 +452,59 @@ fn a_guest_over_its_budget_is_disconnected_and_the_relay_goes_on() {
         "its connection is closed"
     );
     assert_eq!(relay.seats_taken(), 1, "its seat is free again");
+}
+
+/// A bot that corrupts its world at tick 700 loses the vote and is rebuilt
+/// in place (the `resync` feature): no close, no rejoin; it finishes as the
+/// same player with everyone's hash. Over a clean link and over lossy ones,
+/// where the marker on the input channel and the state on the other
+/// arrive in either order.
+#[test]
+fn a_desynced_bot_is_rebuilt_in_place_and_finishes_with_everyone_elses_hash() {
+    for (loss, seed) in [(0.0, 1), (0.4, 2), (0.4, 3), (0.4, 4)] {
+        let mut s = Session::new(config(3, 1));
+        s.join("ann");
+        s.join("bo");
+        let odd = s.join_as(
+            GuestConfig {
+                display_name: "cy".into(),
+                fault: Some(GuestFault::CorruptAtTick(700)),
+                ..GuestConfig::default()
+            },
+            LinkConfig {
+                latency: Duration::from_millis(30),
+                seed,
+                loss,
+                retransmit: Duration::from_millis(250),
+                ..LinkConfig::default()
+            },
+        );
+        s.run_until(mins(20));
+        let what = format!("loss {loss}, seed {seed}: {:?}", s.relay.relay().stats());
+        assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed), "{what}");
+        assert!(s.desyncs() >= 1, "the corruption was caught: {what}");
+        let g = s.guests[odd].as_ref().expect("the odd bot lives");
+        assert_eq!(g.stats().resyncs, 1, "{what}");
+        assert_eq!(
+            g.ended(),
+            Some(&GuestEnd::Ended(EndReason::Completed)),
+            "{what}"
+        );
+        let finals: Vec<(u64, u64)> = s
+            .guests
+            .iter()
+            .flatten()
+            .map(|g| {
+                let e = g.engine().expect("a level");
+                (e.tick(), e.world_hash())
+            })
+            .collect();
+        assert_eq!(finals.len(), 3, "{what}");
+        assert!(finals.iter().all(|f| *f == finals[0]), "{finals:?} {what}");
+        assert_eq!(
+            s.relay_events(|e| matches!(e, RelayEvent::Resynced { .. })),
+            s.desyncs(),
+            "every desync was answered with a catch-up: {what}"
+        );
+    }
 }

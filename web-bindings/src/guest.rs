@@ -182,6 +182,8 @@ pub struct StatsView {
     pub hash_reports: u64,
     /// Messages from the host that were not understood.
     pub bad_messages: u64,
+    /// Times a relay rebuilt this guest in place after it desynced.
+    pub resyncs: u64,
 }
 
 /// A guest session for the browser.
@@ -341,6 +343,7 @@ impl WebGuest {
                 out_of_sequence: stats.out_of_sequence,
                 hash_reports: self.hash_reports,
                 bad_messages: stats.bad_messages,
+                resyncs: stats.resyncs,
             },
             end: s.ended().map(|end| self.end_view(end)),
             joining: s.joining(),

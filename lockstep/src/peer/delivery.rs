@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use protocol::chunk::split;
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
-    EndReason, FEATURE_COMPACT, HostMessage, JoinPayload, JoinPoint, RosterAdd, ScoreRow,
-    SessionInit, TickInputBundle,
+    EndReason, FEATURE_COMPACT, FEATURE_RESYNC, HostMessage, JoinPayload, JoinPoint, RosterAdd,
+    ScoreRow, SessionInit, TickInputBundle,
 };
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 use protocol::wire::WireFormat;
@@ -54,11 +54,10 @@ impl PeerRelay {
 
     /// Turns what the relay said into campfire messages.
     pub(super) fn pump(&mut self) {
+        let mut desynced = Vec::new();
         for event in self.relay.drain_events() {
             if let RelayEvent::Desynced { slot, .. } = event {
-                // A running guest cannot take a second session init: it
-                // is closed, and may come back as a late joiner.
-                self.outbox.push(PeerOutput::Close(slot));
+                desynced.push(slot);
             }
             self.events.push(PeerEvent::Relay(event));
         }
@@ -69,6 +68,16 @@ impl PeerRelay {
                 RelayOutput::Close(slot) => self.outbox.push(PeerOutput::Close(slot)),
             }
         }
+        for slot in desynced {
+            // A guest with `resync` was just rebuilt in place (its catch-up
+            // went out above). One without it cannot take a second session
+            // init, and neither can be rebuilt while the log has no anchor:
+            // it is closed, and may come back with its rejoin token.
+            if !self.resyncing.remove(&slot) {
+                self.outbox.push(PeerOutput::Close(slot));
+            }
+        }
+        self.resyncing.clear();
     }
 
     pub(super) fn deliver(&mut self, slots: Vec<Slot>, msg: RelayMessage<InputSnapshot>) {
@@ -293,6 +302,21 @@ impl PeerRelay {
         } else {
             String::from_utf8_lossy(&catch_up.base.payload).into_owned()
         };
+        let in_place = self.connections.get(&slot).is_some_and(|c| {
+            c.has_epoch == epoch && c.features.iter().any(|f| f == FEATURE_RESYNC)
+        });
+        if in_place {
+            // A running guest of this level: the marker on the input
+            // channel tells it where the bundle stream restarts.
+            self.send(
+                slot,
+                HostMessage::Resync {
+                    level_epoch: epoch,
+                    tick: catch_up.base.tick,
+                },
+            );
+            self.resyncing.insert(slot);
+        }
         self.send_join(
             slot,
             epoch,
@@ -381,7 +405,10 @@ fn bundle(frame: &Frame<InputSnapshot>) -> TickInputBundle {
         tick: frame.tick,
         dt: FIXED_DT,
         level_epoch: frame.epoch,
-        inputs: frame.inputs.clone(),
+        inputs: frame
+            .inputs()
+            .map(|(id, input)| (id.clone(), input.clone()))
+            .collect(),
         held_input_fallback: frame.held.clone(),
         roster_remove: (!frame.remove.is_empty()).then(|| frame.remove.clone()),
         roster_add: (!frame.add.is_empty()).then(|| {

@@ -13,14 +13,14 @@
 //! driver makes; `messages` handles what guests send, `delivery` what the
 //! relay sends them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use protocol::BUILD_VERSION;
 use protocol::difficulty::Difficulty;
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
-    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_RELAY, GuestMessage, HostMessage,
+    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_RELAY, FEATURE_RESYNC, GuestMessage, HostMessage,
     PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel, TickInputBundle, TransitionPayload,
 };
 use protocol::tick::INPUT_DELAY_TICKS;
@@ -181,6 +181,8 @@ pub struct PeerRelay {
     events: Vec<PeerEvent>,
     /// Connections handed to the relay so far.
     connections_ever: usize,
+    /// Desynced connections rebuilt in place since the last pump.
+    resyncing: BTreeSet<Slot>,
 }
 
 impl PeerRelay {
@@ -196,6 +198,7 @@ impl PeerRelay {
             outbox: Vec::new(),
             events: Vec::new(),
             connections_ever: 0,
+            resyncing: BTreeSet::new(),
         }
     }
 
@@ -281,7 +284,11 @@ impl PeerRelay {
     /// A connection opened at `now`: the relay says hello.
     pub fn connected(&mut self, slot: Slot, now: Duration) {
         self.connections_ever += 1;
-        let mut features = vec![FEATURE_RELAY.to_owned(), FEATURE_COMPACT.to_owned()];
+        let mut features = vec![
+            FEATURE_RELAY.to_owned(),
+            FEATURE_COMPACT.to_owned(),
+            FEATURE_RESYNC.to_owned(),
+        ];
         if self.config.input_delay != INPUT_DELAY_TICKS {
             features.push(FEATURE_INPUT_DELAY.to_owned());
         }

@@ -125,6 +125,9 @@ pub struct Relay<I> {
     roster: BTreeSet<PlayerId>,
     /// Players waiting to enter the running level at the next tick.
     arrivals: BTreeMap<PlayerId, Arrival>,
+    /// The roster the latest frame carried, shared by the frames after it
+    /// until the roster changes.
+    frame_roster: std::sync::Arc<[PlayerId]>,
     inputs: InputBuffer<I>,
     log: Option<InputLog<I>>,
     judge: HashJudge,
@@ -160,6 +163,7 @@ impl<I: Clone + Default> Relay<I> {
             level_index: 0,
             roster: BTreeSet::new(),
             arrivals: BTreeMap::new(),
+            frame_roster: std::sync::Arc::from([]),
             inputs: InputBuffer::default(),
             log: None,
             judge,

@@ -201,13 +201,18 @@ impl<I: Clone + Default> Relay<I> {
             .filter(|p| !p.connected || !p.loaded)
             .filter_map(|p| p.player().cloned())
             .collect();
-        let players: Vec<PlayerId> = self.roster.iter().cloned().collect();
-        let taken = self.inputs.take(tick, &players, &waiting);
+        let roster = self.frame_roster();
+        let mut taken = self.inputs.take(tick, &roster, &waiting);
         self.stats.held_inputs += taken.held.len() as u64;
+        let inputs = roster
+            .iter()
+            .map(|id| taken.inputs.remove(id).unwrap_or_default())
+            .collect();
         let frame = Arc::new(Frame {
             epoch,
             tick,
-            inputs: taken.inputs,
+            roster,
+            inputs,
             held: taken.held,
             add,
             remove,
@@ -239,6 +244,15 @@ impl<I: Clone + Default> Relay<I> {
         for judgment in self.judge.judge(next, &voters) {
             self.judged(judgment);
         }
+    }
+
+    /// The roster as frames share it: the previous frame's while the
+    /// roster is the same, else a new one.
+    fn frame_roster(&mut self) -> Arc<[PlayerId]> {
+        if !self.frame_roster.iter().eq(self.roster.iter()) {
+            self.frame_roster = self.roster.iter().cloned().collect();
+        }
+        self.frame_roster.clone()
     }
 
     /// Players that vote, best-ranked first: the authority, then by

@@ -60,6 +60,10 @@ impl<E: Engine> GuestSession<E> {
             }
             return;
         }
+        if self.resync_holds() {
+            self.hold_for_resync(b);
+            return;
+        }
         if self.redundant_inputs() {
             self.clock.observe(b.tick, now);
         }
@@ -68,8 +72,9 @@ impl<E: Engine> GuestSession<E> {
 
     pub(super) fn apply_backlog(&mut self, now: Duration) {
         self.clock_hint = now;
-        if !matches!(self.phase, Phase::Running) {
-            // A late joiner's held bundles wait for its state.
+        if !matches!(self.phase, Phase::Running) || self.resync_holds() {
+            // A late joiner's held bundles wait for its state, a resync's
+            // for its other half.
             return;
         }
         for _ in 0..MAX_CATCH_UP_PER_POLL {
@@ -132,9 +137,12 @@ impl<E: Engine> GuestSession<E> {
         if let Some(GuestFault::CorruptAtTick(t)) = self.config.fault
             && t == after
             && self.level_epoch == 1
-            && let Err(e) = corrupt(engine, self.me.as_ref())
         {
-            self.events.push(GuestEvent::FaultFailed(e));
+            // Once: a guest rebuilt in place passes this tick again.
+            self.config.fault = None;
+            if let Err(e) = corrupt(engine, self.me.as_ref()) {
+                self.events.push(GuestEvent::FaultFailed(e));
+            }
         }
         let report_tick = after % HASH_REPORT_INTERVAL_TICKS == 0;
         let hash = (report_tick || self.config.record_ticks).then(|| engine.world_hash());

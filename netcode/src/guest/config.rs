@@ -6,7 +6,7 @@ use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,
-    FEATURE_RELAY, FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
+    FEATURE_RELAY, FEATURE_RESYNC, FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
 };
 
 /// How a guest's session ended.
@@ -27,7 +27,7 @@ pub enum GuestEnd {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GuestFault {
     /// After applying the bundle that brings the engine to this tick of the
-    /// first level, scramble the PRNG and this guest's own player.
+    /// first level, scramble the PRNG and this guest's own player (once).
     CorruptAtTick(u64),
 }
 
@@ -73,6 +73,7 @@ impl Default for GuestConfig {
                 FEATURE_SPECTATORS.to_owned(),
                 FEATURE_WAITING_ROOM.to_owned(),
                 FEATURE_RELAY.to_owned(),
+                FEATURE_RESYNC.to_owned(),
             ],
             resume_token: None,
             spectate: false,
@@ -141,6 +142,22 @@ pub enum GuestEvent {
         player: PlayerId,
         /// Its rejoin token.
         rejoin_token: Option<String>,
+    },
+    /// A relay is rebuilding this desynced guest in place: its bundle
+    /// stream restarts at `tick` of `level_epoch`.
+    Resyncing {
+        /// The level.
+        level_epoch: u32,
+        /// The tick the new stream starts at.
+        tick: u64,
+    },
+    /// The rebuild is done: the world stands at `tick` of `level_epoch`
+    /// again, as the relay's latest verified snapshot had it.
+    Resynced {
+        /// The level.
+        level_epoch: u32,
+        /// The snapshot's tick.
+        tick: u64,
     },
     /// The session ended.
     Ended(GuestEnd),

@@ -99,6 +99,7 @@ impl<E: Engine> GuestSession<E> {
             HostMessage::RelayAskSnapshot { level_epoch, tick } => {
                 self.on_relay_ask_snapshot(level_epoch, tick);
             }
+            HostMessage::Resync { level_epoch, tick } => self.on_resync_marker(level_epoch, tick),
             HostMessage::SessionEnd {
                 reason,
                 scores,

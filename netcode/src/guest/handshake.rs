@@ -1,6 +1,7 @@
 //! Setup on the guest side: the version handshake, the session init and
 //! the first map in chunks; for a late joiner, the running level's map and
-//! the world's exact state at its join tick instead.
+//! the world's exact state at its join tick instead (and the same for a
+//! relay's in-place resync, see `resync`).
 
 use std::collections::BTreeMap;
 
@@ -46,7 +47,8 @@ impl<E: Engine> GuestSession<E> {
     }
 
     pub(super) fn on_init(&mut self, init: SessionInit) {
-        if !matches!(self.phase, Phase::AwaitInit) {
+        let resync = self.is_resync_init(&init);
+        if !matches!(self.phase, Phase::AwaitInit) && !resync {
             return;
         }
         if init.tick_rate_hz != TICK_RATE_HZ
@@ -102,10 +104,14 @@ impl<E: Engine> GuestSession<E> {
             }
         }
         self.rejoin_token.clone_from(&init.rejoin_token);
-        self.events.push(GuestEvent::Admitted {
-            player: init.your_player_id.clone(),
-            rejoin_token: init.rejoin_token.clone(),
-        });
+        if resync {
+            self.resync_state_coming();
+        } else {
+            self.events.push(GuestEvent::Admitted {
+                player: init.your_player_id.clone(),
+                rejoin_token: init.rejoin_token.clone(),
+            });
+        }
         if let Some(join) = &init.join {
             if join.level_epoch == 0 {
                 self.end(GuestEnd::SetupFailed("join point at level epoch 0".into()));
@@ -191,6 +197,7 @@ impl<E: Engine> GuestSession<E> {
                 self.phase = Phase::Running;
                 self.outbox.push(GuestMessage::SetupAck);
                 self.start_level_inputs();
+                self.resync_rebuilt();
             }
             Err(e) => self.end(GuestEnd::SetupFailed(e)),
         }

@@ -10,7 +10,8 @@
 //! tick clock as this guest sees it), [`snapshots`] (the snapshot backlog
 //! and corrections), [`transition`] (level changes), `authority` (a relay
 //! session's authority duties), `dispatch` (host events and messages to
-//! their handlers), `prediction` (the predicted view).
+//! their handlers), `prediction` (the predicted view), `resync` (a relay's
+//! in-place rebuild of a desynced guest).
 //!
 //! With the `redundant-inputs` feature the guest also wakes on its own: it
 //! samples its input on its estimate of the host's clock and sends each
@@ -23,6 +24,7 @@ mod config;
 mod dispatch;
 mod handshake;
 mod prediction;
+mod resync;
 mod snapshots;
 mod transition;
 
@@ -137,6 +139,8 @@ pub struct GuestSession<E: Engine> {
     level_index: u32,
     /// A relay session's authority duties ([`authority`]).
     authority: authority::Authority,
+    /// A relay's in-place rebuild under way ([`resync`]).
+    resync: Option<resync::Resync>,
 }
 
 impl<E: Engine> std::fmt::Debug for GuestSession<E> {
@@ -189,6 +193,7 @@ impl<E: Engine> GuestSession<E> {
             waiting_room: None,
             level_index: 0,
             authority: authority::Authority::default(),
+            resync: None,
         }
     }
 
@@ -366,6 +371,7 @@ impl<E: Engine> GuestSession<E> {
             && matches!(self.phase, Phase::Running)
             && !self.backlog.is_empty()
             && !self.waiting_for_snapshot()
+            && !self.resync_holds()
     }
 
     /// Runs timers and applies what can be applied.

@@ -86,6 +86,14 @@ pub const FEATURE_WAITING_ROOM: &str = "waiting-room";
 /// for one.
 pub const FEATURE_RELAY: &str = "relay";
 
+/// Hello feature: a desynced guest of a relay session is rebuilt in place
+/// (issue 26). The relay sends [`HostMessage::Resync`] on the input
+/// channel, then a session init with a join point (the latest verified
+/// snapshot) and the tick bundles from there on; the guest swaps its world
+/// for that state and plays on as the same player. A relay closes a
+/// desynced guest without it (it may come back with its rejoin token).
+pub const FEATURE_RESYNC: &str = "resync";
+
 /// Inputs one [`GuestMessage::TickInputs`] carries at most: the newest and
 /// the ones before it (about 270 ms at 30 Hz).
 pub const REDUNDANT_INPUTS: usize = 8;
@@ -231,6 +239,19 @@ pub enum HostMessage {
         /// The tick.
         tick: u64,
     },
+    /// A relay rebuilds this desynced guest ([`FEATURE_RESYNC`] only).
+    /// Rides [`Channel::Input`], so it marks where the bundle stream
+    /// restarts: the bundles before it belong to the world being replaced
+    /// and are dropped; the ones after it start at `tick` of `levelEpoch`
+    /// and wait for the state, which comes as a session init with that
+    /// join point on the other channel (in either order).
+    #[serde(rename_all = "camelCase")]
+    Resync {
+        /// The level.
+        level_epoch: u32,
+        /// The tick the state is at and the next bundle is for.
+        tick: u64,
+    },
     /// The session is over. A guest first applies the bundles up to
     /// `finalTick` of `levelEpoch` (they ride the other channel and may
     /// still be in flight).
@@ -356,7 +377,7 @@ impl HostMessage {
     /// The data channel this message rides.
     pub fn channel(&self) -> Channel {
         match self {
-            HostMessage::TickInputBundle(_) => Channel::Input,
+            HostMessage::TickInputBundle(_) | HostMessage::Resync { .. } => Channel::Input,
             HostMessage::Ping { .. } => Channel::Unreliable,
             _ => Channel::Reconciliation,
         }

@@ -1,0 +1,113 @@
+//! A relay's in-place rebuild of a desynced guest (the `resync` feature).
+//!
+//! The relay sends [`HostMessage::Resync`](protocol::peer::HostMessage::Resync)
+//! on the input channel, then, on the other channel, a session init with a
+//! join point (its latest verified snapshot) and the level's state; the
+//! bundles from the join tick on follow the marker. The two channels may
+//! deliver in either order, so the guest waits for both halves:
+//!
+//! - the marker: every bundle queued before it belongs to the world being
+//!   replaced and is dropped; the ones after it are the new stream;
+//! - the state: the engine is rebuilt from it, as a late joiner's is.
+//!
+//! Until both came, no bundle is applied (the old world stops where it is)
+//! and at most [`MAX_HELD_WHILE_RESYNCING`] are held. Then the guest plays
+//! on as the same player: same id, same rejoin token, predictions and
+//! sampled inputs started over from the join tick.
+
+use engine::Engine;
+use protocol::peer::{FEATURE_RESYNC, SessionInit};
+
+use super::{GuestEnd, GuestEvent, GuestSession, Phase};
+
+/// Bundles held while a resync's halves are on their way (30 s of ticks).
+pub(super) const MAX_HELD_WHILE_RESYNCING: usize = 900;
+
+/// Where an in-place rebuild stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Resync {
+    /// The marker came: the backlog holds the new stream only.
+    pub(super) marked: bool,
+    /// The state came: the engine stands at the join tick.
+    pub(super) rebuilt: bool,
+}
+
+impl<E: Engine> GuestSession<E> {
+    /// Whether the bundles wait for a resync's other half.
+    pub(super) fn resync_holds(&self) -> bool {
+        self.resync.is_some()
+    }
+
+    /// The relay's marker: the bundle stream restarts at `tick` of
+    /// `level_epoch`.
+    pub(super) fn on_resync_marker(&mut self, level_epoch: u32, tick: u64) {
+        if !self.features.has(FEATURE_RESYNC) || self.me.is_none() && !self.spectator {
+            self.stats.bad_messages += 1;
+            self.events.push(GuestEvent::BadMessage(
+                "a resync this guest did not take up, or before its setup".into(),
+            ));
+            return;
+        }
+        self.backlog.clear();
+        let mut state = self.resync.unwrap_or_default();
+        state.marked = true;
+        self.resync = Some(state);
+        self.events
+            .push(GuestEvent::Resyncing { level_epoch, tick });
+        self.finish_resync_if_complete();
+    }
+
+    /// Whether `init` is a resync's state for this running guest: the
+    /// guest took up the feature, the init has a join point and names the
+    /// same player (or is a spectator's again).
+    pub(super) fn is_resync_init(&self, init: &SessionInit) -> bool {
+        let running = matches!(self.phase, Phase::Running) || self.resync.is_some();
+        running
+            && self.features.has(FEATURE_RESYNC)
+            && init.join.is_some()
+            && init.spectator == self.spectator
+            && (self.spectator || self.me.as_ref() == Some(&init.your_player_id))
+    }
+
+    /// A resync's init was taken: its state is on its way.
+    pub(super) fn resync_state_coming(&mut self) {
+        let mut state = self.resync.unwrap_or_default();
+        state.rebuilt = false;
+        self.resync = Some(state);
+    }
+
+    /// The engine was rebuilt from a join point's state.
+    pub(super) fn resync_rebuilt(&mut self) {
+        if let Some(state) = &mut self.resync {
+            state.rebuilt = true;
+            self.finish_resync_if_complete();
+        }
+    }
+
+    /// Holds a bundle while a resync waits for its other half.
+    pub(super) fn hold_for_resync(&mut self, bundle: protocol::peer::TickInputBundle) {
+        if self.backlog.len() >= MAX_HELD_WHILE_RESYNCING {
+            self.end(GuestEnd::Failed(
+                "a resync's state took too long to arrive".into(),
+            ));
+            return;
+        }
+        self.backlog.push_back(bundle);
+    }
+
+    fn finish_resync_if_complete(&mut self) {
+        if self
+            .resync
+            .is_some_and(|state| state.marked && state.rebuilt)
+        {
+            self.resync = None;
+            self.stats.resyncs += 1;
+            if let Some((epoch, tick)) = self.joined_at {
+                self.events.push(GuestEvent::Resynced {
+                    level_epoch: epoch,
+                    tick,
+                });
+            }
+        }
+    }
+}
