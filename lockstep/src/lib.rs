@@ -13,6 +13,8 @@
 //! - [`inputs`]: the input buffer and the held-input rules, shared by the
 //!   host session (`netcode`) and the relay.
 //! - [`pacing`]: the fixed-rate tick clock, shared likewise.
+//! - [`rtt`]: a link's round-trip estimate from probes, and
+//!   [`delay`]: the input delay fitted to it; shared likewise.
 //! - [`frame`]: one tick's merged inputs and roster events.
 //! - [`log`]: the relay's input log, anchored on the latest verified
 //!   snapshot and bounded.
@@ -25,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod budget;
+pub mod delay;
 pub mod frame;
 pub mod inputs;
 pub mod judge;
@@ -33,3 +36,4 @@ pub mod pacing;
 pub mod peer;
 pub mod rejoin;
 pub mod relay;
+pub mod rtt;

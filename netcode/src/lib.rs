@@ -19,7 +19,8 @@
 //!   authority role in relay sessions.
 //! - [`plan`]: the levels a host plays ([`plan::GeneratedCampaign`],
 //!   [`plan::FixedCampaign`]).
-//! - [`delay`]: input delays fitted to each link.
+//! - [`delay`]: input delays fitted to each link (re-exported from
+//!   `lockstep`, which the relay shares).
 //! - [`features`]: the hello features a connection took up.
 //! - [`pilot`]: [`pilot::DelayAwareBot`], an engine's bot corrected for the
 //!   input delay.
@@ -27,14 +28,14 @@
 //!   ahead of the confirmed state.
 //! - [`replay`]: replay files, written from a host's records and
 //!   re-simulated to the recorded world hash.
-//! - [`rtt`]: round-trip times from the unreliable channel's probes.
+//! - [`rtt`]: round-trip times from the unreliable channel's probes
+//!   (re-exported from `lockstep`).
 //! - [`stats`]: counters as plain values.
 //! - [`sim`]: a host and guests over a simulated network on a virtual clock;
 //!   its impairment model ([`sim::Impairment`]) is the daemon's simnet's too.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod delay;
 pub mod features;
 pub mod guest;
 pub mod host;
@@ -43,6 +44,12 @@ pub mod pilot;
 pub mod plan;
 pub mod predict;
 pub mod replay;
-pub mod rtt;
 pub mod sim;
 pub mod stats;
+
+/// Input delays fitted to each link: the rule lives in `lockstep`, which
+/// the relay shares.
+pub use lockstep::delay;
+/// Round-trip times from the unreliable channel's probes (in `lockstep`,
+/// shared with the relay).
+pub use lockstep::rtt;

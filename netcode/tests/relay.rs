@@ -508,3 +508,119 @@ fn a_desynced_bot_is_rebuilt_in_place_and_finishes_with_everyone_elses_hash() {
         );
     }
 }
+
+/// A guest over a link `latency_ms` each way (a little jitter).
+fn link_of(latency_ms: u64, seed: u64) -> LinkConfig {
+    LinkConfig {
+        latency: Duration::from_millis(latency_ms),
+        jitter: Duration::from_millis(3),
+        seed,
+        ..LinkConfig::default()
+    }
+}
+
+/// Two bots, one 10 ms away and one 120 ms away, play a level; returns
+/// the session after the end.
+fn near_and_far(input_delay: Option<u64>) -> Session {
+    let mut s = Session::new(PeerRelayConfig {
+        input_delay,
+        ..config(2, 1)
+    });
+    s.join_over("near", None, link_of(10, 1));
+    s.join_over("far", None, link_of(120, 2));
+    s.run_until(mins(20));
+    assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
+    let finals: Vec<(u64, u64)> = s
+        .guests
+        .iter()
+        .flatten()
+        .map(|g| {
+            assert_eq!(g.ended(), Some(&GuestEnd::Ended(EndReason::Completed)));
+            let e = g.engine().expect("a level");
+            (e.tick(), e.world_hash())
+        })
+        .collect();
+    assert_eq!(finals[0], finals[1]);
+    s
+}
+
+/// The relay measures each link (pings on the unreliable channel) and fits
+/// each player's delay to it, as a host does: the far player's inputs then
+/// arrive in time, where the spec's fixed 3 ticks would hold most of them.
+#[test]
+fn each_player_gets_the_delay_its_link_fits() {
+    let fitted = near_and_far(None);
+    let (near, far) = (
+        fitted.guests[0].as_ref().expect("near").input_delay(),
+        fitted.guests[1].as_ref().expect("far").input_delay(),
+    );
+    // 240 ms round trip: at least 8 ticks of 33 ms, less the one a
+    // bundle's own tick covers.
+    assert!(far >= 7, "far: {far}");
+    assert!(near < far && near <= 3, "near: {near}, far: {far}");
+    let stats = fitted.relay.relay().stats().clone();
+    let fixed = near_and_far(Some(3));
+    assert!(fixed.guests.iter().flatten().all(|g| g.input_delay() == 3));
+    let fixed_stats = fixed.relay.relay().stats().clone();
+    eprintln!(
+        "delays near {near}, far {far}; held inputs fitted {} of {} frames, fixed {} of {}",
+        stats.held_inputs, stats.frames, fixed_stats.held_inputs, fixed_stats.frames
+    );
+    // Held inputs per frame: fitted under 2%, fixed far more.
+    assert!(
+        stats.held_inputs * 50 < stats.frames,
+        "fitted: {stats:?}, fixed: {fixed_stats:?}"
+    );
+    assert!(
+        fixed_stats.held_inputs * 5 > fixed_stats.frames,
+        "fixed: {fixed_stats:?}"
+    );
+}
+
+/// Fitted delays are all or nothing: with a guest that does not take up
+/// `input-delay`, every player gets the spec's 3 ticks; once a level runs
+/// on fitted delays, such a guest is refused with a reason.
+#[test]
+fn delays_are_fitted_for_everyone_or_no_one() {
+    let without = GuestConfig {
+        display_name: "old".into(),
+        features: GuestConfig::default()
+            .features
+            .into_iter()
+            .filter(|f| f != protocol::peer::FEATURE_INPUT_DELAY)
+            .collect(),
+        ..GuestConfig::default()
+    };
+    let mut s = Session::new(config(2, 1));
+    s.join_over("far", None, link_of(120, 3));
+    s.join_as(without.clone(), link_of(10, 4));
+    s.run_until(Duration::from_secs(20));
+    for g in s.guests.iter().flatten() {
+        assert!(g.ended().is_none(), "{:?}", g.ended());
+        assert_eq!(g.input_delay(), 3);
+    }
+
+    let mut s = Session::new(config(2, 1));
+    s.join_over("far", None, link_of(120, 5));
+    s.join_over("near", None, link_of(10, 6));
+    s.run_until(Duration::from_secs(20));
+    let far = s.guests[0].as_ref().expect("far").input_delay();
+    assert!(far > 3, "the level runs on fitted delays: {far}");
+    let late = s.join_as(without, link_of(10, 7));
+    s.run_until(Duration::from_secs(25));
+    assert!(
+        s.events.iter().any(|e| matches!(
+            e,
+            PeerEvent::Refused(slot, protocol::peer::RefusalReason::SessionStarted) if *slot == late
+        )),
+        "the guest without input-delay was refused"
+    );
+    let g = s.guests[late].as_ref().expect("the refused guest");
+    assert!(
+        matches!(g.ended(), Some(GuestEnd::Refused(..))),
+        "{:?}",
+        g.ended()
+    );
+    s.run_until(mins(20));
+    assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
+}

@@ -245,7 +245,12 @@ mod tests {
         assert_eq!(c.guest_seats(), 6, "a relay has no player of its own");
         assert_eq!(c.start_when, 3);
         assert_eq!(r.relay.snapshot_interval, 300);
-        assert_eq!(r.input_delay, 5);
+        assert_eq!(r.input_delay, Some(5));
+        assert_eq!(
+            relay(&[]).unwrap().relay.unwrap().input_delay,
+            None,
+            "fitted"
+        );
         assert_eq!((r.levels, r.campaign_seed), (2, 9));
         assert_eq!(r.relay.max_spectators, 2);
         assert!(r.relay.late_join);

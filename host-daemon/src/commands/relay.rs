@@ -12,7 +12,7 @@ use lockstep::peer::PeerRelayConfig;
 use lockstep::relay::{DEFAULT_SNAPSHOT_INTERVAL, RelayConfig};
 use netcode::host::{DEFAULT_MAX_SPECTATORS, HostConfig};
 use netcode::plan::GeneratedCampaign;
-use protocol::tick::{INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
+use protocol::tick::MAX_INPUT_DELAY_TICKS;
 
 use super::host::{runtime, serve_metrics_at};
 use super::ice::IceArgs;
@@ -65,10 +65,12 @@ pub struct RelayArgs {
     /// the log, which holds at most two intervals plus the judging window).
     #[arg(long, value_name = "TICKS", default_value_t = DEFAULT_SNAPSHOT_INTERVAL)]
     snapshot_every: u64,
-    /// Every player's input delay, ticks (more than the spec's 3 needs
-    /// guests that take up `input-delay`; campfire's do).
-    #[arg(long, value_name = "TICKS", default_value_t = INPUT_DELAY_TICKS)]
-    input_delay: u64,
+    /// Every player's input delay, fixed, ticks (other than the spec's 3
+    /// it needs guests that take up `input-delay`; campfire's do). Without
+    /// it each player's delay is fitted to its link's round trip, as a
+    /// host fits them.
+    #[arg(long, value_name = "TICKS")]
+    input_delay: Option<u64>,
     /// Write each level's replay to DIR (`CODE-level-EPOCH.replay`; play
     /// one back with `host-daemon replay FILE`).
     #[arg(long, value_name = "DIR")]
@@ -89,7 +91,9 @@ pub struct RelayArgs {
 /// The hosting configuration the flags describe.
 pub fn relaying_config(a: &RelayArgs) -> anyhow::Result<HostingConfig> {
     let difficulty = Difficulty::parse(&a.difficulty).context("unknown --difficulty")?;
-    if !(1..=MAX_INPUT_DELAY_TICKS).contains(&a.input_delay) {
+    if a.input_delay
+        .is_some_and(|d| !(1..=MAX_INPUT_DELAY_TICKS).contains(&d))
+    {
         bail!("--input-delay must be between 1 and {MAX_INPUT_DELAY_TICKS}");
     }
     if a.snapshot_every < 30 {

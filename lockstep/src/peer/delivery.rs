@@ -224,7 +224,7 @@ impl PeerRelay {
                         .input_delays
                         .get(&me)
                         .copied()
-                        .unwrap_or(self.config.input_delay),
+                        .unwrap_or(self.fallback_delay()),
                     reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
                     gameplay_seed: p.gameplay_seed,
                     difficulty: self.config.difficulty,
@@ -276,7 +276,7 @@ impl PeerRelay {
                                 .input_delays
                                 .get(p)
                                 .copied()
-                                .unwrap_or(self.config.input_delay),
+                                .unwrap_or(self.fallback_delay()),
                         )
                     })
                     .collect();
@@ -356,7 +356,11 @@ impl PeerRelay {
             your_player_id: me.clone(),
             tick_rate_hz: TICK_RATE_HZ,
             fixed_dt: FIXED_DT,
-            input_delay_ticks: roster.get(&me).copied().unwrap_or(self.config.input_delay),
+            input_delay_ticks: roster
+                .get(&me)
+                .copied()
+                .or_else(|| self.relay.player_delay(&me))
+                .unwrap_or(self.fallback_delay()),
             reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
             gameplay_seed: level.payload.gameplay_seed,
             difficulty: self.config.difficulty,
@@ -388,10 +392,11 @@ impl PeerRelay {
         self.send(slot, HostMessage::MapEnd(end));
     }
 
-    /// Delays go in the init only when they differ from the spec's fixed
-    /// one (a guest without `input-delay` refuses them otherwise).
+    /// Delays go in the init only when one differs from the spec's fixed
+    /// one (a guest without `input-delay` refuses them otherwise, and
+    /// none is admitted while a level runs on them).
     pub(super) fn delays_for(&self, delays: &BTreeMap<PlayerId, u64>) -> BTreeMap<PlayerId, u64> {
-        if self.config.input_delay == INPUT_DELAY_TICKS {
+        if delays.values().all(|d| *d == INPUT_DELAY_TICKS) {
             BTreeMap::new()
         } else {
             delays.clone()

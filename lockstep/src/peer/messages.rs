@@ -8,7 +8,8 @@ use std::time::Duration;
 use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
 use protocol::peer::{
-    FEATURE_INPUT_DELAY, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
+    FEATURE_INPUT_DELAY, FEATURE_PING, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
+    RefusalReason,
 };
 use protocol::tick::INPUT_DELAY_TICKS;
 
@@ -52,7 +53,7 @@ impl PeerRelay {
             GuestMessage::LevelTransitionAck { level_epoch } => {
                 self.relay.loaded(slot, level_epoch)
             }
-            GuestMessage::Pong { .. } => {}
+            GuestMessage::Pong { id } => self.on_pong(slot, id, now),
             GuestMessage::TickInput(t) => {
                 if self.player_of(slot) == Some(&t.player_id) {
                     self.relay.input(slot, epoch, t.tick, t.input.sanitized());
@@ -154,29 +155,39 @@ impl PeerRelay {
             self.refuse(slot, RefusalReason::VersionMismatch, detail);
             return;
         }
-        if self.config.input_delay != INPUT_DELAY_TICKS
-            && !features.iter().any(|f| f == FEATURE_INPUT_DELAY)
-        {
+        let fitted = features.iter().any(|f| f == FEATURE_INPUT_DELAY);
+        if !fitted && self.fallback_delay() != INPUT_DELAY_TICKS {
             let detail = "this relay's input delay needs the input-delay feature".to_owned();
             self.refuse(slot, RefusalReason::BadHandshake, detail);
             return;
         }
+        if !fitted && self.level_has_fitted_delays() {
+            let detail =
+                "the running level fits input delays to links; this client does not take them";
+            self.refuse(slot, RefusalReason::SessionStarted, detail.to_owned());
+            return;
+        }
         let name = sanitize_display_name(&name);
+        let Some(conn) = self.connections.get_mut(&slot) else {
+            return;
+        };
+        if features.iter().any(|f| f == FEATURE_PING) {
+            // The hellos are the link's first round trip.
+            conn.probe.sample(now.saturating_sub(conn.opened_at));
+        }
         conn.features = features;
         conn.name.clone_from(&name);
+        let input_delay = self.link_delay(slot);
         let resumes = resume.as_deref().and_then(|t| self.resumed_player(t));
         let entry = match (spectate, resumes) {
             (true, _) => Entry::Spectator { name },
             (false, Some(player)) => Entry::Resume {
                 player,
-                input_delay: self.config.input_delay,
+                input_delay,
             },
             // A token that resumes nothing (the player was removed): a
             // late joiner.
-            (false, None) => Entry::Player {
-                name,
-                input_delay: self.config.input_delay,
-            },
+            (false, None) => Entry::Player { name, input_delay },
         };
         match self.relay.admit(slot, entry, now) {
             Ok(player) => {
@@ -185,6 +196,7 @@ impl PeerRelay {
                     let name = c.name.clone();
                     self.events.push(PeerEvent::Admitted(slot, player, name));
                 }
+                self.refit_delays();
             }
             Err(r) => {
                 let (reason, detail) = match r {

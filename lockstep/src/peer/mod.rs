@@ -20,8 +20,9 @@ use protocol::BUILD_VERSION;
 use protocol::difficulty::Difficulty;
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
-    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_RELAY, FEATURE_RESYNC, GuestMessage, HostMessage,
-    PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel, TickInputBundle, TransitionPayload,
+    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_RELAY, FEATURE_RESYNC,
+    GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel, TickInputBundle,
+    TransitionPayload,
 };
 use protocol::tick::INPUT_DELAY_TICKS;
 use protocol::wire::WireFormat;
@@ -29,6 +30,7 @@ use protocol::wire::WireFormat;
 use crate::budget::{GuestBudget, GuestBudgetPolicy};
 mod delivery;
 mod messages;
+mod probes;
 
 use crate::relay::{Relay, RelayConfig, RelayEvent, Slot};
 
@@ -49,9 +51,10 @@ pub struct PeerRelayConfig {
     pub levels: u32,
     /// The session's difficulty.
     pub difficulty: Difficulty,
-    /// Every player's input delay, ticks (the spec's fixed delay unless
-    /// raised; guests must then take up `input-delay`).
-    pub input_delay: u64,
+    /// Every player's input delay, ticks, when fixed (other than the
+    /// spec's, guests must take up `input-delay`); `None` fits each
+    /// player's to its link, as a host does (see `probes`).
+    pub input_delay: Option<u64>,
     /// How long a connection may take to say hello before it is closed.
     pub hello_timeout: Duration,
     /// Emit [`PeerEvent::Record`]s: each level's start, every bundle sent
@@ -73,7 +76,7 @@ impl Default for PeerRelayConfig {
             campaign_seed: 1,
             levels: 3,
             difficulty: Difficulty::Normal,
-            input_delay: INPUT_DELAY_TICKS,
+            input_delay: None,
             hello_timeout: Duration::from_secs(5),
             record: false,
             rejoin_secret: None,
@@ -163,6 +166,8 @@ struct Connection {
     opened_at: Duration,
     /// What it may still send.
     budget: GuestBudget,
+    /// Its round trip, for a fitted delay.
+    probe: probes::Probe,
 }
 
 /// A relay session for campfire's peers.
@@ -249,7 +254,7 @@ impl PeerRelay {
             .filter(|c| c.admitted.is_none())
             .map(|c| c.opened_at + self.config.hello_timeout)
             .min();
-        [self.relay.next_wakeup(), hello]
+        [self.relay.next_wakeup(), hello, self.next_ping_due()]
             .into_iter()
             .flatten()
             .min()
@@ -271,6 +276,7 @@ impl PeerRelay {
             );
             self.refuse(slot, RefusalReason::BadHandshake, detail);
         }
+        self.send_pings(now);
         self.relay.poll(now);
         self.pump();
     }
@@ -289,7 +295,10 @@ impl PeerRelay {
             FEATURE_COMPACT.to_owned(),
             FEATURE_RESYNC.to_owned(),
         ];
-        if self.config.input_delay != INPUT_DELAY_TICKS {
+        if self.fits_delays() {
+            features.push(FEATURE_PING.to_owned());
+            features.push(FEATURE_INPUT_DELAY.to_owned());
+        } else if self.fallback_delay() != INPUT_DELAY_TICKS {
             features.push(FEATURE_INPUT_DELAY.to_owned());
         }
         self.connections.insert(
@@ -301,6 +310,7 @@ impl PeerRelay {
                 has_epoch: 0,
                 opened_at: now,
                 budget: GuestBudget::new(&self.config.guest_budget, now),
+                probe: probes::Probe::default(),
             },
         );
         self.send(
@@ -333,6 +343,7 @@ impl PeerRelay {
     pub fn closed(&mut self, slot: Slot, now: Duration) {
         if self.connections.remove(&slot).is_some() {
             self.relay.leave(slot, now);
+            self.refit_delays();
             self.pump();
         }
     }

@@ -129,6 +129,8 @@ pub struct Relay<I> {
     /// until the roster changes.
     frame_roster: std::sync::Arc<[PlayerId]>,
     inputs: InputBuffer<I>,
+    /// The delays the current level was asked for (its roster's).
+    level_delays: BTreeMap<PlayerId, u64>,
     log: Option<InputLog<I>>,
     judge: HashJudge,
     /// The snapshot asked for, and once answered, its claimed hash.
@@ -165,6 +167,7 @@ impl<I: Clone + Default> Relay<I> {
             arrivals: BTreeMap::new(),
             frame_roster: std::sync::Arc::from([]),
             inputs: InputBuffer::default(),
+            level_delays: BTreeMap::new(),
             log: None,
             judge,
             asked_snapshot: None,
@@ -263,6 +266,31 @@ impl<I: Clone + Default> Relay<I> {
     pub fn start_now(&mut self, now: Duration) {
         if matches!(self.phase, Phase::Lobby { .. }) && !self.roster.is_empty() {
             self.begin_level(now);
+        }
+    }
+
+    /// The delays the current level was asked for (in the lobby, none).
+    pub fn level_delays(&self) -> &BTreeMap<PlayerId, u64> {
+        &self.level_delays
+    }
+
+    /// `player`'s input delay in the running level: an arrival's own, a
+    /// roster member's as the level has it (`None`: no place).
+    pub fn player_delay(&self, player: &PlayerId) -> Option<u64> {
+        if let Some(a) = self.arrivals.get(player) {
+            return Some(a.input_delay);
+        }
+        self.roster
+            .contains(player)
+            .then(|| self.inputs.delay(player))
+    }
+
+    /// Connection `slot`'s link now fits input delay `delay`, ticks (its
+    /// driver measured the round trip). It applies from the next level on;
+    /// the running level keeps the delays it started with.
+    pub fn set_input_delay(&mut self, slot: Slot, delay: u64) {
+        if let Some(p) = self.peers.get_mut(&slot) {
+            p.input_delay = delay;
         }
     }
 

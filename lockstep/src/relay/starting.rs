@@ -42,6 +42,9 @@ impl<I: Clone + Default> Relay<I> {
             .map(|(id, p)| (id.clone(), p.name.clone()))
             .collect();
         let input_delays = self.seated_delays();
+        // The level is built with these: frozen until the next ask, though
+        // the links' delays may be refitted meanwhile.
+        self.level_delays.clone_from(&input_delays);
         self.outbox.push(RelayOutput::To(
             authority,
             RelayMessage::AskLevel {
@@ -55,7 +58,7 @@ impl<I: Clone + Default> Relay<I> {
 
     /// The level's payload came from the authority: send it to everyone.
     pub(super) fn level_payload(&mut self, payload: Arc<[u8]>, now: Duration) {
-        self.inputs.start_level(self.seated_delays());
+        self.inputs.start_level(self.level_delays.clone());
         let start = Snapshot {
             epoch: self.epoch,
             tick: 0,

@@ -83,12 +83,23 @@ impl<E: Engine> GuestSession<E> {
             }
             self.spectator = true;
         } else {
-            match delay::check_level(
-                &init.input_delays,
-                &init.roster,
-                &init.your_player_id,
-                took_up,
-            ) {
+            let checked = if init.join.is_some() && !init.roster.contains(&init.your_player_id) {
+                // A relay's joiner, entering with a later roster add.
+                delay::check_joiner(
+                    &init.input_delays,
+                    &init.roster,
+                    init.input_delay_ticks,
+                    took_up,
+                )
+            } else {
+                delay::check_level(
+                    &init.input_delays,
+                    &init.roster,
+                    &init.your_player_id,
+                    took_up,
+                )
+            };
+            match checked {
                 Ok(d) if d == init.input_delay_ticks => self.input_delay = d,
                 Ok(d) => {
                     self.end(GuestEnd::SetupFailed(format!(

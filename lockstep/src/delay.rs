@@ -20,6 +20,9 @@
 //! Fairness: the host's own players (the host player and its bots) take
 //! the smallest delay any guest has, never less than the minimum, so no one
 //! on the host's machine reacts sooner than the best-connected guest.
+//!
+//! A relay ([`crate::peer`]) fits the same way: its frames play the host's
+//! part, and every player is a guest whose link it measures.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -120,6 +123,30 @@ pub fn check_delays(
     Ok(())
 }
 
+/// Checks a relay joiner's delays: it is not in the roster yet (it enters
+/// with a later frame's roster add), so its own delay is the one its init
+/// names (`claimed`), and the level's name exactly the roster.
+///
+/// # Errors
+///
+/// As [`check_level`], or a claimed delay out of bounds, or other than the
+/// spec's for a guest that did not take up the feature.
+pub fn check_joiner(
+    delays: &BTreeMap<PlayerId, u64>,
+    roster: &[PlayerId],
+    claimed: u64,
+    took_up: bool,
+) -> Result<u64, String> {
+    check_delays(delays, roster, took_up)?;
+    if !took_up && claimed != INPUT_DELAY_TICKS {
+        return Err("a fitted input delay, which this guest did not take up".into());
+    }
+    if !(MIN_INPUT_DELAY_TICKS..=MAX_INPUT_DELAY_TICKS).contains(&claimed) {
+        return Err(format!("input delay {claimed} is out of bounds"));
+    }
+    Ok(claimed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +157,21 @@ mod tests {
             e.sample(Duration::from_millis(*ms));
         }
         e
+    }
+
+    #[test]
+    fn a_joiner_takes_its_own_claimed_delay_within_bounds() {
+        let roster = [PlayerId::new("a")];
+        let delays = BTreeMap::from([(PlayerId::new("a"), 4)]);
+        assert_eq!(check_joiner(&delays, &roster, 6, true), Ok(6));
+        assert_eq!(check_joiner(&BTreeMap::new(), &roster, 6, true), Ok(6));
+        assert!(check_joiner(&BTreeMap::new(), &roster, 6, false).is_err());
+        assert!(check_joiner(&delays, &roster, 3, false).is_err());
+        assert!(check_joiner(&delays, &roster, MAX_INPUT_DELAY_TICKS + 1, true).is_err());
+        assert_eq!(
+            check_joiner(&BTreeMap::new(), &roster, INPUT_DELAY_TICKS, false),
+            Ok(INPUT_DELAY_TICKS)
+        );
     }
 
     #[test]

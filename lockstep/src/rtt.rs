@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-/// How often the host probes each guest that takes up the `ping` feature.
+/// How often a host or relay probes each guest that takes up the `ping`
+/// feature.
 pub const PING_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Round trips measured back to back after a guest is admitted (the hello

@@ -1,0 +1,212 @@
+//! Round-trip probes and fitted input delays on a relay, as a host does
+//! them: each guest that took up `ping` is pinged on the unreliable
+//! channel (back to back until [`WARM_UP_SAMPLES`] round trips are in,
+//! then every [`PING_INTERVAL`]; one in flight, given up after
+//! [`PING_GIVE_UP`]), the hellos counting as the first round trip. Each
+//! player's delay is fitted to its link by [`crate::delay::fit`] and
+//! handed to the relay, which applies it from the next level on.
+//!
+//! Fitted delays are all or nothing, as on a host: every peer's engine
+//! must know every player's delay, so while any connection has not taken
+//! up `input-delay` every player gets the spec's fixed delay, and such a
+//! connection cannot join a level that is running on fitted delays.
+
+use std::time::Duration;
+
+use protocol::peer::{FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage};
+use protocol::tick::INPUT_DELAY_TICKS;
+
+use crate::delay;
+use crate::relay::Slot;
+use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, RttEstimate, WARM_UP_SAMPLES};
+
+use super::{Connection, PeerRelay};
+
+/// One link's probes and round-trip estimate.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Probe {
+    rtt: RttEstimate,
+    /// The ping awaiting its pong: its id and when it went.
+    in_flight: Option<(u32, Duration)>,
+    last_at: Option<Duration>,
+    sent: u32,
+}
+
+impl Probe {
+    /// When the next ping is due (in the past: at once).
+    fn next_due(&self) -> Duration {
+        let interval = if self.rtt.samples() < WARM_UP_SAMPLES {
+            Duration::ZERO
+        } else {
+            PING_INTERVAL
+        };
+        let next = self.last_at.map_or(Duration::ZERO, |t| t + interval);
+        match self.in_flight {
+            Some((_, sent)) => next.max(sent + PING_GIVE_UP),
+            None => next,
+        }
+    }
+
+    /// A ping's id if one is due at `now` (it is then in flight).
+    fn ping(&mut self, now: Duration) -> Option<u32> {
+        if now < self.next_due() {
+            return None;
+        }
+        self.sent = self.sent.wrapping_add(1);
+        self.in_flight = Some((self.sent, now));
+        self.last_at = Some(now);
+        Some(self.sent)
+    }
+
+    /// A pong: whether it answered the ping in flight (and was measured).
+    fn pong(&mut self, id: u32, now: Duration) -> bool {
+        match self.in_flight {
+            Some((expected, sent)) if expected == id => {
+                self.in_flight = None;
+                self.rtt.sample(now.saturating_sub(sent));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// One measured round trip (the hellos).
+    pub(super) fn sample(&mut self, rtt: Duration) {
+        self.rtt.sample(rtt);
+    }
+}
+
+impl Connection {
+    fn took_up(&self, feature: &str) -> bool {
+        self.features.iter().any(|f| f == feature)
+    }
+
+    /// Whether the relay probes this connection now.
+    fn probed(&self) -> bool {
+        self.admitted.is_some() && self.took_up(FEATURE_PING)
+    }
+}
+
+impl PeerRelay {
+    /// Whether this relay fits delays to links (no fixed delay set).
+    pub(super) fn fits_delays(&self) -> bool {
+        self.config.input_delay.is_none()
+    }
+
+    /// The delay a player without a fitted one gets.
+    pub(super) fn fallback_delay(&self) -> u64 {
+        self.config.input_delay.unwrap_or(INPUT_DELAY_TICKS)
+    }
+
+    /// Whether every connection (admitted or saying hello, `also`
+    /// included) takes fitted delays.
+    fn all_take_fitted(&self, also: Slot) -> bool {
+        self.connections
+            .iter()
+            .filter(|(s, c)| c.admitted.is_some() || **s == also)
+            .all(|(_, c)| c.took_up(FEATURE_INPUT_DELAY))
+    }
+
+    /// The input delay `slot`'s player gets at its next level (or as it
+    /// enters the running one).
+    pub(super) fn link_delay(&self, slot: Slot) -> u64 {
+        match self.connections.get(&slot) {
+            Some(c) if self.fits_delays() && self.all_take_fitted(slot) => delay::fit(&c.probe.rtt),
+            _ => self.fallback_delay(),
+        }
+    }
+
+    /// Hands every player's current delay to the relay.
+    pub(super) fn refit_delays(&mut self) {
+        if !self.fits_delays() {
+            return;
+        }
+        let slots: Vec<Slot> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| matches!(c.admitted, Some(Some(_))))
+            .map(|(s, _)| *s)
+            .collect();
+        for slot in slots {
+            let d = self.link_delay(slot);
+            self.relay.set_input_delay(slot, d);
+        }
+    }
+
+    /// Whether the running level has any delay but the spec's (a guest
+    /// without `input-delay` cannot join it).
+    pub(super) fn level_has_fitted_delays(&self) -> bool {
+        let asked = self.relay.level_delays().values();
+        let running = self.relay.input_delays().into_values();
+        asked
+            .copied()
+            .chain(running)
+            .any(|d| d != INPUT_DELAY_TICKS)
+    }
+
+    /// Pings every probed connection that is due one.
+    pub(super) fn send_pings(&mut self, now: Duration) {
+        if !self.fits_delays() {
+            return;
+        }
+        let mut due = Vec::new();
+        for (slot, c) in &mut self.connections {
+            if c.probed()
+                && let Some(id) = c.probe.ping(now)
+            {
+                due.push((*slot, id));
+            }
+        }
+        for (slot, id) in due {
+            self.send(slot, HostMessage::Ping { id });
+        }
+    }
+
+    /// When the next ping is due.
+    pub(super) fn next_ping_due(&self) -> Option<Duration> {
+        if !self.fits_delays() {
+            return None;
+        }
+        self.connections
+            .values()
+            .filter(|c| c.probed())
+            .map(|c| c.probe.next_due())
+            .min()
+    }
+
+    /// `slot` answered ping `id` at `now`.
+    pub(super) fn on_pong(&mut self, slot: Slot, id: u32, now: Duration) {
+        let measured = self
+            .connections
+            .get_mut(&slot)
+            .is_some_and(|c| c.probe.pong(id, now));
+        if measured {
+            self.refit_delays();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pings_go_back_to_back_until_warm_then_every_interval() {
+        let mut p = Probe::default();
+        let ms = Duration::from_millis;
+        let mut now = ms(0);
+        for _ in 0..WARM_UP_SAMPLES {
+            let id = p.ping(now).expect("due at once while warming up");
+            assert_eq!(p.ping(now), None, "one in flight");
+            now += ms(40);
+            assert!(p.pong(id, now));
+        }
+        assert_eq!(p.ping(now), None, "warm: the next waits an interval");
+        assert_eq!(p.next_due(), now - ms(40) + PING_INTERVAL);
+        assert_eq!(p.rtt.smoothed(), Some(ms(40)));
+        let id = p.ping(p.next_due()).expect("due after the interval");
+        assert!(!p.pong(id + 1, now), "a pong for another ping is ignored");
+        let lost_at = p.next_due();
+        assert!(p.ping(lost_at).is_some(), "a lost ping is given up");
+    }
+}
