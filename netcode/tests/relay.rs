@@ -624,3 +624,105 @@ fn delays_are_fitted_for_everyone_or_no_one() {
     s.run_until(mins(20));
     assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
 }
+
+/// A connection that keeps losing the vote is rebuilt at most
+/// `MAX_RESYNCS` times, then closed: each rebuild sends the whole log, so
+/// a peer that forges bad hash reports cannot make the relay send it over
+/// and over. The others finish.
+#[test]
+fn a_peer_that_keeps_losing_the_vote_is_closed_after_its_rebuilds() {
+    let mut s = Session::new(config(3, 1));
+    for name in ["ann", "bo", "cy"] {
+        s.join(name);
+    }
+    s.run_until(Duration::from_secs(25));
+    let forger = s.slot(false);
+    for round in 0..=lockstep::peer::MAX_RESYNCS {
+        // A hash for a tick already judged, that no one else reported.
+        let tick = (s.relay.relay().next_tick() / 10 - 3) * 10;
+        let forged = format!(
+            "{{\"type\":\"hash-report\",\"tick\":{tick},\"levelEpoch\":1,\"hash\":\"00000000000000{round:02}\"}}"
+        );
+        s.relay.message(forger, &forged, s.now);
+        s.flush();
+        let until = s.now + Duration::from_secs(8);
+        s.run_until(until);
+    }
+    assert_eq!(s.desyncs(), lockstep::peer::MAX_RESYNCS as usize + 1);
+    let g = s.guests[forger].as_ref().expect("the forger's guest");
+    assert_eq!(g.stats().resyncs, u64::from(lockstep::peer::MAX_RESYNCS));
+    s.run_until(mins(20));
+    assert!(
+        !matches!(
+            s.guests[forger].as_ref().and_then(Guest::ended),
+            Some(GuestEnd::Ended(EndReason::Completed))
+        ),
+        "the forger was closed"
+    );
+    assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
+}
+
+/// A spectator who came in during level 1 follows the level change as the
+/// players do (a transition, not a second session init) and ends on their
+/// hash; a player who arrives while level 1 is being built enters it from
+/// its tick-0 state with its own fitted delay.
+#[test]
+fn a_spectator_follows_a_level_change_and_a_player_arriving_mid_build_enters() {
+    let mut s = Session::new(config(2, 2));
+    s.join("ann");
+    s.join("bo");
+    while s.relay.relay().phase() != lockstep::relay::RelayPhase::Asking {
+        let step = s.now + Duration::from_millis(5);
+        s.run_until(step);
+        assert!(
+            s.now < Duration::from_secs(10),
+            "the relay asks for level 1"
+        );
+    }
+    // Without `ping` it is taken in at once (no link to measure first).
+    let mid_build = s.join_as(
+        GuestConfig {
+            display_name: "cy".into(),
+            features: GuestConfig::default()
+                .features
+                .into_iter()
+                .filter(|f| f != protocol::peer::FEATURE_PING)
+                .collect(),
+            ..GuestConfig::default()
+        },
+        link_of(40, 8),
+    );
+    s.run_until(Duration::from_secs(20));
+    let watcher = s.join_as(
+        GuestConfig {
+            display_name: "eve".into(),
+            spectate: true,
+            ..GuestConfig::default()
+        },
+        link_of(40, 9),
+    );
+    s.run_until(mins(40));
+    assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
+    assert_eq!(
+        s.relay_events(|e| matches!(e, RelayEvent::LevelEnded { .. })),
+        2
+    );
+    let w = s.guests[watcher].as_ref().expect("the spectator");
+    assert!(w.is_spectator());
+    assert_eq!(w.stats().transitions, 1, "{:?}", w.ended());
+    let c = s.guests[mid_build].as_ref().expect("the mid-build player");
+    assert_eq!(c.joined_at().map(|j| j.1), Some(0), "from the tick-0 state");
+    assert_eq!(c.input_delay(), 3, "unmeasured: the spec's delay");
+    let finals: Vec<(u64, u64)> = s
+        .guests
+        .iter()
+        .flatten()
+        .map(|g| {
+            assert_eq!(g.ended(), Some(&GuestEnd::Ended(EndReason::Completed)));
+            let e = g.engine().expect("a level");
+            (e.tick(), e.world_hash())
+        })
+        .collect();
+    assert_eq!(finals.len(), 4);
+    assert!(finals.iter().all(|f| *f == finals[0]), "{finals:?}");
+}

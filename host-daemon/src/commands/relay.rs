@@ -9,10 +9,10 @@ use anyhow::{Context, bail};
 use clap::Args;
 use engine::Difficulty;
 use lockstep::peer::PeerRelayConfig;
-use lockstep::relay::{DEFAULT_SNAPSHOT_INTERVAL, RelayConfig};
+use lockstep::relay::{DEFAULT_SNAPSHOT_INTERVAL, MAX_SNAPSHOT_INTERVAL, RelayConfig};
 use netcode::host::{DEFAULT_MAX_SPECTATORS, HostConfig};
 use netcode::plan::GeneratedCampaign;
-use protocol::tick::MAX_INPUT_DELAY_TICKS;
+use protocol::tick::{MAX_INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS};
 
 use super::host::{runtime, serve_metrics_at};
 use super::ice::IceArgs;
@@ -91,13 +91,12 @@ pub struct RelayArgs {
 /// The hosting configuration the flags describe.
 pub fn relaying_config(a: &RelayArgs) -> anyhow::Result<HostingConfig> {
     let difficulty = Difficulty::parse(&a.difficulty).context("unknown --difficulty")?;
-    if a.input_delay
-        .is_some_and(|d| !(1..=MAX_INPUT_DELAY_TICKS).contains(&d))
-    {
-        bail!("--input-delay must be between 1 and {MAX_INPUT_DELAY_TICKS}");
+    let delays = MIN_INPUT_DELAY_TICKS..=MAX_INPUT_DELAY_TICKS;
+    if a.input_delay.is_some_and(|d| !delays.contains(&d)) {
+        bail!("--input-delay must be between {MIN_INPUT_DELAY_TICKS} and {MAX_INPUT_DELAY_TICKS}");
     }
-    if a.snapshot_every < 30 {
-        bail!("--snapshot-every must be at least 30 ticks");
+    if !(30..=MAX_SNAPSHOT_INTERVAL).contains(&a.snapshot_every) {
+        bail!("--snapshot-every must be between 30 and {MAX_SNAPSHOT_INTERVAL} ticks");
     }
     let start_when = a.start_when.max(1);
     if (a.max_players as usize) < start_when {

@@ -212,8 +212,12 @@ impl PeerRelay {
             return;
         };
         let (had, player) = (conn.has_epoch, conn.admitted.clone().flatten());
+        let in_roster = player
+            .as_ref()
+            .is_some_and(|me| level.payload.roster.contains(me));
         match player {
-            Some(me) if had == 0 && level_epoch == 1 => {
+            // In the first level's roster from the start.
+            Some(me) if had == 0 && level_epoch == 1 && in_roster => {
                 let p = &level.payload;
                 let init = SessionInit {
                     roster: p.roster.clone(),
@@ -243,7 +247,8 @@ impl PeerRelay {
                 }
                 self.send(slot, HostMessage::MapEnd(end));
             }
-            Some(_) if had > 0 => {
+            // Anyone who had the previous level, spectators included.
+            _ if had > 0 => {
                 let payload = serde_json::to_string(&level.payload).unwrap_or_default();
                 let (chunks, end) = split(&payload);
                 self.send(
@@ -261,8 +266,10 @@ impl PeerRelay {
                 }
                 self.send(slot, HostMessage::LevelTransitionEnd { level_epoch, end });
             }
-            // A spectator, or a player new to the session after level 1:
-            // the level's tick-0 state, as a late joiner gets it.
+            // A new spectator, a player new to the session after level 1,
+            // or one admitted while level 1 was being built (not in its
+            // roster; it enters with a roster add): the level's tick-0
+            // state, as a late joiner gets it.
             _ => {
                 let roster = level
                     .payload
@@ -302,10 +309,20 @@ impl PeerRelay {
         } else {
             String::from_utf8_lossy(&catch_up.base.payload).into_owned()
         };
-        let in_place = self.connections.get(&slot).is_some_and(|c| {
-            c.has_epoch == epoch && c.features.iter().any(|f| f == FEATURE_RESYNC)
-        });
+        let Some(conn) = self.connections.get_mut(&slot) else {
+            return;
+        };
+        let running = conn.has_epoch == epoch;
+        let in_place = running
+            && conn.features.iter().any(|f| f == FEATURE_RESYNC)
+            && conn.resyncs < MAX_RESYNCS;
+        if running && !in_place {
+            // It cannot take a second session init, or has been rebuilt
+            // too often (each catch-up is the whole log): `pump` closes it.
+            return;
+        }
         if in_place {
+            conn.resyncs += 1;
             // A running guest of this level: the marker on the input
             // channel tells it where the bundle stream restarts.
             self.send(
@@ -403,6 +420,12 @@ impl PeerRelay {
         }
     }
 }
+
+/// In-place rebuilds one connection gets; a connection that desyncs again
+/// after them is closed (it may rejoin with its token). Each rebuild sends
+/// the whole log, so a peer that keeps losing the vote, by fault or on
+/// purpose, cannot make the relay send it over and over.
+pub const MAX_RESYNCS: u32 = 3;
 
 /// A frame as the peer protocol's tick bundle.
 fn bundle(frame: &Frame<InputSnapshot>) -> TickInputBundle {

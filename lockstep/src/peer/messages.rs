@@ -18,6 +18,17 @@ use crate::relay::{Entry, Refusal, Slot};
 
 use super::{Hello, LevelRecord, PeerEvent, PeerOutput, PeerRelay};
 
+/// What a hello asked a connection to be.
+#[derive(Clone, Debug)]
+pub(super) enum Asked {
+    /// A watcher, with its name.
+    Spectator(String),
+    /// A player of the level back with its token.
+    Resume(PlayerId),
+    /// A new player, with its name.
+    Player(String),
+}
+
 impl PeerRelay {
     pub(super) fn bad(&mut self, slot: Slot, why: String) {
         self.events.push(PeerEvent::BadMessage(slot, why));
@@ -49,7 +60,12 @@ impl PeerRelay {
                 },
                 now,
             ),
-            GuestMessage::SetupAck => self.relay.loaded(slot, epoch),
+            GuestMessage::SetupAck => {
+                // For the level it was last sent, which a resync's ack can
+                // trail (the relay may have moved on since).
+                let sent = self.connections.get(&slot).map_or(0, |c| c.has_epoch);
+                self.relay.loaded(slot, sent);
+            }
             GuestMessage::LevelTransitionAck { level_epoch } => {
                 self.relay.loaded(slot, level_epoch)
             }
@@ -77,6 +93,12 @@ impl PeerRelay {
                 Err(_) => self.bad(slot, format!("hash {hash:?} is not hex")),
             },
             GuestMessage::RelayLevel { level_epoch, level } => {
+                let asked = self.delays_for(self.relay.level_delays());
+                if level.payload.input_delays != asked {
+                    // An answer to an earlier ask, built for other delays.
+                    self.bad(slot, "a level built for other input delays".into());
+                    return;
+                }
                 let Ok(json) = serde_json::to_string(&level) else {
                     return;
                 };
@@ -144,7 +166,7 @@ impl PeerRelay {
         let Some(conn) = self.connections.get_mut(&slot) else {
             return;
         };
-        if conn.admitted.is_some() {
+        if conn.admitted.is_some() || conn.warming.is_some() {
             return;
         }
         if build != self.config.build_version || protocol_version != PEER_PROTOCOL_VERSION {
@@ -177,17 +199,36 @@ impl PeerRelay {
         }
         conn.features = features;
         conn.name.clone_from(&name);
-        let input_delay = self.link_delay(slot);
         let resumes = resume.as_deref().and_then(|t| self.resumed_player(t));
-        let entry = match (spectate, resumes) {
-            (true, _) => Entry::Spectator { name },
-            (false, Some(player)) => Entry::Resume {
+        let asked = match (spectate, resumes) {
+            (true, _) => Asked::Spectator(name),
+            (false, Some(player)) => Asked::Resume(player),
+            // A token that resumes nothing (the player was removed): a
+            // late joiner.
+            (false, None) => Asked::Player(name),
+        };
+        if let (Asked::Player(name), Some(conn)) = (&asked, self.connections.get_mut(&slot))
+            && self.config.input_delay.is_none()
+            && conn.probe_warming()
+        {
+            // Its delay is fitted once its link is measured (see `probes`).
+            conn.warming = Some((name.clone(), now));
+            return;
+        }
+        self.take_in(slot, asked, now);
+    }
+
+    /// Hands connection `slot` to the relay as what its hello asked to be,
+    /// with its link's delay as measured now.
+    pub(super) fn take_in(&mut self, slot: Slot, asked: Asked, now: Duration) {
+        let input_delay = self.link_delay(slot);
+        let entry = match asked {
+            Asked::Spectator(name) => Entry::Spectator { name },
+            Asked::Resume(player) => Entry::Resume {
                 player,
                 input_delay,
             },
-            // A token that resumes nothing (the player was removed): a
-            // late joiner.
-            (false, None) => Entry::Player { name, input_delay },
+            Asked::Player(name) => Entry::Player { name, input_delay },
         };
         match self.relay.admit(slot, entry, now) {
             Ok(player) => {

@@ -29,6 +29,7 @@ use protocol::wire::WireFormat;
 
 use crate::budget::{GuestBudget, GuestBudgetPolicy};
 mod delivery;
+pub use delivery::MAX_RESYNCS;
 mod messages;
 mod probes;
 
@@ -168,6 +169,11 @@ struct Connection {
     budget: GuestBudget,
     /// Its round trip, for a fitted delay.
     probe: probes::Probe,
+    /// A new player's hello waiting for its link to be measured: its name
+    /// and when it came.
+    warming: Option<(String, Duration)>,
+    /// Times it was rebuilt in place after a desync.
+    resyncs: u32,
 }
 
 /// A relay session for campfire's peers.
@@ -251,13 +257,16 @@ impl PeerRelay {
         let hello = self
             .connections
             .values()
-            .filter(|c| c.admitted.is_none())
+            .filter(|c| c.admitted.is_none() && c.warming.is_none())
             .map(|c| c.opened_at + self.config.hello_timeout)
             .min();
-        [self.relay.next_wakeup(), hello, self.next_ping_due()]
-            .into_iter()
-            .flatten()
-            .min()
+        let wakeups = [
+            self.relay.next_wakeup(),
+            hello,
+            self.next_ping_due(),
+            self.next_warm_up_limit(),
+        ];
+        wakeups.into_iter().flatten().min()
     }
 
     /// Runs whatever is due: connections silent past the hello timeout
@@ -266,7 +275,8 @@ impl PeerRelay {
         let silent: Vec<Slot> = self
             .connections
             .iter()
-            .filter(|(_, c)| c.admitted.is_none() && now >= c.opened_at + self.config.hello_timeout)
+            .filter(|(_, c)| c.admitted.is_none() && c.warming.is_none())
+            .filter(|(_, c)| now >= c.opened_at + self.config.hello_timeout)
             .map(|(s, _)| *s)
             .collect();
         for slot in silent {
@@ -276,6 +286,7 @@ impl PeerRelay {
             );
             self.refuse(slot, RefusalReason::BadHandshake, detail);
         }
+        self.admit_warmed(now);
         self.send_pings(now);
         self.relay.poll(now);
         self.pump();
@@ -311,6 +322,8 @@ impl PeerRelay {
                 opened_at: now,
                 budget: GuestBudget::new(&self.config.guest_budget, now),
                 probe: probes::Probe::default(),
+                warming: None,
+                resyncs: 0,
             },
         );
         self.send(

@@ -4,7 +4,10 @@
 //! then every [`PING_INTERVAL`]; one in flight, given up after
 //! [`PING_GIVE_UP`]), the hellos counting as the first round trip. Each
 //! player's delay is fitted to its link by [`crate::delay::fit`] and
-//! handed to the relay, which applies it from the next level on.
+//! handed to the relay, which applies it from the next level on. As on a
+//! host, a new player is taken in once its link is measured, or after
+//! [`WARM_UP_LIMIT`]: a session's start and a late joiner's delay then
+//! come from several round trips, not from the hellos alone.
 //!
 //! Fitted delays are all or nothing, as on a host: every peer's engine
 //! must know every player's delay, so while any connection has not taken
@@ -18,8 +21,9 @@ use protocol::tick::INPUT_DELAY_TICKS;
 
 use crate::delay;
 use crate::relay::Slot;
-use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, RttEstimate, WARM_UP_SAMPLES};
+use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, RttEstimate, WARM_UP_LIMIT, WARM_UP_SAMPLES};
 
+use super::messages::Asked;
 use super::{Connection, PeerRelay};
 
 /// One link's probes and round-trip estimate.
@@ -74,6 +78,11 @@ impl Probe {
     pub(super) fn sample(&mut self, rtt: Duration) {
         self.rtt.sample(rtt);
     }
+
+    /// Whether enough round trips are in to fit a delay.
+    fn warm(&self) -> bool {
+        self.rtt.samples() >= WARM_UP_SAMPLES
+    }
 }
 
 impl Connection {
@@ -83,7 +92,13 @@ impl Connection {
 
     /// Whether the relay probes this connection now.
     fn probed(&self) -> bool {
-        self.admitted.is_some() && self.took_up(FEATURE_PING)
+        (self.admitted.is_some() || self.warming.is_some()) && self.took_up(FEATURE_PING)
+    }
+
+    /// Whether its link is still being measured (it took up `ping` and
+    /// fewer than [`WARM_UP_SAMPLES`] round trips are in).
+    pub(super) fn probe_warming(&self) -> bool {
+        self.took_up(FEATURE_PING) && !self.probe.warm()
     }
 }
 
@@ -133,15 +148,16 @@ impl PeerRelay {
         }
     }
 
-    /// Whether the running level has any delay but the spec's (a guest
-    /// without `input-delay` cannot join it).
+    /// Whether the level being built or running, or a player entering
+    /// it, has any delay but the spec's (a guest without `input-delay`
+    /// cannot join it).
     pub(super) fn level_has_fitted_delays(&self) -> bool {
-        let asked = self.relay.level_delays().values();
-        let running = self.relay.input_delays().into_values();
-        asked
-            .copied()
-            .chain(running)
-            .any(|d| d != INPUT_DELAY_TICKS)
+        let asked = self.relay.level_delays().values().copied();
+        let placed = self
+            .relay
+            .places()
+            .filter_map(|p| self.relay.player_delay(p));
+        asked.chain(placed).any(|d| d != INPUT_DELAY_TICKS)
     }
 
     /// Pings every probed connection that is due one.
@@ -182,7 +198,35 @@ impl PeerRelay {
             .is_some_and(|c| c.probe.pong(id, now));
         if measured {
             self.refit_delays();
+            self.admit_warmed(now);
         }
+    }
+
+    /// Admits the players whose links are measured, or whose warm-up
+    /// took [`WARM_UP_LIMIT`] (a link that slow gets a large delay).
+    pub(super) fn admit_warmed(&mut self, now: Duration) {
+        let ready: Vec<(Slot, String)> = self
+            .connections
+            .iter()
+            .filter_map(|(slot, c)| {
+                let (name, since) = c.warming.as_ref()?;
+                (c.probe.warm() || now >= *since + WARM_UP_LIMIT).then(|| (*slot, name.clone()))
+            })
+            .collect();
+        for (slot, name) in ready {
+            if let Some(c) = self.connections.get_mut(&slot) {
+                c.warming = None;
+            }
+            self.take_in(slot, Asked::Player(name), now);
+        }
+    }
+
+    /// When a warming connection is admitted at the latest.
+    pub(super) fn next_warm_up_limit(&self) -> Option<Duration> {
+        self.connections
+            .values()
+            .filter_map(|c| c.warming.as_ref().map(|(_, since)| *since + WARM_UP_LIMIT))
+            .min()
     }
 }
 

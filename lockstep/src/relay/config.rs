@@ -18,6 +18,11 @@ pub type Slot = usize;
 /// configured otherwise.
 pub const DEFAULT_SNAPSHOT_INTERVAL: u64 = 600;
 
+/// The longest snapshot interval a relay should be given, ticks (a
+/// minute): a guest holds at most three minutes of bundles while a
+/// catch-up's state is on its way, and a catch-up can carry two intervals.
+pub const MAX_SNAPSHOT_INTERVAL: u64 = 1_800;
+
 /// What a relay is configured with.
 #[derive(Clone, Debug)]
 pub struct RelayConfig {

@@ -36,8 +36,8 @@ use std::time::Duration;
 use protocol::input::PlayerId;
 
 pub use config::{
-    DEFAULT_SNAPSHOT_INTERVAL, Entry, Refusal, RelayConfig, RelayEnd, RelayEvent, RelayMessage,
-    RelayOutput, RelayStats, Slot,
+    DEFAULT_SNAPSHOT_INTERVAL, Entry, MAX_SNAPSHOT_INTERVAL, Refusal, RelayConfig, RelayEnd,
+    RelayEvent, RelayMessage, RelayOutput, RelayStats, Slot,
 };
 
 use crate::frame::Arrival;

@@ -18,9 +18,10 @@ use super::{AppliedTick, GuestEnd, GuestEvent, GuestFault, GuestSession, Phase};
 /// fast-forward loop).
 const MAX_CATCH_UP_PER_POLL: usize = 256;
 
-/// Bundles a late joiner holds while its state is still on the way (30 s
-/// of ticks); a transfer slower than that fails the join.
-const MAX_HELD_WHILE_JOINING: usize = 900;
+/// Bundles a late joiner holds while its state is still on the way (three
+/// minutes of ticks, more than a relay's longest catch-up); a transfer
+/// slower than that fails the join.
+const MAX_HELD_WHILE_JOINING: usize = super::resync::MAX_HELD_WHILE_RESYNCING;
 
 impl<E: Engine> GuestSession<E> {
     pub(super) fn on_bundle(&mut self, b: TickInputBundle, now: Duration) {

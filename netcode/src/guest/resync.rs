@@ -20,8 +20,10 @@ use protocol::peer::{FEATURE_RESYNC, SessionInit};
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};
 
-/// Bundles held while a resync's halves are on their way (30 s of ticks).
-pub(super) const MAX_HELD_WHILE_RESYNCING: usize = 900;
+/// Bundles held while a resync's halves are on their way: three minutes
+/// of ticks, well over a relay's longest catch-up (its log holds at most
+/// two snapshot intervals, of at most 1,800 ticks each, plus 120).
+pub(super) const MAX_HELD_WHILE_RESYNCING: usize = 5_400;
 
 /// Where an in-place rebuild stands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -41,10 +43,14 @@ impl<E: Engine> GuestSession<E> {
     /// The relay's marker: the bundle stream restarts at `tick` of
     /// `level_epoch`.
     pub(super) fn on_resync_marker(&mut self, level_epoch: u32, tick: u64) {
-        if !self.features.has(FEATURE_RESYNC) || self.me.is_none() && !self.spectator {
+        if !self.features.has(FEATURE_RESYNC)
+            || self.me.is_none() && !self.spectator
+            || level_epoch < self.level_epoch
+        {
             self.stats.bad_messages += 1;
             self.events.push(GuestEvent::BadMessage(
-                "a resync this guest did not take up, or before its setup".into(),
+                "a resync this guest did not take up, before its setup, or for an earlier level"
+                    .into(),
             ));
             return;
         }
@@ -69,11 +75,20 @@ impl<E: Engine> GuestSession<E> {
             && (self.spectator || self.me.as_ref() == Some(&init.your_player_id))
     }
 
-    /// A resync's init was taken: its state is on its way.
+    /// A resync's init was taken: its state is on its way. What belonged
+    /// to the world being replaced goes: a wait for a transition (the
+    /// relay sends none for a level before it rebuilds a peer in it), a
+    /// transition half received, smoothing offsets, an authority's kept
+    /// snapshot and unanswered ask.
     pub(super) fn resync_state_coming(&mut self) {
         let mut state = self.resync.unwrap_or_default();
         state.rebuilt = false;
         self.resync = Some(state);
+        self.fell_behind_since = None;
+        self.transition = None;
+        self.render_offsets.clear();
+        self.authority.kept = None;
+        self.authority.asked = None;
     }
 
     /// The engine was rebuilt from a join point's state.
