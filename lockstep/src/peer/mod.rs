@@ -11,7 +11,8 @@
 //!
 //! Here: the relay's configuration, outputs and events and the calls its
 //! driver makes; `messages` handles what guests send, `delivery` what the
-//! relay sends them.
+//! relay sends them (and a desynced guest's in-place rebuild), `probes`
+//! the round trips and the input delays fitted to them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
