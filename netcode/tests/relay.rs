@@ -170,6 +170,25 @@ impl Session {
         }
     }
 
+    /// Every living guest's engine at the end: `(tick, world hash)`.
+    fn finals(&self) -> Vec<(u64, u64)> {
+        self.guests
+            .iter()
+            .flatten()
+            .map(|g| {
+                let e = g.engine().expect("a level");
+                (e.tick(), e.world_hash())
+            })
+            .collect()
+    }
+
+    /// Asserts that every living guest saw the session complete.
+    fn assert_all_completed(&self) {
+        for g in self.guests.iter().flatten() {
+            assert_eq!(g.ended(), Some(&GuestEnd::Ended(EndReason::Completed)));
+        }
+    }
+
     fn desyncs(&self) -> usize {
         self.events
             .iter()
@@ -246,16 +265,8 @@ fn three_bots_finish_a_level_after_the_authority_dies_and_a_fourth_joins_by_snap
     );
     assert_eq!(s.desyncs(), 0);
     assert_eq!(s.relay.relay().stats().handovers, 1);
-    let finals: Vec<(u64, u64)> = s
-        .guests
-        .iter()
-        .flatten()
-        .map(|g| {
-            assert_eq!(g.ended(), Some(&GuestEnd::Ended(EndReason::Completed)));
-            let e = g.engine().expect("a level");
-            (e.tick(), e.world_hash())
-        })
-        .collect();
+    s.assert_all_completed();
+    let finals = s.finals();
     assert_eq!(finals.len(), 3);
     assert!(finals.iter().all(|f| *f == finals[0]), "{finals:?}");
     let joined = s.guests[late].as_ref().and_then(|g| g.joined_at());
@@ -490,15 +501,7 @@ fn a_desynced_bot_is_rebuilt_in_place_and_finishes_with_everyone_elses_hash() {
             Some(&GuestEnd::Ended(EndReason::Completed)),
             "{what}"
         );
-        let finals: Vec<(u64, u64)> = s
-            .guests
-            .iter()
-            .flatten()
-            .map(|g| {
-                let e = g.engine().expect("a level");
-                (e.tick(), e.world_hash())
-            })
-            .collect();
+        let finals = s.finals();
         assert_eq!(finals.len(), 3, "{what}");
         assert!(finals.iter().all(|f| *f == finals[0]), "{finals:?} {what}");
         assert_eq!(
@@ -507,6 +510,16 @@ fn a_desynced_bot_is_rebuilt_in_place_and_finishes_with_everyone_elses_hash() {
             "every desync was answered with a catch-up: {what}"
         );
     }
+}
+
+/// A bot guest named `name` that does not take up `feature`.
+fn lacking(name: &str, feature: &str) -> GuestConfig {
+    let mut config = GuestConfig {
+        display_name: name.into(),
+        ..GuestConfig::default()
+    };
+    config.features.retain(|f| f != feature);
+    config
 }
 
 /// A guest over a link `latency_ms` each way (a little jitter).
@@ -530,16 +543,8 @@ fn near_and_far(input_delay: Option<u64>) -> Session {
     s.join_over("far", None, link_of(120, 2));
     s.run_until(mins(20));
     assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
-    let finals: Vec<(u64, u64)> = s
-        .guests
-        .iter()
-        .flatten()
-        .map(|g| {
-            assert_eq!(g.ended(), Some(&GuestEnd::Ended(EndReason::Completed)));
-            let e = g.engine().expect("a level");
-            (e.tick(), e.world_hash())
-        })
-        .collect();
+    s.assert_all_completed();
+    let finals = s.finals();
     assert_eq!(finals[0], finals[1]);
     s
 }
@@ -582,15 +587,7 @@ fn each_player_gets_the_delay_its_link_fits() {
 /// on fitted delays, such a guest is refused with a reason.
 #[test]
 fn delays_are_fitted_for_everyone_or_no_one() {
-    let without = GuestConfig {
-        display_name: "old".into(),
-        features: GuestConfig::default()
-            .features
-            .into_iter()
-            .filter(|f| f != protocol::peer::FEATURE_INPUT_DELAY)
-            .collect(),
-        ..GuestConfig::default()
-    };
+    let without = lacking("old", protocol::peer::FEATURE_INPUT_DELAY);
     let mut s = Session::new(config(2, 1));
     s.join_over("far", None, link_of(120, 3));
     s.join_as(without.clone(), link_of(10, 4));
@@ -680,18 +677,7 @@ fn a_spectator_follows_a_level_change_and_a_player_arriving_mid_build_enters() {
         );
     }
     // Without `ping` it is taken in at once (no link to measure first).
-    let mid_build = s.join_as(
-        GuestConfig {
-            display_name: "cy".into(),
-            features: GuestConfig::default()
-                .features
-                .into_iter()
-                .filter(|f| f != protocol::peer::FEATURE_PING)
-                .collect(),
-            ..GuestConfig::default()
-        },
-        link_of(40, 8),
-    );
+    let mid_build = s.join_as(lacking("cy", protocol::peer::FEATURE_PING), link_of(40, 8));
     s.run_until(Duration::from_secs(20));
     let watcher = s.join_as(
         GuestConfig {
@@ -713,16 +699,8 @@ fn a_spectator_follows_a_level_change_and_a_player_arriving_mid_build_enters() {
     let c = s.guests[mid_build].as_ref().expect("the mid-build player");
     assert_eq!(c.joined_at().map(|j| j.1), Some(0), "from the tick-0 state");
     assert_eq!(c.input_delay(), 3, "unmeasured: the spec's delay");
-    let finals: Vec<(u64, u64)> = s
-        .guests
-        .iter()
-        .flatten()
-        .map(|g| {
-            assert_eq!(g.ended(), Some(&GuestEnd::Ended(EndReason::Completed)));
-            let e = g.engine().expect("a level");
-            (e.tick(), e.world_hash())
-        })
-        .collect();
+    s.assert_all_completed();
+    let finals = s.finals();
     assert_eq!(finals.len(), 4);
     assert!(finals.iter().all(|f| *f == finals[0]), "{finals:?}");
 }

@@ -31,7 +31,7 @@ impl PeerRelay {
         let compact = self
             .connections
             .get(&slot)
-            .is_some_and(|c| c.features.iter().any(|f| f == FEATURE_COMPACT));
+            .is_some_and(|c| c.took_up(FEATURE_COMPACT));
         if compact {
             WireFormat::Compact
         } else {
@@ -313,9 +313,7 @@ impl PeerRelay {
             return;
         };
         let running = conn.has_epoch == epoch;
-        let in_place = running
-            && conn.features.iter().any(|f| f == FEATURE_RESYNC)
-            && conn.resyncs < MAX_RESYNCS;
+        let in_place = running && conn.took_up(FEATURE_RESYNC) && conn.resyncs < MAX_RESYNCS;
         if running && !in_place {
             // It cannot take a second session init, or has been rebuilt
             // too often (each catch-up is the whole log): `pump` closes it.

@@ -86,7 +86,8 @@ impl Probe {
 }
 
 impl Connection {
-    fn took_up(&self, feature: &str) -> bool {
+    /// Whether its hello took up `feature`.
+    pub(super) fn took_up(&self, feature: &str) -> bool {
         self.features.iter().any(|f| f == feature)
     }
 
@@ -136,14 +137,26 @@ impl PeerRelay {
         if !self.fits_delays() {
             return;
         }
-        let slots: Vec<Slot> = self
+        // Every admitted connection counts alike: one answer for all.
+        let fitted = self
+            .connections
+            .values()
+            .filter(|c| c.admitted.is_some())
+            .all(|c| c.took_up(FEATURE_INPUT_DELAY));
+        let delays: Vec<(Slot, u64)> = self
             .connections
             .iter()
             .filter(|(_, c)| matches!(c.admitted, Some(Some(_))))
-            .map(|(s, _)| *s)
+            .map(|(s, c)| {
+                let d = if fitted {
+                    delay::fit(&c.probe.rtt)
+                } else {
+                    self.fallback_delay()
+                };
+                (*s, d)
+            })
             .collect();
-        for slot in slots {
-            let d = self.link_delay(slot);
+        for (slot, d) in delays {
             self.relay.set_input_delay(slot, d);
         }
     }
