@@ -282,10 +282,24 @@ pub async fn claim(
     }
 }
 
-/// Keeps the session alive from `now` (a host's poll within its budget):
-/// stored and listed with its new expiry.
-pub async fn refresh(state: &AppState, code: &SessionCode, now: Millis) -> Result<(), AppError> {
+/// How far a poll must move a session's expiry before it is written: a
+/// poll within a second of the host's last write (the poll a host starts
+/// right after publishing its offer) leaves the stored expiry as it is.
+pub const REFRESH_STEP_MS: Millis = 1_000;
+
+/// Keeps the session `current` alive from `now` (a host's poll within its
+/// budget): stored and listed with its new expiry, unless that would move
+/// the expiry by less than [`REFRESH_STEP_MS`].
+pub async fn refresh(
+    state: &AppState,
+    current: &SessionRecord,
+    now: Millis,
+) -> Result<(), AppError> {
     let expires_at = state.expiry_from(now);
+    if expires_at.saturating_sub(current.expires_at) < REFRESH_STEP_MS {
+        return Ok(());
+    }
+    let code = &current.code;
     if state.store.refresh(code, expires_at, now).await? {
         state.lobby.touch(code, expires_at);
     }

@@ -675,6 +675,33 @@ async fn sessions_expire_by_ttl_on_the_injected_clock() {
 }
 
 #[tokio::test]
+async fn a_poll_moves_the_expiry_in_steps_of_a_second() {
+    let srv = TestServer::start_with(|c| c.session_ttl = 60).await;
+    let (code, token) = srv.create().await;
+    let code_typed: protocol::code::SessionCode = code.parse().unwrap();
+    let expiry = || async {
+        let now = srv.state.now();
+        let record = srv.state.store.get(&code_typed, now).await.unwrap();
+        record.expect("the session is live").expires_at
+    };
+    let created = expiry().await;
+
+    // The poll a host starts right after its offer leaves the expiry as it is.
+    srv.clock.advance_ms(999);
+    assert_eq!(srv.poll(&code, &token, 1, 0).await.status(), 204);
+    assert_eq!(
+        expiry().await,
+        created,
+        "a poll within a second writes nothing"
+    );
+
+    // One that moves it by a second or more writes it.
+    srv.clock.advance_ms(1);
+    assert_eq!(srv.poll(&code, &token, 1, 0).await.status(), 204);
+    assert_eq!(expiry().await, created + 1_000);
+}
+
+#[tokio::test]
 async fn sessions_survive_a_restart() {
     let mut srv = TestServer::start().await;
     let (code, token) = srv.create().await;

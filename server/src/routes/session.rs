@@ -325,7 +325,7 @@ pub async fn get_answer(
         .try_take(code.clone(), state.config.max_long_polls_per_session)
         .ok_or_else(|| AppError::rate_limited("open answer long-polls of this session", 1))?;
     // Only a poll within its budget keeps the session alive.
-    sessions::refresh(&state, &code, now).await?;
+    sessions::refresh(&state, &current, now).await?;
     let wait = Duration::from_millis(asked.min(state.config.max_wait_ms));
     let deadline = tokio::time::Instant::now() + wait;
 
