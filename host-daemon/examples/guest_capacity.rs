@@ -5,7 +5,8 @@
 //! no engine (one of its guests is the authority). Once every session runs, the
 //! daemon's metrics and `/proc` are sampled across a window: p99 tick
 //! lateness (from the histogram's bucket deltas), daemon CPU, guests' CPU,
-//! RSS per guest and bytes sent per guest per second. One JSON line per
+//! RSS per guest, bytes sent per guest per second and UDP datagrams (both
+//! directions, from /proc/net/snmp) per guest per second. One JSON line per
 //! guest count. Guests run under `nice -n 19`, so the daemon is served
 //! first, as it would be with its guests on other machines.
 //!
@@ -29,7 +30,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use proc_stat::{cpu_seconds, rss_kib};
+use proc_stat::{cpu_seconds, rss_kib, udp_datagrams_sent};
 
 /// Guests per session.
 const PER_SESSION: usize = 4;
@@ -255,6 +256,7 @@ fn run(bin: &Path, mode: &str, swarm: bool, guests: usize) -> serde_json::Value 
     let all_in = t_join.elapsed();
     std::thread::sleep(WARM_UP);
     let m0 = scrape(&metrics);
+    let udp0 = udp_datagrams_sent();
     let (d0, g0, t0) = (
         cpu_seconds(&pid.to_string()),
         guest_pids
@@ -265,6 +267,7 @@ fn run(bin: &Path, mode: &str, swarm: bool, guests: usize) -> serde_json::Value 
     );
     std::thread::sleep(WINDOW);
     let m1 = scrape(&metrics);
+    let udp1 = udp_datagrams_sent();
     let (d1, g1, wall) = (
         cpu_seconds(&pid.to_string()),
         guest_pids
@@ -291,6 +294,8 @@ fn run(bin: &Path, mode: &str, swarm: bool, guests: usize) -> serde_json::Value 
         "daemonRssMiB": rss as f64 / 1024.0,
         "rssPerGuestKiB": (rss.saturating_sub(idle_rss)) as f64 / guests as f64,
         "bytesPerGuestPerSecond": d("campfire_daemon_sent_bytes_total") / wall / guests as f64,
+        // Both directions: the daemon's and the guests' datagrams alike.
+        "udpDatagramsPerGuestPerSecond": udp1.saturating_sub(udp0) as f64 / wall / guests as f64,
         "heldInputsPerSecond": d("campfire_daemon_held_inputs_total") / wall,
         "heldInputsFraction": d("campfire_daemon_held_inputs_total")
             / d("campfire_daemon_ticks_total").max(1.0)
