@@ -65,6 +65,11 @@ pub async fn sweep(state: &AppState) -> Result<usize, StoreError> {
 pub async fn apply_replica_change(state: &AppState, change: StoreChange) {
     match change {
         StoreChange::Answered(code) => state.waiters.wake(&code),
+        StoreChange::AnsweredWith(code, answer) => state.waiters.wake_with_answer(&code, &answer),
+        StoreChange::Removed(code) => {
+            state.lobby.remove(&code);
+            state.waiters.wake(&code);
+        }
         StoreChange::SessionChanged(code) => match state.store.get(&code, state.now()).await {
             // Checked again on arrival: a sweep may have unlisted it as
             // expired while the read was in flight.

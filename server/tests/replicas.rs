@@ -11,7 +11,8 @@ use common::{SDP, START_MS, SseReader, TestDb, TestServer, assert_error};
 use lobby_server::Config;
 use lobby_server::clock::ManualClock;
 use lobby_server::store::{
-    CreateOutcome, CreatorLimits, LobbyFields, SessionRecord, Store, StoreChange,
+    ClaimOutcome, CreateOutcome, CreatorLimits, LobbyFields, SessionRecord, Store, StoreChange,
+    StoredAnswer,
 };
 use protocol::api::{HostKind, SessionSummary};
 use protocol::code::SessionCode;
@@ -381,14 +382,44 @@ async fn a_replica_hears_the_others_changes_and_not_the_echo_of_its_own() {
     let other = |r: &SessionRecord| Some(StoreChange::SessionChanged(r.code.clone()));
     assert_eq!(next(&mut a_changes).await, other(&y));
     assert_eq!(next(&mut b_changes).await, other(&x));
-    // A writer that names no origin (an operator in psql) reaches both.
+    // An answer reaches the other replica with the announcement, so its
+    // long-polls need not read the row; one too big for a notification
+    // comes as a plain wake-up, after which the long-polls read.
+    let answer = StoredAnswer {
+        round: 1,
+        answer: format!("{SDP}a=x:{}\r\n", "y".repeat(3000)),
+        name: "Bo:b".into(),
+    };
+    let now = START_MS;
+    let claimed = b.claim_round(&y.code, &answer, now, None).await.unwrap();
+    assert_eq!(claimed, ClaimOutcome::Claimed);
+    assert_eq!(
+        next(&mut a_changes).await,
+        Some(StoreChange::AnsweredWith(y.code.clone(), answer))
+    );
+    let big = StoredAnswer {
+        round: 1,
+        answer: "z".repeat(7_000),
+        name: "Al".into(),
+    };
+    assert_eq!(
+        b.claim_round(&x.code, &big, now, None).await.unwrap(),
+        ClaimOutcome::Claimed
+    );
+    assert_eq!(
+        next(&mut a_changes).await,
+        Some(StoreChange::Answered(x.code.clone()))
+    );
+    // A writer that names no origin (an operator in psql) reaches both; a
+    // deleted row is announced as gone, which needs no read.
     let mut psql = sqlx::PgConnection::connect(&db.url()).await.unwrap();
     sqlx::query("DELETE FROM sessions WHERE code = 'AAAAAAAA'")
         .execute(&mut psql)
         .await
         .unwrap();
-    assert_eq!(next(&mut a_changes).await, other(&x));
-    assert_eq!(next(&mut b_changes).await, other(&x));
+    let gone = Some(StoreChange::Removed(x.code.clone()));
+    assert_eq!(next(&mut a_changes).await, gone);
+    assert_eq!(next(&mut b_changes).await, gone);
     a.close().await;
     b.close().await;
 }

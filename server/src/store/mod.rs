@@ -59,9 +59,14 @@ pub enum SqliteSynchronous {
 pub enum StoreChange {
     /// A round of this session was answered: wake its long-polls.
     Answered(SessionCode),
+    /// A round of this session was answered with this (committed) answer:
+    /// hand it to its long-polls, which then need not read the row.
+    AnsweredWith(SessionCode, StoredAnswer),
     /// The session was created, changed visibly, or deleted: refresh it in
     /// the lobby index.
     SessionChanged(SessionCode),
+    /// The session was deleted: unlist it and end its long-polls.
+    Removed(SessionCode),
     /// Changes may have been missed (the notification connection dropped):
     /// rebuild the lobby index and re-check every long-poll.
     Resync,

@@ -440,14 +440,36 @@ enum Announcement {
     Other(StoreChange),
 }
 
-/// Reads a `KIND:CODE:ORIGIN` payload; `None` for anything else.
+/// The answer an `a` announcement may carry (migration 0005).
+#[derive(serde::Deserialize)]
+struct AnnouncedAnswer {
+    round: u32,
+    answer: String,
+    name: String,
+}
+
+/// Reads a `KIND:CODE:ORIGIN[:DETAIL]` payload; `None` for anything else.
+/// A detail that cannot be read only costs the read it would have spared.
 fn parse_payload(payload: &str, own_origin: &str) -> Option<Announcement> {
-    let mut parts = payload.splitn(3, ':');
+    let mut parts = payload.splitn(4, ':');
     let (kind, code, origin) = (parts.next()?, parts.next()?, parts.next()?);
+    let detail = parts.next();
     let code = SessionCode::parse(code).ok()?;
-    let change = match kind {
-        "a" => StoreChange::Answered(code),
-        "s" => StoreChange::SessionChanged(code),
+    let change = match (kind, detail) {
+        ("a", Some(json)) => match serde_json::from_str::<AnnouncedAnswer>(json) {
+            Ok(a) => StoreChange::AnsweredWith(
+                code,
+                StoredAnswer {
+                    round: a.round,
+                    answer: a.answer,
+                    name: a.name,
+                },
+            ),
+            Err(_) => StoreChange::Answered(code),
+        },
+        ("a", None) => StoreChange::Answered(code),
+        ("s", Some("gone")) => StoreChange::Removed(code),
+        ("s", _) => StoreChange::SessionChanged(code),
         _ => return None,
     };
     Some(if origin == own_origin {
@@ -475,7 +497,45 @@ mod tests {
         // A writer without an origin (psql, an older replica) is never us.
         assert_eq!(
             parse_payload("s:ABCDEFGH:", "0a1b"),
-            Some(Announcement::Other(StoreChange::SessionChanged(code)))
+            Some(Announcement::Other(StoreChange::SessionChanged(
+                code.clone()
+            )))
+        );
+        // A change that no longer exists needs no read.
+        assert_eq!(
+            parse_payload("s:ABCDEFGH:0a1b:gone", "ffff"),
+            Some(Announcement::Other(StoreChange::Removed(code.clone())))
+        );
+        assert_eq!(
+            parse_payload("s:ABCDEFGH:0a1b:gone", "0a1b"),
+            Some(Announcement::Own)
+        );
+        // An answer comes with the announcement; colons inside it are its own.
+        let json = r#"{"round":3,"answer":"v=0\r\na=x:y\r\n","name":"Bo:b"}"#;
+        assert_eq!(
+            parse_payload(&format!("a:ABCDEFGH:0a1b:{json}"), "ffff"),
+            Some(Announcement::Other(StoreChange::AnsweredWith(
+                code.clone(),
+                StoredAnswer {
+                    round: 3,
+                    answer: "v=0\r\na=x:y\r\n".into(),
+                    name: "Bo:b".into(),
+                }
+            )))
+        );
+        // A detail that cannot be read falls back to the read.
+        for unreadable in [r#"{"round":-1,"answer":"","name":""}"#, "{", "gone"] {
+            assert_eq!(
+                parse_payload(&format!("a:ABCDEFGH:0a1b:{unreadable}"), "ffff"),
+                Some(Announcement::Other(StoreChange::Answered(code.clone()))),
+                "{unreadable}"
+            );
+        }
+        assert_eq!(
+            parse_payload("s:ABCDEFGH:0a1b:later", "ffff"),
+            Some(Announcement::Other(StoreChange::SessionChanged(
+                code.clone()
+            )))
         );
         for junk in [
             "s:ABCDEFGH",
