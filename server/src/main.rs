@@ -6,6 +6,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use lobby_server::{Application, Config, telemetry};
 
+/// mimalloc instead of glibc's malloc (docs/decisions.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let config = Config::parse();
     telemetry::init(config.log_format);

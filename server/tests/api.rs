@@ -605,7 +605,8 @@ async fn an_unreachable_database_is_a_503_not_a_panic() {
     assert_error(res, 503, "unavailable").await;
     // A second on, the poll has an expiry to write (on SQLite, a poll with
     // nothing to write is served from memory).
-    srv.clock.advance_ms(lobby_server::sessions::REFRESH_STEP_MS);
+    srv.clock
+        .advance_ms(lobby_server::sessions::REFRESH_STEP_MS);
     assert_error(srv.poll(&code, &token, 1, 0).await, 503, "unavailable").await;
     assert_error(srv.answer(&code, 1, "x").await, 503, "unavailable").await;
     assert_error(
