@@ -49,12 +49,18 @@ pub async fn sweep(state: &AppState) -> Result<usize, StoreError> {
     state.lobby.evict_expired(now);
     let expired = state.store.delete_expired(now).await?;
     for code in &expired {
-        state.lobby.remove(code);
-        state.waiters.wake(code);
+        forget(state, code);
     }
     state.limits.forget_idle();
     state.recount_live().await?;
     Ok(expired.len())
+}
+
+/// A session that is gone: unlisted, and its long-polls woken to find it
+/// gone.
+fn forget(state: &AppState, code: &SessionCode) {
+    state.lobby.remove(code);
+    state.waiters.wake(code);
 }
 
 /// Applies a change another replica made: wakes long-polls on answers and
@@ -66,18 +72,12 @@ pub async fn apply_replica_change(state: &AppState, change: StoreChange) {
     match change {
         StoreChange::Answered(code) => state.waiters.wake(&code),
         StoreChange::AnsweredWith(code, answer) => state.waiters.wake_with_answer(&code, &answer),
-        StoreChange::Removed(code) => {
-            state.lobby.remove(&code);
-            state.waiters.wake(&code);
-        }
+        StoreChange::Removed(code) => forget(state, &code),
         StoreChange::SessionChanged(code) => match state.store.get(&code, state.now()).await {
             // Checked again on arrival: a sweep may have unlisted it as
             // expired while the read was in flight.
             Ok(Some(record)) if record.expires_at > state.now() => state.lobby.upsert(&record),
-            Ok(_) => {
-                state.lobby.remove(&code);
-                state.waiters.wake(&code);
-            }
+            Ok(_) => forget(state, &code),
             Err(err) => tracing::warn!(error = %err, "cannot refresh a changed session"),
         },
         StoreChange::Resync => {
@@ -233,8 +233,7 @@ pub async fn delete(
     state.count_session(false);
     state.count_bytes(deleted.held_bytes(), 0);
     drop(counting);
-    state.lobby.remove(code);
-    state.waiters.wake(code);
+    forget(state, code);
     Ok(())
 }
 

@@ -152,8 +152,9 @@ pub struct CreatorLimits {
     pub bytes: Option<u64>,
 }
 
-/// The answer that won a round.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The answer that won a round. PostgreSQL announcements carry it as
+/// JSON with these field names (migration 0005).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 pub struct StoredAnswer {
     /// The round it answered.
     pub round: u32,

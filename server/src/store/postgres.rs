@@ -440,14 +440,6 @@ enum Announcement {
     Other(StoreChange),
 }
 
-/// The answer an `a` announcement may carry (migration 0005).
-#[derive(serde::Deserialize)]
-struct AnnouncedAnswer {
-    round: u32,
-    answer: String,
-    name: String,
-}
-
 /// Reads a `KIND:CODE:ORIGIN[:DETAIL]` payload; `None` for anything else.
 /// A detail that cannot be read only costs the read it would have spared.
 fn parse_payload(payload: &str, own_origin: &str) -> Option<Announcement> {
@@ -456,15 +448,8 @@ fn parse_payload(payload: &str, own_origin: &str) -> Option<Announcement> {
     let detail = parts.next();
     let code = SessionCode::parse(code).ok()?;
     let change = match (kind, detail) {
-        ("a", Some(json)) => match serde_json::from_str::<AnnouncedAnswer>(json) {
-            Ok(a) => StoreChange::AnsweredWith(
-                code,
-                StoredAnswer {
-                    round: a.round,
-                    answer: a.answer,
-                    name: a.name,
-                },
-            ),
+        ("a", Some(json)) => match serde_json::from_str::<StoredAnswer>(json) {
+            Ok(answer) => StoreChange::AnsweredWith(code, answer),
             Err(_) => StoreChange::Answered(code),
         },
         ("a", None) => StoreChange::Answered(code),
