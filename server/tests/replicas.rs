@@ -423,3 +423,249 @@ async fn a_replica_hears_the_others_changes_and_not_the_echo_of_its_own() {
     a.close().await;
     b.close().await;
 }
+
+/// Backends of the test database waiting on a lock.
+async fn lock_waiters(admin: &mut sqlx::PgConnection, db: &TestDb) -> i64 {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
+    )
+    .bind(db.name())
+    .fetch_one(admin)
+    .await
+    .unwrap()
+}
+
+/// Runs `firsts` (as many as their kind runs at once) while the sessions
+/// table is locked, then `rest` behind them: they queue in the store (no
+/// more statements wait on the lock in PostgreSQL than `firsts`) and go as
+/// one statement once the lock is let go. The outcomes of `firsts` and of
+/// `rest`, in order.
+async fn behind_a_lock<T: Send + 'static>(
+    db: &TestDb,
+    firsts: Vec<tokio::task::JoinHandle<T>>,
+    rest: impl FnOnce() -> Vec<tokio::task::JoinHandle<T>>,
+    locker: &mut sqlx::PgConnection,
+    admin: &mut sqlx::PgConnection,
+) -> (Vec<T>, Vec<T>) {
+    let started = Instant::now();
+    let in_flight = firsts.len() as i64;
+    while lock_waiters(admin, db).await < in_flight {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the first statements never reached the lock"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let rest = rest();
+    // Long enough for each of them to reach PostgreSQL, had it not queued.
+    let watched = Instant::now();
+    while watched.elapsed() < Duration::from_millis(300) {
+        assert_eq!(
+            lock_waiters(admin, db).await,
+            in_flight,
+            "only the first statements are in PostgreSQL"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    sqlx::query("COMMIT").execute(&mut *locker).await.unwrap();
+    let mut outcomes = (Vec::new(), Vec::new());
+    for r in firsts {
+        outcomes.0.push(r.await.unwrap());
+    }
+    for r in rest {
+        outcomes.1.push(r.await.unwrap());
+    }
+    sqlx::query("BEGIN").execute(&mut *locker).await.unwrap();
+    outcomes
+}
+
+/// Creates, reads, answers and deletes that arrive while one of their kind
+/// is in flight share one statement on PostgreSQL, and each still gets
+/// the outcome it would get alone: taken codes, expiry by its own clock,
+/// one winner per round, wrong tokens refused.
+#[tokio::test]
+async fn requests_of_a_kind_share_a_statement_and_keep_their_own_outcomes() {
+    use sqlx::Connection;
+    let db = TestDb::postgres().await;
+    let settings = Config::for_tests(db.url()).store_settings();
+    let (store, _changes) = Store::connect(&settings).await.unwrap();
+    let store = Arc::new(store);
+    let mut locker = sqlx::PgConnection::connect(&db.url()).await.unwrap();
+    let mut admin = sqlx::PgConnection::connect(&db.url()).await.unwrap();
+    let lock = "LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE";
+    let mut seed = 11u32;
+    let mut draw = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        seed
+    };
+    let mut records: Vec<SessionRecord> = Vec::new();
+    while records.len() < 21 {
+        let code = SessionCode::generate(&mut draw);
+        if records.iter().all(|r| r.code != code) {
+            let mut r = stored(code.as_str());
+            r.token_hash = vec![records.len() as u8; 32];
+            records.push(r);
+        }
+    }
+    let limits = CreatorLimits::default();
+    let spawn =
+        |f: std::pin::Pin<Box<dyn std::future::Future<Output = String> + Send>>| tokio::spawn(f);
+
+    // Creates: twenty behind the first, one of them drawing a taken code.
+    sqlx::query("BEGIN").execute(&mut locker).await.unwrap();
+    sqlx::query(lock).execute(&mut locker).await.unwrap();
+    let create = |r: SessionRecord| {
+        let s = Arc::clone(&store);
+        spawn(Box::pin(async move {
+            format!("{:?}", s.create(&r, limits).await.unwrap())
+        }))
+    };
+    let mut twice = records[20].clone();
+    twice.code = records[3].code.clone();
+    let (first, rest) = behind_a_lock(
+        &db,
+        vec![create(records[0].clone())],
+        || {
+            let mut rest: Vec<_> = records[1..20].iter().cloned().map(create).collect();
+            rest.push(create(twice));
+            rest
+        },
+        &mut locker,
+        &mut admin,
+    )
+    .await;
+    assert_eq!(first, ["Created"]);
+    assert_eq!(rest.iter().filter(|o| *o == "Created").count(), 19);
+    assert_eq!(
+        rest[19], "CodeTaken",
+        "the second draw of a code in a group"
+    );
+
+    // Reads (two run at once): each by its own clock; unknown codes read
+    // as none.
+    sqlx::query(lock).execute(&mut locker).await.unwrap();
+    let read = |code: SessionCode, now: i64| {
+        let s = Arc::clone(&store);
+        spawn(Box::pin(async move {
+            match s.get(&code, now).await.unwrap() {
+                Some(r) => r.code.as_str().to_owned(),
+                None => "none".to_owned(),
+            }
+        }))
+    };
+    let late = START_MS + 60_000;
+    let (first, rest) = behind_a_lock(
+        &db,
+        vec![
+            read(records[0].code.clone(), START_MS),
+            read(records[0].code.clone(), START_MS),
+        ],
+        || {
+            vec![
+                read(records[1].code.clone(), START_MS),
+                read(records[1].code.clone(), late),
+                read(records[2].code.clone(), START_MS),
+                read(SessionCode::parse("ZZZZZZZZ").unwrap(), START_MS),
+            ]
+        },
+        &mut locker,
+        &mut admin,
+    )
+    .await;
+    assert_eq!(first, [records[0].code.as_str(); 2]);
+    let expected = [
+        records[1].code.as_str(),
+        "none",
+        records[2].code.as_str(),
+        "none",
+    ];
+    assert_eq!(rest, expected);
+
+    // Answers: three for each of sessions 1-6, one of them for a round
+    // that is not open; exactly one wins each session.
+    sqlx::query(lock).execute(&mut locker).await.unwrap();
+    let claim = |code: SessionCode, round: u32, name: String| {
+        let s = Arc::clone(&store);
+        spawn(Box::pin(async move {
+            let answer = StoredAnswer {
+                round,
+                answer: SDP.into(),
+                name,
+            };
+            format!(
+                "{:?}",
+                s.claim_round(&code, &answer, START_MS, None).await.unwrap()
+            )
+        }))
+    };
+    let (first, rest) = behind_a_lock(
+        &db,
+        vec![claim(records[0].code.clone(), 1, "first".into())],
+        || {
+            let mut rest = Vec::new();
+            for r in &records[1..7] {
+                rest.push(claim(r.code.clone(), 1, "a".into()));
+                rest.push(claim(r.code.clone(), 1, "b".into()));
+                rest.push(claim(r.code.clone(), 2, "c".into()));
+            }
+            rest
+        },
+        &mut locker,
+        &mut admin,
+    )
+    .await;
+    assert_eq!(first, ["Claimed"]);
+    for (i, outcomes) in rest.chunks(3).enumerate() {
+        let won = outcomes.iter().filter(|o| *o == "Claimed").count();
+        assert_eq!(won, 1, "session {i}: {outcomes:?}");
+        assert_eq!(outcomes[2], "RoundTaken", "round 2 is not open");
+        let stored = store
+            .get(&records[i + 1].code, START_MS)
+            .await
+            .unwrap()
+            .unwrap();
+        let winner = if outcomes[0] == "Claimed" { "a" } else { "b" };
+        assert_eq!(
+            stored.answered.unwrap().name,
+            winner,
+            "the winner's answer is stored"
+        );
+    }
+
+    // Deletes: by the right token (twice for one session), and by a wrong one.
+    sqlx::query(lock).execute(&mut locker).await.unwrap();
+    let delete = |r: &SessionRecord, hash: Vec<u8>| {
+        let (s, code) = (Arc::clone(&store), r.code.clone());
+        spawn(Box::pin(async move {
+            match s.delete_authorized(&code, &hash, START_MS).await.unwrap() {
+                lobby_server::store::Authorized::Done(r) => format!("deleted {}", r.code),
+                lobby_server::store::Authorized::Refused(Some(_)) => "refused".to_owned(),
+                lobby_server::store::Authorized::Refused(None) => "gone".to_owned(),
+            }
+        }))
+    };
+    let (first, rest) = behind_a_lock(
+        &db,
+        vec![delete(&records[0], records[0].token_hash.clone())],
+        || {
+            vec![
+                delete(&records[1], records[1].token_hash.clone()),
+                delete(&records[1], records[1].token_hash.clone()),
+                delete(&records[2], records[1].token_hash.clone()),
+                delete(&records[3], records[3].token_hash.clone()),
+            ]
+        },
+        &mut locker,
+        &mut admin,
+    )
+    .await;
+    assert_eq!(first, [format!("deleted {}", records[0].code)]);
+    let deleted = |i: usize| format!("deleted {}", records[i].code);
+    assert_eq!(
+        rest,
+        vec![deleted(1), "gone".into(), "refused".into(), deleted(3)]
+    );
+    sqlx::query("COMMIT").execute(&mut locker).await.unwrap();
+    assert_eq!(store.count_live(START_MS).await.unwrap(), 17);
+    store.close().await;
+}

@@ -73,7 +73,7 @@ pub enum StoreChange {
 }
 
 /// A storage failure, as handlers need to tell them apart.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The database cannot be reached or refused the statement (503).
     #[error("database unavailable: {0}")]
@@ -81,6 +81,13 @@ pub enum StoreError {
     /// A row could not be decoded (a bug or a hand-edited database).
     #[error("corrupt row: {0}")]
     Corrupt(String),
+}
+
+/// A statement that failed: the database is unavailable to it.
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        StoreError::Unavailable(err.to_string())
+    }
 }
 
 /// The lobby fields of a session, as stored: what the lobby shows

@@ -11,13 +11,21 @@
 //! the listener drops the echo of the replica's own changes, which its
 //! handlers have already applied. A write whose outcome is unknown (the
 //! statement failed, but may have committed) is re-checked instead.
+//!
+//! The statements of an exchange (reads by code, creates, answers, host
+//! deletes) go through `group`: concurrent requests of one kind share a
+//! statement, as SQLite's writer shares a commit.
+
+mod group;
+mod grouped;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use protocol::code::SessionCode;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
-use sqlx::{PgPool, Postgres, Row};
+use sqlx::{PgPool, Row};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -27,6 +35,8 @@ use super::{
     StoreChange, StoreError, StoreSettings, StoredAnswer, UpdateOutcome,
 };
 use crate::clock::Millis;
+use group::Group;
+use grouped::{Claim, Claims, Creates, Delete, Deletes, Read, Reads};
 
 /// The notification channel the trigger writes to (migration 0004), with
 /// payloads `KIND:CODE:ORIGIN`.
@@ -65,17 +75,34 @@ fn fits_creator_budget(new_held: &str, limit: &str) -> String {
     )
 }
 
+/// Reads in flight at once before they queue: an exchange's joiner reads
+/// the offer while its host's long-poll reads the session, and those two
+/// should not wait for each other. Writes come one at a time per exchange.
+const READS_IN_FLIGHT: usize = 2;
+
 /// Sessions in a PostgreSQL database shared by every replica.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct PostgresStore {
     pool: PgPool,
     stop: CancellationToken,
     /// Where the listener's changes go; failed writes queue re-checks here.
     changes: mpsc::UnboundedSender<StoreChange>,
+    reads: Arc<Group<Reads>>,
+    creates: Arc<Group<Creates>>,
+    claims: Arc<Group<Claims>>,
+    deletes: Arc<Group<Deletes>>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("pool", &self.pool)
+            .finish_non_exhaustive()
+    }
 }
 
 fn unavailable(err: sqlx::Error) -> StoreError {
-    StoreError::Unavailable(err.to_string())
+    StoreError::from(err)
 }
 
 impl PostgresStore {
@@ -107,6 +134,10 @@ impl PostgresStore {
         tokio::spawn(listen(listener, tx.clone(), origin, stop.clone()));
         Ok((
             Self {
+                reads: Group::new(Reads(pool.clone()), READS_IN_FLIGHT),
+                creates: Group::new(Creates(pool.clone()), 1),
+                claims: Group::new(Claims(pool.clone()), 1),
+                deletes: Group::new(Deletes(pool.clone()), 1),
                 pool,
                 stop,
                 changes: tx,
@@ -118,11 +149,11 @@ impl PostgresStore {
     /// The error of a write to `code` whose outcome is unknown: it may have
     /// committed, and its echo will be dropped as this replica's own, so
     /// the lobby index and the long-polls on `code` check the row again.
-    fn write_failed(&self, code: &SessionCode, err: sqlx::Error) -> StoreError {
+    fn write_failed(&self, code: &SessionCode, err: impl Into<StoreError>) -> StoreError {
         // The receiver is gone only at shutdown, when nothing is left to update.
         let _ = self.changes.send(StoreChange::SessionChanged(code.clone()));
         let _ = self.changes.send(StoreChange::Answered(code.clone()));
-        unavailable(err)
+        err.into()
     }
 
     pub(super) async fn create(
@@ -152,14 +183,12 @@ impl PostgresStore {
                 return Ok(CreateOutcome::CreatorOverBytes);
             }
         }
-        let mut q = row::insert::<Postgres>([record]);
-        q.push(" ON CONFLICT (code) DO NOTHING");
-        let result = q
-            .build()
-            .execute(&self.pool)
+        let stored = self
+            .creates
+            .submit(record.clone())
             .await
             .map_err(|e| self.write_failed(&record.code, e))?;
-        Ok(if result.rows_affected() == 1 {
+        Ok(if stored {
             CreateOutcome::Created
         } else {
             CreateOutcome::CodeTaken
@@ -171,14 +200,11 @@ impl PostgresStore {
         code: &SessionCode,
         now: Millis,
     ) -> Result<Option<SessionRecord>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM sessions WHERE code = $1 AND expires_at > $2");
-        let row = sqlx::query(&sql)
-            .bind(code.as_str())
-            .bind(now)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(unavailable)?;
-        row.map(|r| row::decode(&r)).transpose()
+        let read = Read {
+            code: code.clone(),
+            now,
+        };
+        self.reads.submit(read).await
     }
 
     pub(super) async fn update(
@@ -257,21 +283,18 @@ impl PostgresStore {
         token_hash: &[u8],
         now: Millis,
     ) -> Result<Authorized, StoreError> {
-        // The hashes compare in SQL: what a timing difference could tell is
-        // how much of a SHA-256 digest matched, which leads nowhere.
-        let sql = format!(
-            "DELETE FROM sessions WHERE code = $1 AND expires_at > $2 AND token_hash = $3 \
-             RETURNING {COLUMNS}"
-        );
-        let row = sqlx::query(&sql)
-            .bind(code.as_str())
-            .bind(now)
-            .bind(token_hash)
-            .fetch_optional(&self.pool)
+        let delete = Delete {
+            code: code.clone(),
+            token_hash: token_hash.to_vec(),
+            now,
+        };
+        match self
+            .deletes
+            .submit(delete)
             .await
-            .map_err(|e| self.write_failed(code, e))?;
-        match row {
-            Some(row) => Ok(Authorized::Done(Box::new(row::decode(&row)?))),
+            .map_err(|e| self.write_failed(code, e))?
+        {
+            Some(record) => Ok(Authorized::Done(Box::new(record))),
             None => Ok(Authorized::Refused(
                 self.get(code, now).await?.map(Box::new),
             )),
@@ -286,26 +309,19 @@ impl PostgresStore {
         creator_bytes: Option<u64>,
     ) -> Result<ClaimOutcome, StoreError> {
         // Racing UPDATEs of one row queue on its lock; each re-checks
-        // `offer IS NOT NULL` on the row as the previous one left it. The
-        // answer replaces the offer and the previous answer: if that grows
-        // the row, it must fit under the creator's budget.
-        let fits = fits_creator_budget(&held_sql("NULL", "$1", "$2", "meta"), "$6");
-        let sql = format!(
-            "UPDATE sessions SET offer = NULL, answer_round = round, answer = $1, answer_name = $2 \
-             WHERE code = $3 AND round = $4 AND offer IS NOT NULL AND expires_at > $5 \
-             AND {fits}"
-        );
-        let result = sqlx::query(&sql)
-            .bind(&a.answer)
-            .bind(&a.name)
-            .bind(code.as_str())
-            .bind(i64::from(a.round))
-            .bind(now)
-            .bind(creator_bytes.map(|b| i64::try_from(b).unwrap_or(i64::MAX)))
-            .execute(&self.pool)
+        // `offer IS NOT NULL` on the row as the previous one left it.
+        let claim = Claim {
+            code: code.clone(),
+            answer: a.clone(),
+            now,
+            creator_bytes,
+        };
+        let claimed = self
+            .claims
+            .submit(claim)
             .await
             .map_err(|e| self.write_failed(code, e))?;
-        if result.rows_affected() == 1 {
+        if claimed {
             return Ok(ClaimOutcome::Claimed);
         }
         Ok(match self.get(code, now).await? {
