@@ -661,10 +661,11 @@ async fn requests_of_a_kind_share_a_statement_and_keep_their_own_outcomes() {
     .await;
     assert_eq!(first, [format!("deleted {}", records[0].code)]);
     let deleted = |i: usize| format!("deleted {}", records[i].code);
-    assert_eq!(
-        rest,
-        vec![deleted(1), "gone".into(), "refused".into(), deleted(3)]
-    );
+    // One of the two deletes of one session removed it; the other came after.
+    let mut twice = rest[..2].to_vec();
+    twice.sort();
+    assert_eq!(twice, vec![deleted(1), "gone".into()]);
+    assert_eq!(rest[2..], ["refused".to_owned(), deleted(3)]);
     sqlx::query("COMMIT").execute(&mut locker).await.unwrap();
     assert_eq!(store.count_live(START_MS).await.unwrap(), 17);
     store.close().await;

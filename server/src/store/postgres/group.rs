@@ -2,11 +2,14 @@
 //! creates, answers, deletes) that arrive while a statement of that kind
 //! is in flight wait for it, then go together as the next statement.
 //!
-//! A request that finds nothing of its kind in flight runs at once, on its
-//! own future, so a quiet server pays no hand-off and no wait; under load
-//! one round trip (and one pool checkout, one commit) serves a whole
-//! queue. Once the request that ran alone is done, a task takes over the
-//! queue and runs it statement by statement until it is empty.
+//! A request that finds fewer than its kind's limit in flight runs at
+//! once, on its own future, so a quiet server pays no hand-off and no
+//! wait; under load one round trip (and one pool checkout, one commit)
+//! serves a whole queue. When a statement ends, a task takes what queued
+//! behind it as the next statement. A request whose requester is gone
+//! before its statement runs is dropped; one whose requester left while
+//! it ran is reported to its kind (`Kind::unheard`), since nobody on this
+//! replica heard the change it may have made.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -17,6 +20,10 @@ use crate::store::StoreError;
 
 /// Most requests one statement carries; a longer queue goes in several.
 pub(super) const MAX_GROUP: usize = 128;
+
+/// Most requests of one kind waiting at once; past it a request fails at
+/// once (503), as one would waiting for a connection of a busy pool.
+pub(super) const MAX_WAITING: usize = 4 * MAX_GROUP;
 
 /// One kind of statement that can carry many requests at once.
 pub(super) trait Kind: Send + Sync + 'static {
@@ -31,6 +38,11 @@ pub(super) trait Kind: Send + Sync + 'static {
         &self,
         requests: &[Self::Request],
     ) -> impl Future<Output = Result<Vec<Self::Outcome>, StoreError>> + Send;
+
+    /// `request`'s statement ran (or was running) but its requester was
+    /// gone before it heard the outcome: a write may have been made that
+    /// nobody on this replica applied. Reads need nothing.
+    fn unheard(&self, _request: &Self::Request) {}
 }
 
 type Reply<K> = oneshot::Sender<Result<<K as Kind>::Outcome, StoreError>>;
@@ -72,20 +84,31 @@ impl<K: Kind> Group<K> {
     ) -> Result<K::Outcome, StoreError> {
         let waiting = {
             let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-            if queue.in_flight >= self.max_in_flight {
+            if queue.in_flight < self.max_in_flight {
+                queue.in_flight += 1;
+                Ok(request)
+            } else if queue.waiting.len() >= MAX_WAITING {
+                return Err(StoreError::Unavailable(
+                    "too many requests wait for the database".into(),
+                ));
+            } else {
                 let (reply, outcome) = oneshot::channel();
                 queue.waiting.push((request, reply));
                 Err(outcome)
-            } else {
-                queue.in_flight += 1;
-                Ok(request)
             }
         };
         match waiting {
             Ok(request) => {
                 // Hands the queue on even if this future is dropped mid-statement.
                 let _turn = Turn(Arc::clone(self));
-                let mut outcomes = self.kind.run(std::slice::from_ref(&request)).await?;
+                let mut heard = Heard {
+                    kind: &self.kind,
+                    request: &request,
+                    heard: false,
+                };
+                let outcomes = self.kind.run(std::slice::from_ref(&request)).await;
+                heard.heard = true;
+                let mut outcomes = outcomes?;
                 match (outcomes.pop(), outcomes.is_empty()) {
                     (Some(outcome), true) => Ok(outcome),
                     _ => Err(miscounted()),
@@ -99,45 +122,57 @@ impl<K: Kind> Group<K> {
         }
     }
 
-    /// The next statement's requests, or none (and the kind is idle).
+    /// The next statement's requests (those whose requesters still wait),
+    /// or none, and one fewer statement is in flight.
     fn next_group(&self) -> Option<Vec<(K::Request, Reply<K>)>> {
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.waiting.retain(|(_, reply)| !reply.is_closed());
         if queue.waiting.is_empty() {
-            queue.in_flight -= 1;
+            queue.in_flight = queue.in_flight.saturating_sub(1);
             return None;
         }
         let take = queue.waiting.len().min(MAX_GROUP);
         Some(queue.waiting.drain(..take).collect())
     }
 
-    /// Runs the queue until it is empty.
-    async fn drain(self: Arc<Self>, mut group: Vec<(K::Request, Reply<K>)>) {
-        loop {
-            let (requests, replies): (Vec<_>, Vec<_>) = group.into_iter().unzip();
-            match self.kind.run(&requests).await {
-                Ok(outcomes) if outcomes.len() == replies.len() => {
-                    for (reply, outcome) in replies.into_iter().zip(outcomes) {
-                        // The request may be gone; its change stands all the same.
-                        let _ = reply.send(Ok(outcome));
-                    }
-                }
-                Ok(_) => replies
-                    .into_iter()
-                    .for_each(|r| drop(r.send(Err(miscounted())))),
-                Err(err) => replies
-                    .into_iter()
-                    .for_each(|r| drop(r.send(Err(err.clone())))),
+    /// Runs one group as a statement and answers its requests; whatever
+    /// queued meanwhile goes next (even if this panics).
+    async fn run_group(self: Arc<Self>, group: Vec<(K::Request, Reply<K>)>) {
+        let _turn = Turn(Arc::clone(&self));
+        let (requests, replies): (Vec<_>, Vec<_>) = group.into_iter().unzip();
+        let outcomes: Vec<Result<K::Outcome, StoreError>> = match self.kind.run(&requests).await {
+            Ok(outcomes) if outcomes.len() == replies.len() => {
+                outcomes.into_iter().map(Ok).collect()
             }
-            match self.next_group() {
-                Some(next) => group = next,
-                None => return,
+            Ok(_) => (0..replies.len()).map(|_| Err(miscounted())).collect(),
+            Err(err) => (0..replies.len()).map(|_| Err(err.clone())).collect(),
+        };
+        for ((reply, outcome), request) in replies.into_iter().zip(outcomes).zip(&requests) {
+            if reply.send(outcome).is_err() {
+                self.kind.unheard(request);
             }
         }
     }
 }
 
-/// The turn of the request that ran alone: when it ends (done, failed or
-/// dropped), whatever queued behind it runs on a task of its own.
+/// A request running alone, until its outcome is back: dropped before
+/// that, its kind hears of it (`Kind::unheard`).
+struct Heard<'a, K: Kind> {
+    kind: &'a K,
+    request: &'a K::Request,
+    heard: bool,
+}
+
+impl<K: Kind> Drop for Heard<'_, K> {
+    fn drop(&mut self) {
+        if !self.heard {
+            self.kind.unheard(self.request);
+        }
+    }
+}
+
+/// The turn of a statement in flight: when it ends (done, failed, dropped
+/// or panicked), whatever queued behind it runs on a task of its own.
 struct Turn<K: Kind>(Arc<Group<K>>);
 
 impl<K: Kind> Drop for Turn<K> {
@@ -147,10 +182,15 @@ impl<K: Kind> Drop for Turn<K> {
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn(Arc::clone(&self.0).drain(group));
+                runtime.spawn(Arc::clone(&self.0).run_group(group));
             }
-            // No runtime (it is shutting down): nothing will run them.
-            Err(_) => drop(group),
+            // No runtime (it is shutting down): nothing will run them, and
+            // their requesters hear that the store stopped.
+            Err(_) => {
+                drop(group);
+                let mut queue = self.0.queue.lock().unwrap_or_else(PoisonError::into_inner);
+                queue.in_flight = queue.in_flight.saturating_sub(1);
+            }
         }
     }
 }
@@ -172,6 +212,7 @@ mod tests {
         release: Notify,
         calls: Mutex<Vec<Vec<u32>>>,
         started: AtomicUsize,
+        unheard: Mutex<Vec<u32>>,
     }
 
     impl Kind for Arc<Doubler> {
@@ -187,6 +228,10 @@ mod tests {
             }
             Ok(requests.iter().map(|n| n * 2).collect())
         }
+
+        fn unheard(&self, request: &u32) {
+            self.unheard.lock().unwrap().push(*request);
+        }
     }
 
     fn doubler() -> Arc<Doubler> {
@@ -194,6 +239,7 @@ mod tests {
             release: Notify::new(),
             calls: Mutex::new(Vec::new()),
             started: AtomicUsize::new(0),
+            unheard: Mutex::new(Vec::new()),
         })
     }
 
@@ -300,5 +346,48 @@ mod tests {
         assert_eq!(three.await.unwrap().unwrap(), 6);
         assert_eq!(*d.calls.lock().unwrap(), vec![vec![1], vec![2], vec![3]]);
         assert_eq!(group.queue.lock().unwrap().in_flight, 0, "idle again");
+    }
+
+    /// A queued request whose requester left is never run; one whose
+    /// requester left while its statement ran is reported unheard, alone or
+    /// in a group. A full queue refuses at once.
+    #[tokio::test]
+    async fn requesters_who_leave_are_skipped_or_reported_and_the_queue_is_bounded() {
+        let d = doubler();
+        let group = Group::new(Arc::clone(&d), 1);
+        let submit = |n: u32| {
+            let g = Arc::clone(&group);
+            tokio::spawn(async move { g.submit(n).await })
+        };
+        let alone = submit(1);
+        started(&d, 1).await;
+        let (left_early, left_late, stays) = (submit(2), submit(3), submit(4));
+        while group.queue.lock().unwrap().waiting.len() < 3 {
+            tokio::task::yield_now().await;
+        }
+        left_early.abort();
+        assert!(left_early.await.unwrap_err().is_cancelled());
+        for n in 0..MAX_WAITING as u32 - 2 {
+            drop(submit(100 + n));
+        }
+        while group.queue.lock().unwrap().waiting.len() < MAX_WAITING {
+            tokio::task::yield_now().await;
+        }
+        let refused = group.submit(99).await;
+        assert!(
+            matches!(refused, Err(StoreError::Unavailable(_))),
+            "{refused:?}"
+        );
+        alone.abort();
+        assert!(alone.await.unwrap_err().is_cancelled());
+        assert_eq!(*d.unheard.lock().unwrap(), vec![1], "left mid-statement");
+        started(&d, 2).await;
+        let group_call = d.calls.lock().unwrap()[1].clone();
+        assert_eq!(group_call[..2], [3, 4], "the one who left early is not run");
+        left_late.abort();
+        assert!(left_late.await.unwrap_err().is_cancelled());
+        d.release.notify_one();
+        assert_eq!(stays.await.unwrap().unwrap(), 8);
+        assert_eq!(d.unheard.lock().unwrap()[1], 3, "left while its group ran");
     }
 }

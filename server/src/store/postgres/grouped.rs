@@ -2,21 +2,59 @@
 //! requests at once (see `group`): reads by code, creates, answers and
 //! host deletes. Each request keeps its own `now` and its own checks, so
 //! a request's outcome is what it would be had the statements of its
-//! group run one after another in some order.
+//! group run one after another in some order (but for creator byte
+//! budgets, which every answer of a group checks against the total before
+//! any of them, as concurrent statements on several connections would).
+//!
+//! Answers and deletes lock the rows they change, so they bind their
+//! requests in code order: two such statements (on this replica or
+//! another) then take their locks in one order and cannot deadlock. Should
+//! PostgreSQL still report a deadlock (its plan need not follow the
+//! array), the group's requests run again one by one.
 
 use std::collections::HashSet;
 
 use protocol::code::SessionCode;
+use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Postgres, Row};
+use tokio::sync::mpsc;
 
 use super::group::Kind;
 use super::{fits_creator_budget, held_sql, unavailable};
 use crate::clock::Millis;
 use crate::store::row::{self, COLUMNS, corrupt};
-use crate::store::{SessionRecord, StoreError, StoredAnswer};
+use crate::store::{SessionRecord, StoreChange, StoreError, StoredAnswer};
 
 fn codes<'a>(codes: impl Iterator<Item = &'a SessionCode>) -> Vec<&'a str> {
     codes.map(SessionCode::as_str).collect()
+}
+
+/// Where a write whose outcome nobody on this replica heard is reported:
+/// the replica reads the session again (its lobby entry and long-polls),
+/// as for a write that failed and may have committed.
+#[derive(Clone)]
+pub(super) struct Rechecks(pub(super) mpsc::UnboundedSender<StoreChange>);
+
+impl Rechecks {
+    /// Has the lobby index and the long-polls on `code` check the row again.
+    pub(super) fn session(&self, code: &SessionCode) {
+        // The receiver is gone only at shutdown, when nothing is left to update.
+        let _ = self.0.send(StoreChange::SessionChanged(code.clone()));
+        let _ = self.0.send(StoreChange::Answered(code.clone()));
+    }
+}
+
+/// The positions of `requests` in the order of their codes: the order a
+/// locking statement binds them in.
+fn code_order<T>(requests: &[T], code: impl Fn(&T) -> &SessionCode) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..requests.len()).collect();
+    order.sort_by(|&a, &b| code(&requests[a]).as_str().cmp(code(&requests[b]).as_str()));
+    order
+}
+
+/// Whether PostgreSQL ended the statement to break a deadlock.
+fn deadlocked(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.code().as_deref() == Some("40P01"))
 }
 
 /// Reads of live sessions by code.
@@ -57,7 +95,7 @@ impl Kind for Reads {
 }
 
 /// Creates: each record is stored unless its code is taken.
-pub(super) struct Creates(pub(super) PgPool);
+pub(super) struct Creates(pub(super) PgPool, pub(super) Rechecks);
 
 impl Kind for Creates {
     type Request = SessionRecord;
@@ -87,10 +125,14 @@ impl Kind for Creates {
             .map(|(r, first)| first && stored.contains(r.code.as_str()))
             .collect())
     }
+
+    fn unheard(&self, record: &SessionRecord) {
+        self.1.session(&record.code);
+    }
 }
 
 /// Answers claiming a session's open round.
-pub(super) struct Claims(pub(super) PgPool);
+pub(super) struct Claims(pub(super) PgPool, pub(super) Rechecks);
 
 /// A claim: `answer` for round `answer.round` of `code`, live at `now`,
 /// within the creator's byte budget `creator_bytes` if any.
@@ -101,12 +143,11 @@ pub(super) struct Claim {
     pub(super) creator_bytes: Option<u64>,
 }
 
-impl Kind for Claims {
-    type Request = Claim;
-    /// This answer won the round.
-    type Outcome = bool;
-
-    async fn run(&self, claims: &[Claim]) -> Result<Vec<bool>, StoreError> {
+impl Claims {
+    /// The statement over `claims` (each with its position in the group),
+    /// bound in the order given: one row, naming that position, per claim
+    /// that won its round.
+    async fn statement(&self, claims: &[(usize, &Claim)]) -> Result<Vec<PgRow>, sqlx::Error> {
         // A row that several claims of the group match is updated once,
         // from one of them, which RETURNING names: that one won. The
         // answer replaces the offer and the previous answer: if that grows
@@ -128,47 +169,73 @@ impl Kind for Claims {
             c.creator_bytes
                 .map(|b| i64::try_from(b).unwrap_or(i64::MAX))
         };
-        let rows = sqlx::query(&sql)
-            .bind(codes(claims.iter().map(|c| &c.code)))
+        let each = || claims.iter().map(|(_, c)| *c);
+        sqlx::query(&sql)
+            .bind(codes(each().map(|c| &c.code)))
             .bind(
-                claims
-                    .iter()
+                each()
                     .map(|c| i64::from(c.answer.round))
                     .collect::<Vec<_>>(),
             )
-            .bind(
-                claims
-                    .iter()
-                    .map(|c| c.answer.answer.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind(
-                claims
-                    .iter()
-                    .map(|c| c.answer.name.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind(claims.iter().map(|c| c.now).collect::<Vec<_>>())
-            .bind(claims.iter().map(limit).collect::<Vec<_>>())
-            .bind((0..claims.len() as i32).collect::<Vec<_>>())
+            .bind(each().map(|c| c.answer.answer.as_str()).collect::<Vec<_>>())
+            .bind(each().map(|c| c.answer.name.as_str()).collect::<Vec<_>>())
+            .bind(each().map(|c| c.now).collect::<Vec<_>>())
+            .bind(each().map(limit).collect::<Vec<_>>())
+            .bind(claims.iter().map(|(i, _)| position(*i)).collect::<Vec<_>>())
             .fetch_all(&self.0)
             .await
-            .map_err(unavailable)?;
-        let mut won = vec![false; claims.len()];
-        for r in &rows {
-            let index: i32 = r.try_get("d_index").map_err(corrupt)?;
-            let slot = usize::try_from(index)
-                .ok()
-                .and_then(|i| won.get_mut(i))
-                .ok_or_else(|| StoreError::Corrupt(format!("claim index {index}")))?;
-            *slot = true;
-        }
-        Ok(won)
     }
 }
 
+impl Kind for Claims {
+    type Request = Claim;
+    /// This answer won the round.
+    type Outcome = bool;
+
+    async fn run(&self, claims: &[Claim]) -> Result<Vec<bool>, StoreError> {
+        let ordered: Vec<(usize, &Claim)> = code_order(claims, |c| &c.code)
+            .into_iter()
+            .map(|i| (i, &claims[i]))
+            .collect();
+        let rows = match self.statement(&ordered).await {
+            Err(err) if ordered.len() > 1 && deadlocked(&err) => {
+                let mut rows = Vec::new();
+                for one in &ordered {
+                    rows.extend(self.statement(std::slice::from_ref(one)).await?);
+                }
+                rows
+            }
+            rows => rows?,
+        };
+        let mut won = vec![false; claims.len()];
+        for r in &rows {
+            *slot(&mut won, r)? = true;
+        }
+        Ok(won)
+    }
+
+    fn unheard(&self, claim: &Claim) {
+        self.1.session(&claim.code);
+    }
+}
+
+/// A request's position in its group, as the statement binds it.
+fn position(index: usize) -> i32 {
+    // A group holds at most `MAX_GROUP` requests.
+    i32::try_from(index).unwrap_or(i32::MAX)
+}
+
+/// The outcome slot of the request a returned row names (`d_index`).
+fn slot<'a, T>(outcomes: &'a mut [T], row: &PgRow) -> Result<&'a mut T, StoreError> {
+    let index: i32 = row.try_get("d_index").map_err(corrupt)?;
+    usize::try_from(index)
+        .ok()
+        .and_then(|i| outcomes.get_mut(i))
+        .ok_or_else(|| StoreError::Corrupt(format!("a grouped statement named request {index}")))
+}
+
 /// Host deletes, each naming its token's hash.
-pub(super) struct Deletes(pub(super) PgPool);
+pub(super) struct Deletes(pub(super) PgPool, pub(super) Rechecks);
 
 /// A delete of `code`, live at `now`, if its token hash is `token_hash`.
 pub(super) struct Delete {
@@ -177,49 +244,64 @@ pub(super) struct Delete {
     pub(super) now: Millis,
 }
 
+impl Deletes {
+    /// The statement over `deletes` (each with its position in the
+    /// group), bound in the order given: the row each delete removed, with
+    /// that delete's position.
+    async fn statement(&self, deletes: &[(usize, &Delete)]) -> Result<Vec<PgRow>, sqlx::Error> {
+        // The hashes compare in SQL: what a timing difference could tell is
+        // how much of a SHA-256 digest matched, which leads nowhere. Two
+        // deletes of one row remove it once; RETURNING names which.
+        let sql = format!(
+            "DELETE FROM sessions USING unnest($1::text[], $2::bytea[], $3::int8[], $4::int4[]) \
+             AS d(d_code, d_hash, d_now, d_index) \
+             WHERE code = d.d_code AND token_hash = d.d_hash AND expires_at > d.d_now \
+             RETURNING {COLUMNS}, d.d_index"
+        );
+        let each = || deletes.iter().map(|(_, d)| *d);
+        sqlx::query(&sql)
+            .bind(codes(each().map(|d| &d.code)))
+            .bind(each().map(|d| d.token_hash.as_slice()).collect::<Vec<_>>())
+            .bind(each().map(|d| d.now).collect::<Vec<_>>())
+            .bind(
+                deletes
+                    .iter()
+                    .map(|(i, _)| position(*i))
+                    .collect::<Vec<_>>(),
+            )
+            .fetch_all(&self.0)
+            .await
+    }
+}
+
 impl Kind for Deletes {
     type Request = Delete;
     /// The session as it was, when this delete removed it.
     type Outcome = Option<SessionRecord>;
 
     async fn run(&self, deletes: &[Delete]) -> Result<Vec<Option<SessionRecord>>, StoreError> {
-        // The hashes compare in SQL: what a timing difference could tell is
-        // how much of a SHA-256 digest matched, which leads nowhere.
-        let sql = format!(
-            "DELETE FROM sessions USING unnest($1::text[], $2::bytea[], $3::int8[]) \
-             AS d(d_code, d_hash, d_now) \
-             WHERE code = d.d_code AND token_hash = d.d_hash AND expires_at > d.d_now \
-             RETURNING {COLUMNS}"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(codes(deletes.iter().map(|d| &d.code)))
-            .bind(
-                deletes
-                    .iter()
-                    .map(|d| d.token_hash.as_slice())
-                    .collect::<Vec<_>>(),
-            )
-            .bind(deletes.iter().map(|d| d.now).collect::<Vec<_>>())
-            .fetch_all(&self.0)
-            .await
-            .map_err(unavailable)?;
-        let mut removed = rows
-            .iter()
-            .map(|r| row::decode(r).map(Some))
-            .collect::<Result<Vec<_>, _>>()?;
-        // A row goes to one delete that matched it; a second delete of the
-        // same session in the group comes after, and finds it gone.
-        Ok(deletes
-            .iter()
-            .map(|d| {
-                removed
-                    .iter_mut()
-                    .find(|r| {
-                        r.as_ref()
-                            .is_some_and(|r| r.code == d.code && r.token_hash == d.token_hash)
-                    })
-                    .and_then(Option::take)
-            })
-            .collect())
+        let ordered: Vec<(usize, &Delete)> = code_order(deletes, |d| &d.code)
+            .into_iter()
+            .map(|i| (i, &deletes[i]))
+            .collect();
+        let rows = match self.statement(&ordered).await {
+            Err(err) if ordered.len() > 1 && deadlocked(&err) => {
+                let mut rows = Vec::new();
+                for one in &ordered {
+                    rows.extend(self.statement(std::slice::from_ref(one)).await?);
+                }
+                rows
+            }
+            rows => rows?,
+        };
+        let mut removed: Vec<Option<SessionRecord>> = deletes.iter().map(|_| None).collect();
+        for r in &rows {
+            *slot(&mut removed, r)? = Some(row::decode(r)?);
+        }
+        Ok(removed)
+    }
+
+    fn unheard(&self, delete: &Delete) {
+        self.1.session(&delete.code);
     }
 }

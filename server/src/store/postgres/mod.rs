@@ -36,7 +36,7 @@ use super::{
 };
 use crate::clock::Millis;
 use group::Group;
-use grouped::{Claim, Claims, Creates, Delete, Deletes, Read, Reads};
+use grouped::{Claim, Claims, Creates, Delete, Deletes, Read, Reads, Rechecks};
 
 /// The notification channel the trigger writes to (migration 0004), with
 /// payloads `KIND:CODE:ORIGIN`.
@@ -85,8 +85,9 @@ const READS_IN_FLIGHT: usize = 2;
 pub struct PostgresStore {
     pool: PgPool,
     stop: CancellationToken,
-    /// Where the listener's changes go; failed writes queue re-checks here.
-    changes: mpsc::UnboundedSender<StoreChange>,
+    /// Where failed writes (and writes nobody heard) queue re-checks: the
+    /// listener's channel of changes.
+    rechecks: Rechecks,
     reads: Arc<Group<Reads>>,
     creates: Arc<Group<Creates>>,
     claims: Arc<Group<Claims>>,
@@ -135,12 +136,12 @@ impl PostgresStore {
         Ok((
             Self {
                 reads: Group::new(Reads(pool.clone()), READS_IN_FLIGHT),
-                creates: Group::new(Creates(pool.clone()), 1),
-                claims: Group::new(Claims(pool.clone()), 1),
-                deletes: Group::new(Deletes(pool.clone()), 1),
+                creates: Group::new(Creates(pool.clone(), Rechecks(tx.clone())), 1),
+                claims: Group::new(Claims(pool.clone(), Rechecks(tx.clone())), 1),
+                deletes: Group::new(Deletes(pool.clone(), Rechecks(tx.clone())), 1),
+                rechecks: Rechecks(tx),
                 pool,
                 stop,
-                changes: tx,
             },
             rx,
         ))
@@ -150,9 +151,7 @@ impl PostgresStore {
     /// committed, and its echo will be dropped as this replica's own, so
     /// the lobby index and the long-polls on `code` check the row again.
     fn write_failed(&self, code: &SessionCode, err: impl Into<StoreError>) -> StoreError {
-        // The receiver is gone only at shutdown, when nothing is left to update.
-        let _ = self.changes.send(StoreChange::SessionChanged(code.clone()));
-        let _ = self.changes.send(StoreChange::Answered(code.clone()));
+        self.rechecks.session(code);
         err.into()
     }
 
