@@ -52,6 +52,46 @@ fn code_order<T>(requests: &[T], code: impl Fn(&T) -> &SessionCode) -> Vec<usize
     order
 }
 
+/// A statement that locks the rows of the sessions its requests name.
+trait Locking: Sync {
+    /// One request.
+    type Request: Sync;
+
+    /// The session a request names.
+    fn code(request: &Self::Request) -> &SessionCode;
+
+    /// The statement over `requests` (each with its position in the
+    /// group), bound in the order given; its rows name their request by
+    /// position (`d_index`).
+    fn statement(
+        &self,
+        requests: &[(usize, &Self::Request)],
+    ) -> impl std::future::Future<Output = Result<Vec<PgRow>, sqlx::Error>> + Send;
+}
+
+/// The rows of `kind`'s statement over `requests`, bound in code order;
+/// after a reported deadlock, those of each request run alone (a
+/// statement that locks one row cannot deadlock).
+async fn locking_rows<L: Locking>(
+    kind: &L,
+    requests: &[L::Request],
+) -> Result<Vec<PgRow>, StoreError> {
+    let ordered: Vec<(usize, &L::Request)> = code_order(requests, L::code)
+        .into_iter()
+        .map(|i| (i, &requests[i]))
+        .collect();
+    match kind.statement(&ordered).await {
+        Err(err) if ordered.len() > 1 && deadlocked(&err) => {
+            let mut rows = Vec::new();
+            for one in &ordered {
+                rows.extend(kind.statement(std::slice::from_ref(one)).await?);
+            }
+            Ok(rows)
+        }
+        rows => Ok(rows?),
+    }
+}
+
 /// Whether PostgreSQL ended the statement to break a deadlock.
 fn deadlocked(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.code().as_deref() == Some("40P01"))
@@ -143,10 +183,14 @@ pub(super) struct Claim {
     pub(super) creator_bytes: Option<u64>,
 }
 
-impl Claims {
-    /// The statement over `claims` (each with its position in the group),
-    /// bound in the order given: one row, naming that position, per claim
-    /// that won its round.
+impl Locking for Claims {
+    type Request = Claim;
+
+    fn code(claim: &Claim) -> &SessionCode {
+        &claim.code
+    }
+
+    /// One row per claim that won its round.
     async fn statement(&self, claims: &[(usize, &Claim)]) -> Result<Vec<PgRow>, sqlx::Error> {
         // A row that several claims of the group match is updated once,
         // from one of them, which RETURNING names: that one won. The
@@ -193,20 +237,7 @@ impl Kind for Claims {
     type Outcome = bool;
 
     async fn run(&self, claims: &[Claim]) -> Result<Vec<bool>, StoreError> {
-        let ordered: Vec<(usize, &Claim)> = code_order(claims, |c| &c.code)
-            .into_iter()
-            .map(|i| (i, &claims[i]))
-            .collect();
-        let rows = match self.statement(&ordered).await {
-            Err(err) if ordered.len() > 1 && deadlocked(&err) => {
-                let mut rows = Vec::new();
-                for one in &ordered {
-                    rows.extend(self.statement(std::slice::from_ref(one)).await?);
-                }
-                rows
-            }
-            rows => rows?,
-        };
+        let rows = locking_rows(self, claims).await?;
         let mut won = vec![false; claims.len()];
         for r in &rows {
             *slot(&mut won, r)? = true;
@@ -244,10 +275,14 @@ pub(super) struct Delete {
     pub(super) now: Millis,
 }
 
-impl Deletes {
-    /// The statement over `deletes` (each with its position in the
-    /// group), bound in the order given: the row each delete removed, with
-    /// that delete's position.
+impl Locking for Deletes {
+    type Request = Delete;
+
+    fn code(delete: &Delete) -> &SessionCode {
+        &delete.code
+    }
+
+    /// The row each delete removed.
     async fn statement(&self, deletes: &[(usize, &Delete)]) -> Result<Vec<PgRow>, sqlx::Error> {
         // The hashes compare in SQL: what a timing difference could tell is
         // how much of a SHA-256 digest matched, which leads nowhere. Two
@@ -280,20 +315,7 @@ impl Kind for Deletes {
     type Outcome = Option<SessionRecord>;
 
     async fn run(&self, deletes: &[Delete]) -> Result<Vec<Option<SessionRecord>>, StoreError> {
-        let ordered: Vec<(usize, &Delete)> = code_order(deletes, |d| &d.code)
-            .into_iter()
-            .map(|i| (i, &deletes[i]))
-            .collect();
-        let rows = match self.statement(&ordered).await {
-            Err(err) if ordered.len() > 1 && deadlocked(&err) => {
-                let mut rows = Vec::new();
-                for one in &ordered {
-                    rows.extend(self.statement(std::slice::from_ref(one)).await?);
-                }
-                rows
-            }
-            rows => rows?,
-        };
+        let rows = locking_rows(self, deletes).await?;
         let mut removed: Vec<Option<SessionRecord>> = deletes.iter().map(|_| None).collect();
         for r in &rows {
             *slot(&mut removed, r)? = Some(row::decode(r)?);
