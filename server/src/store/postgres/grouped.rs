@@ -20,7 +20,7 @@ use sqlx::{PgPool, Postgres, Row};
 use tokio::sync::mpsc;
 
 use super::group::Kind;
-use super::{fits_creator_budget, held_sql, unavailable};
+use super::{fits_creator_budget, held_sql};
 use crate::clock::Millis;
 use crate::store::row::{self, COLUMNS, corrupt};
 use crate::store::{SessionRecord, StoreChange, StoreError, StoredAnswer};
@@ -117,7 +117,7 @@ impl Kind for Reads {
             .bind(codes(reads.iter().map(|r| &r.code)))
             .fetch_all(&self.0)
             .await
-            .map_err(unavailable)?;
+            .map_err(StoreError::from)?;
         let found = rows
             .iter()
             .map(row::decode)
@@ -154,7 +154,11 @@ impl Kind for Creates {
                 .filter_map(|(r, f)| f.then_some(r)),
         );
         q.push(" ON CONFLICT (code) DO NOTHING RETURNING code");
-        let rows = q.build().fetch_all(&self.0).await.map_err(unavailable)?;
+        let rows = q
+            .build()
+            .fetch_all(&self.0)
+            .await
+            .map_err(StoreError::from)?;
         let stored = rows
             .iter()
             .map(|r| r.try_get::<String, _>("code").map_err(corrupt))

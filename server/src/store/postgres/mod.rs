@@ -102,10 +102,6 @@ impl std::fmt::Debug for PostgresStore {
     }
 }
 
-fn unavailable(err: sqlx::Error) -> StoreError {
-    StoreError::from(err)
-}
-
 impl PostgresStore {
     /// Connects, migrates, and starts the change listener; changes arrive on
     /// the returned receiver.
@@ -171,7 +167,7 @@ impl PostgresStore {
                 .bind(&record.creator)
                 .fetch_one(&self.pool)
                 .await
-                .map_err(unavailable)?;
+                .map_err(StoreError::from)?;
             let n: i64 = row.try_get("n").map_err(corrupt)?;
             let bytes: i64 = row.try_get("bytes").map_err(corrupt)?;
             if limits.sessions.is_some_and(|cap| n >= i64::from(cap)) {
@@ -272,7 +268,7 @@ impl PostgresStore {
         .bind(now)
         .execute(&self.pool)
         .await
-        .map_err(unavailable)?;
+        .map_err(StoreError::from)?;
         Ok(result.rows_affected() == 1)
     }
 
@@ -346,7 +342,7 @@ impl PostgresStore {
             .bind(now)
             .fetch_all(&self.pool)
             .await
-            .map_err(unavailable)?;
+            .map_err(StoreError::from)?;
         rows.iter()
             .map(|r| row::parse_code(r.try_get("code").map_err(corrupt)?))
             .collect()
@@ -358,7 +354,7 @@ impl PostgresStore {
             .bind(now)
             .fetch_all(&self.pool)
             .await
-            .map_err(unavailable)?;
+            .map_err(StoreError::from)?;
         rows.iter().map(row::decode).collect()
     }
 
@@ -367,7 +363,7 @@ impl PostgresStore {
             .bind(now)
             .fetch_one(&self.pool)
             .await
-            .map_err(unavailable)?;
+            .map_err(StoreError::from)?;
         let n: i64 = row.try_get("n").map_err(corrupt)?;
         Ok(n.max(0) as u64)
     }
@@ -381,7 +377,7 @@ impl PostgresStore {
             .bind(now)
             .fetch_one(&self.pool)
             .await
-            .map_err(unavailable)?;
+            .map_err(StoreError::from)?;
         let n: i64 = row.try_get("n").map_err(corrupt)?;
         Ok(n.max(0) as u64)
     }
@@ -390,7 +386,7 @@ impl PostgresStore {
         sqlx::query("SELECT 1")
             .execute(&self.pool)
             .await
-            .map_err(unavailable)?;
+            .map_err(StoreError::from)?;
         Ok(())
     }
 

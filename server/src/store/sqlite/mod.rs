@@ -88,10 +88,6 @@ struct Inner {
     stopped: watch::Sender<bool>,
 }
 
-fn unavailable(err: sqlx::Error) -> StoreError {
-    StoreError::Unavailable(err.to_string())
-}
-
 fn closed() -> StoreError {
     StoreError::Unavailable("the database is closed".into())
 }
@@ -415,7 +411,7 @@ impl SqliteStore {
         sqlx::query("SELECT 1")
             .execute(&self.inner.pool)
             .await
-            .map_err(unavailable)?;
+            .map_err(StoreError::from)?;
         Ok(())
     }
 
