@@ -4,6 +4,7 @@
 //! 127.0.0.1:0, every endpoint's one UDP socket on 127.0.0.1:0, no
 //! STUN/TURN), and every wait is bounded.
 
+use std::net::SocketAddrV4;
 use std::time::Duration;
 
 use host_daemon::lobby_client::{LobbyClient, SignalingError};
@@ -1059,4 +1060,187 @@ async fn a_peer_that_closes_one_channel_and_floods_another_is_still_capped() {
     timeout(STEP, host.sender.close_and_wait())
         .await
         .expect("close is bounded");
+}
+
+/// `datagram` as the IPv4 packet a host at `from` would send to `to`: the
+/// way a stranger forges its source address (a raw socket: root).
+fn forged_packet(from: SocketAddrV4, to: SocketAddrV4, datagram: &[u8]) -> Vec<u8> {
+    let total = u16::try_from(28 + datagram.len()).expect("a small datagram");
+    let mut packet = Vec::with_capacity(usize::from(total));
+    // Version 4, 20-byte header; the kernel fills in the id and checksum.
+    packet.extend_from_slice(&[0x45, 0]);
+    packet.extend_from_slice(&total.to_be_bytes());
+    packet.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0]);
+    packet.extend_from_slice(&from.ip().octets());
+    packet.extend_from_slice(&to.ip().octets());
+    packet.extend_from_slice(&from.port().to_be_bytes());
+    packet.extend_from_slice(&to.port().to_be_bytes());
+    packet.extend_from_slice(&(total - 20).to_be_bytes());
+    packet.extend_from_slice(&[0, 0]);
+    packet.extend_from_slice(datagram);
+    packet
+}
+
+/// A raw IPv4 socket that sends whole packets (root only).
+fn raw_sender() -> socket2::Socket {
+    socket2::Socket::new(
+        socket2::Domain::IPV4,
+        socket2::Type::RAW,
+        Some(socket2::Protocol::from(255)),
+    )
+    .expect(
+        "a raw socket: this test forges source addresses and runs as root, as scripts/test does",
+    )
+}
+
+fn v4(addr: std::net::SocketAddr) -> SocketAddrV4 {
+    match addr {
+        std::net::SocketAddr::V4(a) => a,
+        std::net::SocketAddr::V6(_) => panic!("an IPv4 address"),
+    }
+}
+
+/// Issue 44, finding 2: a joiner holds its own connection's credentials,
+/// so its binding requests pass every check, from whatever source it
+/// forges. Each used to make the host answer that source, learn it as a
+/// candidate and check it: a spray from thousands of sources stalled
+/// every connection on the socket and reflected traffic at the addresses
+/// it named. Now only a handful of sources per connection are answered,
+/// each a few times until proven; another guest on the same socket keeps
+/// talking meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_joiner_spraying_from_many_sources_gets_a_handful_answered() {
+    const SOURCES: usize = 300;
+    let _serial = SERIAL.lock().await;
+    let opts = loopback();
+    let host = Endpoint::bind(&opts).await.expect("host endpoint");
+    let to = host.local_addr();
+    // A guest that plays on meanwhile.
+    let other = Endpoint::bind(&opts).await.expect("other guest endpoint");
+    let (mut h, mut g) = connect_on(&host, &other).await;
+
+    // The sprayer answers a round like any joiner (a real answer, so the
+    // host applies it), then forges its checks from many sources.
+    let sprayer = Endpoint::bind(&opts).await.expect("sprayer endpoint");
+    let offer = HostOffer::new(&host).await.expect("offer");
+    let (host_ufrag, host_password) = ice_credentials(offer.offer_sdp());
+    let answer = GuestAnswer::new(&sprayer, offer.offer_sdp())
+        .await
+        .expect("answer");
+    let (sprayer_ufrag, _) = ice_credentials(answer.answer_sdp());
+    // Applied: the host now knows the sprayer's credentials.
+    let _answered = offer
+        .apply_answer(answer.answer_sdp())
+        .await
+        .expect("the answer applies");
+    let username = format!("{host_ufrag}:{sprayer_ufrag}");
+
+    let mut sources = Vec::new();
+    for _ in 0..SOURCES {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").expect("spray socket");
+        s.set_nonblocking(true).expect("non-blocking");
+        s.send_to(&binding_request(&username, Some(&host_password)), to)
+            .expect("sent");
+        sources.push(s);
+    }
+    say(&h.sender, &mut g.receiver, "still here").await;
+    say(&g.sender, &mut h.receiver, "and here").await;
+    // Whatever the host was going to send them (replies, then its own
+    // checks and their retransmissions) has gone out by now.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut answered = 0;
+    let mut datagrams = 0;
+    let mut buf = [0u8; 1500];
+    for s in &sources {
+        let mut got = 0;
+        while s.recv(&mut buf).is_ok() {
+            got += 1;
+        }
+        answered += usize::from(got > 0);
+        datagrams += got;
+    }
+    eprintln!("{answered} of {SOURCES} forged sources heard {datagrams} datagrams");
+    // A connection hands on the requests of 8 sources at most (the
+    // daemon's `MAX_SOURCES`), each until proven, 10 times at most.
+    assert!(
+        answered <= 8,
+        "{answered} of {SOURCES} forged sources were answered"
+    );
+    assert!(
+        datagrams <= 8 * 20,
+        "{datagrams} datagrams sent to forged sources"
+    );
+    timeout(STEP, h.sender.close_and_wait())
+        .await
+        .expect("bounded");
+}
+
+/// Issue 44, finding 3: binding requests signed with a stranger's own
+/// credentials but forged from a guest's address used to move that
+/// address's route to the stranger's connection, so the guest's datagrams
+/// went nowhere until its next check took the route back. An address now
+/// moves only once it answered a check of the connection's own: the guest
+/// keeps talking, every message on time, all through the forgery.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_source_cannot_take_a_guests_route() {
+    let _serial = SERIAL.lock().await;
+    let opts = loopback();
+    let host = Endpoint::bind(&opts).await.expect("host endpoint");
+    let to = v4(host.local_addr());
+    let victim = Endpoint::bind(&opts).await.expect("victim endpoint");
+    let victim_addr = v4(victim.local_addr());
+    let (mut h, mut g) = connect_on(&host, &victim).await;
+
+    let stranger = Endpoint::bind(&opts).await.expect("stranger endpoint");
+    let offer = HostOffer::new(&host).await.expect("offer");
+    let (host_ufrag, host_password) = ice_credentials(offer.offer_sdp());
+    let answer = GuestAnswer::new(&stranger, offer.offer_sdp())
+        .await
+        .expect("answer");
+    let (stranger_ufrag, _) = ice_credentials(answer.answer_sdp());
+    let _answered = offer
+        .apply_answer(answer.answer_sdp())
+        .await
+        .expect("the answer applies");
+
+    let raw = raw_sender();
+    let username = format!("{host_ufrag}:{stranger_ufrag}");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let forger = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let target = socket2::SockAddr::from(to);
+            let mut sent = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) && sent < 2_000 {
+                let request = binding_request(&username, Some(&host_password));
+                raw.send_to(&forged_packet(victim_addr, to, &request), &target)
+                    .expect("a forged packet sent");
+                sent += 1;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            sent
+        })
+    };
+    // Every message of the guest arrives promptly while the forgery runs
+    // (a datagram routed elsewhere waits for SCTP's retransmission, a
+    // second or more).
+    let mut slowest = Duration::ZERO;
+    for i in 0..20 {
+        let began = std::time::Instant::now();
+        say(&g.sender, &mut h.receiver, &format!("guest {i}")).await;
+        say(&h.sender, &mut g.receiver, &format!("host {i}")).await;
+        slowest = slowest.max(began.elapsed());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let sent = forger.join().expect("the forger");
+    eprintln!("{sent} forged requests; the slowest message round took {slowest:?}");
+    assert!(sent > 50, "the forgery ran ({sent} requests)");
+    assert!(
+        slowest < Duration::from_millis(500),
+        "a message round took {slowest:?} during the forgery"
+    );
+    timeout(STEP, h.sender.close_and_wait())
+        .await
+        .expect("bounded");
 }

@@ -6,7 +6,8 @@
 //! An [`Endpoint`] owns the socket and one task, its run loop, which owns
 //! every connection's state (a `str0m::Rtc`): it reads datagrams and routes
 //! them to their connection (STUN requests by the ICE username fragment,
-//! everything else by source address), runs each connection's timers from
+//! responses by the transaction id of the check they answer, everything
+//! else by source address), runs each connection's timers from
 //! one ordered set, and carries out what the handles ask (offers, answers,
 //! sends, closes) as commands. There is no task, socket or buffer per
 //! connection besides what `str0m` keeps.
@@ -54,6 +55,14 @@
 //!   the connection closed by the other side) up to [`LAST_WORDS`] more
 //!   messages are taken: the peer's last words, which come before the
 //!   close is reported.
+//! - Only proven peers are served (`sources`): a connection hands the
+//!   binding requests of at most a handful of source addresses to `str0m`,
+//!   each a few times until the address answers a check of the
+//!   connection's own, all within a per-connection budget; an address's
+//!   datagrams move to a connection only once proven for it. A joiner who
+//!   forges source addresses costs the socket next to nothing, reflects
+//!   next to nothing, and cannot take another guest's route. The other
+//!   side's SDP is cut to that handful of candidates.
 //! - Silence: a connection that heard nothing for
 //!   [`WebRtcOptions::ice_disconnected_timeout`] is reported
 //!   [`ConnectionState::Disconnected`](crate::transport::ConnectionState),
@@ -71,6 +80,7 @@ mod link;
 mod peer;
 mod setup;
 mod shared;
+mod sources;
 
 pub use endpoint::Endpoint;
 pub use link::{WebRtcReceiver, WebRtcSender};

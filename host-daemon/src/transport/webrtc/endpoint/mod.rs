@@ -8,9 +8,10 @@
 //!   handles, datagrams from the socket, the connections' timers.
 //! - `negotiation`: a new connection from an offer this side makes or
 //!   from the other side's offer (its `Rtc`, channels and SDP).
-//! - `routing`: which connection a datagram goes to (STUN by username
-//!   fragment, the rest by source address), and the table of connections,
-//!   routes and timers kept as connections change, come and go.
+//! - `routing`: which connection a datagram goes to (binding requests by
+//!   username fragment, responses by transaction id, the rest by source
+//!   address), and the table of connections, routes, checks and timers
+//!   kept as connections change, come and go.
 
 mod negotiation;
 mod routing;
@@ -71,6 +72,7 @@ impl Endpoint {
             return Err(WebRtcError::BadCandidate(advertised));
         }
         let provider = Arc::new(str0m::crypto::from_feature_flags());
+        let hmac = provider.sha1_hmac_provider;
         let cert = provider.dtls_provider.generate_certificate();
         let mut config = Rtc::builder()
             .set_crypto_provider(provider)
@@ -99,6 +101,8 @@ impl Endpoint {
             by_addr: HashMap::new(),
             by_ufrag: HashMap::new(),
             ufrags: HashMap::new(),
+            by_check: HashMap::new(),
+            hmac,
             timers: BTreeSet::new(),
             next_id: 0,
             connections: connections.clone(),

@@ -16,6 +16,7 @@ use crate::transport::PeerEvent;
 use crate::transport::webrtc::WebRtcError;
 use crate::transport::webrtc::peer::Peer;
 use crate::transport::webrtc::shared::{CHANNELS, ConnId, Opened, Shared, channel_index};
+use crate::transport::webrtc::sources::few_candidates;
 
 impl RunLoop {
     /// A connection's shared state, under a fresh id (`None` once every
@@ -29,24 +30,24 @@ impl RunLoop {
     }
 
     /// A new `Rtc` with the endpoint's candidate and fresh ICE credentials.
-    fn new_rtc(&self) -> (Rtc, String) {
+    fn new_rtc(&self) -> (Rtc, IceCreds) {
         let creds = IceCreds::new();
-        let ufrag = creds.ufrag.clone();
         let mut rtc = self
             .config
             .clone()
-            .set_local_ice_credentials(creds)
+            .set_local_ice_credentials(creds.clone())
             .build(Instant::now());
         if let Ok(c) = Candidate::host(self.advertised, "udp") {
             rtc.add_local_candidate(c);
         }
-        (rtc, ufrag)
+        (rtc, creds)
     }
 
     /// A new host-side connection and its offer.
     pub(super) fn offer(&mut self, now: Instant) -> Result<Opened, WebRtcError> {
         let (shared, events) = self.new_shared().ok_or(WebRtcError::EndpointGone)?;
-        let (mut rtc, ufrag) = self.new_rtc();
+        let (mut rtc, creds) = self.new_rtc();
+        let ufrag = creds.ufrag.clone();
         let mut sdp = rtc.sdp_api();
         let mut channels = [None; 3];
         for channel in CHANNELS {
@@ -58,6 +59,7 @@ impl RunLoop {
         };
         let mut peer = Peer::new(
             rtc,
+            creds,
             shared.clone(),
             channels,
             self.advertised,
@@ -75,10 +77,12 @@ impl RunLoop {
     /// A new guest-side connection from the other side's `offer`, and
     /// its answer.
     pub(super) fn answer(&mut self, now: Instant, offer: &str) -> Result<Opened, WebRtcError> {
+        let offer_sdp = few_candidates(offer);
         let offer =
-            SdpOffer::from_sdp_string(offer).map_err(|e| WebRtcError::Sdp(e.to_string()))?;
+            SdpOffer::from_sdp_string(&offer_sdp).map_err(|e| WebRtcError::Sdp(e.to_string()))?;
         let (shared, events) = self.new_shared().ok_or(WebRtcError::EndpointGone)?;
-        let (mut rtc, ufrag) = self.new_rtc();
+        let (mut rtc, creds) = self.new_rtc();
+        let ufrag = creds.ufrag.clone();
         let mut channels = [None; 3];
         // The negotiated channel: both sides create it.
         for channel in CHANNELS.into_iter().filter(|c| c.negotiated_id().is_some()) {
@@ -91,13 +95,15 @@ impl RunLoop {
             .sdp_api()
             .accept_offer(offer)
             .map_err(|e| WebRtcError::Sdp(e.to_string()))?;
-        let peer = Peer::new(
+        let mut peer = Peer::new(
             rtc,
+            creds,
             shared.clone(),
             channels,
             self.advertised,
             self.opts.clone(),
         );
+        peer.learn_remote_ufrag(&offer_sdp);
         self.insert(shared.id, ufrag, peer, now);
         Ok(Opened {
             shared,

@@ -1,6 +1,8 @@
 //! Which connection a datagram goes to: STUN binding requests by the
-//! local username fragment they name, everything else by source address
-//! (the addresses each connection proved or sent to, a bounded few). And
+//! local username fragment they name (within what the connection's
+//! `Sources` allow), binding responses by the transaction id of the check
+//! they answer, everything else by source address (the addresses each
+//! connection proved or sent to, a bounded few). And
 //! the table behind it, kept as connections come, change and go: their
 //! routes, their timers, their removal once over.
 
@@ -14,6 +16,7 @@ use str0m::ice::StunMessage;
 use super::run_loop::RunLoop;
 use crate::transport::webrtc::peer::Peer;
 use crate::transport::webrtc::shared::ConnId;
+use crate::transport::webrtc::sources::Verdict;
 
 /// At most this many addresses route to one connection. Only the other
 /// side's proven checks and the addresses its own `Rtc` sends to are
@@ -48,6 +51,15 @@ impl RunLoop {
             route(&mut self.by_addr, p, id, addr, false);
         }
         self.routed.store(self.by_addr.len(), Ordering::Relaxed);
+        let (sent, forgotten) = p.sources.take_check_changes();
+        for t in forgotten {
+            if self.by_check.get(&t) == Some(&id) {
+                self.by_check.remove(&t);
+            }
+        }
+        for t in sent {
+            self.by_check.insert(t, id);
+        }
         if let Some(old) = p.registered.take() {
             self.timers.remove(&(old, id));
         }
@@ -76,6 +88,11 @@ impl RunLoop {
         if let Some(ufrag) = self.ufrags.remove(&id) {
             self.by_ufrag.remove(&ufrag);
         }
+        for t in p.sources.remembered_checks() {
+            if self.by_check.get(&t) == Some(&id) {
+                self.by_check.remove(&t);
+            }
+        }
         self.connections.store(self.peers.len(), Ordering::Relaxed);
         self.routed.store(self.by_addr.len(), Ordering::Relaxed);
         // Closed and gone: whoever waits for the close hears now.
@@ -84,40 +101,83 @@ impl RunLoop {
         }
     }
 
-    /// Routes a datagram: STUN requests by the username fragment they
-    /// name, everything else by source address. Unroutable ones are
-    /// dropped, and so are binding requests that name a connection but
-    /// fail its checks (the fragments are public in offers).
+    /// Routes a datagram: binding requests by the username fragment they
+    /// name, binding responses by the transaction id of the check they
+    /// answer, everything else by source address. What a connection's
+    /// [`Sources`](crate::transport::webrtc::sources::Sources) refuses, and
+    /// whatever is unroutable, is dropped unanswered.
     pub(super) fn datagram(&mut self, source: SocketAddr, buf: &[u8]) {
         let stun = is_stun(buf);
-        let by_ufrag = stun
-            .then(|| StunMessage::parse(buf).ok())
-            .flatten()
-            .filter(|m| m.is_binding_request())
-            .and_then(|m| {
-                m.split_username()
-                    .and_then(|(local, _)| self.by_ufrag.get(local).copied())
-            });
-        let Some(id) = by_ufrag.or_else(|| self.by_addr.get(&source).copied()) else {
+        let message = stun.then(|| StunMessage::parse(buf).ok()).flatten();
+        let now = Instant::now();
+        match message {
+            Some(m) if m.is_binding_request() => self.binding_request(now, source, buf, &m),
+            Some(m) if m.is_successful_binding_response() || m.is_failed_binding_response() => {
+                self.binding_response(now, source, buf, &m);
+            }
+            _ => {
+                let Some(id) = self.by_addr.get(&source).copied() else {
+                    return;
+                };
+                if let Some(p) = self.peers.get_mut(&id) {
+                    p.receive(&self.socket, &mut self.routes, now, source, buf, stun);
+                    self.after(id);
+                }
+            }
+        }
+    }
+
+    /// A binding request: handed to the connection whose username fragment
+    /// it names, once the answer is in, if it passes that connection's
+    /// checks and its [`Sources`](crate::transport::webrtc::sources::Sources)
+    /// let it through. It moves no route: only a proven address does.
+    fn binding_request(&mut self, now: Instant, source: SocketAddr, buf: &[u8], m: &StunMessage) {
+        let Some(id) = m
+            .split_username()
+            .and_then(|(local, _)| self.by_ufrag.get(local).copied())
+        else {
             return;
         };
-        let now = Instant::now();
         let Some(p) = self.peers.get_mut(&id) else {
             return;
         };
-        if by_ufrag.is_some() {
-            if !p.accepts_stun(now, source, buf) {
-                tracing::trace!(%source, "a binding request failed its checks");
-                return;
-            }
-            if p.is_answered() {
-                // The other side proved itself from this address: route it
-                // here (a peer that rejoined from the same address gets its
-                // new connection), newest last.
-                route(&mut self.by_addr, p, id, source, true);
-            }
+        // Before the answer this side's offer, password and all, may be
+        // public in the lobby, and `str0m` could only queue the request:
+        // the joiner retransmits once the answer is in.
+        if !p.is_answered() || !p.sources.admits(source) {
+            return;
         }
-        p.receive(&self.socket, &mut self.routes, now, source, buf, stun);
+        if !p.is_own_request(m, self.hmac) {
+            tracing::trace!(%source, "a binding request failed its checks");
+            return;
+        }
+        if p.sources.request(source) != Verdict::Pass {
+            return;
+        }
+        p.receive(&self.socket, &mut self.routes, now, source, buf, true);
+        self.after(id);
+    }
+
+    /// A binding response: handed to the connection that sent the check it
+    /// answers, if it comes from where the check went. A success response
+    /// that connection accepts proves the address: it routes there from
+    /// now on, taken over from any other connection (a peer that rejoined
+    /// from the same address gets its new connection).
+    fn binding_response(&mut self, now: Instant, source: SocketAddr, buf: &[u8], m: &StunMessage) {
+        let Some(id) = self.by_check.get(&m.trans_id()).copied() else {
+            return;
+        };
+        let Some(p) = self.peers.get_mut(&id) else {
+            return;
+        };
+        if p.sources.check_sent_to(m.trans_id()) != Some(source) {
+            return;
+        }
+        if m.is_successful_binding_response() && p.accepts_stun(now, source, buf) {
+            p.sources.prove(source);
+            route(&mut self.by_addr, p, id, source, true);
+        }
+        p.receive(&self.socket, &mut self.routes, now, source, buf, true);
         self.after(id);
     }
 }

@@ -10,12 +10,15 @@ use std::time::Instant;
 
 use str0m::RtcConfig;
 use str0m::change::SdpAnswer;
+use str0m::crypto::Sha1HmacProvider;
+use str0m::ice::TransId;
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
 use crate::transport::TransportError;
 use crate::transport::webrtc::peer::Peer;
 use crate::transport::webrtc::shared::{CHANNELS, Command, ConnId, SendReply};
+use crate::transport::webrtc::sources::few_candidates;
 use crate::transport::webrtc::{MAX_DATAGRAM_BYTES, WebRtcError, WebRtcOptions};
 
 /// The run loop's state: the socket, every connection, the routes to them
@@ -36,6 +39,11 @@ pub(super) struct RunLoop {
     /// connection.
     pub(super) by_ufrag: HashMap<String, ConnId>,
     pub(super) ufrags: HashMap<ConnId, String>,
+    /// Binding responses answering this transaction id go to this
+    /// connection (the checks each connection remembers).
+    pub(super) by_check: HashMap<TransId, ConnId>,
+    /// HMAC-SHA1 for binding requests' MESSAGE-INTEGRITY.
+    pub(super) hmac: &'static dyn Sha1HmacProvider,
     /// Every connection's next wake, ordered.
     pub(super) timers: BTreeSet<(Instant, ConnId)>,
     pub(super) next_id: u64,
@@ -100,16 +108,21 @@ impl RunLoop {
                 let _ = reply.send(self.answer(now, &offer));
             }
             Command::ApplyAnswer(id, answer, reply) => {
-                let result = match SdpAnswer::from_sdp_string(&answer) {
+                // A joiner's answer may list any number of candidates; the
+                // stack checks a handful.
+                let answer_sdp = few_candidates(&answer);
+                let result = match SdpAnswer::from_sdp_string(&answer_sdp) {
                     Err(e) => Err(WebRtcError::Sdp(e.to_string())),
                     Ok(answer) => self
                         .with_peer(id, now, |p, _, _| match p.pending_offer.take() {
                             None => Err(WebRtcError::Sdp("no offer waits for an answer".into())),
-                            Some(pending) => p
-                                .rtc()
-                                .sdp_api()
-                                .accept_answer(pending, answer)
-                                .map_err(|e| WebRtcError::Sdp(e.to_string())),
+                            Some(pending) => {
+                                p.learn_remote_ufrag(&answer_sdp);
+                                p.rtc()
+                                    .sdp_api()
+                                    .accept_answer(pending, answer)
+                                    .map_err(|e| WebRtcError::Sdp(e.to_string()))
+                            }
                         })
                         .unwrap_or(Err(WebRtcError::ConnectFailed)),
                 };

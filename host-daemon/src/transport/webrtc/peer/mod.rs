@@ -35,12 +35,15 @@ use std::time::{Duration, Instant};
 
 use str0m::change::SdpPendingOffer;
 use str0m::channel::ChannelId;
+use str0m::crypto::Sha1HmacProvider;
+use str0m::ice::StunMessage;
 use str0m::net::{Protocol, Receive};
-use str0m::{Input, Rtc};
+use str0m::{IceCreds, Input, Rtc};
 use tokio::net::UdpSocket;
 use tokio::sync::oneshot;
 
 use super::shared::{CHANNELS, Shared};
+use super::sources::Sources;
 use super::{HELD_BYTES, WebRtcOptions};
 use close::Closing;
 use send::WaitingSend;
@@ -88,6 +91,13 @@ pub(super) struct Peer {
     done: bool,
     /// Addresses the run loop routes to this connection.
     pub(super) addrs: Vec<SocketAddr>,
+    /// The remote addresses its binding requests came from, which of them
+    /// are proven, and the checks this side sent.
+    pub(super) sources: Sources,
+    /// This side's ICE password (its binding requests' integrity key).
+    local_pwd: String,
+    /// The other side's ICE username fragment, once its SDP is in.
+    remote_ufrag: Option<String>,
     /// The address packets arrive at, as `str0m` knows it (the advertised
     /// candidate).
     local: SocketAddr,
@@ -97,6 +107,7 @@ pub(super) struct Peer {
 impl Peer {
     pub(super) fn new(
         rtc: Rtc,
+        creds: IceCreds,
         shared: Arc<Shared>,
         channels: [Option<ChannelId>; 3],
         local: SocketAddr,
@@ -122,6 +133,9 @@ impl Peer {
             close_waiters: Vec::new(),
             done: false,
             addrs: Vec::new(),
+            sources: Sources::new(),
+            local_pwd: creds.pass,
+            remote_ufrag: None,
             local,
             opts,
         }
@@ -132,12 +146,42 @@ impl Peer {
         &mut self.rtc
     }
 
-    /// Whether a STUN binding request is this connection's own: it names
-    /// both username fragments (the other side's once the answer is in) and
-    /// its MESSAGE-INTEGRITY holds, as `str0m` checks it.
+    /// Whether a STUN message is for this connection as `str0m` checks it
+    /// (for a response: its transaction id is a check of ours and its
+    /// MESSAGE-INTEGRITY holds).
     pub(super) fn accepts_stun(&self, now: Instant, source: SocketAddr, buf: &[u8]) -> bool {
         Receive::new(Protocol::Udp, source, self.local, buf)
             .is_ok_and(|r| self.rtc.accepts(&Input::Receive(now, r)))
+    }
+
+    /// Whether a binding request is this connection's own: it names this
+    /// side's username fragment (the caller routed it by that) and the other
+    /// side's, and its MESSAGE-INTEGRITY holds under this side's password.
+    /// Checked here rather than by `str0m`, whose `accepts` waves through
+    /// anything from the nominated address: a request forged from that
+    /// address must not spend the connection's budget.
+    pub(super) fn is_own_request(
+        &self,
+        msg: &StunMessage<'_>,
+        hmac: &dyn Sha1HmacProvider,
+    ) -> bool {
+        let Some(remote) = self.remote_ufrag.as_deref() else {
+            return false;
+        };
+        msg.split_username()
+            .is_some_and(|(_, theirs)| theirs == remote)
+            && msg.verify(self.local_pwd.as_bytes(), |key, payloads| {
+                hmac.sha1_hmac(key, payloads)
+            })
+    }
+
+    /// Learns the other side's username fragment from its SDP (offer or
+    /// answer).
+    pub(super) fn learn_remote_ufrag(&mut self, sdp: &str) {
+        self.remote_ufrag = sdp
+            .lines()
+            .find_map(|l| l.trim_end().strip_prefix("a=ice-ufrag:"))
+            .map(str::to_owned);
     }
 
     /// The other side is known: a guest-side connection always, a host-side

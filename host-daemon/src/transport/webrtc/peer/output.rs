@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use str0m::channel::ChannelId;
+use str0m::ice::StunMessage;
 use str0m::{Event, IceConnectionState, Output};
 use tokio::net::UdpSocket;
 
@@ -28,6 +29,13 @@ impl Peer {
                 Ok(Output::Transmit(t)) => {
                     if !self.addrs.contains(&t.destination) && !routes.contains(&t.destination) {
                         routes.push(t.destination);
+                    }
+                    // A check of ours: its response proves the address.
+                    if t.contents.first().is_some_and(|b| *b < 4)
+                        && let Ok(m) = StunMessage::parse(&t.contents)
+                        && m.is_binding_request()
+                    {
+                        self.sources.sent_check(m.trans_id(), t.destination);
                     }
                     // A full socket buffer drops the datagram, as the
                     // network may: SCTP and ICE retransmit.
