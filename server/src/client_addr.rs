@@ -89,26 +89,59 @@ pub fn parse_network(s: &str) -> Result<IpNet, String> {
         .map_err(|_| format!("{s:?} is neither an address nor a network (CIDR, e.g. 10.0.0.0/8)"))
 }
 
-/// The key an address's budgets are kept under: the IPv4 address (also
-/// when it arrives IPv4-mapped), or the IPv6 /64 network.
-pub fn client_key(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V4(_) => ip,
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => {
-                let s = v6.segments();
-                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
-            }
-        },
+/// How client addresses are grouped for every per-client bound: an IPv4
+/// address is its own client, an IPv6 address counts as its network of
+/// `ipv6_prefix` bits (`--ipv6-prefix-len`, 56 by default: one subscriber
+/// usually holds a whole /56 or /64, so keying by the full address would
+/// give each of them 2^64 budgets, and by /64 still 256).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientKeys {
+    ipv6_prefix: u8,
+}
+
+impl Default for ClientKeys {
+    fn default() -> Self {
+        Self {
+            ipv6_prefix: DEFAULT_IPV6_PREFIX,
+        }
     }
 }
 
-/// [`client_key`] as text: `203.0.113.7`, or `2001:db8:1:2::/64`.
-pub fn client_label(ip: IpAddr) -> String {
-    match client_key(ip) {
-        IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) => format!("{v6}/64"),
+/// The IPv6 prefix length clients are grouped by unless configured.
+pub const DEFAULT_IPV6_PREFIX: u8 = 56;
+
+impl ClientKeys {
+    /// IPv6 clients grouped by `prefix` bits (clamped to 16..=128).
+    pub fn ipv6_prefix(prefix: u8) -> Self {
+        Self {
+            ipv6_prefix: prefix.clamp(16, 128),
+        }
+    }
+
+    /// The key an address's budgets and caps are kept under: the IPv4
+    /// address (also when it arrives IPv4-mapped), or the IPv6 network.
+    pub fn key(&self, ip: IpAddr) -> IpAddr {
+        match ip {
+            IpAddr::V4(_) => ip,
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => IpAddr::V4(v4),
+                None => {
+                    let bits = u128::from(v6);
+                    let mask = u128::MAX
+                        .checked_shl(128 - u32::from(self.ipv6_prefix))
+                        .unwrap_or(0);
+                    IpAddr::V6(Ipv6Addr::from(bits & mask))
+                }
+            },
+        }
+    }
+
+    /// [`Self::key`] as text: `203.0.113.7`, or `2001:db8:1:200::/56`.
+    pub fn label(&self, ip: IpAddr) -> String {
+        match self.key(ip) {
+            IpAddr::V4(v4) => v4.to_string(),
+            IpAddr::V6(v6) => format!("{v6}/{}", self.ipv6_prefix),
+        }
     }
 }
 
@@ -180,19 +213,32 @@ mod tests {
 
     #[test]
     fn an_ipv6_network_shares_one_budget_and_ipv4_keeps_its_address() {
+        let keys = ClientKeys::default();
         assert_eq!(
-            client_key(addr("2001:db8:1:2:aaaa::1")),
-            addr("2001:db8:1:2::")
+            keys.key(addr("2001:db8:1:2:aaaa::1")),
+            addr("2001:db8:1:0::")
         );
         assert_eq!(
-            client_key(addr("2001:db8:1:2:ffff:ffff:ffff:ffff")),
-            client_key(addr("2001:db8:1:2::7"))
+            keys.key(addr("2001:db8:1:ff:ffff:ffff:ffff:ffff")),
+            keys.key(addr("2001:db8:1:2::7")),
+            "one /56"
         );
         assert_ne!(
-            client_key(addr("2001:db8:1:3::1")),
-            client_key(addr("2001:db8:1:2::1"))
+            keys.key(addr("2001:db8:1:100::1")),
+            keys.key(addr("2001:db8:1:2::1"))
         );
-        assert_eq!(client_key(addr("::ffff:192.0.2.7")), addr("192.0.2.7"));
-        assert_eq!(client_key(addr("192.0.2.7")), addr("192.0.2.7"));
+        assert_eq!(keys.key(addr("::ffff:192.0.2.7")), addr("192.0.2.7"));
+        assert_eq!(keys.key(addr("192.0.2.7")), addr("192.0.2.7"));
+        assert_eq!(keys.label(addr("2001:db8:1:2::9")), "2001:db8:1::/56");
+        let per_64 = ClientKeys::ipv6_prefix(64);
+        assert_ne!(
+            per_64.key(addr("2001:db8:1:3::1")),
+            per_64.key(addr("2001:db8:1:2::1"))
+        );
+        assert_eq!(per_64.label(addr("2001:db8:1:2::9")), "2001:db8:1:2::/64");
+        assert_eq!(
+            ClientKeys::ipv6_prefix(128).key(addr("2001:db8::9")),
+            addr("2001:db8::9")
+        );
     }
 }

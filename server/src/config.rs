@@ -79,10 +79,21 @@ pub struct Config {
     #[arg(long, env = "LOBBY_MAX_CONNECTIONS", default_value_t = 4096)]
     pub max_connections: usize,
 
-    /// Open connections per client address (IPv6: per /64); more are
-    /// answered 503.
+    /// Open connections per client address (IPv6: per network of
+    /// `--ipv6-prefix-len` bits); more are answered 503. Once fewer than
+    /// 1/16 of `--max-connections` are free, each connection accepted asks
+    /// the oldest connection of the client holding the most to close (at
+    /// once when idle, after its response otherwise), so a new client is
+    /// served however many addresses fill the door.
     #[arg(long, env = "LOBBY_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 64)]
     pub max_connections_per_address: usize,
+
+    /// IPv6 clients are grouped by networks of this many bits for every
+    /// per-address bound (connections, rate limits, sessions, bytes): a
+    /// subscriber usually holds a /56 (or a /48, or a /64).
+    #[arg(long, env = "LOBBY_IPV6_PREFIX_LEN", default_value_t = crate::client_addr::DEFAULT_IPV6_PREFIX,
+        value_parser = clap::value_parser!(u8).range(16..=128))]
+    pub ipv6_prefix_len: u8,
 
     /// Lobby event streams (`GET /lobby/events`) open per client address;
     /// more get 429.
@@ -185,6 +196,27 @@ pub struct Config {
     #[arg(long, env = "LOBBY_ANSWERS_PER_MINUTE", default_value_t = 60)]
     pub answers_per_minute: u32,
 
+    /// Answers one client address may post to one session per minute (at
+    /// most that many at once): whoever polls fastest cannot take round
+    /// after round of a session (see docs/decisions.md, "Round grabbing,
+    /// again"). 0: no limit.
+    #[arg(
+        long,
+        env = "LOBBY_ANSWERS_PER_SESSION_PER_MINUTE",
+        default_value_t = 4
+    )]
+    pub answers_per_session_per_minute: u32,
+
+    /// Reads of sessions (`GET /session/{code}`) allowed per client address
+    /// per minute. 0: no limit.
+    #[arg(long, env = "LOBBY_SESSION_READS_PER_MINUTE", default_value_t = 600)]
+    pub session_reads_per_minute: u32,
+
+    /// How many reads a client address may make at once before the
+    /// per-minute pace applies (0: as many as per minute).
+    #[arg(long, env = "LOBBY_SESSION_READ_BURST", default_value_t = 40)]
+    pub session_read_burst: u32,
+
     /// Host updates (`PUT /session` with a code) allowed per session per
     /// minute (a host refreshes every 20 s and publishes a round per joiner).
     #[arg(long, env = "LOBBY_UPDATES_PER_MINUTE", default_value_t = 60)]
@@ -195,7 +227,7 @@ pub struct Config {
     #[arg(long, env = "LOBBY_ANSWER_POLLS_PER_MINUTE", default_value_t = 120)]
     pub answer_polls_per_minute: u32,
 
-    /// Sessions one client address (an IPv6 /64) may hold at once: live,
+    /// Sessions one client address (an IPv6 network) may hold at once: live,
     /// or expired and not yet swept. 0: no cap.
     #[arg(long, env = "LOBBY_MAX_SESSIONS_PER_ADDRESS", default_value_t = 20)]
     pub max_sessions_per_address: u32,
@@ -206,7 +238,7 @@ pub struct Config {
     pub max_sessions: u64,
 
     /// Bytes of offers, answers and `meta` the sessions of one client
-    /// address (an IPv6 /64) may hold in all; a create, update or answer
+    /// address (an IPv6 network) may hold in all; a create, update or answer
     /// that would pass it gets 429. 0: no cap.
     #[arg(long, env = "LOBBY_MAX_SESSION_BYTES_PER_ADDRESS", default_value_t = 512 * 1024)]
     pub max_session_bytes_per_address: u64,
@@ -305,6 +337,11 @@ impl Config {
         } else {
             ForwardedFor::ignored()
         }
+    }
+
+    /// How client addresses are grouped for per-client bounds.
+    pub fn client_keys(&self) -> crate::client_addr::ClientKeys {
+        crate::client_addr::ClientKeys::ipv6_prefix(self.ipv6_prefix_len)
     }
 
     /// How long a lobby event stream lasts.

@@ -18,9 +18,11 @@
 //! - [`serve`]: the front door: connection caps (total and per address,
 //!   or per forwarded client behind a trusted proxy), the header read and
 //!   write stall timeouts, the bounded shutdown drain.
+//! - [`shedding`]: near the connection cap, which open connection is asked
+//!   to close (the oldest of the client holding the most).
 //! - [`client_addr`]: who the client is (the peer, or what a trusted
 //!   proxy's `X-Forwarded-For` says), for the front door and the handlers,
-//!   and the key its budgets are kept under (the address; IPv6 by /64).
+//!   and the key its budgets are kept under (the address; IPv6 by /56).
 //! - [`descriptors`]: the file-descriptor limit raised for the connection
 //!   cap, or the cap lowered to fit it.
 //! - [`app`]: the router and the generated OpenAPI document.
@@ -75,6 +77,7 @@ pub mod rate_limit;
 pub mod routes;
 pub mod serve;
 pub mod sessions;
+pub mod shedding;
 pub mod slots;
 pub mod startup;
 pub mod state;

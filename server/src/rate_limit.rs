@@ -1,10 +1,12 @@
-//! Per-client-address rate limits on creates, answers, code misses and
-//! lobby pages rendered afresh, and per-session limits on host updates
-//! (GCRA from the `governor` crate).
+//! Per-client-address rate limits on creates, answers, session reads, code
+//! misses and lobby pages rendered afresh; per session and client address
+//! on answers; and per-session limits on host updates (GCRA from the
+//! `governor` crate).
 //!
-//! A client address is its IPv4 address, or its IPv6 /64 network: one
-//! subscriber usually holds a whole /64, so keying by the full address
-//! would give each of them 2^64 budgets.
+//! A client address is its IPv4 address, or its IPv6 network
+//! ([`ClientKeys`]: a /56 unless configured): one subscriber usually holds
+//! a whole network, so keying by the full address would give each of them
+//! 2^64 budgets.
 //!
 //! Misses are special: the limiter is charged only when a lookup misses, but
 //! once an address is over its budget *every* lookup from it is refused
@@ -21,7 +23,7 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
 use protocol::code::SessionCode;
 
-use crate::client_addr::client_key;
+use crate::client_addr::ClientKeys;
 use crate::config::Config;
 use crate::error::AppError;
 
@@ -35,6 +37,8 @@ pub enum Budget {
     /// `GET /lobby` pages not served from the page cache (a render walks
     /// up to 10,000 candidates; a cached page costs next to nothing).
     LobbyPages,
+    /// `GET /session/{code}` of existing sessions (misses have their own).
+    SessionReads,
 }
 
 /// Which per-session budget an authenticated host call draws on.
@@ -51,10 +55,13 @@ pub struct RateLimits {
     creates: Option<DefaultKeyedRateLimiter<IpAddr>>,
     answers: Option<DefaultKeyedRateLimiter<IpAddr>>,
     lobby_pages: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    session_reads: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    session_answers: Option<DefaultKeyedRateLimiter<(SessionCode, IpAddr)>>,
     misses: Option<DefaultKeyedRateLimiter<IpAddr>>,
     updates: Option<DefaultKeyedRateLimiter<SessionCode>>,
     answer_polls: Option<DefaultKeyedRateLimiter<SessionCode>>,
     blocked_until: DashMap<IpAddr, Instant>,
+    keys: ClientKeys,
     clock: DefaultClock,
 }
 
@@ -66,6 +73,18 @@ fn limiter<K: std::hash::Hash + Eq + Clone>(
     Some(RateLimiter::keyed(Quota::per_minute(n)))
 }
 
+/// A limiter of `per_minute` with bursts of `burst` (0: as many as per
+/// minute).
+fn bursty_limiter<K: std::hash::Hash + Eq + Clone>(
+    per_minute: u32,
+    burst: u32,
+    enabled: bool,
+) -> Option<DefaultKeyedRateLimiter<K>> {
+    let n = NonZeroU32::new(per_minute).filter(|_| enabled)?;
+    let burst = NonZeroU32::new(burst).unwrap_or(n);
+    Some(RateLimiter::keyed(Quota::per_minute(n).allow_burst(burst)))
+}
+
 impl RateLimits {
     /// Limits as configured.
     pub fn from_config(config: &Config) -> Self {
@@ -73,16 +92,18 @@ impl RateLimits {
         Self {
             creates: limiter(config.creates_per_minute, on),
             answers: limiter(config.answers_per_minute, on),
-            lobby_pages: NonZeroU32::new(config.lobby_pages_per_minute)
-                .filter(|_| on)
-                .map(|n| {
-                    let burst = NonZeroU32::new(config.lobby_page_burst).unwrap_or(n);
-                    RateLimiter::keyed(Quota::per_minute(n).allow_burst(burst))
-                }),
+            lobby_pages: bursty_limiter(config.lobby_pages_per_minute, config.lobby_page_burst, on),
+            session_reads: bursty_limiter(
+                config.session_reads_per_minute,
+                config.session_read_burst,
+                on,
+            ),
+            session_answers: limiter(config.answers_per_session_per_minute, on),
             misses: limiter(config.misses_per_minute, on),
             updates: limiter(config.updates_per_minute, on),
             answer_polls: limiter(config.answer_polls_per_minute, on),
             blocked_until: DashMap::new(),
+            keys: config.client_keys(),
             clock: DefaultClock::default(),
         }
     }
@@ -93,14 +114,31 @@ impl RateLimits {
             Budget::Creates => (&self.creates, "session creates"),
             Budget::Answers => (&self.answers, "answers"),
             Budget::LobbyPages => (&self.lobby_pages, "uncached lobby pages"),
+            Budget::SessionReads => (&self.session_reads, "session reads"),
         };
         let Some(limiter) = limiter else {
             return Ok(());
         };
-        limiter.check_key(&client_key(ip)).map_err(|not_until| {
+        limiter.check_key(&self.keys.key(ip)).map_err(|not_until| {
             let wait = not_until.wait_time_from(self.clock.now());
             AppError::rate_limited(what, wait.as_secs_f64().ceil() as u64)
         })
+    }
+
+    /// Charges one answer from `ip` to session `code`; `429` past the
+    /// address's answers to that session (so the fastest poller cannot
+    /// take round after round: a real joiner from another address gets
+    /// the next one).
+    pub fn check_session_answer(&self, code: &SessionCode, ip: IpAddr) -> Result<(), AppError> {
+        let Some(limiter) = &self.session_answers else {
+            return Ok(());
+        };
+        limiter
+            .check_key(&(code.clone(), self.keys.key(ip)))
+            .map_err(|not_until| {
+                let wait = not_until.wait_time_from(self.clock.now());
+                AppError::rate_limited("answers to this session", wait.as_secs_f64().ceil() as u64)
+            })
     }
 
     /// Charges one authenticated host call of session `code` to `budget`;
@@ -125,7 +163,7 @@ impl RateLimits {
 
     /// Refuses every code lookup from an address that used up its misses.
     pub fn check_not_blocked(&self, ip: IpAddr) -> Result<(), AppError> {
-        if let Some(until) = self.blocked_until.get(&client_key(ip)) {
+        if let Some(until) = self.blocked_until.get(&self.keys.key(ip)) {
             let now = Instant::now();
             if *until > now {
                 let secs = (*until - now).as_secs_f64().ceil() as u64;
@@ -140,7 +178,7 @@ impl RateLimits {
         let Some(limiter) = &self.misses else {
             return Ok(());
         };
-        let key = client_key(ip);
+        let key = self.keys.key(ip);
         limiter.check_key(&key).map_err(|not_until| {
             let wait: Duration = not_until.wait_time_from(self.clock.now());
             self.blocked_until.insert(key, Instant::now() + wait);
@@ -154,6 +192,7 @@ impl RateLimits {
             &self.creates,
             &self.answers,
             &self.lobby_pages,
+            &self.session_reads,
             &self.misses,
         ]
         .into_iter()
@@ -163,6 +202,10 @@ impl RateLimits {
             limiter.shrink_to_fit();
         }
         for limiter in [&self.updates, &self.answer_polls].into_iter().flatten() {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+        }
+        if let Some(limiter) = &self.session_answers {
             limiter.retain_recent();
             limiter.shrink_to_fit();
         }
@@ -185,14 +228,43 @@ mod tests {
         config.creates_per_minute = 3;
         let limits = RateLimits::from_config(&config);
         for i in 1..=3 {
-            let addr = ip(&format!("2001:db8:7:7::{i:x}"));
+            let addr = ip(&format!("2001:db8:7:{i:x}::{i:x}"));
             assert!(limits.check(Budget::Creates, addr).is_ok());
         }
         assert!(
             limits
-                .check(Budget::Creates, ip("2001:db8:7:7:ffff::9"))
-                .is_err()
+                .check(Budget::Creates, ip("2001:db8:7:ff:ffff::9"))
+                .is_err(),
+            "one /56"
         );
-        assert!(limits.check(Budget::Creates, ip("2001:db8:7:8::1")).is_ok());
+        assert!(
+            limits
+                .check(Budget::Creates, ip("2001:db8:7:100::1"))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn answers_to_one_session_are_budgeted_per_address() {
+        let mut config = Config::for_tests("sqlite://unused.db");
+        config.answers_per_session_per_minute = 2;
+        let limits = RateLimits::from_config(&config);
+        let code = SessionCode::parse("ABCD2345").expect("code");
+        let other = SessionCode::parse("ABCD2346").expect("code");
+        let grabber = ip("192.0.2.66");
+        assert!(limits.check_session_answer(&code, grabber).is_ok());
+        assert!(limits.check_session_answer(&code, grabber).is_ok());
+        let refused = limits
+            .check_session_answer(&code, grabber)
+            .expect_err("a third answer to one session");
+        assert_eq!(refused.code, protocol::api::ErrorCode::RateLimited);
+        assert!(
+            limits.check_session_answer(&other, grabber).is_ok(),
+            "another session"
+        );
+        assert!(
+            limits.check_session_answer(&code, ip("192.0.2.67")).is_ok(),
+            "another address"
+        );
     }
 }

@@ -3,8 +3,12 @@
 //!
 //! - At most `max_connections` open connections in all and
 //!   `max_connections_per_address` per client address (IPv4 address or IPv6
-//!   /64, as for rate limits). A connection over either cap is answered
+//!   network, as for rate limits). A connection over either cap is answered
 //!   `503` with `Retry-After` at once and closed, before its request is read.
+//! - Near the total cap (fewer than a sixteenth of the places free), each
+//!   connection taken or turned away asks the oldest connection of the
+//!   client holding the most to close ([`crate::shedding`]), so however
+//!   many addresses share the door a newcomer is served.
 //! - Behind a trusted proxy ([`ForwardedFor`]) one connection carries many
 //!   clients, so the proxy's connections are not capped per address; each
 //!   forwarded client may have `max_connections_per_address` requests in
@@ -32,14 +36,15 @@ use axum::extract::ConnectInfo;
 use axum::http::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 use tokio_io_timeout::TimeoutStream;
+use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-use crate::client_addr::{ClientAddr, ForwardedFor, client_key};
+use crate::client_addr::{ClientAddr, ClientKeys, ForwardedFor};
 use crate::config::Config;
+use crate::shedding::OpenConnections;
 use crate::slots::{Slot, Slots};
 
 /// What the front door allows.
@@ -55,6 +60,8 @@ pub struct ConnectionLimits {
     pub write_stall_timeout: Duration,
     /// Whose `X-Forwarded-For` names the client.
     pub forwarded_for: ForwardedFor,
+    /// How client addresses are grouped.
+    pub client_keys: ClientKeys,
     /// Time requests in flight get after shutdown begins.
     pub shutdown_grace: Duration,
 }
@@ -73,6 +80,7 @@ impl ConnectionLimits {
             header_read_timeout: Duration::from_millis(config.header_timeout_ms.max(1)),
             write_stall_timeout: Duration::from_millis(config.write_stall_timeout_ms.max(1)),
             forwarded_for: config.forwarded_for(),
+            client_keys: config.client_keys(),
             shutdown_grace: Duration::from_millis(config.shutdown_grace_ms),
         }
     }
@@ -111,15 +119,21 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
     on_refused: impl Fn(Refusal) + Send + Sync + 'static,
 ) {
-    let total = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let max = limits.max_connections.max(1);
+    let total = Arc::new(Semaphore::new(max));
+    // Below this many free places, connections are shed.
+    let reserve = (max / 16).max(1);
+    let open = Arc::new(OpenConnections::default());
     let per_address: Slots<IpAddr> = Slots::default();
+    let keys = limits.client_keys;
     let front = Arc::new(FrontDoor {
         forwarded_for: limits.forwarded_for.clone(),
+        keys,
         per_client: Slots::default(),
         max_per_client: limits.max_connections_per_address,
         on_refused: Box::new(on_refused),
     });
-    let graceful = GracefulShutdown::new();
+    let stop = CancellationToken::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout);
@@ -137,40 +151,69 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let Ok(permit) = total.clone().try_acquire_owned() else {
+            // Room for the retry.
+            open.shed_one();
             refuse(stream);
             (front.on_refused)(Refusal::Total);
             continue;
         };
         // A trusted proxy's connection carries many clients: they are
-        // capped per request instead (see `FrontDoor::call`).
-        let slot = if front.forwarded_for.is_trusted_proxy(peer.ip()) {
-            None
+        // capped per request instead (see `FrontDoor::call`), and its
+        // connections are not shed.
+        let (slot, registered) = if front.forwarded_for.is_trusted_proxy(peer.ip()) {
+            (None, None)
         } else {
-            let Some(slot) =
-                per_address.try_take(client_key(peer.ip()), limits.max_connections_per_address)
+            let client = keys.key(peer.ip());
+            let Some(slot) = per_address.try_take(client, limits.max_connections_per_address)
             else {
                 refuse(stream);
                 (front.on_refused)(Refusal::PerAddress);
                 continue;
             };
-            Some(slot)
+            (Some(slot), Some(open.register(client)))
         };
+        if total.available_permits() < reserve {
+            open.shed_one();
+        }
         let mut io = TimeoutStream::new(stream);
         io.set_write_timeout(Some(limits.write_stall_timeout));
         let conn = http.serve_connection(
             TokioIo::new(Box::pin(io)),
             service(app.clone(), peer, front.clone()),
         );
-        let conn = graceful.watch(conn);
-        tokio::spawn(hold(conn, permit, slot));
+        let stop = stop.clone();
+        // Holds its places under the caps until it ends. Asked to close
+        // (shed, or the server stopping), it closes at once when idle and
+        // after the response in flight otherwise.
+        tokio::spawn(async move {
+            let _places = (permit, slot);
+            tokio::pin!(conn);
+            let asked = async {
+                match &registered {
+                    Some(r) => r.asked_to_close().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                // Errors here are the client's (reset, timeout, malformed request).
+                _ = conn.as_mut() => return,
+                () = asked => {}
+                () = stop.cancelled() => {}
+            }
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        });
     }
     drop(listener);
-    let open = graceful.count();
+    stop.cancel();
+    let open_now = max - total.available_permits();
+    let all = u32::try_from(max).unwrap_or(u32::MAX);
     tokio::select! {
-        () = graceful.shutdown() => {}
+        // Every connection gives its place back when it ends.
+        _ = total.acquire_many(all) => {}
         () = tokio::time::sleep(limits.shutdown_grace) => {
             tracing::warn!(
-                open,
+                open = open_now,
                 grace_ms = limits.shutdown_grace.as_millis() as u64,
                 "connections still open after the shutdown grace: dropping them"
             );
@@ -178,20 +221,11 @@ pub async fn serve(
     }
 }
 
-/// Runs one connection, holding its place under the caps until it ends.
-async fn hold<E>(
-    conn: impl Future<Output = Result<(), E>>,
-    _permit: OwnedSemaphorePermit,
-    _slot: Option<Slot<IpAddr>>,
-) {
-    // Errors here are the client's (reset, timeout, malformed request).
-    let _ = conn.await;
-}
-
 /// What every connection's requests share: who the client is, and the
 /// requests in flight per forwarded client.
 struct FrontDoor {
     forwarded_for: ForwardedFor,
+    keys: ClientKeys,
     per_client: Slots<IpAddr>,
     max_per_client: usize,
     on_refused: Box<dyn Fn(Refusal) + Send + Sync>,
@@ -219,7 +253,7 @@ fn service(
         let slot = if proxied {
             match front
                 .per_client
-                .try_take(client_key(client), front.max_per_client)
+                .try_take(front.keys.key(client), front.max_per_client)
             {
                 Some(slot) => Some(slot),
                 None => {

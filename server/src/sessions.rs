@@ -16,7 +16,6 @@ use std::net::IpAddr;
 use protocol::api::{ErrorCode, PutSessionRequest};
 use protocol::code::SessionCode;
 
-use crate::client_addr::client_label;
 use crate::clock::Millis;
 use crate::error::AppError;
 use crate::fields::{checked_offer, fields_for_update};
@@ -132,7 +131,7 @@ pub async fn create(
         round: u32::from(offer.is_some()),
         offer,
         answered: None,
-        creator: client_label(ip),
+        creator: state.config.client_keys().label(ip),
     };
     if state.lobby_bytes_full(record.held_bytes()) {
         return Err(lobby_bytes_full(state));

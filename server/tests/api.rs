@@ -835,6 +835,73 @@ async fn answers_are_rate_limited_and_forwarded_for_is_trusted_only_when_configu
     }
 }
 
+/// Issue 44, finding 1: reads of existing sessions are never free, and
+/// one address cannot take round after round of a session by polling
+/// fastest: past its answers to that session it gets `429`, the round
+/// stays open, and a joiner from another address takes it.
+#[tokio::test]
+async fn one_address_takes_few_rounds_of_a_session_and_reads_are_budgeted() {
+    let srv = TestServer::start_with(|c| {
+        c.disable_rate_limits = false;
+        c.answers_per_session_per_minute = 2;
+        c.session_reads_per_minute = 60;
+        c.session_read_burst = 5;
+    })
+    .await;
+    let (code, token) = srv.create().await;
+    let grabber = common::client_from("127.0.66.6".parse().unwrap());
+    let joiner = common::client_from("127.0.66.7".parse().unwrap());
+    let answer = |client: &reqwest::Client, round: u64| {
+        client
+            .post(srv.url(&format!("/session/{code}/answer")))
+            .json(&json!({"round": round, "answer": SDP, "name": "x"}))
+            .send()
+    };
+    let srv = &srv;
+    let next_round = |round: u64| {
+        let body = json!({"code": code, "offer": SDP});
+        let token = token.clone();
+        async move {
+            let res = srv.put(&body, Some(&token)).await;
+            assert_eq!(res.status(), 200);
+            let v: Value = res.json().await.unwrap();
+            assert_eq!(v["round"], round);
+        }
+    };
+    assert_eq!(answer(&grabber, 1).await.unwrap().status(), 201);
+    next_round(2).await;
+    assert_eq!(answer(&grabber, 2).await.unwrap().status(), 201);
+    next_round(3).await;
+    let refused = answer(&grabber, 3).await.unwrap();
+    assert!(common::retry_after_secs(&refused) > 0);
+    assert_error(refused, 429, "rate_limited").await;
+    assert_eq!(
+        answer(&joiner, 3).await.unwrap().status(),
+        201,
+        "the round stayed open for the joiner"
+    );
+    // Another session is another budget.
+    let (other, _) = srv.create().await;
+    let res = grabber
+        .post(srv.url(&format!("/session/{other}/answer")))
+        .json(&json!({"round": 1, "answer": SDP}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+
+    // Reads: a burst of five, then 429 until the budget refills; another
+    // address reads on.
+    let read = |client: &reqwest::Client| client.get(srv.url(&format!("/session/{code}"))).send();
+    for _ in 0..5 {
+        assert_eq!(read(&grabber).await.unwrap().status(), 200);
+    }
+    let refused = read(&grabber).await.unwrap();
+    assert!(common::retry_after_secs(&refused) > 0);
+    assert_error(refused, 429, "rate_limited").await;
+    assert_eq!(read(&joiner).await.unwrap().status(), 200);
+}
+
 #[tokio::test]
 async fn cors_preflight_allows_authorization_from_any_origin() {
     let srv = TestServer::start().await;
@@ -1602,7 +1669,8 @@ async fn client_chosen_page_keys_cannot_grow_the_page_cache_past_its_budget() {
     assert_error(res, 400, "invalid_field").await;
 }
 
-/// Issue 14, attack 7: one address (an IPv6 /64) holding unbounded sessions.
+/// Issue 14, attack 7: one address (an IPv6 /56 since issue 44) holding
+/// unbounded sessions.
 #[tokio::test]
 async fn live_sessions_per_address_are_capped_by_ipv6_network_and_freed_by_delete_and_sweep() {
     let srv = TestServer::start_with(|c| {
@@ -1623,8 +1691,12 @@ async fn live_sessions_per_address_are_capped_by_ipv6_network_and_freed_by_delet
             .send()
     };
     let mut tokens = Vec::new();
-    // Three addresses of one /64: one budget.
-    for ip in ["2001:db8:7:7::1", "2001:db8:7:7::2", "2001:db8:7:7:ffff::3"] {
+    // Three addresses of one /56 (two of its /64s): one budget.
+    for ip in [
+        "2001:db8:7:7::1",
+        "2001:db8:7:7::2",
+        "2001:db8:7:ff:ffff::3",
+    ] {
         let res = create_from(ip).await.unwrap();
         assert_eq!(res.status(), 201);
         let v: Value = res.json().await.unwrap();
@@ -1637,8 +1709,11 @@ async fn live_sessions_per_address_are_capped_by_ipv6_network_and_freed_by_delet
     let retry = retry_after_secs(&refused);
     assert!(retry >= srv.config.session_ttl, "Retry-After {retry}");
     assert_error(refused, 429, "rate_limited").await;
-    // Another /64 and an IPv4 address have budgets of their own.
-    assert_eq!(create_from("2001:db8:7:8::1").await.unwrap().status(), 201);
+    // Another /56 and an IPv4 address have budgets of their own.
+    assert_eq!(
+        create_from("2001:db8:7:100::1").await.unwrap().status(),
+        201
+    );
     assert_eq!(create_from("192.0.2.1").await.unwrap().status(), 201);
 
     // A deleted session frees its place at once...

@@ -90,17 +90,125 @@ async fn connections_over_the_per_address_cap_are_answered_503_and_freed_slots_r
     );
 }
 
+/// A connection with a response in flight (an event stream's head read).
+async fn streaming(srv: &TestServer) -> TcpStream {
+    let mut s = connect(srv).await;
+    s.write_all(b"GET /lobby/events HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut head = [0u8; 12];
+    tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut head))
+        .await
+        .expect("the stream's head in time")
+        .expect("the stream's head");
+    assert_eq!(&head, b"HTTP/1.1 200");
+    s
+}
+
 #[tokio::test]
 async fn the_total_connection_cap_holds_for_every_address() {
     let srv = TestServer::start_with(|c| c.max_connections = 2).await;
-    let a = connect(&srv).await;
-    let b = connect(&srv).await;
+    // Both busy: a connection asked to make room finishes its response
+    // first, so none is cut.
+    let mut a = streaming(&srv).await;
+    let b = streaming(&srv).await;
     let mut c = connect(&srv).await;
     let answer = read_until_closed(&mut c, Duration::from_secs(5))
         .await
         .expect("answered at once");
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    let mut byte = [0u8; 1];
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), a.read(&mut byte))
+            .await
+            .map_or(true, |r| r.is_ok_and(|n| n > 0)),
+        "a busy stream is not cut"
+    );
     drop((a, b));
+}
+
+/// Issue 44, finding 4: per-address caps alone let a few addresses fill
+/// the door (64 each up to the 4,096 in all) and turn every newcomer away.
+/// Nine addresses here hold 8 connections each against a door of 64,
+/// reopening every one that closes; a newcomer's probes are served all the
+/// same, because near the cap each connection taken asks the oldest
+/// connection of the client holding the most to close.
+#[tokio::test]
+async fn a_newcomer_is_served_while_many_addresses_fill_the_door() {
+    const DOOR: usize = 64;
+    const PER_ADDRESS: usize = 8;
+    let srv = TestServer::start_with(|c| {
+        c.disable_rate_limits = false;
+        c.max_connections = DOOR;
+        c.max_connections_per_address = PER_ADDRESS;
+    })
+    .await;
+    let server: std::net::SocketAddr = srv
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("address");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut attackers = Vec::new();
+    for a in 1..=9u8 {
+        let stop = stop.clone();
+        attackers.push(tokio::spawn(async move {
+            let from = std::net::SocketAddr::from(([127, 0, 66, a], 0));
+            let mut held: Vec<TcpStream> = Vec::new();
+            let began = Instant::now();
+            let mut opened = 0usize;
+            // Bounded: 20 s, 20,000 connections per address.
+            while !stop.load(std::sync::atomic::Ordering::SeqCst)
+                && began.elapsed() < Duration::from_secs(20)
+                && opened < 20_000
+            {
+                // Drop what the server closed, then top up to the cap.
+                let mut alive = Vec::new();
+                for s in held.drain(..) {
+                    let mut b = [0u8; 256];
+                    // Closed (or answered, which closes): gone.
+                    if let Err(e) = s.try_read(&mut b)
+                        && e.kind() == std::io::ErrorKind::WouldBlock
+                    {
+                        alive.push(s);
+                    }
+                }
+                held = alive;
+                while held.len() < PER_ADDRESS {
+                    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+                    socket.bind(from).expect("bind 127.0.66.x");
+                    opened += 1;
+                    match socket.connect(server).await {
+                        Ok(s) => held.push(s),
+                        Err(_) => break,
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            opened
+        }));
+    }
+    // Let the attackers fill the door.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut served = 0;
+    const PROBES: usize = 40;
+    for _ in 0..PROBES {
+        if get_status(&srv, "/healthz").await == Some(200) {
+            served += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut opened = 0;
+    for a in attackers {
+        opened += a.await.expect("attacker");
+    }
+    eprintln!("{served} of {PROBES} probes served; the attackers opened {opened} connections");
+    assert!(opened > DOOR, "the attackers filled the door ({opened})");
+    assert!(
+        served * 10 >= PROBES * 9,
+        "only {served} of {PROBES} probes were served"
+    );
 }
 
 #[tokio::test]

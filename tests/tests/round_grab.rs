@@ -2,10 +2,14 @@
 //! never connects. The daemon connects answers in the background and opens
 //! the next round at once, so the real joiner loses one round, not the
 //! daemon's connect timeout, and plays. Issue 24, finding 2: a grabber that
-//! answers every round does not lock the session either.
+//! answers every round does not lock the session either. Issue 44, finding
+//! 1: nor does one that polls every 10 ms and answers every round it sees
+//! for as long as it likes: the lobby takes few answers to one session
+//! from one address.
 //!
-//! Everything binds 127.0.0.1 (the junk answer's only candidate is
-//! 127.0.0.1:9); every wait is bounded.
+//! The daemon and the joiners run on 127.0.0.1, the grabber comes from
+//! 127.0.66.6 (another client to the lobby); the junk answer's only
+//! candidate is 127.0.0.1:9; every wait is bounded.
 
 mod common;
 
@@ -15,16 +19,37 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{
-    Children, HOST_LOG, Lobby, Site, capture_stderr, host_cmd, http_request, join_cmd, lines_of,
-    outputs_of, session_code, start_lobby, successful_report, wait_log,
+    Children, HOST_LOG, Lobby, Site, capture_stderr, host_cmd, http_request_from, join_cmd,
+    lines_of, outputs_of, session_code, start_lobby, successful_report, wait_log,
 };
 
-/// The session's open round and its offer, from the joiner's view.
+/// Where the grabber's requests come from.
+const GRABBER: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 66, 6));
+
+/// The session's open round and its offer, as the grabber reads it (none
+/// while its reads are rate limited).
 fn open_round(addr: &str, code: &str) -> Option<(u64, String)> {
-    let (status, body) = http_request(addr, "GET", &format!("/session/{code}"), None);
+    let (status, body) = http_request_from(GRABBER, addr, "GET", &format!("/session/{code}"), None);
+    if status == 429 {
+        return None;
+    }
     assert_eq!(status, 200, "GET /session/{code}: {body}");
     let view: serde_json::Value = serde_json::from_str(&body).expect("session JSON");
     Some((view["round"].as_u64()?, view["offer"].as_str()?.to_owned()))
+}
+
+/// The grabber posts a junk answer to `round`; the status.
+fn grab(addr: &str, code: &str, round: u64, offer: &str) -> u16 {
+    let answer =
+        serde_json::json!({"round": round, "answer": junk_answer(offer), "name": "grabber"});
+    http_request_from(
+        GRABBER,
+        addr,
+        "POST",
+        &format!("/session/{code}/answer"),
+        Some(&answer.to_string()),
+    )
+    .0
 }
 
 /// A complete, well-formed answer to `offer` whose only ICE candidate is a
@@ -88,15 +113,8 @@ fn a_round_grabbed_with_an_answer_that_never_connects_reopens_at_once() {
         assert!(Instant::now() < deadline, "no round opened within 30 s");
         std::thread::sleep(Duration::from_millis(100));
     };
-    let answer =
-        serde_json::json!({"round": round, "answer": junk_answer(&offer), "name": "grabber"});
-    let (status, body) = http_request(
-        &addr,
-        "POST",
-        &format!("/session/{code}/answer"),
-        Some(&answer.to_string()),
-    );
-    assert_eq!(status, 201, "the junk answer wins the round: {body}");
+    let status = grab(&addr, &code, round, &offer);
+    assert_eq!(status, 201, "the junk answer wins the round");
     let grabbed = Instant::now();
 
     // The next round opens while the junk connection is still in flight.
@@ -143,14 +161,15 @@ fn a_round_grabbed_with_an_answer_that_never_connects_reopens_at_once() {
     assert_eq!(report["desyncs"], 0, "{report}");
 }
 
-/// Grabs every round of `code` the moment it opens (polling every 5 ms)
-/// with an answer that never connects, until `stop`, `max_grabs` rounds or
-/// `within`; counts them in `grabbed`; the instants of the grabs.
+/// Grabs every round of `code` the moment it opens (polling every
+/// `poll_every`) with an answer that never connects, until `stop`,
+/// `max_grabs` rounds or `within`; counts them in `grabbed`; the instants
+/// of the grabs.
 fn grab_every_round(
     addr: &str,
     code: &str,
     (stop, grabbed): (&AtomicBool, &AtomicUsize),
-    max_grabs: usize,
+    (max_grabs, poll_every): (usize, Duration),
     within: Duration,
 ) -> Vec<Instant> {
     let began = Instant::now();
@@ -161,21 +180,12 @@ fn grab_every_round(
             && last != Some(round)
         {
             last = Some(round);
-            let answer = serde_json::json!({
-                "round": round, "answer": junk_answer(&offer), "name": "grabber",
-            });
-            let (status, _) = http_request(
-                addr,
-                "POST",
-                &format!("/session/{code}/answer"),
-                Some(&answer.to_string()),
-            );
-            if status == 201 {
+            if grab(addr, code, round, &offer) == 201 {
                 grabs.push(Instant::now());
                 grabbed.fetch_add(1, Ordering::SeqCst);
             }
         }
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(poll_every);
     }
     grabs
 }
@@ -186,9 +196,10 @@ fn grab_every_round(
 /// opened meanwhile, so a real joiner found none and gave up. Now a join
 /// without ICE progress holds its slot for at most 5 s and is dropped for
 /// a newer answer after 1 s, and rounds keep opening: the grabber (24
-/// answers, under the lobby's per-address budget, for at most 60 s) takes
-/// round after round within seconds, and the real joiner gets in as soon
-/// as it stops winning them, well within the joiner's round wait.
+/// answers, under the lobby's per-address budget, for at most 60 s; since
+/// issue 44 the lobby lets it win 4) takes round after round within
+/// seconds, and the real joiner gets in as soon as it stops winning them,
+/// well within the joiner's round wait.
 #[test]
 fn a_grabber_answering_every_round_does_not_lock_the_session() {
     let db = tempfile::tempdir().expect("tempdir");
@@ -212,7 +223,13 @@ fn a_grabber_answering_every_round_does_not_lock_the_session() {
         let (addr, code) = (addr.clone(), code.clone());
         let (stop, grabbed) = (stop.clone(), grabbed.clone());
         std::thread::spawn(move || {
-            grab_every_round(&addr, &code, (&stop, &grabbed), 24, Duration::from_secs(60))
+            grab_every_round(
+                &addr,
+                &code,
+                (&stop, &grabbed),
+                (24, Duration::from_millis(5)),
+                Duration::from_secs(60),
+            )
         })
     };
     // The real joiner comes once four rounds are grabbed: under the old
@@ -259,4 +276,93 @@ fn a_grabber_answering_every_round_does_not_lock_the_session() {
     );
     let report = successful_report(&out[0], "the real joiner");
     assert_eq!(report["endReason"], "completed", "{report}");
+}
+
+/// Issue 44, finding 1: a grabber from one address polls every 10 ms and
+/// answers every round it sees, with no limit of its own but time. Before,
+/// it won every round (190 in 140 s) and real joiners timed out. Now the
+/// lobby takes 4 answers a minute to one session from one address, so
+/// two real joiners in a row each get in within 10 s while it keeps
+/// trying.
+#[test]
+fn a_fast_poller_answering_every_round_keeps_nobody_out() {
+    let db = tempfile::tempdir().expect("tempdir");
+    let mut children = Children::default();
+    let here = Site::loopback();
+    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let mut host = host_cmd(&here, &url, &["--connect-timeout", "20"])
+        .args(["--start-when", "2", "--levels", "1", "--sessions", "1"])
+        .env("RUST_LOG", HOST_LOG)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let host_lines = lines_of(&mut host);
+    let host_log = capture_stderr(&mut host, "host");
+    children.0.push(host);
+    let code = session_code(&host_lines);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let grabbed = Arc::new(AtomicUsize::new(0));
+    let grabber = {
+        let (addr, code) = (addr.clone(), code.clone());
+        let (stop, grabbed) = (stop.clone(), grabbed.clone());
+        std::thread::spawn(move || {
+            grab_every_round(
+                &addr,
+                &code,
+                (&stop, &grabbed),
+                (usize::MAX, Duration::from_millis(10)),
+                Duration::from_secs(90),
+            )
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while grabbed.load(Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the grabber took no round in 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut joiners = Vec::new();
+    let mut took = Vec::new();
+    for name in ["first", "second"] {
+        let started = Instant::now();
+        joiners.push(
+            children.push(
+                join_cmd(&here, &url, &code, name)
+                    .spawn()
+                    .expect("spawn join"),
+            ),
+        );
+        let (connected, _) = wait_log(
+            &host_log,
+            Duration::from_secs(60),
+            "a real joiner connecting",
+            |l| l.contains("guest connected") && l.contains(name),
+        );
+        took.push(connected - started);
+    }
+    stop.store(true, Ordering::SeqCst);
+    let grabs = grabber.join().expect("the grabber thread");
+    eprintln!(
+        "the grabber won {} rounds; the joiners got in after {took:?}",
+        grabs.len()
+    );
+    for t in &took {
+        assert!(
+            *t < Duration::from_secs(10),
+            "a real joiner took {t:?} to get in"
+        );
+    }
+    let out = outputs_of(
+        &mut children,
+        &joiners,
+        Duration::from_secs(120),
+        "the joiners",
+    );
+    for (e, what) in out.iter().zip(["the first joiner", "the second joiner"]) {
+        let report = successful_report(e, what);
+        assert_eq!(report["endReason"], "completed", "{report}");
+    }
 }

@@ -98,6 +98,8 @@ export class LobbyClient {
       throw new LobbyError(0, 'unreachable', `the lobby server cannot be reached (${e.message})`);
     }
     if (res.ok) return res;
+    const retryAfter = Number.parseInt(res.headers?.get?.('retry-after') ?? '', 10);
+    const retryAfterMs = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : null;
     let code = 'http_error';
     let message = `${method} ${path} answered ${res.status}`;
     try {
@@ -107,7 +109,7 @@ export class LobbyClient {
     } catch {
       // Not the API's JSON error: keep the generic message.
     }
-    throw new LobbyError(res.status, code, message);
+    throw new LobbyError(res.status, code, message, retryAfterMs);
   }
 
   /**
@@ -276,7 +278,16 @@ export class LobbyClient {
   async openRound(code, waitMs, after = 0) {
     const start = Date.now();
     for (;;) {
-      const view = await this.getSession(code);
+      let view;
+      try {
+        view = await this.getSession(code);
+      } catch (e) {
+        // Reads are budgeted per address: wait as the server says, within the wait.
+        const pause = rateLimitPause(e, start + waitMs);
+        if (pause == null) throw e;
+        await new Promise((r) => setTimeout(r, pause));
+        continue;
+      }
       if (view.round != null && view.offer != null && view.round > after) return view;
       const elapsed = Date.now() - start;
       const room = view.players < view.maxPlayers;
@@ -331,10 +342,33 @@ export class LobbyClient {
           lost = view.round;
           continue;
         }
+        // Answers to one session are budgeted per address (a shared
+        // address may have spent them): wait as the server says, then
+        // try the next round, within the round wait.
+        const pause = attempt < attempts ? rateLimitPause(e, deadline) : null;
+        if (pause != null) {
+          await new Promise((r) => setTimeout(r, pause));
+          lost = view.round;
+          continue;
+        }
         throw e;
       }
     }
   }
+}
+
+/**
+ * How long to wait after `e` before trying again: its Retry-After when it
+ * is a 429 that leaves time before `deadline` (ms since the epoch), else
+ * null (give up).
+ * @param {unknown} e
+ * @param {number} deadline
+ * @returns {number | null}
+ */
+function rateLimitPause(e, deadline) {
+  if (!(e instanceof LobbyError) || e.status !== 429) return null;
+  const pause = Math.max(e.retryAfterMs ?? JOIN_RETRY_PAUSE_MS, JOIN_RETRY_PAUSE_MS);
+  return Date.now() + pause < deadline ? pause : null;
 }
 
 /**

@@ -7,11 +7,13 @@ export class LobbyError extends Error {
    * @param {number} status HTTP status (0 when the server was unreachable)
    * @param {string} code the API's snake_case error code, or a client-side one
    * @param {string} message human-readable text
+   * @param {number | null} [retryAfterMs] the server's Retry-After, when it sent one
    */
-  constructor(status, code, message) {
+  constructor(status, code, message, retryAfterMs = null) {
     super(message);
     this.name = 'LobbyError';
     this.status = status;
     this.code = code;
+    this.retryAfterMs = retryAfterMs;
   }
 }

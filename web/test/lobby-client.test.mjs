@@ -187,3 +187,28 @@ test('a joiner applies the offer without its candidates and keeps them for later
   ]);
   assert.deepEqual(withoutCandidates(SDP), { sdp: SDP, candidates: [] });
 });
+
+test('a joiner whose reads are rate limited waits as the server says and still takes the round', async () => {
+  // One read a second from this address: the joiner's looks at a session
+  // without a round (every 250 ms) run into 429s.
+  const strict = await startLobbyServer(['--session-reads-per-minute', '60', '--session-read-burst', '1']);
+  try {
+    const client = new LobbyClient(strict.url);
+    const hosted = await client.createSession({ ...lobbyFields });
+    assert.equal(hosted.round, null, 'no round open yet');
+    const fake = /** @type {any} */ (FakePeerConnection);
+    const joining = client.join(hosted.code, { name: 'Bob', RTCPeerConnection: fake, roundWaitMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(await client.publishRound(hosted, SDP, {}), 1);
+    const joined = await joining;
+    assert.equal(joined.view.round, 1);
+    assert.deepEqual(await client.waitAnswer(hosted, 1, 2_000), { round: 1, answer: SDP.replace('4611', '7777'), name: 'Bob' });
+    // Reads past the budget are 429 with the wait.
+    const reads = await Promise.all([0, 1].map(() => client.getSession(hosted.code).then(() => null, (e) => e)));
+    const refused = reads.find((e) => e != null);
+    assert.ok(refused instanceof LobbyError && refused.status === 429, String(refused));
+    assert.ok(refused.retryAfterMs >= 1_000, `Retry-After ${refused.retryAfterMs}`);
+  } finally {
+    await strict.stop();
+  }
+});

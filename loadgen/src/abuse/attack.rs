@@ -1,7 +1,7 @@
 //! The attacks: what each does from the attacker's address, bounded in
 //! operations, connections held and time.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -33,6 +33,10 @@ pub enum Attack {
     LongPolls,
     /// Answering every open round it can see with junk SDP.
     RoundGrab,
+    /// 65 addresses (127.0.67.1-65), each holding as many idle
+    /// connections as the server lets it (64 at the default cap), every
+    /// one the server closes reopened: together past `--max-connections`.
+    ManyAddresses,
     /// As many sessions as it can create, kept alive with free polls.
     Sessions,
     /// Host updates of its own session as fast as it can.
@@ -66,6 +70,7 @@ impl Attack {
             Attack::EventStreams => "event-streams",
             Attack::LongPolls => "long-polls",
             Attack::RoundGrab => "round-grab",
+            Attack::ManyAddresses => "many-addresses",
             Attack::Sessions => "sessions",
             Attack::UpdateFlood => "update-flood",
             Attack::SlowReaders => "slow-readers",
@@ -153,6 +158,35 @@ pub(super) async fn attack_loop(
             // Count how many the server still holds open at the end.
             tokio::time::sleep_until(deadline.into()).await;
             let open = held.iter().filter(|s| still_open(s)).count() as u64;
+            counts.succeeded.store(open, Ordering::Relaxed);
+        }
+        Attack::ManyAddresses => {
+            let sources: Vec<Ipv4Addr> = (1..=65).map(|i| Ipv4Addr::new(127, 0, 67, i)).collect();
+            let mut held: Vec<(usize, TcpStream)> = Vec::new();
+            while live(counts) {
+                held.retain(|(_, s)| still_open(s));
+                let mut per = vec![0usize; sources.len()];
+                for (i, _) in &held {
+                    per[*i] += 1;
+                }
+                for (i, source) in sources.iter().enumerate() {
+                    while per[i] < 64 && held.len() < MAX_HELD && live(counts) {
+                        counts.sent.fetch_add(1, Ordering::Relaxed);
+                        match connect_from(addr, *source, None).await {
+                            Ok(s) => {
+                                held.push((i, s));
+                                per[i] += 1;
+                            }
+                            Err(_) => {
+                                counts.refused.fetch_add(1, Ordering::Relaxed);
+                                break;
+                            }
+                        }
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let open = held.iter().filter(|(_, s)| still_open(s)).count() as u64;
             counts.succeeded.store(open, Ordering::Relaxed);
         }
         Attack::EventStreams => {

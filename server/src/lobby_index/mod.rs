@@ -81,12 +81,15 @@ use crate::coalesce::UpdateCoalescer;
 use crate::store::SessionRecord;
 
 /// Most candidates a count looks at when it cannot be read off a listing's
-/// size; past this, `totalCapped` is set.
+/// size, divided among the search's words (each word is checked against
+/// each candidate); past this, `totalCapped` is set.
 pub const COUNT_SCAN_LIMIT: usize = 10_000;
 
-/// Most candidates a page examines per session it may hold (so a page of
-/// the largest size, 100, examines at most as many as a count). A page
-/// that runs out of them comes back short, with a cursor to go on from.
+/// Most candidates a page examines per session it may hold, divided among
+/// the search's words like [`COUNT_SCAN_LIMIT`] (so a page of the largest
+/// size, 100, examines at most as many as a count, and the dearest search
+/// costs what a one-word search does). A page that runs out of them comes
+/// back short, with a cursor to go on from.
 pub const PAGE_SCAN_PER_RESULT: usize = 100;
 
 /// The in-memory lobby listing plus its change feed.
@@ -326,7 +329,8 @@ impl LobbyIndex {
     }
 
     /// Renders the page afresh (a walk of up to [`PAGE_SCAN_PER_RESULT`] ×
-    /// its limit candidates) and keeps it in the cache.
+    /// its limit candidates, divided among its search words) and keeps it
+    /// in the cache.
     pub fn rendered_page(&self, query: &PageQuery, now: Millis) -> Bytes {
         self.evict_expired(now);
         let generation = self.generation.load(Ordering::Acquire);
@@ -380,7 +384,11 @@ impl LobbyIndex {
         };
         let mut body = String::with_capacity(96 + query.limit * 320);
         body.push_str(r#"{"sessions":["#);
-        let budget = query.limit.saturating_mul(PAGE_SCAN_PER_RESULT);
+        // Work follows candidates times words: the budgets are shared out
+        // among the words.
+        let words = query.filter.search_words().max(1);
+        let budget = query.limit.saturating_mul(PAGE_SCAN_PER_RESULT) / words;
+        let count_limit = COUNT_SCAN_LIMIT / words;
         let mut examined = 0usize;
         let mut taken = 0usize;
         let mut first_expiry = Millis::MAX;
@@ -428,10 +436,10 @@ impl LobbyIndex {
         } else {
             let counted = listing
                 .values()
-                .take(COUNT_SCAN_LIMIT)
+                .take(count_limit)
                 .filter(|l| matches(l))
                 .count();
-            (counted, listing.len() > COUNT_SCAN_LIMIT)
+            (counted, listing.len() > count_limit)
         };
         body.push_str(&format!(r#","total":{total},"totalCapped":{capped}}}"#));
         (body, first_expiry)
@@ -539,6 +547,72 @@ mod tests {
             answered: None,
             creator: String::new(),
         }
+    }
+
+    /// Issue 44, finding 6: words multiply a candidate's cost, so a
+    /// search's page and count budgets are shared out among its words.
+    #[test]
+    fn a_searchs_candidates_are_shared_among_its_words() {
+        const ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
+        // 2,000 sessions named `name(i)` and hosted by `host(i)`.
+        let index_of = |name: &dyn Fn(usize) -> &'static str,
+                        host: &dyn Fn(usize) -> &'static str| {
+            let index = LobbyIndex::new(Duration::from_secs(1), PAGE_CACHE_BYTES);
+            for i in 0..2_000usize {
+                let mut r = record(1);
+                let code: String = (0..8u32)
+                    .map(|k| ALPHABET[(i / ALPHABET.len().pow(k)) % ALPHABET.len()] as char)
+                    .collect();
+                r.code = SessionCode::parse(&code).unwrap();
+                r.fields.summary.name = format!("{} {i}", name(i));
+                r.fields.summary.host_name = host(i).into();
+                r.created_at = i as i64;
+                index.upsert(&r);
+            }
+            index
+        };
+        let page = |index: &LobbyIndex, q: &str, limit: usize| {
+            let query = PageQuery {
+                filter: LobbyFilter::default().with_search(q),
+                limit,
+                after: None,
+            };
+            let before = index.entries_examined();
+            let body = index.rendered_page(&query, 0);
+            let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            (v, index.entries_examined() - before)
+        };
+        let all = index_of(
+            &|_| "alpha bravo charlie delta echo foxtrot golf",
+            &|_| "hotel",
+        );
+        let (one, _) = page(&all, "alpha", 100);
+        assert_eq!(
+            (one["total"].clone(), one["totalCapped"].clone()),
+            (2_000.into(), false.into())
+        );
+        let (eight, _) = page(&all, "a b c d e f g h", 100);
+        assert_eq!(eight["sessions"].as_array().unwrap().len(), 100);
+        assert_eq!(
+            (eight["total"].clone(), eight["totalCapped"].clone()),
+            ((COUNT_SCAN_LIMIT / 8).into(), true.into()),
+            "the count looks at 10,000 / 8 candidates"
+        );
+        // Every word matches a thousand sessions, all eight none: the page
+        // stops at its share.
+        let split = index_of(
+            &|i| {
+                if i % 2 == 0 {
+                    "alpha bravo charlie delta echo foxtrot golf"
+                } else {
+                    "hotel"
+                }
+            },
+            &|_| "zed",
+        );
+        let (none, examined) = page(&split, "a b c d e f g h", 10);
+        assert_eq!(none["sessions"].as_array().unwrap().len(), 0);
+        assert_eq!(examined as usize, 10 * PAGE_SCAN_PER_RESULT / 8);
     }
 
     /// Everything the feed has sent so far, as (event, players or code).

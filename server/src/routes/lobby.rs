@@ -14,7 +14,6 @@ use serde::Deserialize;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
-use crate::client_addr::client_key;
 use crate::error::AppError;
 use crate::extract::{ApiQuery, ClientIp};
 use crate::lobby_index::{
@@ -215,7 +214,10 @@ pub async fn lobby_events(
     let filter = parse_filter(query.q, query.build, query.has_space, query.host_kind)?;
     let slot = state
         .event_streams
-        .try_take(client_key(ip), state.config.event_streams_per_address())
+        .try_take(
+            state.config.client_keys().key(ip),
+            state.config.event_streams_per_address(),
+        )
         .ok_or_else(|| AppError::rate_limited("open lobby event streams from this address", 5))?;
     let events = BroadcastStream::new(state.lobby.subscribe()).filter_map(move |item| {
         // The stream holds its place under the cap until it is dropped.

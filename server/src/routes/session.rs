@@ -153,7 +153,7 @@ fn put_response(
         (status = 200, description = "The session; `round` and `offer` are null when no round is open", body = SessionView),
         (status = 400, description = "Not a session code", body = ErrorBody),
         (status = 404, description = "Unknown or expired session", body = ErrorBody),
-        (status = 429, description = "Too many unknown codes looked up from this address", body = ErrorBody),
+        (status = 429, description = "Too many session reads, or unknown codes looked up, from this address", body = ErrorBody),
         (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
@@ -163,6 +163,7 @@ pub async fn get_session(
     CodePath(code): CodePath,
 ) -> Result<Json<SessionView>, AppError> {
     state.limits.check_not_blocked(ip)?;
+    state.limits.check(Budget::SessionReads, ip)?;
     let now = state.now();
     let Some(record) = state.store.get(&code, now).await? else {
         state.limits.record_miss(ip)?;
@@ -220,7 +221,7 @@ pub async fn delete_session(
         (status = 409, description = "The round was already answered or is not the open round", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
         (status = 415, description = "Body not sent as `application/json`", body = ErrorBody),
-        (status = 429, description = "Too many answers or unknown codes from this address, or an answer that would take the host's address past its byte budget", body = ErrorBody),
+        (status = 429, description = "Too many answers or unknown codes from this address, too many answers to this session from this address, or an answer that would take the host's address past its byte budget", body = ErrorBody),
         (status = 503, description = "Database unreachable, or the lobby holds as many bytes of offers, answers and meta as it is configured for", body = ErrorBody),
     )
 )]
@@ -232,6 +233,7 @@ pub async fn post_answer(
 ) -> Result<Response, AppError> {
     state.limits.check_not_blocked(ip)?;
     state.limits.check(Budget::Answers, ip)?;
+    state.limits.check_session_answer(&code, ip)?;
     let result = claim(&state, ip, &code, req).await;
     if let Err(err) = &result {
         let reason = serde_json::to_value(err.code)

@@ -123,7 +123,7 @@ pub struct SessionRecord {
     /// The latest answered round, its answer and the joiner's name.
     pub answered: Option<StoredAnswer>,
     /// The client key of the address that created it (see
-    /// [`crate::client_addr::client_key`]); the per-address cap on live
+    /// [`crate::client_addr::ClientKeys`]); the per-address cap on live
     /// sessions counts by it. Never shown to anyone.
     pub creator: String,
 }

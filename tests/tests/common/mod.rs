@@ -142,7 +142,41 @@ pub fn http_get(addr: &str, path: &str) -> String {
 /// A minimal HTTP/1.0 request with an optional JSON body: the status and
 /// the body.
 pub fn http_request(addr: &str, method: &str, path: &str, json: Option<&str>) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).expect("connect to the lobby");
+    let s = TcpStream::connect(addr).expect("connect to the lobby");
+    exchange(s, addr, method, path, json)
+}
+
+/// [`http_request`] from the loopback address `source` (another client to
+/// the lobby's per-address budgets).
+pub fn http_request_from(
+    source: IpAddr,
+    addr: &str,
+    method: &str,
+    path: &str,
+    json: Option<&str>,
+) -> (u16, String) {
+    let to: std::net::SocketAddr = addr.parse().expect("IP:PORT");
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(to),
+        socket2::Type::STREAM,
+        None,
+    )
+    .expect("a TCP socket");
+    socket
+        .bind(&std::net::SocketAddr::new(source, 0).into())
+        .expect("bind the source address");
+    socket.connect(&to.into()).expect("connect to the lobby");
+    exchange(socket.into(), addr, method, path, json)
+}
+
+/// One HTTP/1.0 request on `s` and its response's status and body.
+fn exchange(
+    mut s: TcpStream,
+    addr: &str,
+    method: &str,
+    path: &str,
+    json: Option<&str>,
+) -> (u16, String) {
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let body = json.unwrap_or("");
     write!(
