@@ -3,10 +3,11 @@
 //! and transports as `host`. A relay runs no engine: its guests play, one
 //! of them as the authority.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use lockstep::peer::{LevelRecord, PeerEvent as RelayPeerEvent, PeerOutput, PeerRelay};
-use lockstep::relay::{RelayEnd, RelayEvent, RelayPhase, RelayStats};
+use lockstep::relay::{Origin, RelayEnd, RelayEvent, RelayPhase, RelayStats};
 use netcode::host::HostOutput;
 use netcode::replay::{REPLAY_FORMAT, ReplayEnd, ReplayHeader, ReplayRecord};
 use netcode::stats::GuestSlot;
@@ -102,6 +103,7 @@ pub struct ReportStats {
     snapshots_verified: u64,
     log_frames_max: usize,
     anchor_bytes_max: usize,
+    splits: u64,
 }
 
 impl From<&RelayStats> for ReportStats {
@@ -115,15 +117,16 @@ impl From<&RelayStats> for ReportStats {
             snapshots_verified: s.snapshots_verified,
             log_frames_max: s.log_frames_max,
             anchor_bytes_max: s.anchor_bytes_max,
+            splits: s.splits,
         }
     }
 }
 
 impl Served for RelaySession {
-    fn add_guest(&mut self, now: Duration) -> GuestSlot {
+    fn add_guest(&mut self, now: Duration, origin: Option<IpAddr>) -> GuestSlot {
         let slot = self.next_slot;
         self.next_slot += 1;
-        self.relay.connected(slot, now);
+        self.relay.connected(slot, origin.map(origin_of), now);
         slot
     }
 
@@ -203,6 +206,19 @@ impl Served for RelaySession {
                 PeerOutput::Close(slot) => HostOutput::Close(slot),
             })
             .collect()
+    }
+}
+
+/// Where a guest connects from, as the relay weighs it: its IPv4 address,
+/// or its IPv6 /56 (as the lobby groups clients).
+fn origin_of(ip: IpAddr) -> Origin {
+    match ip {
+        IpAddr::V4(v4) => Origin(u64::from(u32::from(v4))),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => Origin(u64::from(u32::from(v4))),
+            // The top 56 bits, tagged apart from every IPv4 address.
+            None => Origin((1 << 60) | (u128::from(v6) >> 72) as u64),
+        },
     }
 }
 
@@ -302,7 +318,14 @@ fn log_relay_event(event: &RelayPeerEvent, log: &mut EventLog) {
                 tracing::warn!(
                     level_epoch = epoch,
                     tick,
-                    "snapshot rejected: its hash lost the vote"
+                    "snapshot rejected: its hash lost the vote or won only a tie"
+                );
+            }
+            RelayEvent::Split { epoch, tick } => {
+                tracing::warn!(
+                    level_epoch = epoch,
+                    tick,
+                    "world hashes split with no majority of addresses: nobody rebuilt"
                 );
             }
             RelayEvent::Resynced { slot, from_tick } => {

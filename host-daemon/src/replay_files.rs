@@ -1,13 +1,15 @@
 //! `host --record DIR`: each level's replay ([`netcode::replay`]) written
 //! to its own file, `DIR/CODE-level-EPOCH.replay`, a line per record as
 //! the session emits them. A file that cannot be written is logged once
-//! and given up; the session plays on.
+//! and given up; the session plays on. A level longer than a replay may be
+//! ([`MAX_REPLAY_TICKS`] bundles, what the reader takes) stops being
+//! recorded there, logged once.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use netcode::replay::ReplayRecord;
+use netcode::replay::{MAX_REPLAY_TICKS, ReplayRecord};
 
 /// The replay files of one hosted session.
 #[derive(Debug)]
@@ -15,6 +17,8 @@ pub struct ReplayFiles {
     dir: PathBuf,
     code: String,
     file: Option<(PathBuf, BufWriter<File>)>,
+    /// Bundles written to the current file.
+    bundles: usize,
 }
 
 impl ReplayFiles {
@@ -24,6 +28,7 @@ impl ReplayFiles {
             dir: dir.to_owned(),
             code: code.to_owned(),
             file: None,
+            bundles: 0,
         }
     }
 
@@ -35,11 +40,24 @@ impl ReplayFiles {
                 .dir
                 .join(format!("{}-level-{}.replay", self.code, header.level_epoch));
             match std::fs::create_dir_all(&self.dir).and_then(|()| File::create(&path)) {
-                Ok(f) => self.file = Some((path, BufWriter::new(f))),
+                Ok(f) => {
+                    self.file = Some((path, BufWriter::new(f)));
+                    self.bundles = 0;
+                }
                 Err(e) => {
                     tracing::warn!(path = %path.display(), error = %e, "cannot write the replay; not recording this level");
                     return;
                 }
+            }
+        }
+        if matches!(record, ReplayRecord::Bundle(_)) {
+            self.bundles += 1;
+            if self.bundles > MAX_REPLAY_TICKS {
+                if let Some((path, _)) = &self.file {
+                    tracing::warn!(path = %path.display(), "the level outran what a replay holds; the rest is not recorded");
+                }
+                self.close();
+                return;
             }
         }
         let Some((path, out)) = self.file.as_mut() else {

@@ -96,6 +96,7 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
     let PeerLink {
         sender,
         mut receiver,
+        ..
     } = link;
     let mut report = SwarmGuestReport::default();
     let mut format = WireFormat::Json;

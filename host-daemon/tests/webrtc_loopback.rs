@@ -246,11 +246,19 @@ async fn host_and_guest_connect_through_the_lobby_and_exchange_in_order() {
     let WebRtcLink {
         sender: host_tx,
         receiver: mut host_rx,
+        origin: guest_origin,
     } = host;
     let WebRtcLink {
         sender: guest_tx,
         receiver: mut guest_rx,
+        ..
     } = guest;
+    // The host knows where its guest is: the address that answered its
+    // checks (a relay weighs each address's seats by it).
+    assert_eq!(
+        guest_origin,
+        Some(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST))
+    );
 
     // Both ends start connected.
     assert_eq!(

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Duration;
 
-use lockstep::relay::{Entry, Relay, RelayConfig, RelayPhase};
+use lockstep::relay::{Entry, Origin, Relay, RelayConfig, RelayPhase};
 use protocol::input::InputSnapshot;
 
 /// The system allocator, counting the bytes live.
@@ -58,7 +58,9 @@ fn main() {
             name: format!("player {slot}"),
             input_delay: 3,
         };
-        relay.admit(slot, entry, now).expect("a seat");
+        relay
+            .admit(slot, entry, Origin::of_slot(slot), now)
+            .expect("a seat");
     }
     relay.poll(now);
     let epoch = relay.epoch();

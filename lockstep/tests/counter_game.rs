@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use lockstep::frame::Frame;
 use lockstep::relay::{
-    Entry, Refusal, Relay, RelayConfig, RelayEnd, RelayEvent, RelayMessage, RelayOutput, Slot,
+    Entry, Origin, Refusal, Relay, RelayConfig, RelayEnd, RelayEvent, RelayMessage, RelayOutput,
+    Slot,
 };
 use protocol::input::PlayerId;
 
@@ -112,7 +113,8 @@ struct Peer {
     ended_sent: bool,
     alive: bool,
     session_over: bool,
-    /// Add this to its score once, at this tick (a desync on purpose).
+    /// Add one to the first player's score once, at this tick (a desync
+    /// on purpose).
     corrupt_at: Option<u64>,
     final_hashes: Vec<u64>,
 }
@@ -209,7 +211,9 @@ impl Peer {
         }
         w.advance(f);
         if self.corrupt_at == Some(w.tick) {
-            if let Some(s) = self.me.as_ref().and_then(|me| w.scores.get_mut(me)) {
+            // The first player's score: peers corrupted at one tick agree
+            // with each other (a coalition).
+            if let Some(s) = w.scores.values_mut().next() {
                 *s += 1;
             }
             self.corrupt_at = None;
@@ -284,7 +288,16 @@ impl Net {
     }
 
     fn join(&mut self, slot: Slot, entry: Entry) -> Result<Option<PlayerId>, Refusal> {
-        let me = self.relay.admit(slot, entry, self.now)?;
+        self.join_from(slot, entry, Origin::of_slot(slot))
+    }
+
+    fn join_from(
+        &mut self,
+        slot: Slot,
+        entry: Entry,
+        origin: Origin,
+    ) -> Result<Option<PlayerId>, Refusal> {
+        let me = self.relay.admit(slot, entry, origin, self.now)?;
         let peer = self.peers.entry(slot).or_default();
         peer.me = me.clone();
         peer.alive = true;
@@ -614,4 +627,80 @@ fn refusals_change_nothing() {
     assert!(net.relay.ended().is_none());
     net.flush();
     assert_eq!(net.count(|e| matches!(e, RelayEvent::Ignored { .. })), 1);
+}
+
+/// Issue 44, finding 5: a stranger took two seats (and the authority, by
+/// coming first) and reported one false world from both; with a tie going
+/// to the authority it outvoted two honest players and had them rebuilt
+/// from its own state. One origin's seats are capped and vote once: the
+/// stranger loses the vote, its seats are rebuilt, and the role passes on.
+#[test]
+fn one_origins_seats_are_capped_and_vote_once() {
+    let mut net = Net::new(RelayConfig {
+        start_players: 4,
+        max_seats_per_origin: 2,
+        ..RelayConfig::default()
+    });
+    let stranger = Origin(66);
+    net.join_from(0, player("ann"), stranger).unwrap();
+    net.join_from(1, player("bo"), stranger).unwrap();
+    assert_eq!(
+        net.join_from(9, player("cat"), stranger),
+        Err(Refusal::OriginFull),
+        "two seats per origin"
+    );
+    net.join_from(2, player("cy"), Origin(3)).unwrap();
+    net.join_from(3, player("dee"), Origin(4)).unwrap();
+    for slot in [0, 1] {
+        net.peers.get_mut(&slot).unwrap().corrupt_at = Some(300);
+    }
+    net.run_until(secs(120));
+    assert_eq!(net.relay.ended(), Some(RelayEnd::Completed));
+    for slot in [0, 1] {
+        assert!(
+            net.count(|e| matches!(e, RelayEvent::Desynced { slot: s, .. } if *s == slot)) >= 1,
+            "the stranger's seat {slot} lost the vote"
+        );
+    }
+    for slot in [2, 3] {
+        assert_eq!(
+            net.count(|e| matches!(e, RelayEvent::Desynced { slot: s, .. } if *s == slot)),
+            0,
+            "honest seat {slot} was never rebuilt"
+        );
+    }
+    assert!(net.relay.stats().handovers >= 1, "the role passed on");
+    let finals = net.finals();
+    assert!(finals.iter().all(|f| *f == finals[0]), "{finals:?}");
+}
+
+/// Issue 44, finding 5: two players from two addresses, one lying (here
+/// the authority). The tie went to the authority every time, so the honest
+/// player was rebuilt from the liar's state again and again (and closed
+/// after three). With no majority of origins nobody can tell who is
+/// astray: a split rebuilds nobody and anchors nothing.
+#[test]
+fn a_split_vote_rebuilds_nobody() {
+    let mut net = Net::new(RelayConfig {
+        start_players: 2,
+        ..RelayConfig::default()
+    });
+    net.join(0, player("ann")).unwrap();
+    net.join(1, player("bo")).unwrap();
+    net.peers.get_mut(&0).unwrap().corrupt_at = Some(300);
+    net.run_until(secs(120));
+    assert_eq!(net.relay.ended(), Some(RelayEnd::Completed));
+    assert_eq!(
+        net.count(|e| matches!(e, RelayEvent::Desynced { .. })),
+        0,
+        "nobody was rebuilt on a split"
+    );
+    assert!(net.count(|e| matches!(e, RelayEvent::Split { .. })) > 0);
+    assert!(net.relay.stats().splits > 0);
+    // The liar's snapshots after the split anchor nothing.
+    assert!(
+        net.count(|e| matches!(e, RelayEvent::SnapshotRejected { .. })) > 0,
+        "{:?}",
+        net.relay.stats()
+    );
 }

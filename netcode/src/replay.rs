@@ -41,6 +41,11 @@ pub const REPLAY_FORMAT: u32 = 1;
 /// reading a file may allocate and re-simulate.
 pub const MAX_REPLAY_TICKS: usize = 1_000_000;
 
+/// Most players a replay's header and each of its bundles may name (a
+/// session seats far fewer); a file naming more is refused before it is
+/// simulated.
+pub const MAX_REPLAY_PLAYERS: usize = 64;
+
 /// Everything a recorded level is built from (the first line).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -229,7 +234,8 @@ impl Replay {
         })
     }
 
-    /// Reads a replay file's text. Refuses another format, a bundle of
+    /// Reads a replay file's text. Refuses another format, a header or a
+    /// bundle naming more than [`MAX_REPLAY_PLAYERS`] players, a bundle of
     /// another level epoch or out of tick order, a line after the end, and
     /// more than [`MAX_REPLAY_TICKS`] bundles.
     pub fn parse(text: &str) -> Result<Self, ReplayError> {
@@ -243,6 +249,19 @@ impl Replay {
             },
             None => return Err(bad(1, "an empty file".into())),
         };
+        let named = [
+            header.roster.len(),
+            header.names.len(),
+            header.carryovers.len(),
+            header.input_delays.len(),
+            usize::try_from(header.player_count).unwrap_or(usize::MAX),
+        ];
+        if named.iter().any(|n| *n > MAX_REPLAY_PLAYERS) {
+            return Err(bad(
+                1,
+                format!("more than {MAX_REPLAY_PLAYERS} players in the header"),
+            ));
+        }
         if header.format != REPLAY_FORMAT {
             return Err(bad(
                 1,
@@ -273,6 +292,12 @@ impl Replay {
                 Ok(_) => return Err(bad(n, "not a tick bundle".into())),
                 Err(e) => return Err(bad(n, e.to_string())),
             };
+            if bundle.inputs.len() > MAX_REPLAY_PLAYERS {
+                return Err(bad(
+                    n,
+                    format!("more than {MAX_REPLAY_PLAYERS} players' inputs"),
+                ));
+            }
             if bundle.level_epoch != header.level_epoch {
                 return Err(bad(
                     n,

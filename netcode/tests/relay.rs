@@ -67,7 +67,7 @@ impl Session {
         let mut guest = Guest::new(config);
         guest.on_event(LinkEvent::State(ConnectionState::Connected), self.now);
         self.guests.push(Some(guest));
-        self.relay.connected(link, self.now);
+        self.relay.connected(link, None, self.now);
         self.flush();
         link
     }
@@ -439,8 +439,8 @@ fn an_ask_beyond_the_bounds_gets_no_level() {
 fn a_guest_over_its_budget_is_disconnected_and_the_relay_goes_on() {
     let mut relay = PeerRelay::new(config(2, 1));
     let now = Duration::from_secs(1);
-    relay.connected(0, now);
-    relay.connected(1, now);
+    relay.connected(0, None, now);
+    relay.connected(1, None, now);
     relay.drain_outbox();
     // The default budget's burst is 1,500 messages: a flood of junk ends it.
     for _ in 0..2_000 {

@@ -124,6 +124,19 @@ fn a_damaged_replay_is_refused_with_the_line() {
     assert_eq!(line_of(Replay::parse(&junk).unwrap_err()), 2);
     let after = format!("{text}{}\n", lines[1]);
     assert_eq!(line_of(Replay::parse(&after).unwrap_err()), lines.len() + 1);
+    // Issue 44: a header naming thousands of players (4 s to simulate at
+    // 30,000) is refused before anything runs.
+    let mut header: serde_json::Value = serde_json::from_str(lines[0]).expect("JSON header");
+    let many: Vec<String> = (0..65).map(|i| format!("p{i}")).collect();
+    let replay = header
+        .get_mut("replay")
+        .and_then(|r| r.as_object_mut())
+        .expect("the header record");
+    replay.insert("roster".into(), serde_json::json!(many));
+    let crowded = format!("{header}\n{}", lines[1..].join("\n"));
+    let refused = Replay::parse(&crowded).unwrap_err();
+    assert!(refused.to_string().contains("players"), "{refused}");
+    assert_eq!(line_of(refused), 1);
     // A truncated file still replays, without a verdict.
     let cut = lines[..lines.len() / 2].join("\n");
     let outcome = Replay::parse(&cut)

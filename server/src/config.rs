@@ -196,20 +196,21 @@ pub struct Config {
     #[arg(long, env = "LOBBY_ANSWERS_PER_MINUTE", default_value_t = 60)]
     pub answers_per_minute: u32,
 
-    /// Answers one client address may post to one session per minute (at
-    /// most that many at once): whoever polls fastest cannot take round
-    /// after round of a session (see docs/decisions.md, "Round grabbing,
-    /// again"). 0: no limit.
+    /// Rounds of one session one client address may win per minute (that
+    /// many at once, and the one that passes it; then its answers to the
+    /// session get 429 until the budget refills): whoever polls fastest
+    /// cannot take round after round (docs/decisions.md, "Round grabbing,
+    /// again"). Races lost cost nothing. 0: no limit.
     #[arg(
         long,
         env = "LOBBY_ANSWERS_PER_SESSION_PER_MINUTE",
-        default_value_t = 4
+        default_value_t = 6
     )]
     pub answers_per_session_per_minute: u32,
 
     /// Reads of sessions (`GET /session/{code}`) allowed per client address
     /// per minute. 0: no limit.
-    #[arg(long, env = "LOBBY_SESSION_READS_PER_MINUTE", default_value_t = 600)]
+    #[arg(long, env = "LOBBY_SESSION_READS_PER_MINUTE", default_value_t = 1200)]
     pub session_reads_per_minute: u32,
 
     /// How many reads a client address may make at once before the
@@ -288,6 +289,12 @@ pub struct Config {
     /// Milliseconds to wait for a database connection before answering 503.
     #[arg(long, env = "LOBBY_DB_ACQUIRE_TIMEOUT_MS", default_value_t = 3000)]
     pub db_acquire_timeout_ms: u64,
+
+    /// PostgreSQL: milliseconds a statement may run before the database
+    /// cancels it (its requests get 503), so one stuck statement cannot
+    /// hold its kind's queue. Ignored on SQLite.
+    #[arg(long, env = "LOBBY_DB_STATEMENT_TIMEOUT_MS", default_value_t = 5000)]
+    pub db_statement_timeout_ms: u64,
 
     /// SQLite durability: `normal` (a commit survives the process being
     /// killed, not an OS crash or power loss) or `full` (an fsync per
@@ -385,6 +392,7 @@ impl Config {
             url: self.database_url.clone(),
             max_connections: self.db_max_connections,
             acquire_timeout: Duration::from_millis(self.db_acquire_timeout_ms),
+            statement_timeout: Duration::from_millis(self.db_statement_timeout_ms.max(1)),
             sqlite_synchronous: self.sqlite_synchronous,
         }
     }

@@ -61,6 +61,8 @@ pub struct RateLimits {
     updates: Option<DefaultKeyedRateLimiter<SessionCode>>,
     answer_polls: Option<DefaultKeyedRateLimiter<SessionCode>>,
     blocked_until: DashMap<IpAddr, Instant>,
+    /// Sessions whose rounds an address may not answer before then.
+    rounds_blocked_until: DashMap<(SessionCode, IpAddr), Instant>,
     keys: ClientKeys,
     clock: DefaultClock,
 }
@@ -103,6 +105,7 @@ impl RateLimits {
             updates: limiter(config.updates_per_minute, on),
             answer_polls: limiter(config.answer_polls_per_minute, on),
             blocked_until: DashMap::new(),
+            rounds_blocked_until: DashMap::new(),
             keys: config.client_keys(),
             clock: DefaultClock::default(),
         }
@@ -125,20 +128,36 @@ impl RateLimits {
         })
     }
 
-    /// Charges one answer from `ip` to session `code`; `429` past the
-    /// address's answers to that session (so the fastest poller cannot
-    /// take round after round: a real joiner from another address gets
-    /// the next one).
+    /// Refuses an answer from `ip` to session `code` while that address
+    /// has won that session's rounds past its budget (so the fastest
+    /// poller cannot take round after round: a real joiner from another
+    /// address gets the next one). Only won rounds count
+    /// ([`Self::won_round`]): joiners behind one address who lose races to
+    /// each other spend nothing.
     pub fn check_session_answer(&self, code: &SessionCode, ip: IpAddr) -> Result<(), AppError> {
+        let key = (code.clone(), self.keys.key(ip));
+        if let Some(until) = self.rounds_blocked_until.get(&key) {
+            let now = Instant::now();
+            if *until > now {
+                let secs = (*until - now).as_secs_f64().ceil() as u64;
+                return Err(AppError::rate_limited("rounds won of this session", secs));
+            }
+        }
+        Ok(())
+    }
+
+    /// Charges a round of session `code` that `ip`'s answer won; once the
+    /// address is past its budget, its next answers to the session are
+    /// refused until it refills.
+    pub fn won_round(&self, code: &SessionCode, ip: IpAddr) {
         let Some(limiter) = &self.session_answers else {
-            return Ok(());
+            return;
         };
-        limiter
-            .check_key(&(code.clone(), self.keys.key(ip)))
-            .map_err(|not_until| {
-                let wait = not_until.wait_time_from(self.clock.now());
-                AppError::rate_limited("answers to this session", wait.as_secs_f64().ceil() as u64)
-            })
+        let key = (code.clone(), self.keys.key(ip));
+        if let Err(not_until) = limiter.check_key(&key) {
+            let wait: Duration = not_until.wait_time_from(self.clock.now());
+            self.rounds_blocked_until.insert(key, Instant::now() + wait);
+        }
     }
 
     /// Charges one authenticated host call of session `code` to `budget`;
@@ -211,6 +230,7 @@ impl RateLimits {
         }
         let now = Instant::now();
         self.blocked_until.retain(|_, until| *until > now);
+        self.rounds_blocked_until.retain(|_, until| *until > now);
     }
 }
 
@@ -245,18 +265,20 @@ mod tests {
     }
 
     #[test]
-    fn answers_to_one_session_are_budgeted_per_address() {
+    fn rounds_won_of_one_session_are_budgeted_per_address() {
         let mut config = Config::for_tests("sqlite://unused.db");
         config.answers_per_session_per_minute = 2;
         let limits = RateLimits::from_config(&config);
         let code = SessionCode::parse("ABCD2345").expect("code");
         let other = SessionCode::parse("ABCD2346").expect("code");
         let grabber = ip("192.0.2.66");
-        assert!(limits.check_session_answer(&code, grabber).is_ok());
-        assert!(limits.check_session_answer(&code, grabber).is_ok());
+        for _ in 0..3 {
+            assert!(limits.check_session_answer(&code, grabber).is_ok());
+            limits.won_round(&code, grabber);
+        }
         let refused = limits
             .check_session_answer(&code, grabber)
-            .expect_err("a third answer to one session");
+            .expect_err("past two rounds won (the third tipped it)");
         assert_eq!(refused.code, protocol::api::ErrorCode::RateLimited);
         assert!(
             limits.check_session_answer(&other, grabber).is_ok(),

@@ -152,7 +152,7 @@ pub async fn serve(
         };
         let Ok(permit) = total.clone().try_acquire_owned() else {
             // Room for the retry.
-            open.shed_one();
+            open.shed_one(reserve);
             refuse(stream);
             (front.on_refused)(Refusal::Total);
             continue;
@@ -173,7 +173,7 @@ pub async fn serve(
             (Some(slot), Some(open.register(client)))
         };
         if total.available_permits() < reserve {
-            open.shed_one();
+            open.shed_one(reserve);
         }
         let mut io = TimeoutStream::new(stream);
         io.set_write_timeout(Some(limits.write_stall_timeout));

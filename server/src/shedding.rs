@@ -8,9 +8,10 @@
 //! turns away, asks one open connection to close: the oldest of the client
 //! holding the most. The connection closes at once when it is idle
 //! (waiting for a request, or for its first one), after the response in
-//! flight otherwise. A client with one connection loses it only when
-//! nobody holds more; browsers and proxies reconnect idle keep-alive
-//! connections without a word.
+//! flight otherwise, and counts until it has; no more are asked while a
+//! sixteenth of the places are asked and still open, and a client holding
+//! one connection is never asked. Browsers and proxies reconnect idle
+//! keep-alive connections without a word.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
@@ -25,10 +26,20 @@ pub struct OpenConnections {
     inner: Mutex<Inner>,
 }
 
+#[derive(Debug)]
+struct Open {
+    id: u64,
+    asked: Arc<Notify>,
+    /// Asked to close (it still counts until it has).
+    was_asked: bool,
+}
+
 #[derive(Debug, Default)]
 struct Inner {
-    by_client: HashMap<IpAddr, VecDeque<(u64, Arc<Notify>)>>,
+    by_client: HashMap<IpAddr, VecDeque<Open>>,
     next_id: u64,
+    /// Connections asked to close that have not yet.
+    asked_open: usize,
 }
 
 /// One connection's entry, removed when dropped (with its connection).
@@ -60,11 +71,11 @@ impl OpenConnections {
         let mut inner = self.lock();
         let id = inner.next_id;
         inner.next_id += 1;
-        inner
-            .by_client
-            .entry(client)
-            .or_default()
-            .push_back((id, asked.clone()));
+        inner.by_client.entry(client).or_default().push_back(Open {
+            id,
+            asked: asked.clone(),
+            was_asked: false,
+        });
         Registered {
             connections: self.clone(),
             client,
@@ -73,26 +84,36 @@ impl OpenConnections {
         }
     }
 
-    /// Asks the oldest connection of the client holding the most to close
-    /// (it leaves the list at once, so it is asked once); that client.
-    pub fn shed_one(&self) -> Option<IpAddr> {
+    /// Asks the oldest connection not yet asked of the client holding the
+    /// most to close, unless `outstanding` connections asked are still open
+    /// (a busy one finishes its response first: asking more would reach
+    /// past the heaviest clients) or nobody holds more than one; that
+    /// client.
+    pub fn shed_one(&self, outstanding: usize) -> Option<IpAddr> {
         let mut inner = self.lock();
+        if inner.asked_open >= outstanding {
+            return None;
+        }
         let client = inner
             .by_client
             .iter()
+            .filter(|(_, conns)| conns.len() >= 2 && conns.iter().any(|c| !c.was_asked))
             .max_by_key(|(_, conns)| conns.len())
             .map(|(client, _)| *client)?;
-        let conns = inner.by_client.get_mut(&client)?;
-        let (_, asked) = conns.pop_front()?;
-        if conns.is_empty() {
-            inner.by_client.remove(&client);
-        }
+        let open = inner
+            .by_client
+            .get_mut(&client)?
+            .iter_mut()
+            .find(|c| !c.was_asked)?;
+        open.was_asked = true;
+        let asked = open.asked.clone();
+        inner.asked_open += 1;
         drop(inner);
         asked.notify_one();
         Some(client)
     }
 
-    /// Connections `client` holds that were not asked to close.
+    /// Connections `client` holds (asked to close or not).
     pub fn held_by(&self, client: IpAddr) -> usize {
         self.lock().by_client.get(&client).map_or(0, VecDeque::len)
     }
@@ -101,11 +122,19 @@ impl OpenConnections {
 impl Drop for Registered {
     fn drop(&mut self) {
         let mut inner = self.connections.lock();
+        let mut was_asked = false;
         if let Some(conns) = inner.by_client.get_mut(&self.client) {
-            conns.retain(|(id, _)| *id != self.id);
+            conns.retain(|c| {
+                let this = c.id == self.id;
+                was_asked |= this && c.was_asked;
+                !this
+            });
             if conns.is_empty() {
                 inner.by_client.remove(&self.client);
             }
+        }
+        if was_asked {
+            inner.asked_open = inner.asked_open.saturating_sub(1);
         }
     }
 }
@@ -123,32 +152,33 @@ mod tests {
         let open = Arc::new(OpenConnections::default());
         let victim = open.register(ip("192.0.2.1"));
         let heavy: Vec<Registered> = (0..3).map(|_| open.register(ip("192.0.2.66"))).collect();
-        assert_eq!(open.shed_one(), Some(ip("192.0.2.66")));
-        // The oldest was asked (the permit waits for it), the others not.
+        assert_eq!(open.shed_one(8), Some(ip("192.0.2.66")));
         tokio::time::timeout(std::time::Duration::from_secs(1), heavy[0].asked_to_close())
             .await
             .expect("the oldest was asked");
-        assert_eq!(open.held_by(ip("192.0.2.66")), 2);
-        assert_eq!(open.shed_one(), Some(ip("192.0.2.66")));
-        // Two each now: either may go; then the victim holds one like the
-        // heavy client, and each is asked in turn.
-        assert!(open.shed_one().is_some());
-        assert!(open.shed_one().is_some());
-        assert_eq!(open.shed_one(), None, "every connection was asked once");
-        drop(victim);
+        assert_eq!(open.held_by(ip("192.0.2.66")), 3, "asked, it still counts");
+        assert_eq!(open.shed_one(8), Some(ip("192.0.2.66")));
+        assert_eq!(open.shed_one(8), Some(ip("192.0.2.66")));
+        assert_eq!(
+            open.shed_one(8),
+            None,
+            "every connection of a client with several was asked; one alone is never"
+        );
         drop(heavy);
+        assert_eq!(open.shed_one(8), None, "a client holding one is left alone");
+        drop(victim);
         assert!(open.lock().by_client.is_empty(), "dropped entries leave");
+        assert_eq!(open.lock().asked_open, 0);
     }
 
     #[test]
-    fn a_connection_that_ends_leaves_the_list() {
+    fn asks_stop_while_as_many_asked_are_still_open() {
         let open = Arc::new(OpenConnections::default());
-        let a = open.register(ip("192.0.2.9"));
-        let b = open.register(ip("192.0.2.9"));
-        drop(a);
-        assert_eq!(open.held_by(ip("192.0.2.9")), 1);
-        drop(b);
-        assert_eq!(open.held_by(ip("192.0.2.9")), 0);
-        assert_eq!(open.shed_one(), None);
+        let held: Vec<Registered> = (0..6).map(|_| open.register(ip("192.0.2.66"))).collect();
+        assert!(open.shed_one(2).is_some());
+        assert!(open.shed_one(2).is_some());
+        assert_eq!(open.shed_one(2), None, "two asked and still open");
+        drop(held);
+        assert_eq!(open.lock().asked_open, 0);
     }
 }

@@ -670,3 +670,43 @@ async fn requests_of_a_kind_share_a_statement_and_keep_their_own_outcomes() {
     assert_eq!(store.count_live(START_MS).await.unwrap(), 17);
     store.close().await;
 }
+
+/// Issue 44: PostgreSQL had no statement timeout, so one statement stuck
+/// behind a lock held its kind's queue until everyone got 503. A statement
+/// now gives up after `--db-statement-timeout-ms` with an error (a 503 to
+/// its requests), and the store serves again once the lock goes.
+#[tokio::test]
+async fn a_stuck_statement_is_cancelled_after_the_statement_timeout() {
+    use sqlx::Connection;
+    let db = TestDb::postgres().await;
+    let mut config = Config::for_tests(db.url());
+    config.db_statement_timeout_ms = 300;
+    let (store, _changes) = Store::connect(&config.store_settings()).await.unwrap();
+    let mut locker = sqlx::PgConnection::connect(&db.url()).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut locker).await.unwrap();
+    sqlx::query("LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut locker)
+        .await
+        .unwrap();
+    let began = Instant::now();
+    let stuck = tokio::time::timeout(
+        Duration::from_secs(10),
+        store.create(&stored("STUCK234"), CreatorLimits::default()),
+    )
+    .await
+    .expect("the statement gave up within 10 s");
+    assert!(stuck.is_err(), "{stuck:?}");
+    assert!(
+        began.elapsed() < Duration::from_secs(3),
+        "cancelled after {:?}",
+        began.elapsed()
+    );
+    sqlx::query("ROLLBACK").execute(&mut locker).await.unwrap();
+    assert_eq!(
+        store
+            .create(&stored("FREED234"), CreatorLimits::default())
+            .await
+            .unwrap(),
+        CreateOutcome::Created
+    );
+}

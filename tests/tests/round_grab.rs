@@ -197,7 +197,7 @@ fn grab_every_round(
 /// without ICE progress holds its slot for at most 5 s and is dropped for
 /// a newer answer after 1 s, and rounds keep opening: the grabber (24
 /// answers, under the lobby's per-address budget, for at most 60 s; since
-/// issue 44 the lobby lets it win 4) takes round after round within
+/// issue 44 the lobby lets it win 7) takes round after round within
 /// seconds, and the real joiner gets in as soon as it stops winning them,
 /// well within the joiner's round wait.
 #[test]
@@ -281,7 +281,7 @@ fn a_grabber_answering_every_round_does_not_lock_the_session() {
 /// Issue 44, finding 1: a grabber from one address polls every 10 ms and
 /// answers every round it sees, with no limit of its own but time. Before,
 /// it won every round (190 in 140 s) and real joiners timed out. Now the
-/// lobby takes 4 answers a minute to one session from one address, so
+/// lobby lets one address win 7 rounds of a session, then one in 10 s, so
 /// two real joiners in a row each get in within 10 s while it keeps
 /// trying.
 #[test]

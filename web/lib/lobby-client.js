@@ -345,10 +345,11 @@ export class LobbyClient {
         // Answers to one session are budgeted per address (a shared
         // address may have spent them): wait as the server says, then
         // try the next round, within the round wait.
+        // The refused round may still be open: try it again.
         const pause = attempt < attempts ? rateLimitPause(e, deadline) : null;
         if (pause != null) {
           await new Promise((r) => setTimeout(r, pause));
-          lost = view.round;
+          lost = view.round - 1;
           continue;
         }
         throw e;

@@ -84,6 +84,10 @@ pub struct RelayArgs {
     /// Spectators admitted at once. 0: nobody may watch.
     #[arg(long, default_value_t = DEFAULT_MAX_SPECTATORS)]
     max_spectators: usize,
+    /// Player seats one address (an IPv6 /56) may hold in a session; its
+    /// seats count once when world hashes are judged.
+    #[arg(long, default_value_t = 4)]
+    max_seats_per_address: usize,
     #[command(flatten)]
     ice: IceArgs,
 }
@@ -110,6 +114,7 @@ pub fn relaying_config(a: &RelayArgs) -> anyhow::Result<HostingConfig> {
             max_spectators: a.max_spectators,
             snapshot_interval: a.snapshot_every,
             late_join: !a.no_late_join,
+            max_seats_per_origin: a.max_seats_per_address.max(1),
             ..RelayConfig::default()
         },
         campaign_seed: a.seed,

@@ -118,8 +118,8 @@ pub async fn run_host<T: Served, S: PeerSender, R: PeerReceiver>(
         let wake = session.next_wakeup().map(|d| origin + d);
         tokio::select! {
             link = incoming.recv(), if incoming_open => match link {
-                Some(PeerLink { sender, receiver }) => {
-                    let slot = session.add_guest(origin.elapsed());
+                Some(PeerLink { sender, receiver, origin: from }) => {
+                    let slot = session.add_guest(origin.elapsed(), from);
                     // An always-on lobby session sees many connections come
                     // and go: keep only the writers still running.
                     writers.handles.retain(|h| !h.is_finished());
@@ -172,7 +172,9 @@ pub async fn run_guest_until<S: PeerSender, R: PeerReceiver>(
 ) -> Guest {
     let origin = Instant::now();
     tokio::pin!(leave);
-    let PeerLink { sender, receiver } = link;
+    let PeerLink {
+        sender, receiver, ..
+    } = link;
     let (mut w, handle) = spawn_writer(sender, None);
     let (ev_tx, mut ev_rx) = mpsc::channel::<((), PeerEvent)>(READER_QUEUE_EVENTS);
     spawn_reader(receiver, (), ev_tx);

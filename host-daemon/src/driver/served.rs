@@ -2,6 +2,7 @@
 //! daemon's host session, or a relay), and where it stands
 //! ([`HostProgress`]).
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use netcode::host::{HostEvent, HostOutput, HostSession};
@@ -31,8 +32,9 @@ pub struct HostProgress {
 /// session ([`Host`]) or a relay ([`crate::relaying`]).
 /// [`run_host`](super::run_host) drives either.
 pub trait Served: Send + 'static {
-    /// A new guest connection at `now`: its slot.
-    fn add_guest(&mut self, now: Duration) -> GuestSlot;
+    /// A new guest connection at `now`, from `origin` where the transport
+    /// knows it: its slot.
+    fn add_guest(&mut self, now: Duration, origin: Option<IpAddr>) -> GuestSlot;
     /// Feeds one event from guest `slot`.
     fn on_event(&mut self, slot: GuestSlot, event: PeerEvent, now: Duration);
     /// Runs whatever is due.
@@ -50,7 +52,7 @@ pub trait Served: Send + 'static {
 }
 
 impl Served for Host {
-    fn add_guest(&mut self, now: Duration) -> GuestSlot {
+    fn add_guest(&mut self, now: Duration, _origin: Option<IpAddr>) -> GuestSlot {
         HostSession::add_guest(self, now)
     }
 

@@ -59,4 +59,7 @@ pub struct PeerLink<S, R> {
     pub sender: S,
     /// Receiving half.
     pub receiver: R,
+    /// The other side's address, where the transport proved one (a
+    /// relay caps and weighs each address's seats by it).
+    pub origin: Option<std::net::IpAddr>,
 }

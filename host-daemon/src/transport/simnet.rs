@@ -244,6 +244,7 @@ pub fn link(config: LinkConfig) -> (SimEndpoint, SimEndpoint, LinkControl) {
             bytes: host_bytes.clone(),
         },
         receiver: SimReceiver { events: host_ev_rx },
+        origin: None,
     };
     let guest = PeerLink {
         sender: SimSender {
@@ -255,6 +256,7 @@ pub fn link(config: LinkConfig) -> (SimEndpoint, SimEndpoint, LinkControl) {
         receiver: SimReceiver {
             events: guest_ev_rx,
         },
+        origin: None,
     };
     let control = LinkControl {
         cut,

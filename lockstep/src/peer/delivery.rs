@@ -313,7 +313,12 @@ impl PeerRelay {
             return;
         };
         let running = conn.has_epoch == epoch;
-        let in_place = running && conn.took_up(FEATURE_RESYNC) && conn.resyncs < MAX_RESYNCS;
+        let player = conn.admitted.clone().flatten();
+        let resyncs = match &player {
+            Some(p) => self.player_resyncs.get(p).copied().unwrap_or(0),
+            None => conn.resyncs,
+        };
+        let in_place = running && conn.took_up(FEATURE_RESYNC) && resyncs < MAX_RESYNCS;
         if running && !in_place {
             // It cannot take a second session init, or has been rebuilt
             // too often (each catch-up is the whole log): `pump` closes it.
@@ -321,6 +326,9 @@ impl PeerRelay {
         }
         if in_place {
             conn.resyncs += 1;
+            if let Some(p) = player {
+                *self.player_resyncs.entry(p).or_default() += 1;
+            }
             // A running guest of this level: the marker on the input
             // channel tells it where the bundle stream restarts.
             self.send(

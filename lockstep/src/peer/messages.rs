@@ -14,7 +14,7 @@ use protocol::peer::{
 use protocol::tick::INPUT_DELAY_TICKS;
 
 use crate::rejoin;
-use crate::relay::{Entry, Refusal, Slot};
+use crate::relay::{Entry, Origin, Refusal, Slot};
 
 use super::{Hello, LevelRecord, PeerEvent, PeerOutput, PeerRelay};
 
@@ -109,6 +109,7 @@ impl PeerRelay {
                     .level(slot, level_epoch, Arc::from(json.into_bytes()), now)
                 {
                     self.level = Some((level_epoch, *level));
+                    self.player_resyncs.clear();
                 }
             }
             GuestMessage::RelaySnapshot {
@@ -230,7 +231,11 @@ impl PeerRelay {
             },
             Asked::Player(name) => Entry::Player { name, input_delay },
         };
-        match self.relay.admit(slot, entry, now) {
+        let origin = self
+            .connections
+            .get(&slot)
+            .map_or(Origin::of_slot(slot), |c| c.origin);
+        match self.relay.admit(slot, entry, origin, now) {
             Ok(player) => {
                 if let Some(c) = self.connections.get_mut(&slot) {
                     c.admitted = Some(player.clone());
@@ -244,6 +249,10 @@ impl PeerRelay {
                     Refusal::Full | Refusal::SpectatorsFull => {
                         (RefusalReason::SessionFull, "every place is taken")
                     }
+                    Refusal::OriginFull => (
+                        RefusalReason::SessionFull,
+                        "your address holds as many seats as one may",
+                    ),
                     Refusal::Started | Refusal::Ended => {
                         (RefusalReason::SessionStarted, "the session has started")
                     }

@@ -34,7 +34,7 @@ pub use delivery::MAX_RESYNCS;
 mod messages;
 mod probes;
 
-use crate::relay::{Relay, RelayConfig, RelayEvent, Slot};
+use crate::relay::{Origin, Relay, RelayConfig, RelayEvent, Slot};
 
 /// The largest message a guest may send a relay, bytes (an authority's
 /// level carries a map and a state).
@@ -175,6 +175,8 @@ struct Connection {
     warming: Option<(String, Duration)>,
     /// Times it was rebuilt in place after a desync.
     resyncs: u32,
+    /// Where it connects from, as the driver said.
+    origin: Origin,
 }
 
 /// A relay session for campfire's peers.
@@ -187,6 +189,10 @@ pub struct PeerRelay {
     level: Option<(u32, RelayLevel)>,
     /// Run totals per player: `(kill score, kills)` of levels ended.
     run_scores: BTreeMap<PlayerId, (u32, u32)>,
+    /// Times each player was rebuilt in place this level, whatever
+    /// connection it came back on (a rejoin does not start the count
+    /// again).
+    player_resyncs: BTreeMap<PlayerId, u32>,
     /// The latest level end: `(epoch, tick, team eliminated)`.
     last_end: Option<(u32, u64, bool)>,
     outbox: Vec<PeerOutput>,
@@ -206,6 +212,7 @@ impl PeerRelay {
             connections: BTreeMap::new(),
             level: None,
             run_scores: BTreeMap::new(),
+            player_resyncs: BTreeMap::new(),
             last_end: None,
             outbox: Vec::new(),
             events: Vec::new(),
@@ -299,8 +306,9 @@ impl PeerRelay {
         self.pump();
     }
 
-    /// A connection opened at `now`: the relay says hello.
-    pub fn connected(&mut self, slot: Slot, now: Duration) {
+    /// A connection opened at `now` from `origin` (where the driver knows
+    /// it: its seats are capped and vote once): the relay says hello.
+    pub fn connected(&mut self, slot: Slot, origin: Option<Origin>, now: Duration) {
         self.connections_ever += 1;
         let mut features = vec![
             FEATURE_RELAY.to_owned(),
@@ -325,6 +333,7 @@ impl PeerRelay {
                 probe: probes::Probe::default(),
                 warming: None,
                 resyncs: 0,
+                origin: origin.unwrap_or(Origin::of_slot(slot)),
             },
         );
         self.send(

@@ -48,6 +48,24 @@ pub struct RelayConfig {
     pub answer_timeout: Duration,
     /// Players may join a running level.
     pub late_join: bool,
+    /// Player seats one [`Origin`] may hold at once.
+    pub max_seats_per_origin: usize,
+}
+
+/// Where a connection comes from, as the driver knows it (a client
+/// address or network, reduced to a number; each connection its own when
+/// the driver knows none). A stranger may take several seats: one
+/// origin's seats are capped ([`RelayConfig::max_seats_per_origin`]) and
+/// count once when hashes are judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Origin(pub u64);
+
+impl Origin {
+    /// The origin of a connection whose address the driver does not know:
+    /// its own, apart from every other.
+    pub fn of_slot(slot: Slot) -> Origin {
+        Origin((1 << 63) | slot as u64)
+    }
 }
 
 impl Default for RelayConfig {
@@ -63,6 +81,7 @@ impl Default for RelayConfig {
             grace: Duration::from_millis(DISCONNECT_GRACE_MS),
             answer_timeout: Duration::from_secs(10),
             late_join: true,
+            max_seats_per_origin: 4,
         }
     }
 }
@@ -107,6 +126,8 @@ pub enum Entry {
 pub enum Refusal {
     /// Every player seat is taken.
     Full,
+    /// The connection's origin holds as many seats as one may.
+    OriginFull,
     /// Every spectator place is taken.
     SpectatorsFull,
     /// The session has started and late join is off.
@@ -277,7 +298,15 @@ pub enum RelayEvent {
         /// Its payload's size.
         bytes: usize,
     },
-    /// A snapshot's hash lost the vote: it was dropped.
+    /// The hashes of a tick split with no majority of origins: nobody
+    /// was rebuilt and nothing anchored.
+    Split {
+        /// The level.
+        epoch: u32,
+        /// The tick judged.
+        tick: u64,
+    },
+    /// A snapshot's hash lost the vote, or won only a tie: it was dropped.
     SnapshotRejected {
         /// The level.
         epoch: u32,
@@ -315,4 +344,6 @@ pub struct RelayStats {
     pub log_frames_max: usize,
     /// The largest anchor payload, bytes.
     pub anchor_bytes_max: usize,
+    /// Ticks whose hashes split with no majority of origins.
+    pub splits: u64,
 }

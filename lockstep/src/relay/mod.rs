@@ -10,11 +10,15 @@
 //! authority is the first player, then the longest-connected one; when it
 //! leaves or desyncs, the next takes over at the next tick.
 //!
-//! Peers report world hashes; a [`HashJudge`] decides by majority (ties to
-//! the authority). A snapshot whose hash wins anchors the [`InputLog`]
-//! and the frames before it are dropped; a peer whose hash loses is
-//! rebuilt from that anchor and the frames since ([`RelayMessage::CatchUp`]),
-//! as late joiners, rejoining players and spectators are.
+//! Peers report world hashes; a [`HashJudge`] decides by majority of
+//! origins (a connection's [`Origin`]: one address's seats count once, and
+//! it holds at most [`RelayConfig::max_seats_per_origin`]), ties to the
+//! authority. Only a majority of the voting origins decides anything: a
+//! snapshot whose hash it reported anchors the [`InputLog`] and the frames
+//! before it are dropped; a peer whose hash loses to it is rebuilt from
+//! that anchor and the frames since ([`RelayMessage::CatchUp`]), as late
+//! joiners, rejoining players and spectators are. A split (a tie, or a
+//! plurality short of a majority) changes nothing.
 //!
 //! Like the host session it does no I/O and reads no clock: the driver
 //! feeds it events and the time, calls [`Relay::poll`], and sends what
@@ -36,8 +40,8 @@ use std::time::Duration;
 use protocol::input::PlayerId;
 
 pub use config::{
-    DEFAULT_SNAPSHOT_INTERVAL, Entry, MAX_SNAPSHOT_INTERVAL, Refusal, RelayConfig, RelayEnd,
-    RelayEvent, RelayMessage, RelayOutput, RelayStats, Slot,
+    DEFAULT_SNAPSHOT_INTERVAL, Entry, MAX_SNAPSHOT_INTERVAL, Origin, Refusal, RelayConfig,
+    RelayEnd, RelayEvent, RelayMessage, RelayOutput, RelayStats, Slot,
 };
 
 use crate::frame::Arrival;
@@ -89,6 +93,8 @@ struct Peer {
     receiving: bool,
     /// Has it said it loaded what it was sent.
     loaded: bool,
+    /// Where it connects from (its seats vote once).
+    origin: Origin,
 }
 
 impl Peer {
@@ -232,6 +238,19 @@ impl<I: Clone + Default> Relay<I> {
     pub fn players_present(&self) -> usize {
         self.peers
             .values()
+            .filter(|p| {
+                p.player()
+                    .is_some_and(|id| self.roster.contains(id) || self.arrivals.contains_key(id))
+            })
+            .count()
+    }
+
+    /// Player seats `origin` holds (as [`Self::players_present`] counts
+    /// them).
+    fn seats_of(&self, origin: Origin) -> usize {
+        self.peers
+            .values()
+            .filter(|p| p.origin == origin)
             .filter(|p| {
                 p.player()
                     .is_some_and(|id| self.roster.contains(id) || self.arrivals.contains_key(id))

@@ -6,13 +6,13 @@ use std::time::Duration;
 use protocol::input::PlayerId;
 
 use super::{
-    Entry, Peer, Phase, Refusal, Relay, RelayEvent, RelayMessage, RelayOutput, Role, Slot,
+    Entry, Origin, Peer, Phase, Refusal, Relay, RelayEvent, RelayMessage, RelayOutput, Role, Slot,
 };
 use crate::frame::Arrival;
 
 impl<I: Clone + Default> Relay<I> {
-    /// Lets connection `slot` in as `entry` at `now`: the player's id, or
-    /// `None` for a spectator. A connection admitted into a running level
+    /// Lets connection `slot`, from `origin`, in as `entry` at `now`: the
+    /// player's id, or `None` for a spectator. A connection admitted into a running level
     /// is sent a catch-up at once; a new player enters the roster at the
     /// next tick.
     ///
@@ -23,6 +23,7 @@ impl<I: Clone + Default> Relay<I> {
         &mut self,
         slot: Slot,
         entry: Entry,
+        origin: Origin,
         now: Duration,
     ) -> Result<Option<PlayerId>, Refusal> {
         if self.ended().is_some() {
@@ -44,6 +45,9 @@ impl<I: Clone + Default> Relay<I> {
                 }
                 if self.players_present() >= self.config.max_players {
                     return Err(Refusal::Full);
+                }
+                if self.seats_of(origin) >= self.config.max_seats_per_origin {
+                    return Err(Refusal::OriginFull);
                 }
                 let id = PlayerId::new(format!("player-{}", self.next_player_number));
                 self.next_player_number += 1;
@@ -82,9 +86,16 @@ impl<I: Clone + Default> Relay<I> {
                     .peers
                     .iter()
                     .find(|(_, p)| p.player() == Some(&player))
-                    .map(|(s, p)| (*s, p.name.clone(), p.seniority));
+                    .map(|(s, p)| (*s, p.name.clone(), p.seniority, p.origin));
+                // Back from another address: that address's seats are
+                // capped too.
+                if old.as_ref().is_some_and(|o| o.3 != origin)
+                    && self.seats_of(origin) >= self.config.max_seats_per_origin
+                {
+                    return Err(Refusal::OriginFull);
+                }
                 let name = match old {
-                    Some((old_slot, name, _)) => {
+                    Some((old_slot, name, _, _)) => {
                         if self.peers.get(&old_slot).is_some_and(|p| p.connected) {
                             self.outbox.push(RelayOutput::Close(old_slot));
                         }
@@ -122,6 +133,7 @@ impl<I: Clone + Default> Relay<I> {
                 input_delay,
                 receiving: false,
                 loaded: false,
+                origin,
             },
         );
         self.next_seniority += 1;

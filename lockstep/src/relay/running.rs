@@ -86,9 +86,9 @@ impl<I: Clone + Default> Relay<I> {
             payload,
         };
         match self.judge.verdict(tick) {
-            Some(v) => {
+            Some((v, majority)) => {
                 self.asked_snapshot = None;
-                self.settle_snapshot(hash, v, snapshot);
+                self.settle_snapshot(hash, v, majority, snapshot);
             }
             None => asked.answer = Some((hash, snapshot)),
         }
@@ -255,21 +255,23 @@ impl<I: Clone + Default> Relay<I> {
         self.frame_roster.clone()
     }
 
-    /// Players that vote, best-ranked first: the authority, then by
-    /// seniority.
-    fn voters(&self) -> Vec<Slot> {
-        let mut v: Vec<(bool, u64, Slot)> = self
+    /// Players that vote, best-ranked first (the authority, then by
+    /// seniority), each with its origin.
+    fn voters(&self) -> Vec<(Slot, u64)> {
+        let mut v: Vec<(bool, u64, Slot, u64)> = self
             .peers
             .iter()
             .filter(|(_, p)| p.connected && p.loaded)
             .filter(|(_, p)| p.player().is_some_and(|id| self.roster.contains(id)))
-            .map(|(s, p)| (Some(*s) != self.authority, p.seniority, *s))
+            .map(|(s, p)| (Some(*s) != self.authority, p.seniority, *s, p.origin.0))
             .collect();
         v.sort_unstable();
-        v.into_iter().map(|(_, _, s)| s).collect()
+        v.into_iter().map(|(_, _, s, o)| (s, o)).collect()
     }
 
     fn judged(&mut self, judgment: Judgment) {
+        // A majority of the voting origins, not a tie won by rank.
+        let majority = 2 * judgment.agreed > judgment.voting;
         let answered = self
             .asked_snapshot
             .as_ref()
@@ -277,16 +279,28 @@ impl<I: Clone + Default> Relay<I> {
         if answered
             && let Some((claimed, snapshot)) = self.asked_snapshot.take().and_then(|a| a.answer)
         {
-            self.settle_snapshot(claimed, judgment.hash, snapshot);
+            self.settle_snapshot(claimed, judgment.hash, majority, snapshot);
+        }
+        // Without a majority of origins nobody can tell who is astray: a
+        // split changes nothing (nobody is rebuilt, nothing anchored), so a
+        // stranger cannot have honest players rebuilt by splitting a vote.
+        if !majority {
+            self.stats.splits += 1;
+            self.events.push(RelayEvent::Split {
+                epoch: self.epoch,
+                tick: judgment.tick,
+            });
+            return;
         }
         for slot in judgment.dissenters {
             self.desynced(slot, judgment.tick);
         }
     }
 
-    fn settle_snapshot(&mut self, claimed: u64, verdict: u64, snapshot: Snapshot) {
+    fn settle_snapshot(&mut self, claimed: u64, verdict: u64, majority: bool, snapshot: Snapshot) {
         let (epoch, tick, bytes) = (snapshot.epoch, snapshot.tick, snapshot.payload.len());
-        if claimed != verdict {
+        // Only a majority of origins may anchor what rebuilds the others.
+        if claimed != verdict || !majority {
             self.events
                 .push(RelayEvent::SnapshotRejected { epoch, tick });
             return;

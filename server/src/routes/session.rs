@@ -264,6 +264,7 @@ async fn claim(
         name: sanitize_display_name(req.name.as_deref().unwrap_or("")),
     };
     let answer = sessions::claim(state, ip, code, answer).await?;
+    state.limits.won_round(code, ip);
     Ok((StatusCode::CREATED, Json(answer_view(answer))).into_response())
 }
 

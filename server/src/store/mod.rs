@@ -39,6 +39,10 @@ pub struct StoreSettings {
     pub acquire_timeout: Duration,
     /// When SQLite makes a commit durable (ignored on PostgreSQL).
     pub sqlite_synchronous: SqliteSynchronous,
+    /// Longest a PostgreSQL statement may run before the server cancels it
+    /// (ignored on SQLite): one stuck statement must not hold its kind's
+    /// queue.
+    pub statement_timeout: Duration,
 }
 
 /// When an embedded SQLite database makes a commit durable.

@@ -177,7 +177,9 @@ pub(super) fn make_link(conn: Conn, events: mpsc::UnboundedReceiver<PeerEvent>) 
         closing: AtomicBool::new(false),
         closed,
     });
+    let origin = inner.conn.shared.remote().map(|a| a.ip());
     PeerLink {
+        origin,
         sender: WebRtcSender {
             inner: inner.clone(),
         },

@@ -2,6 +2,7 @@
 //! commands the handles send the loop, the receive queue and its
 //! accounting, set-up progress, and state reports.
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -117,9 +118,23 @@ pub(super) struct Shared {
     /// Set once this side started closing: nothing more is reported.
     pub(super) local_closed: AtomicBool,
     pub(super) progress: watch::Sender<Progress>,
+    /// The other side's newest proven address.
+    remote: Mutex<Option<SocketAddr>>,
 }
 
 impl Shared {
+    /// The other side's newest proven address (it answered a check).
+    pub(super) fn set_remote(&self, addr: SocketAddr) {
+        if let Ok(mut r) = self.remote.lock() {
+            *r = Some(addr);
+        }
+    }
+
+    /// The other side's newest proven address, if any.
+    pub(super) fn remote(&self) -> Option<SocketAddr> {
+        self.remote.lock().ok().and_then(|r| *r)
+    }
+
     pub(super) fn new(
         id: ConnId,
         commands: mpsc::UnboundedSender<Command>,
@@ -138,6 +153,7 @@ impl Shared {
             last_state: Mutex::new(None),
             local_closed: AtomicBool::new(false),
             progress: watch::channel(Progress::default()).0,
+            remote: Mutex::new(None),
         };
         (shared, rx)
     }

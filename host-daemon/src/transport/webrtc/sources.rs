@@ -52,8 +52,11 @@ pub const REQUESTS_PER_SECOND: u32 = 10;
 /// candidate pair at once at the start).
 pub const REQUEST_BURST: u32 = 40;
 
-/// Checks this side sent, remembered per connection by transaction id.
-pub const CHECKS_KEPT: usize = 16;
+/// Checks this side sent, remembered per connection by transaction id
+/// (`str0m` paces a check every 50 ms and retransmits one up to 9 times:
+/// this keeps a few seconds of them, for a slow or relayed peer's
+/// responses).
+pub const CHECKS_KEPT: usize = 64;
 
 /// One remote address a connection heard binding requests from.
 #[derive(Debug)]
@@ -224,25 +227,37 @@ impl Sources {
     }
 }
 
-/// The other side's SDP with at most [`MAX_SOURCES`] of its candidates
-/// (the first ones: a browser lists its best first), so the stack checks a
-/// handful of addresses however many a joiner lists.
+/// The other side's SDP with at most [`MAX_SOURCES`] of its candidates,
+/// so the stack checks a handful of addresses however many a joiner lists:
+/// UDP candidates with an address first (the only ones this side can
+/// check; a browser lists TCP and `.local` names too), in the order given.
 pub fn few_candidates(sdp: &str) -> std::borrow::Cow<'_, str> {
     let is_candidate = |l: &str| l.starts_with("a=candidate:");
     if sdp.lines().filter(|l| is_candidate(l)).count() <= MAX_SOURCES {
         return std::borrow::Cow::Borrowed(sdp);
     }
+    let checkable = |l: &str| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.get(2).is_some_and(|p| p.eq_ignore_ascii_case("udp"))
+            && f.get(4).is_some_and(|a| !a.ends_with(".local"))
+    };
+    let lines: Vec<&str> = sdp.split_inclusive('\n').collect();
+    let mut keep: Vec<bool> = lines.iter().map(|l| !is_candidate(l)).collect();
     let mut kept = 0;
-    let mut out = String::with_capacity(sdp.len());
-    for line in sdp.split_inclusive('\n') {
-        if is_candidate(line) {
-            if kept == MAX_SOURCES {
-                continue;
+    for pass_checkable in [true, false] {
+        for (i, l) in lines.iter().enumerate() {
+            if kept < MAX_SOURCES && is_candidate(l) && !keep[i] && checkable(l) == pass_checkable {
+                keep[i] = true;
+                kept += 1;
             }
-            kept += 1;
         }
-        out.push_str(line);
     }
+    let out: String = lines
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(l, _)| *l)
+        .collect();
     std::borrow::Cow::Owned(out)
 }
 
@@ -309,8 +324,10 @@ mod tests {
     }
 
     #[test]
-    fn an_sdp_keeps_its_first_handful_of_candidates() {
+    fn an_sdp_keeps_a_handful_of_candidates_checkable_ones_first() {
         let mut sdp = String::from("v=0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\n");
+        sdp.push_str("a=candidate:t 1 tcp 1 127.0.0.1 9 typ host tcptype passive\r\n");
+        sdp.push_str("a=candidate:m 1 udp 1 abcd.local 9 typ host\r\n");
         for port in 0..20 {
             sdp.push_str(&format!(
                 "a=candidate:{port} 1 udp 1 127.0.0.1 {port} typ host\r\n"
@@ -319,8 +336,13 @@ mod tests {
         sdp.push_str("a=end-of-candidates\r\n");
         let few = few_candidates(&sdp);
         assert_eq!(few.matches("a=candidate:").count(), MAX_SOURCES);
-        assert!(few.contains("a=candidate:0 ") && few.ends_with("a=end-of-candidates\r\n"));
+        assert!(few.contains("a=candidate:0 ") && few.contains("a=candidate:7 "));
         assert!(!few.contains("a=candidate:8 "));
+        assert!(
+            !few.contains(" tcp ") && !few.contains(".local"),
+            "UDP candidates with an address come first"
+        );
+        assert!(few.starts_with("v=0\r\n") && few.ends_with("a=end-of-candidates\r\n"));
         let short = "v=0\r\na=candidate:1 1 udp 1 127.0.0.1 9 typ host\r\n";
         assert!(matches!(
             few_candidates(short),

@@ -109,8 +109,25 @@ impl PostgresStore {
         settings: &StoreSettings,
     ) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<StoreChange>)> {
         let origin = format!("{:016x}", rand::random::<u64>());
-        let options =
-            PgConnectOptions::from_str(&settings.url)?.options([(ORIGIN_OPTION, origin.as_str())]);
+        let base = PgConnectOptions::from_str(&settings.url)?;
+        // Migrations (and sqlx's migration lock, which waits for another
+        // replica's) run on a connection of their own, without the
+        // statement timeout the pool's requests have.
+        let mut migrator = sqlx::migrate!("migrations/postgres");
+        // A replica of an earlier version restarting during a rolling
+        // upgrade (or a rollback) meets migrations it does not know.
+        migrator.set_ignore_missing(true);
+        {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect_with(&base).await?;
+            migrator.run(&mut conn).await?;
+            conn.close().await?;
+        }
+        let statement_timeout = settings.statement_timeout.as_millis().to_string();
+        let options = base.options([
+            (ORIGIN_OPTION, origin.as_str()),
+            ("statement_timeout", statement_timeout.as_str()),
+        ]);
         let pool = PgPoolOptions::new()
             .max_connections(settings.max_connections.max(2))
             // A ping before every acquire doubles the round trips; a dead
@@ -119,11 +136,6 @@ impl PostgresStore {
             .acquire_timeout(settings.acquire_timeout)
             .connect_with(options)
             .await?;
-        let mut migrator = sqlx::migrate!("migrations/postgres");
-        // A replica of an earlier version restarting during a rolling
-        // upgrade (or a rollback) meets migrations it does not know.
-        migrator.set_ignore_missing(true);
-        migrator.run(&pool).await?;
         let stop = CancellationToken::new();
         let (tx, rx) = mpsc::unbounded_channel();
         let mut listener = PgListener::connect_with(&pool).await?;

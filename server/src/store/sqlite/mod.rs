@@ -455,6 +455,7 @@ mod tests {
             url: format!("sqlite://{}", dir.path().join("lobby.db").display()),
             max_connections: 2,
             acquire_timeout: Duration::from_secs(3),
+            statement_timeout: Duration::from_secs(5),
             sqlite_synchronous: mode,
         };
         let store = SqliteStore::connect(&settings).await.expect("open");

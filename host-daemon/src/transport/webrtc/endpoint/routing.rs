@@ -52,13 +52,15 @@ impl RunLoop {
         }
         self.routed.store(self.by_addr.len(), Ordering::Relaxed);
         let (sent, forgotten) = p.sources.take_check_changes();
+        for t in sent {
+            if !forgotten.contains(&t) {
+                self.by_check.insert(t, id);
+            }
+        }
         for t in forgotten {
             if self.by_check.get(&t) == Some(&id) {
                 self.by_check.remove(&t);
             }
-        }
-        for t in sent {
-            self.by_check.insert(t, id);
         }
         if let Some(old) = p.registered.take() {
             self.timers.remove(&(old, id));
@@ -175,6 +177,7 @@ impl RunLoop {
         }
         if m.is_successful_binding_response() && p.accepts_stun(now, source, buf) {
             p.sources.prove(source);
+            p.shared.set_remote(source);
             route(&mut self.by_addr, p, id, source, true);
         }
         p.receive(&self.socket, &mut self.routes, now, source, buf, true);
