@@ -659,6 +659,61 @@ fn a_peer_that_keeps_losing_the_vote_is_closed_after_its_rebuilds() {
     assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
 }
 
+/// Issue 44: a rejoin started a player's count of rebuilds again, so a
+/// forger who rejoined could have the whole log sent to it without end.
+/// The count is the player's for the level: rebuilt twice, back on a new
+/// connection with its token, it is rebuilt once more and then closed.
+#[test]
+fn a_rejoin_does_not_start_a_players_rebuilds_again() {
+    let mut s = Session::new(config(3, 1));
+    for name in ["ann", "bo", "cy"] {
+        s.join(name);
+    }
+    s.run_until(Duration::from_secs(25));
+    let forge = |s: &mut Session, slot: usize, round: u32| {
+        // A hash for a tick already judged, that no one else reported.
+        let tick = (s.relay.relay().next_tick() / 10 - 3) * 10;
+        let forged = format!(
+            "{{\"type\":\"hash-report\",\"tick\":{tick},\"levelEpoch\":1,\"hash\":\"00000000000000{round:02}\"}}"
+        );
+        s.relay.message(slot, &forged, s.now);
+        s.flush();
+        let until = s.now + Duration::from_secs(8);
+        s.run_until(until);
+    };
+    let forger = s.slot(false);
+    forge(&mut s, forger, 0);
+    forge(&mut s, forger, 1);
+    let token = s.guests[forger]
+        .as_ref()
+        .and_then(|g| g.rejoin_token().map(str::to_owned))
+        .expect("a rejoin token");
+    s.kill(forger);
+    let until = s.now + Duration::from_secs(3);
+    s.run_until(until);
+    let back = s.join_with("forger again", Some(token));
+    let until = s.now + Duration::from_secs(5);
+    s.run_until(until);
+    assert!(s.guests[back].as_ref().is_some_and(|g| g.resumed()));
+    forge(&mut s, back, 2);
+    forge(&mut s, back, 3);
+    let g = s.guests[back].as_ref().expect("the rejoined forger");
+    assert_eq!(
+        g.stats().resyncs,
+        u64::from(lockstep::peer::MAX_RESYNCS) - 2,
+        "rebuilt once more on its new connection, then closed"
+    );
+    s.run_until(mins(20));
+    assert!(
+        !matches!(
+            s.guests[back].as_ref().and_then(Guest::ended),
+            Some(GuestEnd::Ended(EndReason::Completed))
+        ),
+        "the forger was closed"
+    );
+    assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
+}
+
 /// A spectator who came in during level 1 follows the level change as the
 /// players do (a transition, not a second session init) and ends on their
 /// hash; a player who arrives while level 1 is being built enters it from
