@@ -232,8 +232,9 @@ pub async fn post_answer(
     ApiJson(req): ApiJson<PostAnswerRequest>,
 ) -> Result<Response, AppError> {
     state.limits.check_not_blocked(ip)?;
-    state.limits.check(Budget::Answers, ip)?;
+    // Refused for this session first: that costs the address nothing.
     state.limits.check_session_answer(&code, ip)?;
+    state.limits.check(Budget::Answers, ip)?;
     let result = claim(&state, ip, &code, req).await;
     if let Err(err) = &result {
         let reason = serde_json::to_value(err.code)
