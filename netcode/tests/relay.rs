@@ -635,23 +635,33 @@ fn a_peer_that_keeps_losing_the_vote_is_closed_after_its_rebuilds() {
     s.run_until(Duration::from_secs(25));
     let forger = s.slot(false);
     for round in 0..=lockstep::peer::MAX_RESYNCS {
-        // A hash for a tick already judged, that no one else reported.
-        let tick = (s.relay.relay().next_tick() / 10 - 3) * 10;
-        let forged = format!(
-            "{{\"type\":\"hash-report\",\"tick\":{tick},\"levelEpoch\":1,\"hash\":\"00000000000000{round:02}\"}}"
-        );
-        s.relay.message(forger, &forged, s.now);
-        s.flush();
-        let until = s.now + Duration::from_secs(8);
-        s.run_until(until);
+        forge_a_lost_vote(&mut s, forger, round);
     }
     assert_eq!(s.desyncs(), lockstep::peer::MAX_RESYNCS as usize + 1);
     let g = s.guests[forger].as_ref().expect("the forger's guest");
     assert_eq!(g.stats().resyncs, u64::from(lockstep::peer::MAX_RESYNCS));
+    finish_without(&mut s, forger);
+}
+
+/// Guest `slot` reports a hash for a tick already judged that no one else
+/// reported (its `round`th), and 8 s pass: it loses the vote.
+fn forge_a_lost_vote(s: &mut Session, slot: usize, round: u32) {
+    let tick = (s.relay.relay().next_tick() / 10 - 3) * 10;
+    let forged = format!(
+        "{{\"type\":\"hash-report\",\"tick\":{tick},\"levelEpoch\":1,\"hash\":\"00000000000000{round:02}\"}}"
+    );
+    s.relay.message(slot, &forged, s.now);
+    s.flush();
+    let until = s.now + Duration::from_secs(8);
+    s.run_until(until);
+}
+
+/// The session runs to its end; guest `closed` was closed before it.
+fn finish_without(s: &mut Session, closed: usize) {
     s.run_until(mins(20));
     assert!(
         !matches!(
-            s.guests[forger].as_ref().and_then(Guest::ended),
+            s.guests[closed].as_ref().and_then(Guest::ended),
             Some(GuestEnd::Ended(EndReason::Completed))
         ),
         "the forger was closed"
@@ -670,20 +680,9 @@ fn a_rejoin_does_not_start_a_players_rebuilds_again() {
         s.join(name);
     }
     s.run_until(Duration::from_secs(25));
-    let forge = |s: &mut Session, slot: usize, round: u32| {
-        // A hash for a tick already judged, that no one else reported.
-        let tick = (s.relay.relay().next_tick() / 10 - 3) * 10;
-        let forged = format!(
-            "{{\"type\":\"hash-report\",\"tick\":{tick},\"levelEpoch\":1,\"hash\":\"00000000000000{round:02}\"}}"
-        );
-        s.relay.message(slot, &forged, s.now);
-        s.flush();
-        let until = s.now + Duration::from_secs(8);
-        s.run_until(until);
-    };
     let forger = s.slot(false);
-    forge(&mut s, forger, 0);
-    forge(&mut s, forger, 1);
+    forge_a_lost_vote(&mut s, forger, 0);
+    forge_a_lost_vote(&mut s, forger, 1);
     let token = s.guests[forger]
         .as_ref()
         .and_then(|g| g.rejoin_token().map(str::to_owned))
@@ -695,23 +694,15 @@ fn a_rejoin_does_not_start_a_players_rebuilds_again() {
     let until = s.now + Duration::from_secs(5);
     s.run_until(until);
     assert!(s.guests[back].as_ref().is_some_and(|g| g.resumed()));
-    forge(&mut s, back, 2);
-    forge(&mut s, back, 3);
+    forge_a_lost_vote(&mut s, back, 2);
+    forge_a_lost_vote(&mut s, back, 3);
     let g = s.guests[back].as_ref().expect("the rejoined forger");
     assert_eq!(
         g.stats().resyncs,
         u64::from(lockstep::peer::MAX_RESYNCS) - 2,
         "rebuilt once more on its new connection, then closed"
     );
-    s.run_until(mins(20));
-    assert!(
-        !matches!(
-            s.guests[back].as_ref().and_then(Guest::ended),
-            Some(GuestEnd::Ended(EndReason::Completed))
-        ),
-        "the forger was closed"
-    );
-    assert_eq!(s.relay.relay().ended(), Some(RelayEnd::Completed));
+    finish_without(&mut s, back);
 }
 
 /// A spectator who came in during level 1 follows the level change as the

@@ -190,6 +190,71 @@ fn grab_every_round(
     grabs
 }
 
+/// A daemon hosting one session (`--start-when START`) and a grabber
+/// thread answering every round of it (see [`grab_every_round`]).
+struct Grabbed {
+    _db: tempfile::TempDir,
+    children: Children,
+    here: Site,
+    url: String,
+    code: String,
+    host_log: common::LogLines,
+    stop: Arc<AtomicBool>,
+    grabbed: Arc<AtomicUsize>,
+    grabber: std::thread::JoinHandle<Vec<Instant>>,
+}
+
+/// Starts the lobby, the daemon and the grabber.
+fn grabbed_session(start_when: &str, (max_grabs, poll_every): (usize, Duration)) -> Grabbed {
+    let db = tempfile::tempdir().expect("tempdir");
+    let mut children = Children::default();
+    let here = Site::loopback();
+    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let mut host = host_cmd(&here, &url, &["--connect-timeout", "20"])
+        .args([
+            "--start-when",
+            start_when,
+            "--levels",
+            "1",
+            "--sessions",
+            "1",
+        ])
+        .env("RUST_LOG", HOST_LOG)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let host_lines = lines_of(&mut host);
+    let host_log = capture_stderr(&mut host, "host");
+    children.0.push(host);
+    let code = session_code(&host_lines);
+    let stop = Arc::new(AtomicBool::new(false));
+    let grabbed = Arc::new(AtomicUsize::new(0));
+    let grabber = {
+        let (addr, code) = (addr.clone(), code.clone());
+        let (stop, grabbed) = (stop.clone(), grabbed.clone());
+        std::thread::spawn(move || {
+            grab_every_round(
+                &addr,
+                &code,
+                (&stop, &grabbed),
+                (max_grabs, poll_every),
+                Duration::from_secs(90),
+            )
+        })
+    };
+    Grabbed {
+        _db: db,
+        children,
+        here,
+        url,
+        code,
+        host_log,
+        stop,
+        grabbed,
+        grabber,
+    }
+}
+
 /// Issue 24, finding 2: a grabber answers every round the moment it opens
 /// with an answer that is valid SDP but never connects. Before, four such
 /// answers took every join slot for the 20 s connect timeout and no round
@@ -202,36 +267,17 @@ fn grab_every_round(
 /// well within the joiner's round wait.
 #[test]
 fn a_grabber_answering_every_round_does_not_lock_the_session() {
-    let db = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
-    let mut host = host_cmd(&here, &url, &["--connect-timeout", "20"])
-        .args(["--start-when", "1", "--levels", "1", "--sessions", "1"])
-        .env("RUST_LOG", HOST_LOG)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let host_log = capture_stderr(&mut host, "host");
-    children.0.push(host);
-    let code = session_code(&host_lines);
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let grabbed = Arc::new(AtomicUsize::new(0));
-    let grabber = {
-        let (addr, code) = (addr.clone(), code.clone());
-        let (stop, grabbed) = (stop.clone(), grabbed.clone());
-        std::thread::spawn(move || {
-            grab_every_round(
-                &addr,
-                &code,
-                (&stop, &grabbed),
-                (24, Duration::from_millis(5)),
-                Duration::from_secs(60),
-            )
-        })
-    };
+    let Grabbed {
+        _db,
+        mut children,
+        here,
+        url,
+        code,
+        host_log,
+        stop,
+        grabbed,
+        grabber,
+    } = grabbed_session("1", (24, Duration::from_millis(5)));
     // The real joiner comes once four rounds are grabbed: under the old
     // policy every join slot was then taken for 20 s.
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -286,36 +332,17 @@ fn a_grabber_answering_every_round_does_not_lock_the_session() {
 /// trying.
 #[test]
 fn a_fast_poller_answering_every_round_keeps_nobody_out() {
-    let db = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
-    let mut host = host_cmd(&here, &url, &["--connect-timeout", "20"])
-        .args(["--start-when", "2", "--levels", "1", "--sessions", "1"])
-        .env("RUST_LOG", HOST_LOG)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let host_log = capture_stderr(&mut host, "host");
-    children.0.push(host);
-    let code = session_code(&host_lines);
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let grabbed = Arc::new(AtomicUsize::new(0));
-    let grabber = {
-        let (addr, code) = (addr.clone(), code.clone());
-        let (stop, grabbed) = (stop.clone(), grabbed.clone());
-        std::thread::spawn(move || {
-            grab_every_round(
-                &addr,
-                &code,
-                (&stop, &grabbed),
-                (usize::MAX, Duration::from_millis(10)),
-                Duration::from_secs(90),
-            )
-        })
-    };
+    let Grabbed {
+        _db,
+        mut children,
+        here,
+        url,
+        code,
+        host_log,
+        stop,
+        grabbed,
+        grabber,
+    } = grabbed_session("2", (usize::MAX, Duration::from_millis(10)));
     let deadline = Instant::now() + Duration::from_secs(30);
     while grabbed.load(Ordering::SeqCst) == 0 {
         assert!(
