@@ -236,13 +236,7 @@ impl<I: Clone + Default> Relay<I> {
 
     /// Connected players and players in their grace.
     pub fn players_present(&self) -> usize {
-        self.peers
-            .values()
-            .filter(|p| {
-                p.player()
-                    .is_some_and(|id| self.roster.contains(id) || self.arrivals.contains_key(id))
-            })
-            .count()
+        self.peers.values().filter(|p| self.holds_seat(p)).count()
     }
 
     /// Player seats `origin` holds (as [`Self::players_present`] counts
@@ -250,12 +244,14 @@ impl<I: Clone + Default> Relay<I> {
     fn seats_of(&self, origin: Origin) -> usize {
         self.peers
             .values()
-            .filter(|p| p.origin == origin)
-            .filter(|p| {
-                p.player()
-                    .is_some_and(|id| self.roster.contains(id) || self.arrivals.contains_key(id))
-            })
+            .filter(|p| p.origin == origin && self.holds_seat(p))
             .count()
+    }
+
+    /// Whether `p` holds a player seat: in the roster, or arriving.
+    fn holds_seat(&self, p: &Peer) -> bool {
+        p.player()
+            .is_some_and(|id| self.roster.contains(id) || self.arrivals.contains_key(id))
     }
 
     /// Counters.

@@ -142,6 +142,11 @@ const CLOSE_FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
 /// for the other channels before it reports it closed.
 const ONE_CHANNEL_CLOSED_GRACE: Duration = Duration::from_millis(500);
 
+/// RFC 7983: a datagram whose first byte is 0-3 is STUN.
+fn is_stun(buf: &[u8]) -> bool {
+    buf.first().is_some_and(|b| *b < 4)
+}
+
 /// Options of an endpoint and its connections.
 #[derive(Clone, Debug)]
 pub struct WebRtcOptions {

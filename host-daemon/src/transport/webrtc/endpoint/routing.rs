@@ -14,6 +14,7 @@ use std::time::Instant;
 use str0m::ice::StunMessage;
 
 use super::run_loop::RunLoop;
+use crate::transport::webrtc::is_stun;
 use crate::transport::webrtc::peer::Peer;
 use crate::transport::webrtc::shared::ConnId;
 use crate::transport::webrtc::sources::Verdict;
@@ -23,11 +24,6 @@ use crate::transport::webrtc::sources::Verdict;
 /// learned, and a peer has a handful of candidates; the bound keeps a
 /// joiner whose answer lists thousands from growing the table.
 const ROUTES_PER_CONNECTION: usize = 16;
-
-/// RFC 7983: a first byte of 0-3 is STUN.
-fn is_stun(buf: &[u8]) -> bool {
-    buf.first().is_some_and(|b| *b < 4)
-}
 
 impl RunLoop {
     /// Adds a new connection (settled), its username fragment routed to it.

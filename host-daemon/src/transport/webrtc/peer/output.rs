@@ -14,6 +14,7 @@ use tokio::net::UdpSocket;
 use super::Peer;
 use super::send::answer;
 use crate::transport::webrtc::ONE_CHANNEL_CLOSED_GRACE;
+use crate::transport::webrtc::is_stun;
 use crate::transport::webrtc::shared::CHANNELS;
 use crate::transport::{ConnectionState, TransportError};
 
@@ -31,7 +32,7 @@ impl Peer {
                         routes.push(t.destination);
                     }
                     // A check of ours: its response proves the address.
-                    if t.contents.first().is_some_and(|b| *b < 4)
+                    if is_stun(&t.contents)
                         && let Ok(m) = StunMessage::parse(&t.contents)
                         && m.is_binding_request()
                     {
