@@ -467,7 +467,7 @@ const replays = new ReplayPage({ screen, screenHooks, canvas, say, fail });
  */
 async function watchFile(file) {
   if (driver) return; // in a session: not now
-  replays.watch(await file.text(), file.name, null);
+  await replays.watchFile(file);
 }
 
 /** What the browser tests read. */

@@ -282,6 +282,17 @@ pub struct Config {
     #[arg(long, env = "LOBBY_TURN_CREDENTIAL_TTL", default_value_t = 300)]
     pub turn_credential_ttl: u64,
 
+    /// Distinct rounds of one session whose joiners get a TURN user of
+    /// their own per credential lifetime; later rounds in that lifetime
+    /// share one user, so the TURN server's quotas bound a session however
+    /// fast its host opens rounds.
+    #[arg(
+        long,
+        env = "LOBBY_TURN_ROUND_CREDENTIALS_PER_SESSION",
+        default_value_t = 16
+    )]
+    pub turn_round_credentials_per_session: u32,
+
     /// Most database connections in the pool (SQLite writes through one).
     #[arg(long, env = "LOBBY_DB_MAX_CONNECTIONS", default_value_t = 16)]
     pub db_max_connections: u32,

@@ -8,9 +8,19 @@
 //! reader of one round within one lifetime gets the same username, and
 //! coturn's per-user quota (`user-quota`) bounds the relay allocations of
 //! all of them together, however often a stranger reads the round.
+//!
+//! A session hands out credentials for at most
+//! `--turn-round-credentials-per-session` distinct rounds per lifetime
+//! window; the readers of any later round in that window share one
+//! overflow username, `expiry:CODE:rounds`. However fast a host opens
+//! rounds, a session names at most that many plus two (its host and the
+//! overflow) TURN users per window, so the TURN server's quotas bound it.
+
+use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use dashmap::DashMap;
 use hmac::{Hmac, Mac};
 use protocol::api::IceServer;
 use sha1::Sha1;
@@ -24,6 +34,18 @@ pub struct IceConfig {
     turn_urls: Vec<String>,
     turn_secret: Option<String>,
     credential_ttl_secs: i64,
+    /// Distinct round credentials one session may hand out per window.
+    round_credentials_per_session: usize,
+    /// The rounds each session handed credentials out for, this window.
+    round_grants: Arc<DashMap<String, RoundGrants>>,
+}
+
+/// The rounds of one session that were granted their own credential in
+/// one lifetime window.
+#[derive(Debug, Default)]
+struct RoundGrants {
+    window: i64,
+    rounds: Vec<u32>,
 }
 
 impl std::fmt::Debug for IceConfig {
@@ -53,7 +75,14 @@ impl IceConfig {
             turn_urls: clean(&config.turn_urls),
             turn_secret: config.turn_secret.clone().filter(|s| !s.is_empty()),
             credential_ttl_secs: config.turn_credential_ttl.min(i64::MAX as u64) as i64,
+            round_credentials_per_session: config.turn_round_credentials_per_session as usize,
+            round_grants: Arc::default(),
         }
+    }
+
+    /// Whether TURN credentials are handed out at all.
+    fn grants_turn(&self) -> bool {
+        !self.turn_urls.is_empty() && self.turn_secret.is_some()
     }
 
     /// The list for one response at Unix time `now_secs`: the STUN URLs,
@@ -67,14 +96,18 @@ impl IceConfig {
                 credential: None,
             });
         }
+        let Some(secret) = self.turn_secret.as_ref().filter(|_| self.grants_turn()) else {
+            return servers;
+        };
         let user = match grant {
             TurnGrant::Nothing => None,
             TurnGrant::Host(code) => Some(format!("{code}:host")),
-            TurnGrant::Round(code, round) => Some(format!("{code}:r{round}")),
+            TurnGrant::Round(code, round) if self.grant_round(code, round, now_secs) => {
+                Some(format!("{code}:r{round}"))
+            }
+            TurnGrant::Round(code, _) => Some(format!("{code}:rounds")),
         };
-        if let (Some(user), false, Some(secret)) =
-            (user, self.turn_urls.is_empty(), &self.turn_secret)
-        {
+        if let Some(user) = user {
             let username = format!("{}:{user}", self.expiry(now_secs));
             servers.push(IceServer {
                 urls: self.turn_urls.clone(),
@@ -85,15 +118,53 @@ impl IceConfig {
         servers
     }
 
+    /// Whether `round` of session `code` gets a credential of its own at
+    /// `now_secs`: it already has one this window, or the session has
+    /// granted fewer rounds than its budget this window.
+    fn grant_round(&self, code: &str, round: u32, now_secs: i64) -> bool {
+        let window = self.window(now_secs);
+        let mut grants = self.round_grants.entry(code.to_owned()).or_default();
+        if grants.window != window {
+            *grants = RoundGrants {
+                window,
+                rounds: Vec::new(),
+            };
+        }
+        if grants.rounds.contains(&round) {
+            return true;
+        }
+        if grants.rounds.len() < self.round_credentials_per_session {
+            grants.rounds.push(round);
+            return true;
+        }
+        false
+    }
+
+    /// Forgets the round grants of windows before the one at `now_secs`
+    /// (bounded memory; called by the sweep).
+    pub fn forget_old_grants(&self, now_secs: i64) {
+        let window = self.window(now_secs);
+        self.round_grants.retain(|_, g| g.window >= window);
+        self.round_grants.shrink_to_fit();
+    }
+
+    /// Round grants kept (sessions that handed out round credentials in
+    /// the current window).
+    pub fn sessions_with_grants(&self) -> usize {
+        self.round_grants.len()
+    }
+
+    /// The lifetime window `now_secs` falls in.
+    fn window(&self, now_secs: i64) -> i64 {
+        now_secs.div_euclid(self.credential_ttl_secs.max(1))
+    }
+
     /// When a credential handed out at `now_secs` expires: the end of the
     /// lifetime window after the current one, so it lives between one and
     /// two lifetimes and is the same throughout a window.
     fn expiry(&self, now_secs: i64) -> i64 {
         let ttl = self.credential_ttl_secs.max(1);
-        now_secs
-            .div_euclid(ttl)
-            .saturating_add(2)
-            .saturating_mul(ttl)
+        self.window(now_secs).saturating_add(2).saturating_mul(ttl)
     }
 }
 
@@ -104,7 +175,8 @@ pub enum TurnGrant<'a> {
     Nothing,
     /// The host of the session with this code (its own responses).
     Host(&'a str),
-    /// The joiners of this session's open round (a read while it is open).
+    /// The joiners of this session's open round (a read while it is open);
+    /// past the session's budget of rounds, the shared overflow user.
     Round(&'a str, u32),
 }
 
@@ -150,6 +222,42 @@ mod tests {
             username(&ice.servers(TurnGrant::Nothing, 1_700_000_399)),
             None
         );
+    }
+
+    #[test]
+    fn a_session_names_a_bounded_number_of_round_users_per_window() {
+        let ice = turn_config(300);
+        let budget = ice.round_credentials_per_session;
+        let now = 1_700_000_100;
+        let users: std::collections::BTreeSet<String> = (1..=200)
+            .map(|round| {
+                let servers = ice.servers(TurnGrant::Round("ABCD2345", round), now);
+                username(&servers).expect("a TURN user").to_owned()
+            })
+            .collect();
+        assert_eq!(users.len(), budget + 1, "{users:?}");
+        assert!(users.contains("1700000700:ABCD2345:rounds"));
+        // A granted round keeps its own user; another session has its own
+        // budget; the next window starts a new one.
+        let first = ice.servers(TurnGrant::Round("ABCD2345", 1), now);
+        assert_eq!(username(&first), Some("1700000700:ABCD2345:r1"));
+        let other = ice.servers(TurnGrant::Round("EFGH6789", 500), now);
+        assert_eq!(username(&other), Some("1700000700:EFGH6789:r500"));
+        let later = ice.servers(TurnGrant::Round("ABCD2345", 201), now + 300);
+        assert_eq!(username(&later), Some("1700001000:ABCD2345:r201"));
+        // The sweep forgets the windows gone by.
+        assert_eq!(ice.sessions_with_grants(), 2);
+        ice.forget_old_grants(now + 300);
+        assert_eq!(ice.sessions_with_grants(), 1);
+    }
+
+    #[test]
+    fn without_turn_nothing_is_kept_per_session() {
+        let ice = IceConfig::from_config(&Config::for_tests("sqlite://unused.db"));
+        for round in 1..=50 {
+            assert!(username(&ice.servers(TurnGrant::Round("ABCD2345", round), 0)).is_none());
+        }
+        assert_eq!(ice.sessions_with_grants(), 0);
     }
 
     #[test]

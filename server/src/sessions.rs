@@ -51,6 +51,7 @@ pub async fn sweep(state: &AppState) -> Result<usize, StoreError> {
         forget(state, code);
     }
     state.limits.forget_idle();
+    state.ice.forget_old_grants(now / 1000);
     state.recount_live().await?;
     Ok(expired.len())
 }

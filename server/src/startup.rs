@@ -156,10 +156,7 @@ async fn run_sweeper(state: AppState) {
 }
 
 /// Applies the changes other replicas made, until shutdown.
-async fn follow_changes(
-    state: AppState,
-    mut changes: tokio::sync::mpsc::UnboundedReceiver<StoreChange>,
-) {
+async fn follow_changes(state: AppState, mut changes: tokio::sync::mpsc::Receiver<StoreChange>) {
     loop {
         let change = tokio::select! {
             () = state.shutdown.cancelled() => return,

@@ -1187,6 +1187,35 @@ async fn ice_servers_carry_turn_rest_credentials() {
     );
 }
 
+/// A host that opens round after round (each offer opens one) and reads
+/// each names a bounded number of TURN users: 61 rounds in under a second
+/// once named 61.
+#[tokio::test]
+async fn a_session_names_few_turn_users_however_fast_it_opens_rounds() {
+    let srv = TestServer::start_with(|c| {
+        c.turn_urls = vec!["turn:127.0.0.1:3478?transport=udp".into()];
+        c.turn_secret = Some("s3cret".into());
+        c.turn_round_credentials_per_session = 4;
+        c.disable_rate_limits = true;
+    })
+    .await;
+    let (code, token) = srv.create().await;
+    let mut users = std::collections::BTreeSet::new();
+    for i in 0..61 {
+        let offer = format!("{SDP}a=round:{i}\r\n");
+        let res = srv
+            .put(&json!({"code": code, "offer": offer}), Some(&token))
+            .await;
+        assert_eq!(res.status(), 200);
+        let view: Value = srv.get_session(&code).await.json().await.unwrap();
+        assert!(view["round"].is_u64(), "{view}");
+        let user = view["iceServers"][0]["username"].as_str().unwrap();
+        users.insert(user.split_once(':').unwrap().1.to_owned());
+    }
+    assert_eq!(users.len(), 5, "four rounds and the overflow: {users:?}");
+    assert!(users.contains(&format!("{code}:rounds")), "{users:?}");
+}
+
 #[test]
 fn turn_credentials_live_minutes_by_default() {
     let c = lobby_server::config::Config::for_tests("sqlite://unused.db");

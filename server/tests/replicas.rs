@@ -359,7 +359,7 @@ fn stored(code: &str) -> SessionRecord {
 }
 
 /// The next change a store reports, within 5 s.
-async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<StoreChange>) -> Option<StoreChange> {
+async fn next(rx: &mut tokio::sync::mpsc::Receiver<StoreChange>) -> Option<StoreChange> {
     tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
         .expect("an announcement within 5 s")

@@ -7,6 +7,7 @@
 import { loadCampfire } from './wasm.js';
 import { ReplayPlayer } from './replay-player.js';
 import { displayNameOf } from './name.js';
+import { replayTextOf, replayTextOfFile } from './replay-file.js';
 
 /** @param {string} id */
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -88,6 +89,21 @@ export class ReplayPage {
   }
 
   /**
+   * Watches a replay file the player picked or dropped.
+   * @param {File} file
+   */
+  async watchFile(file) {
+    let text;
+    try {
+      text = await replayTextOfFile(file);
+    } catch (e) {
+      this.page.fail(`Could not open ${file.name}: ${e instanceof Error ? e.message : e}`);
+      return;
+    }
+    await this.watch(text, file.name, null);
+  }
+
+  /**
    * Fetches a replay file and watches it.
    * @param {string} url
    * @param {number|null} stopAt a tick to go to and pause at
@@ -98,7 +114,7 @@ export class ReplayPage {
     try {
       const res = await fetch(url);
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      text = await res.text();
+      text = await replayTextOf(res);
     } catch (e) {
       this.page.fail(`Could not load the replay at ${url}: ${e instanceof Error ? e.message : e}`);
       return;

@@ -10,8 +10,10 @@
 //! list, one insert, one decoder; only the SQL around it is per dialect.
 //! SQLite's group commit keeps its bookkeeping (changes waiting for the
 //! next commit, sessions with one in flight, what each creator holds) in
-//! `journal`.
+//! `journal`. Other replicas' changes reach the service through a bounded
+//! queue (`change_feed`) that trades an overflow for one resync.
 
+pub mod change_feed;
 mod journal;
 mod postgres;
 mod row;
@@ -246,7 +248,7 @@ pub enum Store {
 }
 
 /// Changes other replicas made (empty for SQLite, which has no other replicas).
-pub type StoreChanges = Option<tokio::sync::mpsc::UnboundedReceiver<StoreChange>>;
+pub type StoreChanges = Option<tokio::sync::mpsc::Receiver<StoreChange>>;
 
 macro_rules! dispatch {
     ($self:ident, $store:ident => $call:expr) => {

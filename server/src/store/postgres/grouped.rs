@@ -17,11 +17,11 @@ use std::collections::HashSet;
 use protocol::code::SessionCode;
 use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Postgres, Row};
-use tokio::sync::mpsc;
 
 use super::group::Kind;
 use super::{fits_creator_budget, held_sql};
 use crate::clock::Millis;
+use crate::store::change_feed::ChangeFeed;
 use crate::store::row::{self, COLUMNS, corrupt};
 use crate::store::{SessionRecord, StoreChange, StoreError, StoredAnswer};
 
@@ -33,14 +33,13 @@ fn codes<'a>(codes: impl Iterator<Item = &'a SessionCode>) -> Vec<&'a str> {
 /// the replica reads the session again (its lobby entry and long-polls),
 /// as for a write that failed and may have committed.
 #[derive(Clone)]
-pub(super) struct Rechecks(pub(super) mpsc::UnboundedSender<StoreChange>);
+pub(super) struct Rechecks(pub(super) ChangeFeed);
 
 impl Rechecks {
     /// Has the lobby index and the long-polls on `code` check the row again.
     pub(super) fn session(&self, code: &SessionCode) {
-        // The receiver is gone only at shutdown, when nothing is left to update.
-        let _ = self.0.send(StoreChange::SessionChanged(code.clone()));
-        let _ = self.0.send(StoreChange::Answered(code.clone()));
+        self.0.push(StoreChange::SessionChanged(code.clone()));
+        self.0.push(StoreChange::Answered(code.clone()));
     }
 }
 

@@ -35,6 +35,7 @@ use super::{
     StoreChange, StoreError, StoreSettings, StoredAnswer, UpdateOutcome,
 };
 use crate::clock::Millis;
+use crate::store::change_feed::{CHANGE_QUEUE_CAPACITY, ChangeFeed};
 use group::Group;
 use grouped::{Claim, Claims, Creates, Delete, Deletes, Read, Reads, Rechecks};
 
@@ -107,7 +108,7 @@ impl PostgresStore {
     /// the returned receiver.
     pub async fn connect(
         settings: &StoreSettings,
-    ) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<StoreChange>)> {
+    ) -> anyhow::Result<(Self, mpsc::Receiver<StoreChange>)> {
         let origin = format!("{:016x}", rand::random::<u64>());
         let base = PgConnectOptions::from_str(&settings.url)?;
         // Migrations (and sqlx's migration lock, which waits for another
@@ -137,9 +138,10 @@ impl PostgresStore {
             .connect_with(options)
             .await?;
         let stop = CancellationToken::new();
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = ChangeFeed::bounded(CHANGE_QUEUE_CAPACITY);
         let mut listener = PgListener::connect_with(&pool).await?;
         listener.listen(CHANNEL).await?;
+        tokio::spawn(tx.clone().deliver_resyncs(stop.clone()));
         tokio::spawn(listen(listener, tx.clone(), origin, stop.clone()));
         Ok((
             Self {
@@ -412,12 +414,7 @@ impl PostgresStore {
 /// stopped, dropping those from `origin` (this replica). When the
 /// listener's connection drops, notifications may have been missed, so a
 /// `Resync` goes out; the listener reconnects on the next receive.
-async fn listen(
-    mut listener: PgListener,
-    tx: mpsc::UnboundedSender<StoreChange>,
-    origin: String,
-    stop: CancellationToken,
-) {
+async fn listen(mut listener: PgListener, tx: ChangeFeed, origin: String, stop: CancellationToken) {
     loop {
         let next = tokio::select! {
             () = stop.cancelled() => return,
@@ -448,9 +445,7 @@ async fn listen(
                 StoreChange::Resync
             }
         };
-        if tx.send(change).is_err() {
-            return;
-        }
+        tx.push(change);
     }
 }
 
