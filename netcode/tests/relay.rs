@@ -381,6 +381,53 @@ fn a_bot_killed_mid_level_comes_back_with_its_token_as_the_same_player() {
     assert!(finals.iter().all(|h| *h == finals[0]), "{finals:?}");
 }
 
+/// A token resumes its player once: the rejoined connection gets the next
+/// token, and the spent one takes nothing over (before, a token that
+/// leaked took its player over for the whole session).
+#[test]
+fn a_rejoin_token_resumes_its_player_once() {
+    let secs = Duration::from_secs;
+    let mut s = Session::new(config(3, 1));
+    for name in ["ann", "bo", "cy"] {
+        s.join(name);
+    }
+    s.run_until(secs(15));
+    let (player, spent) = {
+        let g = s.guests[2].as_ref().expect("cy");
+        let token = g.rejoin_token().expect("a rejoin token").to_owned();
+        (g.player_id().cloned().expect("a player"), token)
+    };
+    s.kill(2);
+    s.run_until(secs(18));
+    let back = s.join_with("cy again", Some(spent.clone()));
+    s.run_until(secs(22));
+    let fresh = {
+        let g = s.guests[back].as_ref().expect("the rejoined bot");
+        assert!(g.resumed());
+        assert_eq!(g.player_id(), Some(&player));
+        g.rejoin_token().expect("a new token").to_owned()
+    };
+    assert_ne!(fresh, spent, "the resumed connection gets the next token");
+
+    // The spent token again, from someone else: cy's seat is not taken.
+    let thief = s.join_with("thief", Some(spent));
+    s.run_until(secs(26));
+    let t = s.guests[thief].as_ref().expect("the thief's guest");
+    assert!(!t.resumed());
+    assert_ne!(t.player_id(), Some(&player));
+    let g = s.guests[back].as_ref().expect("cy plays on");
+    assert!(g.ended().is_none(), "{:?}", g.ended());
+
+    // The fresh token brings cy back once more.
+    s.kill(back);
+    s.run_until(secs(29));
+    let again = s.join_with("cy", Some(fresh));
+    s.run_until(secs(33));
+    let g = s.guests[again].as_ref().expect("cy, back again");
+    assert!(g.resumed());
+    assert_eq!(g.player_id(), Some(&player));
+}
+
 #[test]
 fn an_ask_beyond_the_bounds_gets_no_level() {
     use netcode::guest::GuestEvent;

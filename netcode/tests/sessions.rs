@@ -1655,6 +1655,7 @@ fn a_joiner_loads_the_exact_state_and_applies_the_bundles_that_outran_it() {
                     level_epoch: 1,
                     level_index: 0,
                     tick: 40,
+                    resumed: false,
                 }),
                 rejoin_token: None,
                 spectator: false,
@@ -1694,9 +1695,12 @@ fn a_joiner_loads_the_exact_state_and_applies_the_bundles_that_outran_it() {
     assert!(g.engine().is_none());
 }
 
+/// The rejoin secret of [`rejoining_host`].
+const REJOIN_SECRET: [u8; 32] = [5; 32];
+
 fn rejoining_host(max_ticks: u64) -> HostConfig {
     HostConfig {
-        rejoin_secret: Some([5; 32]),
+        rejoin_secret: Some(REJOIN_SECRET),
         ..host(1, 2, Some(max_ticks))
     }
 }
@@ -1724,6 +1728,12 @@ fn a_guest_that_drops_and_rejoins_within_the_grace_resumes_its_player() {
     assert!(before.rejoin_token().is_some());
     assert_eq!(after.player_id(), Some(&me), "the same player");
     assert!(after.resumed());
+    assert!(after.rejoin_token().is_some());
+    assert_ne!(
+        after.rejoin_token(),
+        before.rejoin_token(),
+        "the resumed connection gets the next token: the one it presented is spent"
+    );
     let s = o.host.stats();
     assert_eq!(s.rejoins.get(&me), Some(&1));
     assert!(s.roster_removed.is_empty(), "{:?}", s.roster_removed);
@@ -2029,4 +2039,129 @@ fn a_guest_shows_the_waiting_room_its_host_sent() {
             "{room:?}"
         );
     }
+}
+
+/// A hello from build `build` that resumes with `resume` or asks to watch.
+fn churn_hello(build: &str, resume: Option<String>, spectate: bool) -> PeerEvent {
+    let text = GuestMessage::GuestHello {
+        build_version: build.into(),
+        protocol_version: PEER_PROTOCOL_VERSION,
+        display_name: "Churn".into(),
+        // A spectator must take up the delays the host fits.
+        features: vec![protocol::peer::FEATURE_INPUT_DELAY.to_owned()],
+        resume,
+        spectate,
+    }
+    .to_json()
+    .expect("encode hello");
+    PeerEvent::Message(Channel::Reconciliation, text)
+}
+
+#[test]
+fn connections_that_come_and_go_leave_no_seats_behind() {
+    // Issue 44: every connection ever made used to keep a seat that each
+    // tick scanned. 2,000 strangers come and go (refused, silent, gone
+    // before their hello, watching and leaving, a rejoin taking a player
+    // over); the host keeps only the seats that can still matter.
+    const KEPT_AT_MOST: usize = 8;
+    let step = Duration::from_millis(5);
+    let mut h = HostSession::new(HostConfig {
+        lobby_wait: None,
+        late_join: false,
+        hello_timeout: 4 * step,
+        ..rejoining_host(100_000)
+    });
+    let mut now = Duration::ZERO;
+    let bounded = |h: &HostSession| {
+        assert!(
+            h.seats_kept() <= KEPT_AT_MOST,
+            "kept {} seats of {} connections",
+            h.seats_kept(),
+            h.connections()
+        );
+    };
+    let a = h.add_guest(now);
+    h.on_event(a, hello("A"), now);
+    let build = protocol::BUILD_VERSION;
+    for _ in 0..250 {
+        let leaver = h.add_guest(now);
+        h.on_event(leaver, hello("Leaver"), now);
+        h.on_event(leaver, PeerEvent::State(ConnectionState::Closed), now);
+        let old = h.add_guest(now);
+        h.on_event(old, churn_hello("campfire-0.0.0-stale", None, false), now);
+        h.poll(now);
+        bounded(&h);
+    }
+    assert_eq!(h.phase(), HostPhase::Lobby, "only A stayed");
+    h.start_now(now);
+    let token = h
+        .drain_outbox()
+        .into_iter()
+        .find_map(|o| match o {
+            HostOutput::Send(slot, HostMessage::SessionInit(init), _) if slot == a => {
+                init.rejoin_token
+            }
+            _ => None,
+        })
+        .expect("A's rejoin token");
+    let setup_ack = PeerEvent::Message(Channel::Reconciliation, r#"{"type":"setup-ack"}"#.into());
+    h.on_event(a, setup_ack, now);
+    h.poll(now);
+    assert_eq!(h.phase(), HostPhase::Running);
+    let me = PlayerId::new("guest-1");
+    let mut watcher = None;
+    for generation in 0..300 {
+        now += step;
+        if let Some(w) = watcher.take() {
+            h.on_event(w, PeerEvent::State(ConnectionState::Closed), now);
+        }
+        let late = h.add_guest(now);
+        h.on_event(late, hello("Late"), now);
+        let w = h.add_guest(now);
+        h.on_event(w, churn_hello(build, None, true), now);
+        watcher = Some(w);
+        let gone = h.add_guest(now);
+        h.on_event(gone, PeerEvent::State(ConnectionState::Failed), now);
+        let rejoin = h.add_guest(now);
+        // Each rejoin spends its token: the next presents the next one.
+        let token = match generation {
+            0 => token.clone(),
+            _ => lockstep::rejoin::token(&REJOIN_SECRET, &me, generation).expect("a token"),
+        };
+        h.on_event(rejoin, churn_hello(build, Some(token), false), now);
+        h.add_guest(now); // silent: refused at the hello deadline
+        h.poll(now);
+        h.drain_outbox();
+        h.drain_events();
+        bounded(&h);
+        // A spent seat hears nothing more, and a slot never handed out neither.
+        for slot in [late, usize::MAX] {
+            h.on_event(slot, hello("Again"), now);
+            h.on_event(slot, PeerEvent::State(ConnectionState::Closed), now);
+        }
+        assert!(h.drain_outbox().is_empty());
+    }
+    assert_eq!(h.connections(), 2_001);
+    now += 4 * step;
+    h.poll(now);
+    assert_eq!(
+        h.seats_kept(),
+        2,
+        "A's last connection and the one watching"
+    );
+    // What the run's records need is kept apart from the seats.
+    assert_eq!(h.phase(), HostPhase::Running);
+    assert!(h.roster().contains(&me));
+    assert_eq!(h.stats().rejoins.get(&me), Some(&300));
+    assert!(h.stats().roster_removed.is_empty());
+    let watched = h.report().spectators;
+    assert_eq!(watched.len(), 300);
+    assert_eq!(watched.iter().filter(|s| s.watching).count(), 1);
+    assert_eq!(h.guests_present(), 1);
+    assert_eq!(h.spectators_present(), 1);
+    // A spent token (the first) takes nothing over.
+    let thief = h.add_guest(now);
+    h.on_event(thief, churn_hello(build, Some(token), false), now);
+    h.poll(now);
+    assert_eq!(h.stats().rejoins.get(&me), Some(&300));
 }

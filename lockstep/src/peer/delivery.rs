@@ -372,6 +372,7 @@ impl PeerRelay {
             return;
         };
         let me = conn.admitted.clone().flatten();
+        let resumed = conn.resumed;
         let spectator = me.is_none();
         let me = me.unwrap_or_else(|| PlayerId::new(format!("spectator-{slot}")));
         let init = SessionInit {
@@ -394,6 +395,7 @@ impl PeerRelay {
                 level_epoch: epoch,
                 level_index: level.payload.level_index,
                 tick,
+                resumed,
             }),
             rejoin_token: if spectator {
                 None

@@ -2,6 +2,7 @@
 //! spectator, rejoin or refusal), inputs, hash reports and the authority's
 //! answers.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,11 +10,10 @@ use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
 use protocol::peer::{
     FEATURE_INPUT_DELAY, FEATURE_PING, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
-    RefusalReason,
+    RefusalReason, ScoreRow,
 };
 use protocol::tick::INPUT_DELAY_TICKS;
 
-use crate::rejoin;
 use crate::relay::{Entry, Origin, Refusal, Slot};
 
 use super::{Hello, LevelRecord, PeerEvent, PeerOutput, PeerRelay};
@@ -131,27 +131,72 @@ impl PeerRelay {
                 scores,
                 final_hash,
             } => {
-                // The session's end (if this was the last level) goes out at
-                // the next pump, with what is kept here.
-                if !self.relay.level_end(slot, level_epoch, tick, more, now) {
-                    return;
-                }
-                if self.config.record {
+                if self.on_level_end(slot, level_epoch, tick, more, &scores, now)
+                    && self.config.record
+                {
                     self.events
                         .push(PeerEvent::Record(LevelRecord::End { tick, final_hash }));
                 }
-                for row in &scores {
-                    let t = self.run_scores.entry(row.player_id.clone()).or_default();
-                    t.0 += row.kill_score;
-                    t.1 += row.kills;
-                }
-                let last = self
-                    .level
-                    .as_ref()
-                    .map_or(0, |(_, l)| l.payload.level_index);
-                let eliminated = !more && last + 1 < self.config.levels;
-                self.last_end = Some((level_epoch, tick, eliminated));
             }
+        }
+    }
+
+    /// The authority says level `epoch` ended at `tick`, with the level's
+    /// `scores`. Returns whether the relay took it.
+    ///
+    /// `more` is honoured only while the campaign has a level after this
+    /// one (the relay's own count, not the index the authority put in its
+    /// level): a `more` on the last level ends the session as completed
+    /// and is reported as a bad message. The level still ends when its
+    /// scores are bad: only the bad rows are dropped (see
+    /// [`Self::add_level_scores`]): refusing the end would stall the run,
+    /// as nothing asks the authority again.
+    fn on_level_end(
+        &mut self,
+        slot: Slot,
+        epoch: u32,
+        tick: u64,
+        more: bool,
+        scores: &[ScoreRow],
+        now: Duration,
+    ) -> bool {
+        // Read before the relay moves on to the next level.
+        let players: BTreeSet<PlayerId> = self.relay.level_players().cloned().collect();
+        let last = self.relay.level_index() + 1 >= self.config.levels;
+        // The session's end (if this was the last level) goes out at the
+        // next pump, with what is kept here.
+        if !self.relay.level_end(slot, epoch, tick, more && !last, now) {
+            return false;
+        }
+        if more && last {
+            self.bad(slot, "another level after the campaign's last".into());
+        }
+        self.add_level_scores(slot, &players, scores);
+        let eliminated = !more && !last;
+        self.last_end = Some((epoch, tick, eliminated));
+        true
+    }
+
+    /// Adds a level's `scores` to the run's, saturating. Only one row per
+    /// player of the level (`players`) counts: a row for anyone else and
+    /// any later row for a player already counted are dropped and
+    /// reported as a bad message, so an authority can neither grow the
+    /// table past the session's players nor count a player twice.
+    fn add_level_scores(&mut self, slot: Slot, players: &BTreeSet<PlayerId>, scores: &[ScoreRow]) {
+        let mut counted = BTreeSet::new();
+        let mut dropped = 0;
+        for row in scores {
+            if !players.contains(&row.player_id) || !counted.insert(&row.player_id) {
+                dropped += 1;
+                continue;
+            }
+            let t = self.run_scores.entry(row.player_id.clone()).or_default();
+            t.0 = t.0.saturating_add(row.kill_score);
+            t.1 = t.1.saturating_add(row.kills);
+        }
+        if dropped > 0 {
+            let why = format!("{dropped} score rows for no player of the level, or repeated");
+            self.bad(slot, why);
         }
     }
 
@@ -223,6 +268,10 @@ impl PeerRelay {
     /// with its link's delay as measured now.
     pub(super) fn take_in(&mut self, slot: Slot, asked: Asked, now: Duration) {
         let input_delay = self.link_delay(slot);
+        let resuming = match &asked {
+            Asked::Resume(player) => Some(player.clone()),
+            _ => None,
+        };
         let entry = match asked {
             Asked::Spectator(name) => Entry::Spectator { name },
             Asked::Resume(player) => Entry::Resume {
@@ -237,7 +286,13 @@ impl PeerRelay {
             .map_or(Origin::of_slot(slot), |c| c.origin);
         match self.relay.admit(slot, entry, origin, now) {
             Ok(player) => {
+                // The token that resumed it is spent; its init carries
+                // the next.
+                if let (Some(resumed), Some(rejoins)) = (&resuming, &mut self.rejoins) {
+                    rejoins.spend(resumed);
+                }
                 if let Some(c) = self.connections.get_mut(&slot) {
+                    c.resumed = resuming.is_some();
                     c.admitted = Some(player.clone());
                     let name = c.name.clone();
                     self.events.push(PeerEvent::Admitted(slot, player, name));
@@ -268,16 +323,15 @@ impl PeerRelay {
 
     /// The player whose token `presented` is, while it has a place.
     pub(super) fn resumed_player(&self, presented: &str) -> Option<PlayerId> {
-        let secret = self.config.rejoin_secret.as_ref()?;
-        self.relay
-            .places()
-            .find(|p| rejoin::verify(secret, p, presented))
+        self.rejoins
+            .as_ref()?
+            .holder(presented, self.relay.places())
             .cloned()
     }
 
-    /// `player`'s rejoin token, when the relay takes rejoins.
+    /// `player`'s current rejoin token, when the relay takes rejoins.
     pub(super) fn rejoin_token(&self, player: &PlayerId) -> Option<String> {
-        rejoin::token(self.config.rejoin_secret.as_ref()?, player)
+        self.rejoins.as_ref()?.token(player)
     }
 
     pub(super) fn refuse(&mut self, slot: Slot, reason: RefusalReason, detail: String) {

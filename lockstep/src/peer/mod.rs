@@ -29,6 +29,7 @@ use protocol::tick::INPUT_DELAY_TICKS;
 use protocol::wire::WireFormat;
 
 use crate::budget::{GuestBudget, GuestBudgetPolicy};
+use crate::rejoin::RejoinTokens;
 mod delivery;
 pub use delivery::MAX_RESYNCS;
 mod messages;
@@ -66,7 +67,8 @@ pub struct PeerRelayConfig {
     pub guest_budget: GuestBudgetPolicy,
     /// The session's rejoin secret (`None`: no rejoin tokens): every player
     /// gets its token with its session init, and a hello presenting it
-    /// resumes that player while it has a place.
+    /// resumes that player while it has a place (once: the resumed
+    /// connection's init carries the next token).
     pub rejoin_secret: Option<[u8; 32]>,
 }
 
@@ -177,6 +179,8 @@ struct Connection {
     resyncs: u32,
     /// Where it connects from, as the driver said.
     origin: Origin,
+    /// It resumed a player with that player's rejoin token.
+    resumed: bool,
 }
 
 /// A relay session for campfire's peers.
@@ -199,6 +203,8 @@ pub struct PeerRelay {
     events: Vec<PeerEvent>,
     /// Connections handed to the relay so far.
     connections_ever: usize,
+    /// The players' rejoin tokens, when the relay takes rejoins.
+    rejoins: Option<RejoinTokens>,
     /// Desynced connections rebuilt in place since the last pump.
     resyncing: BTreeSet<Slot>,
 }
@@ -206,6 +212,7 @@ pub struct PeerRelay {
 impl PeerRelay {
     /// A relay waiting for guests.
     pub fn new(config: PeerRelayConfig) -> Self {
+        let rejoins = config.rejoin_secret.map(RejoinTokens::new);
         Self {
             relay: Relay::new(config.relay.clone()),
             config,
@@ -217,6 +224,7 @@ impl PeerRelay {
             outbox: Vec::new(),
             events: Vec::new(),
             connections_ever: 0,
+            rejoins,
             resyncing: BTreeSet::new(),
         }
     }
@@ -334,6 +342,7 @@ impl PeerRelay {
                 warming: None,
                 resyncs: 0,
                 origin: origin.unwrap_or(Origin::of_slot(slot)),
+                resumed: false,
             },
         );
         self.send(

@@ -126,6 +126,7 @@ pub struct Relay<I> {
     authority: Option<Slot>,
     /// The current level (0 before the first).
     epoch: u32,
+    /// The current level's index in the campaign (0 is the first).
     level_index: u32,
     /// The level's roster, and everyone who has a seat for the next.
     roster: BTreeSet<PlayerId>,
@@ -137,6 +138,9 @@ pub struct Relay<I> {
     inputs: InputBuffer<I>,
     /// The delays the current level was asked for (its roster's).
     level_delays: BTreeMap<PlayerId, u64>,
+    /// Everyone the current level was started with or who entered it
+    /// since, removed players included.
+    level_players: BTreeSet<PlayerId>,
     log: Option<InputLog<I>>,
     judge: HashJudge,
     /// The snapshot asked for, and once answered, its claimed hash.
@@ -174,6 +178,7 @@ impl<I: Clone + Default> Relay<I> {
             frame_roster: std::sync::Arc::from([]),
             inputs: InputBuffer::default(),
             level_delays: BTreeMap::new(),
+            level_players: BTreeSet::new(),
             log: None,
             judge,
             asked_snapshot: None,
@@ -217,6 +222,19 @@ impl<I: Clone + Default> Relay<I> {
         self.authority
             .and_then(|s| self.peers.get(&s))
             .and_then(Peer::player)
+    }
+
+    /// The current level's index in the campaign (0 is the first), as
+    /// the relay counts levels: the one it asked the authority for.
+    pub fn level_index(&self) -> u32 {
+        self.level_index
+    }
+
+    /// Every player of the current level: its roster at the start and
+    /// whoever entered it since, removed or not (a player entering at the
+    /// next tick has not played it yet).
+    pub fn level_players(&self) -> impl Iterator<Item = &PlayerId> {
+        self.level_players.iter()
     }
 
     /// The level's roster (and in the lobby, the seated players).

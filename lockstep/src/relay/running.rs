@@ -181,6 +181,7 @@ impl<I: Clone + Default> Relay<I> {
         let add = std::mem::take(&mut self.arrivals);
         for (id, arrival) in &add {
             self.roster.insert(id.clone());
+            self.level_players.insert(id.clone());
             self.inputs.join(id.clone(), tick, arrival.input_delay);
             self.events.push(RelayEvent::Arrived {
                 epoch,

@@ -59,6 +59,7 @@ impl<I: Clone + Default> Relay<I> {
     /// The level's payload came from the authority: send it to everyone.
     pub(super) fn level_payload(&mut self, payload: Arc<[u8]>, now: Duration) {
         self.inputs.start_level(self.level_delays.clone());
+        self.level_players = self.level_delays.keys().cloned().collect();
         let start = Snapshot {
             epoch: self.epoch,
             tick: 0,

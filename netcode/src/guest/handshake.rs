@@ -205,6 +205,7 @@ impl<E: Engine> GuestSession<E> {
                 self.level_epoch = joined_at.map_or(1, |j| j.0);
                 self.level_index = init.join.as_ref().map_or(0, |j| j.level_index);
                 self.joined_at = joined_at;
+                self.resumed = init.join.as_ref().is_some_and(|j| j.resumed);
                 self.phase = Phase::Running;
                 self.outbox.push(GuestMessage::SetupAck);
                 self.start_level_inputs();

@@ -129,6 +129,8 @@ pub struct GuestSession<E: Engine> {
     joined_at: Option<(u32, u64)>,
     /// The rejoin token the host gave this player, if any.
     rejoin_token: Option<String>,
+    /// The host said this connection resumed the player its token named.
+    resumed: bool,
     /// The host admitted this guest to watch: it sends no input.
     spectator: bool,
     /// Who watches the session, as the host last said.
@@ -188,6 +190,7 @@ impl<E: Engine> GuestSession<E> {
             known_inputs: BTreeMap::new(),
             joined_at: None,
             rejoin_token: None,
+            resumed: false,
             spectator: false,
             spectators: Vec::new(),
             waiting_room: None,
@@ -286,12 +289,11 @@ impl<E: Engine> GuestSession<E> {
         self.rejoin_token.as_deref()
     }
 
-    /// Whether this connection resumed a player (its hello presented a
-    /// token and the host gave the same one back, with the running level).
+    /// Whether this connection resumed a player: its hello presented a
+    /// token, and the host's join point said it resumed (the init then
+    /// carries the player's next token: the presented one is spent).
     pub fn resumed(&self) -> bool {
-        self.joined_at.is_some()
-            && self.config.resume_token.is_some()
-            && self.config.resume_token == self.rejoin_token
+        self.joined_at.is_some() && self.config.resume_token.is_some() && self.resumed
     }
 
     /// Whether the host admitted this guest to watch (its session init

@@ -10,7 +10,7 @@ use protocol::peer::{
     FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
 };
 
-use super::budget::GuestBudget;
+use super::seat_table::GuestSeat;
 use super::{HostEvent, HostOutput, HostSession, Phase};
 use crate::features::Features;
 use crate::link::ConnectionState;
@@ -29,46 +29,6 @@ pub(super) struct Hello {
     pub(super) resume: Option<String>,
     /// It asks to watch (see `spectators`).
     pub(super) spectate: bool,
-}
-
-/// One guest connection and what the host knows of it.
-#[derive(Debug)]
-pub(super) struct GuestSeat {
-    pub(super) player: Option<PlayerId>,
-    pub(super) name: String,
-    /// When the connection arrived; cleared by its hello.
-    pub(super) awaiting_hello_since: Option<Duration>,
-    pub(super) admitted: bool,
-    pub(super) setup_acked: bool,
-    pub(super) connected: bool,
-    pub(super) disconnected_at: Option<Duration>,
-    pub(super) removed: bool,
-    /// Refused, or left before the start: its connection is being closed.
-    pub(super) closed: bool,
-    /// Admitted after the start and not yet given the level's state: it
-    /// hears nothing of the level until then.
-    pub(super) joining: bool,
-    /// A joining seat that resumes a player already in the roster (a
-    /// rejoin, no roster add).
-    pub(super) resuming: bool,
-    /// A spectator: its `player` is a spectator id outside the roster, it
-    /// holds no seat and its inputs are ignored.
-    pub(super) spectator: bool,
-    /// The guest's last hash report: `(epoch, tick, mismatched)`.
-    pub(super) last_report: Option<(u32, u64, bool)>,
-    /// The hello features it took up ([`FEATURE_PING`]: the host probes
-    /// its round trip; `input-delay`, `redundant-inputs`, `compact`).
-    pub(super) features: Features,
-    /// When its hello admitted it.
-    pub(super) admitted_at: Option<Duration>,
-    /// The ping in flight: `(id, sent at)`.
-    pub(super) ping_in_flight: Option<(u32, Duration)>,
-    /// When the last ping went out.
-    pub(super) last_ping_at: Option<Duration>,
-    /// Ids handed out so far.
-    pub(super) pings_sent: u32,
-    /// What it may still send.
-    pub(super) budget: GuestBudget,
 }
 
 impl<E: Engine> HostSession<E> {
@@ -110,34 +70,23 @@ impl<E: Engine> HostSession<E> {
 
     /// Guest connections handed to the session so far.
     pub fn connections(&self) -> usize {
-        self.seats.len()
+        self.seats.connections()
+    }
+
+    /// Seats the host keeps now: connections still heard from, and seats
+    /// holding a player still in the roster. Spent seats (refused or gone
+    /// connections, spectators that left, seats a rejoin took over) are let
+    /// go, so this stays near the live count however many came and went.
+    pub fn seats_kept(&self) -> usize {
+        self.seats.kept()
     }
 
     /// A new connection at `now`: phase A starts with the host's hello,
     /// whatever the phase (a late one is refused when its reply arrives).
     pub fn add_guest(&mut self, now: Duration) -> GuestSlot {
-        let slot = self.seats.len();
-        self.seats.push(GuestSeat {
-            player: None,
-            name: String::new(),
-            awaiting_hello_since: Some(now),
-            admitted: false,
-            setup_acked: false,
-            connected: true,
-            disconnected_at: None,
-            removed: false,
-            closed: false,
-            joining: false,
-            resuming: false,
-            spectator: false,
-            last_report: None,
-            features: Features::default(),
-            admitted_at: None,
-            ping_in_flight: None,
-            last_ping_at: None,
-            pings_sent: 0,
-            budget: GuestBudget::new(&self.config.guest_budget, now),
-        });
+        let slot = self
+            .seats
+            .add(GuestSeat::new(&self.config.guest_budget, now));
         self.send(
             slot,
             HostMessage::HostHello {
@@ -152,9 +101,13 @@ impl<E: Engine> HostSession<E> {
     /// Sends a ping to every guest in the session that took up
     /// [`FEATURE_PING`] and is due one (one in flight at a time).
     pub(super) fn send_pings(&mut self, now: Duration) {
-        for slot in 0..self.seats.len() {
-            let interval = self.ping_interval(&self.seats[slot]);
-            let seat = &mut self.seats[slot];
+        for slot in self.seats.slots() {
+            let Some(interval) = self.seats.get(slot).map(|s| self.ping_interval(s)) else {
+                continue;
+            };
+            let Some(seat) = self.seats.get_mut(slot) else {
+                continue;
+            };
             if !seat.features.has(FEATURE_PING)
                 || !seat.admitted
                 || !seat.connected
@@ -249,7 +202,9 @@ impl<E: Engine> HostSession<E> {
     /// A guest's pong: one round-trip sample when it answers the ping in
     /// flight (anything else is ignored).
     pub(super) fn on_pong(&mut self, slot: GuestSlot, id: u32, now: Duration) {
-        let seat = &mut self.seats[slot];
+        let Some(seat) = self.seats.get_mut(slot) else {
+            return;
+        };
         let Some((expected, sent)) = seat.ping_in_flight else {
             return;
         };
@@ -298,17 +253,21 @@ impl<E: Engine> HostSession<E> {
     /// peer that never speaks cannot hold a seat.
     pub(super) fn expire_silent_connections(&mut self, now: Duration) {
         let timeout = self.config.hello_timeout;
-        let silent: Vec<GuestSlot> = (0..self.seats.len())
-            .filter(|s| {
-                let seat = &self.seats[*s];
+        let silent: Vec<GuestSlot> = self
+            .seats
+            .entries()
+            .filter(|(_, seat)| {
                 !seat.closed
                     && seat
                         .awaiting_hello_since
                         .is_some_and(|t| now >= t + timeout)
             })
+            .map(|(slot, _)| slot)
             .collect();
         for slot in silent {
-            self.seats[slot].awaiting_hello_since = None;
+            if let Some(seat) = self.seats.get_mut(slot) {
+                seat.awaiting_hello_since = None;
+            }
             self.refuse(
                 slot,
                 RefusalReason::BadHandshake,
@@ -319,7 +278,9 @@ impl<E: Engine> HostSession<E> {
 
     pub(super) fn on_state(&mut self, slot: GuestSlot, state: ConnectionState, now: Duration) {
         let present = self.guests_present();
-        let seat = &mut self.seats[slot];
+        let Some(seat) = self.seats.get_mut(slot) else {
+            return;
+        };
         match state {
             ConnectionState::Connected => {
                 seat.connected = true;
@@ -330,6 +291,8 @@ impl<E: Engine> HostSession<E> {
                     self.events.push(HostEvent::GuestLost(slot, state));
                 }
                 seat.connected = false;
+                // Disconnected may recover; failed and closed do not.
+                seat.gone |= matches!(state, ConnectionState::Failed | ConnectionState::Closed);
                 seat.awaiting_hello_since = None;
                 if seat.disconnected_at.is_none() {
                     seat.disconnected_at = Some(now);
@@ -369,8 +332,9 @@ impl<E: Engine> HostSession<E> {
         self.stats.over_budget += 1;
         self.events.push(HostEvent::OverBudget(slot));
         self.on_state(slot, ConnectionState::Closed, now);
-        let seat = &mut self.seats[slot];
-        if !seat.closed {
+        if let Some(seat) = self.seats.get_mut(slot)
+            && !seat.closed
+        {
             seat.closed = true;
             self.outbox.push(HostOutput::Close(slot));
         }
@@ -379,7 +343,9 @@ impl<E: Engine> HostSession<E> {
     pub(super) fn refuse(&mut self, slot: GuestSlot, reason: RefusalReason, detail: String) {
         self.stats.refusals.push((slot, reason));
         self.events.push(HostEvent::Refused(slot, reason));
-        self.seats[slot].closed = true;
+        if let Some(seat) = self.seats.get_mut(slot) {
+            seat.closed = true;
+        }
         self.send(slot, HostMessage::JoinRefused { reason, detail });
         self.outbox.push(HostOutput::Close(slot));
     }
@@ -393,7 +359,9 @@ impl<E: Engine> HostSession<E> {
             resume,
             spectate,
         } = hello;
-        let seat = &mut self.seats[slot];
+        let Some(seat) = self.seats.get_mut(slot) else {
+            return;
+        };
         if seat.admitted || seat.closed {
             return;
         }
@@ -448,12 +416,14 @@ impl<E: Engine> HostSession<E> {
             return;
         }
         let present = self.guests_present();
-        self.guests_admitted_ever += 1;
-        let number = self.guests_admitted_ever;
         // Only what was offered counts; anything else a guest names is ignored.
         let agreed = Features::agreed(&features, &self.config.features);
         let ping = agreed.has(FEATURE_PING);
-        let seat = &mut self.seats[slot];
+        let Some(seat) = self.seats.get_mut(slot) else {
+            return;
+        };
+        self.guests_admitted_ever += 1;
+        let number = self.guests_admitted_ever;
         seat.admitted = true;
         seat.player = Some(PlayerId::new(format!("guest-{number}")));
         seat.name = sanitize_display_name(&name);
@@ -479,8 +449,11 @@ impl<E: Engine> HostSession<E> {
     }
 
     pub(super) fn on_setup_ack(&mut self, slot: GuestSlot) {
-        if matches!(self.phase, Phase::Setup { .. }) && self.seats[slot].admitted {
-            self.seats[slot].setup_acked = true;
+        if let Some(seat) = self.seats.get_mut(slot)
+            && matches!(self.phase, Phase::Setup { .. })
+            && seat.admitted
+        {
+            seat.setup_acked = true;
         }
     }
 }

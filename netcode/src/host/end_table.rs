@@ -63,9 +63,12 @@ impl<E: Engine> HostSession<E> {
         let scores = self.scores();
         let final_tick = self.engine.as_ref().map(|e| e.tick()).unwrap_or(0);
         let level_epoch = self.level_epoch;
-        for slot in 0..self.seats.len() {
-            let seat = &self.seats[slot];
-            if seat.admitted && !seat.removed && seat.connected {
+        for slot in self.seats.slots() {
+            let live = self
+                .seats
+                .get(slot)
+                .is_some_and(|seat| seat.admitted && !seat.removed && seat.connected);
+            if live {
                 self.send(
                     slot,
                     HostMessage::SessionEnd {

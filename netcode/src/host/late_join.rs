@@ -82,9 +82,10 @@ impl<E: Engine> HostSession<E> {
     /// it); returns them with their slots, delays and kinds, sorted by
     /// player.
     pub(super) fn add_joiners(&mut self, tick: u64, now: Duration) -> Vec<Joiner> {
-        let mut joined: Vec<Joiner> = (0..self.seats.len())
-            .filter_map(|slot| {
-                let seat = &self.seats[slot];
+        let mut joined: Vec<Joiner> = self
+            .seats
+            .entries()
+            .filter_map(|(slot, seat)| {
                 let due = seat.joining && seat.admitted && seat.connected && !seat.closed;
                 let measured = seat.spectator
                     || self.link_measured(seat)
@@ -136,8 +137,8 @@ impl<E: Engine> HostSession<E> {
             let player = &j.player;
             engine.add_player(player, j.delay);
             self.inputs.join(player.clone(), tick, j.delay);
-            self.names
-                .insert(player.clone(), self.seats[j.slot].name.clone());
+            let name = self.seats.get(j.slot).map(|s| s.name.clone());
+            self.names.insert(player.clone(), name.unwrap_or_default());
             self.events.push(HostEvent::PlayerJoined(
                 self.level_epoch,
                 tick,
@@ -176,6 +177,7 @@ impl<E: Engine> HostSession<E> {
             level_epoch: self.level_epoch,
             level_index: self.level_index,
             tick: engine.tick(),
+            resumed: false,
         };
         // Fitted delays name exactly the roster (removed players dropped);
         // a joiner without `input-delay` gets none (all are the spec's).
@@ -189,7 +191,10 @@ impl<E: Engine> HostSession<E> {
             slot, player, kind, ..
         } in joined
         {
-            let fitted = self.seats[*slot].features.has(FEATURE_INPUT_DELAY);
+            let fitted = self
+                .seats
+                .get(*slot)
+                .is_some_and(|s| s.features.has(FEATURE_INPUT_DELAY));
             let spectator = *kind == JoinKind::Spectate;
             let (rejoin_token, input_delay_ticks) = if spectator {
                 (None, INPUT_DELAY_TICKS)
@@ -212,7 +217,10 @@ impl<E: Engine> HostSession<E> {
                 } else {
                     BTreeMap::new()
                 },
-                join: Some(point.clone()),
+                join: Some(JoinPoint {
+                    resumed: *kind == JoinKind::Resume,
+                    ..point.clone()
+                }),
                 rejoin_token,
                 spectator,
             };
@@ -221,8 +229,10 @@ impl<E: Engine> HostSession<E> {
                 self.send(*slot, HostMessage::MapChunk(c.clone()));
             }
             self.send(*slot, HostMessage::MapEnd(end.clone()));
-            self.seats[*slot].joining = false;
-            self.seats[*slot].resuming = false;
+            if let Some(seat) = self.seats.get_mut(*slot) {
+                seat.joining = false;
+                seat.resuming = false;
+            }
             self.tell_spectators(*slot);
         }
     }
@@ -241,7 +251,9 @@ impl<E: Engine> HostSession<E> {
             self.events
                 .push(HostEvent::JoinFailed(player.clone(), why.to_owned()));
             self.remove_at_start.push(player.clone());
-            let seat = &mut self.seats[*slot];
+            let Some(seat) = self.seats.get_mut(*slot) else {
+                continue;
+            };
             seat.joining = false;
             seat.removed = true;
             if !seat.closed {

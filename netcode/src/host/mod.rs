@@ -9,8 +9,9 @@
 //! (fixed ticks from an accumulator), transition (waiting for acks with
 //! bounded resends), ended.
 //!
-//! Each job lives in its own module: [`admission`] (handshakes, seats,
-//! the hello deadline), [`setup`] (roster, init and map transfer),
+//! Each job lives in its own module: [`admission`] (handshakes, the
+//! hello deadline), [`seat_table`] (seats, kept while they can matter),
+//! [`setup`] (roster, init and map transfer),
 //! [`ticks`] (pacing and the tick itself), [`lockstep::inputs`] (the input buffer and
 //! held-input policy, shared with the relay), [`late_join`] (admitting a guest into a running
 //! level with the world's exact state), [`audit`] (hash reports), [`transition`] (level
@@ -33,6 +34,7 @@ mod recording;
 mod rejoin;
 mod report;
 pub mod rounds;
+mod seat_table;
 mod setup;
 mod spectators;
 mod ticks;
@@ -54,9 +56,9 @@ use crate::link::PeerEvent;
 use crate::pilot::DelayAwareBot;
 use crate::predict;
 use crate::stats::{GuestSlot, HostStats};
-use admission::GuestSeat;
 use audit::HashAudit;
 use lockstep::inputs::InputBuffer;
+use seat_table::SeatTable;
 use transition::Transition;
 
 /// Where a host session is, as its driver and page see it.
@@ -86,8 +88,11 @@ enum Phase {
 /// The host's netcode session over engine `E`.
 pub struct HostSession<E: Engine> {
     config: HostConfig,
+    /// The players' rejoin tokens, when the host takes rejoins.
+    rejoins: Option<lockstep::rejoin::RejoinTokens>,
     phase: Phase,
-    seats: Vec<GuestSeat>,
+    /// Guest connections that can still matter, by slot.
+    seats: SeatTable,
     bots: Vec<DelayAwareBot<E>>,
     local_input: InputSnapshot,
     names: BTreeMap<PlayerId, String>,
@@ -141,9 +146,12 @@ impl<E: Engine> HostSession<E> {
             bots.push(DelayAwareBot::new(id.clone()));
         }
         Self {
+            rejoins: config
+                .rejoin_secret
+                .map(lockstep::rejoin::RejoinTokens::new),
             config,
             phase: Phase::Lobby { deadline: None },
-            seats: Vec::new(),
+            seats: SeatTable::default(),
             bots,
             local_input: InputSnapshot::NEUTRAL,
             names: BTreeMap::new(),
@@ -273,34 +281,40 @@ impl<E: Engine> HostSession<E> {
     }
 
     fn send(&mut self, slot: GuestSlot, msg: HostMessage) {
-        let format = self.seats[slot].features.wire_format();
-        self.outbox.push(HostOutput::Send(slot, msg, format));
+        if let Some(seat) = self.seats.get(slot) {
+            let format = seat.features.wire_format();
+            self.outbox.push(HostOutput::Send(slot, msg, format));
+        }
     }
 
-    /// Feeds one event from guest `slot` at time `now`.
+    /// Feeds one event from guest `slot` at time `now` (nothing, when the
+    /// slot was never handed out or its seat is spent).
     pub fn on_event(&mut self, slot: GuestSlot, event: PeerEvent, now: Duration) {
-        if slot >= self.seats.len() {
+        let Some(seat) = self.seats.get_mut(slot) else {
             return;
-        }
+        };
         match event {
             PeerEvent::State(state) => self.on_state(slot, state, now),
             // A closed seat (refused, left, over budget) is heard no more.
-            PeerEvent::Message(..) if self.seats[slot].closed => {}
+            PeerEvent::Message(..) if seat.closed => {}
             PeerEvent::Message(_, text) => {
-                let policy = self.config.guest_budget;
-                if !self.seats[slot].budget.charge(&policy, text.len(), now) {
-                    self.over_budget(slot, now);
-                    return;
-                }
-                match GuestMessage::decode(&text) {
-                    Ok(msg) => self.on_message(slot, msg, now),
-                    Err(e) => {
-                        self.stats.bad_messages += 1;
-                        self.events.push(HostEvent::BadMessage(slot, e.to_string()));
+                if seat
+                    .budget
+                    .charge(&self.config.guest_budget, text.len(), now)
+                {
+                    match GuestMessage::decode(&text) {
+                        Ok(msg) => self.on_message(slot, msg, now),
+                        Err(e) => {
+                            self.stats.bad_messages += 1;
+                            self.events.push(HostEvent::BadMessage(slot, e.to_string()));
+                        }
                     }
+                } else {
+                    self.over_budget(slot, now);
                 }
             }
         }
+        self.seats.let_go_spent();
     }
 
     fn on_message(&mut self, slot: GuestSlot, msg: GuestMessage, now: Duration) {
@@ -401,7 +415,10 @@ impl<E: Engine> HostSession<E> {
                 }
             }
             Phase::Transition(t) => {
-                let pending_connected = t.pending.iter().any(|s| self.seats[*s].connected);
+                let pending_connected = t
+                    .pending
+                    .iter()
+                    .any(|s| self.seats.get(*s).is_some_and(|seat| seat.connected));
                 if !pending_connected || now >= t.deadline {
                     self.transition_deadline(now);
                 }
@@ -411,24 +428,26 @@ impl<E: Engine> HostSession<E> {
         }
         self.announce_spectators();
         self.announce_waiting_room();
+        self.seats.let_go_spent();
     }
 
     /// Guests that are in the session and reachable.
     fn live_slots(&self) -> Vec<GuestSlot> {
-        (0..self.seats.len())
-            .filter(|s| {
-                let seat = &self.seats[*s];
-                seat.admitted && !seat.removed && seat.connected && !seat.joining
-            })
+        self.seats
+            .entries()
+            .filter(|(_, seat)| seat.admitted && !seat.removed && seat.connected && !seat.joining)
+            .map(|(slot, _)| slot)
             .collect()
     }
 
     /// Sends `msg` to every live guest: one broadcast per wire form.
     fn broadcast(&mut self, msg: HostMessage) {
-        let (compact, json): (Vec<GuestSlot>, Vec<GuestSlot>) = self
-            .live_slots()
-            .into_iter()
-            .partition(|s| self.seats[*s].features.wire_format() == WireFormat::Compact);
+        let (compact, json): (Vec<GuestSlot>, Vec<GuestSlot>) =
+            self.live_slots().into_iter().partition(|s| {
+                self.seats
+                    .get(*s)
+                    .is_some_and(|seat| seat.features.wire_format() == WireFormat::Compact)
+            });
         for (slots, format) in [(json, WireFormat::Json), (compact, WireFormat::Compact)] {
             if !slots.is_empty() {
                 self.outbox

@@ -7,14 +7,15 @@
 //! entity, inventory and score are the ones it left. After a removal the
 //! token resumes nothing, and the hello is an ordinary late join.
 //!
-//! The token is [`lockstep::rejoin::token`]: the HMAC-SHA256 of the player
-//! id under the host's secret, truncated to 128 bits, shared with the
-//! relay. The driver draws the secret at random for each session.
+//! The tokens are [`lockstep::rejoin::RejoinTokens`], shared with the
+//! relay: the HMAC-SHA256 of the player id and a generation under the
+//! host's secret, truncated to 128 bits. The driver draws the secret at
+//! random for each session. A token resumes its player once: the resumed
+//! connection's session init carries the next one.
 
 use std::time::Duration;
 
 use engine::Engine;
-use lockstep::rejoin::{token, verify};
 use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
 
@@ -26,23 +27,25 @@ use protocol::peer::FEATURE_PING;
 impl<E: Engine> HostSession<E> {
     /// `player`'s rejoin token, when the host takes rejoins.
     pub(super) fn rejoin_token(&self, player: &PlayerId) -> Option<String> {
-        token(self.config.rejoin_secret.as_ref()?, player)
+        self.rejoins.as_ref()?.token(player)
     }
 
     /// The seat whose player `presented` resumes: admitted, not removed,
     /// its player in the running level's roster.
     pub(super) fn resume_target(&self, presented: &str) -> Option<GuestSlot> {
-        let secret = self.config.rejoin_secret.as_ref()?;
+        let rejoins = self.rejoins.as_ref()?;
         let roster = self.roster();
-        (0..self.seats.len()).find(|s| {
-            let seat = &self.seats[*s];
-            seat.admitted
-                && !seat.removed
-                && seat
-                    .player
-                    .as_ref()
-                    .is_some_and(|p| roster.contains(p) && verify(secret, p, presented))
-        })
+        self.seats
+            .entries()
+            .find(|(_, seat)| {
+                seat.admitted
+                    && !seat.removed
+                    && seat
+                        .player
+                        .as_ref()
+                        .is_some_and(|p| roster.contains(p) && rejoins.verify(p, presented))
+            })
+            .map(|(slot, _)| slot)
     }
 
     /// Connection `slot` takes over seat `old`'s player: the old connection
@@ -56,7 +59,9 @@ impl<E: Engine> HostSession<E> {
         now: Duration,
     ) {
         let present = self.guests_present();
-        let old_seat = &mut self.seats[old];
+        let Some(old_seat) = self.seats.get_mut(old) else {
+            return;
+        };
         let Some(player) = old_seat.player.take() else {
             return;
         };
@@ -69,7 +74,9 @@ impl<E: Engine> HostSession<E> {
             self.outbox.push(HostOutput::Close(old));
         }
         let ping = agreed.has(FEATURE_PING);
-        let seat = &mut self.seats[slot];
+        let Some(seat) = self.seats.get_mut(slot) else {
+            return;
+        };
         seat.admitted = true;
         seat.player = Some(player.clone());
         seat.name = sanitize_display_name(&name);
@@ -86,6 +93,11 @@ impl<E: Engine> HostSession<E> {
                 .sample(now.saturating_sub(sent));
         }
         *self.stats.rejoins.entry(player.clone()).or_default() += 1;
+        // The token that resumed it is spent; its session init carries
+        // the next.
+        if let Some(rejoins) = &mut self.rejoins {
+            rejoins.spend(&player);
+        }
         self.events.push(HostEvent::PlayerResumed(slot, player));
         self.report_guests_present(present);
     }

@@ -15,6 +15,7 @@ use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 use super::{HostEvent, HostSession, Phase};
 use crate::delay;
 use crate::rtt::RttEstimate;
+use crate::stats::GuestSlot;
 
 impl<E: Engine> HostSession<E> {
     /// The host's own players (bots, then the host player) with their names.
@@ -45,7 +46,7 @@ impl<E: Engine> HostSession<E> {
             .features
             .iter()
             .any(|f| f == FEATURE_INPUT_DELAY);
-        let guests: Vec<&super::admission::GuestSeat> = self
+        let guests: Vec<&super::seat_table::GuestSeat> = self
             .seats
             .iter()
             .filter(|s| s.player.as_ref().is_some_and(|p| roster.contains(p)))
@@ -120,15 +121,14 @@ impl<E: Engine> HostSession<E> {
         }
         self.start_level_inputs(delays);
         let (chunks, end) = split(&payload);
-        for slot in 0..self.seats.len() {
-            // Spectators wait for the running level's state (see `spectators`).
-            let Some(player) = self.seats[slot]
-                .player
-                .clone()
-                .filter(|_| !self.seats[slot].spectator)
-            else {
-                continue;
-            };
+        // Spectators wait for the running level's state (see `spectators`).
+        let players: Vec<(GuestSlot, PlayerId)> = self
+            .seats
+            .entries()
+            .filter(|(_, seat)| !seat.spectator)
+            .filter_map(|(slot, seat)| Some((slot, seat.player.clone()?)))
+            .collect();
+        for (slot, player) in players {
             let rejoin_token = self.rejoin_token(&player);
             let init = SessionInit {
                 roster: roster.clone(),

@@ -101,7 +101,9 @@ impl<E: Engine> HostSession<E> {
                 .sample(now.saturating_sub(sent));
         }
         self.spectator_names.insert(id.clone(), name.clone());
-        let seat = &mut self.seats[slot];
+        let Some(seat) = self.seats.get_mut(slot) else {
+            return;
+        };
         seat.admitted = true;
         seat.spectator = true;
         seat.player = Some(id.clone());
@@ -115,7 +117,9 @@ impl<E: Engine> HostSession<E> {
 
     /// Spectator `slot` is dropped: its connection closes.
     pub(super) fn drop_spectator(&mut self, slot: GuestSlot) {
-        let seat = &mut self.seats[slot];
+        let Some(seat) = self.seats.get_mut(slot) else {
+            return;
+        };
         seat.admitted = false;
         seat.joining = false;
         seat.connected = false;
@@ -129,7 +133,11 @@ impl<E: Engine> HostSession<E> {
     fn listening_slots(&self) -> Vec<GuestSlot> {
         self.live_slots()
             .into_iter()
-            .filter(|s| self.seats[*s].features.has(FEATURE_SPECTATORS))
+            .filter(|s| {
+                self.seats
+                    .get(*s)
+                    .is_some_and(|seat| seat.features.has(FEATURE_SPECTATORS))
+            })
             .collect()
     }
 
@@ -153,7 +161,11 @@ impl<E: Engine> HostSession<E> {
     /// it listens and anyone does.
     pub(super) fn tell_spectators(&mut self, slot: GuestSlot) {
         let names = self.spectators_announced.clone();
-        if !names.is_empty() && self.seats[slot].features.has(FEATURE_SPECTATORS) {
+        let listens = self
+            .seats
+            .get(slot)
+            .is_some_and(|seat| seat.features.has(FEATURE_SPECTATORS));
+        if !names.is_empty() && listens {
             self.send(slot, HostMessage::Spectators { names });
         }
     }

@@ -181,7 +181,7 @@ impl<E: Engine> HostSession<E> {
     /// removed, not a spectator, and the session in a phase that takes inputs (setup counts:
     /// a guest samples its first input as it acks).
     fn input_sender(&self, slot: GuestSlot) -> Option<PlayerId> {
-        let seat = &self.seats[slot];
+        let seat = self.seats.get(slot)?;
         let taking = matches!(
             self.phase,
             Phase::Setup { .. } | Phase::Running | Phase::Transition(_)
@@ -200,7 +200,10 @@ impl<E: Engine> HostSession<E> {
     /// A batch of redundant inputs: each new one is filed, copies of what
     /// arrived before are dropped.
     pub(super) fn on_inputs(&mut self, slot: GuestSlot, batch: TickInputs) {
-        if !self.seats[slot].features.has(FEATURE_REDUNDANT_INPUTS)
+        if !self
+            .seats
+            .get(slot)
+            .is_some_and(|s| s.features.has(FEATURE_REDUNDANT_INPUTS))
             || batch.level_epoch != self.level_epoch
             || self.input_sender(slot).as_ref() != Some(&batch.player_id)
         {
@@ -244,12 +247,13 @@ impl<E: Engine> HostSession<E> {
     }
 
     pub(super) fn on_hash_report(&mut self, slot: GuestSlot, tick: u64, epoch: u32, hash: &str) {
-        let Some(player) = self.seats[slot].player.clone() else {
+        let Some(seat) = self.seats.get_mut(slot) else {
             return;
         };
-        let mut last = self.seats[slot].last_report;
-        let verdict = self.audit.judge(epoch, tick, hash, &mut last);
-        self.seats[slot].last_report = last;
+        let Some(player) = seat.player.clone() else {
+            return;
+        };
+        let verdict = self.audit.judge(epoch, tick, hash, &mut seat.last_report);
         match verdict {
             Verdict::Unknown => {}
             Verdict::Match => *self.stats.hash_matches.entry(player).or_default() += 1,

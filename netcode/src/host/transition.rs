@@ -126,7 +126,7 @@ impl<E: Engine> HostSession<E> {
             .pending
             .iter()
             .copied()
-            .filter(|s| self.seats[*s].connected)
+            .filter(|s| self.seats.get(*s).is_some_and(|seat| seat.connected))
             .collect();
         if !pending.is_empty() && t.attempt < TRANSITION_RETRY_LIMIT {
             t.attempt += 1;
@@ -144,11 +144,14 @@ impl<E: Engine> HostSession<E> {
         // new level, a synchronized removal like any other.
         let never_acked: Vec<GuestSlot> = t.pending.iter().copied().collect();
         for slot in never_acked {
-            if self.seats[slot].spectator {
+            let Some(seat) = self.seats.get(slot) else {
+                continue;
+            };
+            if seat.spectator {
                 self.drop_spectator(slot);
                 continue;
             }
-            if let Some(p) = self.seats[slot].player.clone() {
+            if let Some(p) = seat.player.clone() {
                 self.events.push(HostEvent::TransitionDropped(p.clone()));
                 self.remove_at_start.push(p);
             }

@@ -44,7 +44,11 @@ impl<E: Engine> HostSession<E> {
         let listening: Vec<GuestSlot> = self
             .live_slots()
             .into_iter()
-            .filter(|s| self.seats[*s].features.has(FEATURE_WAITING_ROOM))
+            .filter(|s| {
+                self.seats
+                    .get(*s)
+                    .is_some_and(|seat| seat.features.has(FEATURE_WAITING_ROOM))
+            })
             .collect();
         let room = self.waiting_room();
         let to: Vec<GuestSlot> = match &self.waiting_room_announced {

@@ -666,7 +666,7 @@ mod tests {
                     player_count: ids.len() as u32,
                     player_names: ids.iter().map(|i| (i.clone(), name.clone())).collect(),
                     input_delays: ids.iter().map(|i| (i.clone(), 2)).collect(),
-                    join: held.then_some(JoinPoint { level_epoch: u32::from(epoch), level_index: seed, tick: u64::from(tick) }),
+                    join: held.then_some(JoinPoint { level_epoch: u32::from(epoch), level_index: seed, tick: u64::from(tick), resumed: seed % 2 == 1 }),
                     rejoin_token: held.then(|| name.clone()),
                     spectator: !held,
                 }),

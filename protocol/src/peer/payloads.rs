@@ -73,6 +73,11 @@ pub struct JoinPoint {
     /// The engine tick of the transferred state: the first bundle the
     /// guest applies is this tick's.
     pub tick: u64,
+    /// The guest resumes the player its hello's rejoin token named (its
+    /// `your_player_id`), rather than entering as a new one. Its
+    /// `rejoin_token` is then the next one: the presented token is spent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resumed: bool,
 }
 
 /// What the map chunks carry for a guest joining a running level.
