@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 
 use crate::config::Config;
 use crate::error::AppError;
-use crate::routes::{lobby, ops, session};
+use crate::routes::{admin, lobby, ops, session};
 use crate::state::AppState;
 use protocol::api::ErrorCode;
 
@@ -30,6 +30,10 @@ use protocol::api::ErrorCode;
         version = "1"
     ),
     modifiers(&HostTokenScheme),
+    tags(
+        (name = "admin", description = "The operator's admin API: blocks and the audit log. \
+                                         Takes an admin token from --admin-token-file; answers 404 without one."),
+    ),
     components(schemas(protocol::api::ErrorBody, protocol::api::ErrorCode, protocol::api::LobbyEntry, protocol::api::RemovedEntry))
 )]
 struct ApiDoc;
@@ -42,6 +46,15 @@ impl utoipa::Modify for HostTokenScheme {
         components.add_security_scheme(
             "host_token",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components.add_security_scheme(
+            "admin_token",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("A token from the server's --admin-token-file"))
+                    .build(),
+            ),
         );
     }
 }
@@ -57,7 +70,17 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))
         .routes(routes!(ops::metrics))
+        .merge(admin_routes())
         .split_for_parts()
+}
+
+/// The admin API, none of whose responses may be cached.
+fn admin_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(admin::list_blocks, admin::place_block))
+        .routes(routes!(admin::lift_block))
+        .routes(routes!(admin::audit_log))
+        .layer(middleware::map_response(admin::no_store))
 }
 
 /// The OpenAPI document of the API, as `/openapi.json` serves it with the

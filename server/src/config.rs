@@ -293,6 +293,22 @@ pub struct Config {
     )]
     pub turn_round_credentials_per_session: u32,
 
+    /// A file of admin tokens, one per line as `NAME:TOKEN` (or a bare
+    /// token, named `admin`; `#` starts a comment). Each token is at least
+    /// 20 characters; the server keeps only their SHA-256 hashes. Without
+    /// it the admin API answers 404.
+    #[arg(long, env = "LOBBY_ADMIN_TOKEN_FILE")]
+    pub admin_token_file: Option<std::path::PathBuf>,
+
+    /// Admin requests per minute from one client address (charged before
+    /// the token is checked).
+    #[arg(long, env = "LOBBY_ADMIN_REQUESTS_PER_MINUTE", default_value_t = 120)]
+    pub admin_requests_per_minute: u32,
+
+    /// Days the audit log keeps an admin action.
+    #[arg(long, env = "LOBBY_AUDIT_RETENTION_DAYS", default_value_t = 90)]
+    pub audit_retention_days: u32,
+
     /// Most database connections in the pool (SQLite writes through one).
     #[arg(long, env = "LOBBY_DB_MAX_CONNECTIONS", default_value_t = 16)]
     pub db_max_connections: u32,

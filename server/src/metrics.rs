@@ -69,6 +69,10 @@ pub struct Metrics {
     pub rounds_published: Counter,
     /// Answers that won a round.
     pub answers_accepted: Counter,
+    /// Admin actions that changed something (blocks placed and lifted).
+    pub admin_actions: Counter,
+    /// Creates, updates and answers refused for a moderator's block.
+    pub blocked_requests: Counter,
     /// Answers refused, by reason.
     pub answers_rejected: Family<RejectLabels, Counter>,
     /// Answer long-polls in flight.
@@ -93,6 +97,8 @@ impl Metrics {
         let sessions_live = Gauge::default();
         let rounds_published = Counter::default();
         let answers_accepted = Counter::default();
+        let admin_actions = Counter::default();
+        let blocked_requests = Counter::default();
         let answers_rejected = Family::default();
         let long_poll_waiters = Gauge::default();
         let connections_refused = Counter::default();
@@ -113,6 +119,16 @@ impl Metrics {
             "answers_accepted",
             "Answers that won their round",
             answers_accepted.clone(),
+        );
+        registry.register(
+            "admin_actions",
+            "Admin actions that changed something (blocks placed and lifted)",
+            admin_actions.clone(),
+        );
+        registry.register(
+            "blocked_requests",
+            "Creates, updates and answers refused for a moderator's block",
+            blocked_requests.clone(),
         );
         registry.register(
             "answers_rejected",
@@ -144,6 +160,8 @@ impl Metrics {
             sessions_live,
             rounds_published,
             answers_accepted,
+            admin_actions,
+            blocked_requests,
             answers_rejected,
             long_poll_waiters,
             connections_refused,

@@ -39,6 +39,9 @@ pub enum Budget {
     LobbyPages,
     /// `GET /session/{code}` of existing sessions (misses have their own).
     SessionReads,
+    /// Every admin call, charged before its token is checked (so guessing
+    /// tokens is as slow as this).
+    Admin,
 }
 
 /// Which per-session budget an authenticated host call draws on.
@@ -56,6 +59,7 @@ pub struct RateLimits {
     answers: Option<DefaultKeyedRateLimiter<IpAddr>>,
     lobby_pages: Option<DefaultKeyedRateLimiter<IpAddr>>,
     session_reads: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    admin: Option<DefaultKeyedRateLimiter<IpAddr>>,
     session_answers: Option<DefaultKeyedRateLimiter<(SessionCode, IpAddr)>>,
     misses: Option<DefaultKeyedRateLimiter<IpAddr>>,
     updates: Option<DefaultKeyedRateLimiter<SessionCode>>,
@@ -100,6 +104,7 @@ impl RateLimits {
                 config.session_read_burst,
                 on,
             ),
+            admin: limiter(config.admin_requests_per_minute, on),
             session_answers: limiter(config.answers_per_session_per_minute, on),
             misses: limiter(config.misses_per_minute, on),
             updates: limiter(config.updates_per_minute, on),
@@ -118,6 +123,7 @@ impl RateLimits {
             Budget::Answers => (&self.answers, "answers"),
             Budget::LobbyPages => (&self.lobby_pages, "uncached lobby pages"),
             Budget::SessionReads => (&self.session_reads, "session reads"),
+            Budget::Admin => (&self.admin, "admin requests"),
         };
         let Some(limiter) = limiter else {
             return Ok(());
@@ -213,6 +219,7 @@ impl RateLimits {
             &self.lobby_pages,
             &self.session_reads,
             &self.misses,
+            &self.admin,
         ]
         .into_iter()
         .flatten()

@@ -52,6 +52,11 @@ pub async fn sweep(state: &AppState) -> Result<usize, StoreError> {
     }
     state.limits.forget_idle();
     state.ice.forget_old_grants(now / 1000);
+    let retention = i64::from(state.config.audit_retention_days) * 24 * 3600 * 1000;
+    state
+        .store
+        .sweep_moderation(now, now.saturating_sub(retention))
+        .await?;
     state.recount_live().await?;
     Ok(expired.len())
 }
@@ -80,12 +85,22 @@ pub async fn apply_replica_change(state: &AppState, change: StoreChange) {
             Ok(_) => forget(state, &code),
             Err(err) => tracing::warn!(error = %err, "cannot refresh a changed session"),
         },
+        StoreChange::Moderation => reload_blocks(state).await,
         StoreChange::Resync => {
             if let Err(err) = resync_lobby(state).await {
                 tracing::warn!(error = %err, "lobby resync failed; will retry on the next change");
             }
+            reload_blocks(state).await;
             state.waiters.wake_all();
         }
+    }
+}
+
+/// Reloads the moderators' blocks (another replica changed them, or
+/// changes may have been missed).
+async fn reload_blocks(state: &AppState) {
+    if let Err(err) = crate::moderation::reload_blocks(state).await {
+        tracing::warn!(error = %err, "cannot reload the moderators' blocks; will retry on the next change");
     }
 }
 

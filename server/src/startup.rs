@@ -13,6 +13,8 @@ use tokio::net::TcpListener;
 use crate::app::router;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::moderation::tokens::AdminTokens;
+use crate::moderation::{self, Moderation};
 use crate::serve::ConnectionLimits;
 use crate::sessions;
 use crate::state::AppState;
@@ -33,15 +35,22 @@ impl Application {
 
     /// Like [`Application::build`] with an injected clock (tests).
     pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
+        let tokens = match &config.admin_token_file {
+            Some(path) => Some(AdminTokens::load(path)?),
+            None => None,
+        };
         let settings = config.store_settings();
         let (store, changes) = Store::connect(&settings)
             .await
             .with_context(|| format!("opening the database {}", redact(&settings.url)))?;
         let listen = config.listen;
-        let state = AppState::new(config, store, clock);
+        let state = AppState::new(config, store, clock, Moderation::new(tokens));
         sessions::load_lobby(&state)
             .await
             .context("loading the lobby from the database")?;
+        moderation::reload_blocks(&state)
+            .await
+            .context("loading the moderators' blocks")?;
         state
             .recount_live()
             .await

@@ -1,6 +1,7 @@
 //! The state every handler shares: the configuration, the store, the
 //! clock, the lobby index, the long-poll waiters, the rate limits, the
-//! metrics and the shutdown signal, behind one cheaply clonable handle.
+//! moderators' tokens and blocks, the metrics and the shutdown signal,
+//! behind one cheaply clonable handle.
 
 use std::net::IpAddr;
 use std::ops::Deref;
@@ -15,6 +16,7 @@ use crate::config::Config;
 use crate::ice::IceConfig;
 use crate::lobby_index::LobbyIndex;
 use crate::metrics::Metrics;
+use crate::moderation::Moderation;
 use crate::rate_limit::RateLimits;
 use crate::slots::Slots;
 use crate::store::{Store, StoreError};
@@ -34,6 +36,8 @@ pub struct AppInner {
     pub waiters: AnswerWaiters,
     /// Per-address rate limits.
     pub limits: RateLimits,
+    /// Admin tokens and the moderators' blocks.
+    pub moderation: Moderation,
     /// Prometheus metrics.
     pub metrics: Metrics,
     /// ICE servers for session views.
@@ -69,9 +73,16 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    /// State over an opened store.
-    pub fn new(config: Config, store: Store, clock: Arc<dyn Clock>) -> Self {
+    /// State over an opened store, with the moderators' levers (no
+    /// blocks loaded yet: see [`crate::moderation::reload_blocks`]).
+    pub fn new(
+        config: Config,
+        store: Store,
+        clock: Arc<dyn Clock>,
+        moderation: Moderation,
+    ) -> Self {
         Self(Arc::new(AppInner {
+            moderation,
             ice: IceConfig::from_config(&config),
             limits: RateLimits::from_config(&config),
             lobby: LobbyIndex::new(config.feed_update_interval(), config.page_cache_bytes),

@@ -137,6 +137,77 @@ async fn lobby_events_on_a_report_sessions_created_and_removed_on_b() {
     assert_eq!(a.lobby("").await["sessions"], json!([]));
 }
 
+/// A block placed through replica A is enforced by replica B within a
+/// second (the change feed), and lifted there as fast.
+#[tokio::test]
+async fn a_block_placed_on_replica_a_is_enforced_on_replica_b_within_a_second() {
+    let tokens = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(tokens.path(), "alice:alice-token-0123456789abcdef\n").unwrap();
+    let path = tokens.path().to_owned();
+    let (a, b, _db) = two_replicas(move |c| c.admin_token_file = Some(path.clone())).await;
+    let blocked = common::client_from("127.0.55.5".parse().unwrap());
+    let create = |srv: &TestServer| {
+        let (client, url) = (blocked.clone(), srv.url("/session"));
+        async move {
+            let body = json!({
+                "name": "Friday co-op", "hostName": "Ada", "maxPlayers": 4, "build": "b1",
+                "hostKind": "player", "offer": SDP,
+            });
+            client
+                .put(url)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(create(&b).await, 201);
+    let placed = Instant::now();
+    let res = a
+        .client
+        .post(a.url("/admin/blocks"))
+        .bearer_auth("alice-token-0123456789abcdef")
+        .json(&json!({"prefix": "127.0.55.0/24", "durationSecs": 600, "reason": "spam"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let id = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    while b.state.moderation.blocks.is_empty() {
+        assert!(
+            placed.elapsed() < Duration::from_secs(1),
+            "B never heard of the block"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let heard = placed.elapsed();
+    eprintln!("replica B enforced the block {heard:?} after the call to A began");
+    assert_eq!(
+        create(&b).await,
+        403,
+        "refused on B {heard:?} after A placed it"
+    );
+    let res = a
+        .client
+        .delete(a.url(&format!("/admin/blocks/{id}")))
+        .bearer_auth("alice-token-0123456789abcdef")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    let lifted = Instant::now();
+    while !b.state.moderation.blocks.is_empty() {
+        assert!(
+            lifted.elapsed() < Duration::from_secs(1),
+            "B never heard of the lift"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(create(&b).await, 201);
+}
+
 #[tokio::test]
 async fn a_session_going_in_progress_on_b_is_shown_so_on_a() {
     let (a, b, _db) = two_replicas(|_| {}).await;

@@ -9,6 +9,7 @@ use time::OffsetDateTime;
 
 use crate::code::SessionCode;
 
+pub mod admin;
 mod lobby;
 
 pub use lobby::{LobbyEntry, LobbyEvent, LobbyPage, RemovedEntry, SessionSummary};
@@ -288,8 +289,12 @@ pub enum ErrorCode {
     InvalidSdp,
     /// The code in the path or body is not a session code (400).
     InvalidCode,
-    /// A host call with a missing or wrong bearer token (403).
+    /// A host call with a missing or wrong bearer token, or an admin
+    /// call with a missing or wrong admin token (403).
     WrongToken,
+    /// The client's address is blocked by the lobby's moderators: it may
+    /// not create, update or answer sessions until the block lapses (403).
+    Blocked,
     /// Unknown or expired session (404).
     NoSuchSession,
     /// Unknown round for this session (404).
@@ -325,7 +330,7 @@ impl ErrorCode {
             | ErrorCode::InvalidField
             | ErrorCode::InvalidSdp
             | ErrorCode::InvalidCode => 400,
-            ErrorCode::WrongToken => 403,
+            ErrorCode::WrongToken | ErrorCode::Blocked => 403,
             ErrorCode::NoSuchSession | ErrorCode::NoSuchRound | ErrorCode::NotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::RoundTaken => 409,

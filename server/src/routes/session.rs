@@ -23,6 +23,7 @@ use crate::fields::{checked_offer, fields_for_create};
 use crate::ice::TurnGrant;
 use crate::lobby_index::lobby_entry;
 use crate::metrics::RejectLabels;
+use crate::moderation;
 use crate::rate_limit::{Budget, SessionBudget};
 use crate::sessions;
 use crate::state::AppState;
@@ -62,7 +63,7 @@ pub struct CodeParam {
         ),
         (status = 200, description = "Session updated", body = PutSessionResponse),
         (status = 400, description = "Invalid body, field, code or offer", body = ErrorBody),
-        (status = 403, description = "Missing or wrong host token", body = ErrorBody),
+        (status = 403, description = "Missing or wrong host token (`wrong_token`), or the address is blocked by the lobby's moderators (`blocked`)", body = ErrorBody),
         (status = 404, description = "Unknown or expired code", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
         (status = 415, description = "Body not sent as `application/json`", body = ErrorBody),
@@ -76,6 +77,7 @@ pub async fn put_session(
     headers: HeaderMap,
     ApiJson(req): ApiJson<PutSessionRequest>,
 ) -> Result<Response, AppError> {
+    moderation::check_not_blocked(&state, ip)?;
     match req.code.as_deref() {
         None => {
             state.limits.check(Budget::Creates, ip)?;
@@ -217,6 +219,7 @@ pub async fn delete_session(
     responses(
         (status = 201, description = "This answer won the round", body = AnswerView),
         (status = 400, description = "Invalid body or an answer that is not SDP", body = ErrorBody),
+        (status = 403, description = "The address is blocked by the lobby's moderators (`blocked`)", body = ErrorBody),
         (status = 404, description = "Unknown or expired session", body = ErrorBody),
         (status = 409, description = "The round was already answered or is not the open round", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
@@ -231,6 +234,7 @@ pub async fn post_answer(
     CodePath(code): CodePath,
     ApiJson(req): ApiJson<PostAnswerRequest>,
 ) -> Result<Response, AppError> {
+    moderation::check_not_blocked(&state, ip)?;
     state.limits.check_not_blocked(ip)?;
     // Refused for this session first: that costs the address nothing.
     state.limits.check_session_answer(&code, ip)?;

@@ -15,6 +15,7 @@
 
 pub mod change_feed;
 mod journal;
+pub mod moderation;
 mod postgres;
 mod row;
 mod sqlite;
@@ -73,6 +74,8 @@ pub enum StoreChange {
     SessionChanged(SessionCode),
     /// The session was deleted: unlist it and end its long-polls.
     Removed(SessionCode),
+    /// The moderators' blocks changed: reload them.
+    Moderation,
     /// Changes may have been missed (the notification connection dropped):
     /// rebuild the lobby index and re-check every long-poll.
     Resync,

@@ -404,6 +404,11 @@ impl PostgresStore {
         Ok(())
     }
 
+    /// The pool, for the moderation tables (see `store::moderation`).
+    pub(super) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
     pub(super) async fn close(&self) {
         self.stop.cancel();
         self.pool.close().await;
@@ -464,6 +469,13 @@ fn parse_payload(payload: &str, own_origin: &str) -> Option<Announcement> {
     let mut parts = payload.splitn(4, ':');
     let (kind, code, origin) = (parts.next()?, parts.next()?, parts.next()?);
     let detail = parts.next();
+    if (kind, code, detail) == ("m", "", None) {
+        return Some(if origin == own_origin {
+            Announcement::Own
+        } else {
+            Announcement::Other(StoreChange::Moderation)
+        });
+    }
     let code = SessionCode::parse(code).ok()?;
     let change = match (kind, detail) {
         ("a", Some(json)) => match serde_json::from_str::<StoredAnswer>(json) {
@@ -540,7 +552,15 @@ mod tests {
                 code.clone()
             )))
         );
+        // The moderators' blocks changed: no code.
+        assert_eq!(
+            parse_payload("m::0a1b", "ffff"),
+            Some(Announcement::Other(StoreChange::Moderation))
+        );
+        assert_eq!(parse_payload("m::0a1b", "0a1b"), Some(Announcement::Own));
         for junk in [
+            "m:ABCDEFGH:0a1b",
+            "m::0a1b:x",
             "s:ABCDEFGH",
             "x:ABCDEFGH:0a1b",
             "s:not a code:0a1b",

@@ -416,6 +416,12 @@ impl SqliteStore {
     }
 
     /// Commits what is staged, then closes the pool; later writes fail with 503.
+    /// The pool, for the moderation tables' rare writes (they do not go
+    /// through the group commit: see `store::moderation`).
+    pub(super) fn pool(&self) -> &SqlitePool {
+        &self.inner.pool
+    }
+
     pub(super) async fn close(&self) {
         if let Ok(mut journal) = self.inner.journal.lock() {
             journal.closed = true;

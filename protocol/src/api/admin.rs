@@ -1,0 +1,98 @@
+//! Bodies of the operator's admin API (`/admin/...`): blocks of addresses
+//! and prefixes, and the audit log of what moderators did. Every call
+//! takes an admin token as a bearer token; see `docs/api.md`, "Admin API".
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+/// `POST /admin/blocks`: refuse an address or prefix's creates, updates
+/// and answers for a while.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BlockRequest {
+    /// An IPv4 or IPv6 address, or a CIDR prefix (`203.0.113.0/24`,
+    /// `2001:db8:1200::/40`); host bits are cleared.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(example = "203.0.113.0/24", max_length = 64)
+    )]
+    pub prefix: String,
+    /// How long the block lasts, in seconds (at most a year).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 1, maximum = 31_536_000, example = 86_400)
+    )]
+    pub duration_secs: u64,
+    /// Why, for the audit log and the other moderators (not shown to the
+    /// blocked client).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 500, example = "junk sessions")
+    )]
+    pub reason: String,
+}
+
+/// A block as the admin API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BlockView {
+    /// The block's id (for `DELETE /admin/blocks/{id}`).
+    pub id: i64,
+    /// The prefix it covers, in CIDR form.
+    pub prefix: String,
+    /// Why it was placed.
+    pub reason: String,
+    /// The name of the admin token that placed it.
+    pub created_by: String,
+    /// When it was placed.
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub created_at: OffsetDateTime,
+    /// When it lapses.
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub until: OffsetDateTime,
+}
+
+/// `GET /admin/blocks`: every block in force, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BlockList {
+    /// The blocks.
+    pub blocks: Vec<BlockView>,
+}
+
+/// One thing a moderator did, as the audit log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// Its place in the log (ascending with time).
+    pub id: i64,
+    /// When.
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub at: OffsetDateTime,
+    /// The name of the admin token used.
+    pub actor: String,
+    /// What was done (`block`, `unblock`).
+    pub action: String,
+    /// What it was done to: a prefix, or a block's id.
+    pub target: String,
+    /// The reason the moderator gave.
+    pub reason: String,
+}
+
+/// `GET /admin/audit`: a page of the audit log, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AuditPage {
+    /// The entries.
+    pub entries: Vec<AuditEntry>,
+    /// Pass as `before` for the next (older) page; absent on the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_before: Option<i64>,
+}

@@ -1,0 +1,217 @@
+//! The operator's admin API: blocks of addresses and prefixes, and the
+//! audit log. Every call takes an admin token (`Authorization: Bearer`);
+//! without `--admin-token-file` the whole surface answers 404, as an
+//! unknown route does. Each call is charged to the address's admin budget
+//! before its token is checked, and no response may be cached.
+
+use axum::Json;
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use protocol::api::admin::{AuditPage, BlockList, BlockRequest, BlockView};
+use protocol::api::{ErrorBody, ErrorCode};
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
+
+use crate::error::AppError;
+use crate::extract::{ApiJson, ApiQuery, ClientIp, bearer_token};
+use crate::moderation;
+use crate::rate_limit::Budget;
+use crate::state::AppState;
+
+/// The most audit entries one page holds.
+pub const MAX_AUDIT_PAGE: u32 = 200;
+
+/// The caller of an admin route: the name of the admin token it presented.
+pub struct Admin(pub String);
+
+impl FromRequestParts<AppState> for Admin {
+    type Rejection = AppError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let Some(tokens) = &state.moderation.tokens else {
+            return Err(AppError::new(
+                ErrorCode::NotFound,
+                "no such route; see /openapi.json",
+            ));
+        };
+        let ClientIp(ip) = ClientIp::from_request_parts(parts, state).await?;
+        state.limits.check(Budget::Admin, ip)?;
+        match bearer_token(&parts.headers).and_then(|t| tokens.holder(t)) {
+            Some(name) => Ok(Admin(name.to_owned())),
+            None => {
+                tracing::warn!(client = %ip, "admin call with a missing or wrong token");
+                Err(AppError::new(
+                    ErrorCode::WrongToken,
+                    "missing or wrong admin token",
+                ))
+            }
+        }
+    }
+}
+
+/// `Cache-Control: no-store` on every admin response, errors included.
+pub async fn no_store(response: Response) -> Response {
+    let mut response = response;
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The blocks in force, newest first.
+#[utoipa::path(
+    get, path = "/admin/blocks", tag = "admin",
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "The blocks in force", body = BlockList),
+        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        (status = 404, description = "The admin API is off (no --admin-token-file)", body = ErrorBody),
+        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn list_blocks(
+    State(state): State<AppState>,
+    _admin: Admin,
+) -> Result<Json<BlockList>, AppError> {
+    let rows = state.store.live_blocks(state.now()).await?;
+    Ok(Json(BlockList {
+        blocks: rows.into_iter().map(moderation::block_view).collect(),
+    }))
+}
+
+/// Blocks an address or prefix: its creates, updates and answers get
+/// `403 blocked` on every replica until the block lapses or is lifted.
+#[utoipa::path(
+    post, path = "/admin/blocks", tag = "admin",
+    security(("admin_token" = [])),
+    request_body = BlockRequest,
+    responses(
+        (status = 201, description = "Placed", body = BlockView),
+        (status = 400, description = "Not a prefix, a duration out of range, or no reason", body = ErrorBody),
+        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        (status = 404, description = "The admin API is off (no --admin-token-file)", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 415, description = "Body is not JSON", body = ErrorBody),
+        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn place_block(
+    State(state): State<AppState>,
+    Admin(actor): Admin,
+    ApiJson(req): ApiJson<BlockRequest>,
+) -> Result<(StatusCode, Json<BlockView>), AppError> {
+    let block = moderation::place_block(&state, &actor, &req).await?;
+    Ok((StatusCode::CREATED, Json(block)))
+}
+
+/// A block's id in the path.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[expect(
+    dead_code,
+    reason = "documents the path parameter; the handler parses it for a JSON error"
+)]
+pub struct BlockId {
+    /// The block's id, as listed.
+    id: i64,
+}
+
+/// Why a block is lifted.
+#[derive(Debug, Deserialize, IntoParams, ToSchema)]
+#[into_params(parameter_in = Query)]
+pub struct LiftReason {
+    /// Why, for the audit log.
+    #[param(max_length = 500)]
+    reason: Option<String>,
+}
+
+/// Lifts a block before it lapses.
+#[utoipa::path(
+    delete, path = "/admin/blocks/{id}", tag = "admin",
+    security(("admin_token" = [])),
+    params(BlockId, LiftReason),
+    responses(
+        (status = 204, description = "Lifted"),
+        (status = 400, description = "Not a block id", body = ErrorBody),
+        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        (status = 404, description = "No such block, or the admin API is off", body = ErrorBody),
+        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn lift_block(
+    State(state): State<AppState>,
+    Admin(actor): Admin,
+    Path(path): Path<String>,
+    ApiQuery(lift): ApiQuery<LiftReason>,
+) -> Result<StatusCode, AppError> {
+    let id: i64 = path
+        .parse()
+        .map_err(|_| AppError::invalid_field("id", "not a block id"))?;
+    let reason = lift.reason.unwrap_or_default();
+    moderation::lift_block(&state, &actor, id, &reason).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A page of the audit log.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditQuery {
+    /// Entries older than this id (a page's `nextBefore`).
+    #[param(minimum = 1)]
+    before: Option<i64>,
+    /// Entries per page (default 50, at most 200).
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<u32>,
+}
+
+/// The audit log, newest first: every admin action that changed something.
+#[utoipa::path(
+    get, path = "/admin/audit", tag = "admin",
+    security(("admin_token" = [])),
+    params(AuditQuery),
+    responses(
+        (status = 200, description = "A page of the log", body = AuditPage),
+        (status = 400, description = "A bad query", body = ErrorBody),
+        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        (status = 404, description = "The admin API is off (no --admin-token-file)", body = ErrorBody),
+        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn audit_log(
+    State(state): State<AppState>,
+    _admin: Admin,
+    ApiQuery(q): ApiQuery<AuditQuery>,
+) -> Result<Json<AuditPage>, AppError> {
+    if q.before.is_some_and(|b| b < 1) {
+        return Err(AppError::invalid_field("before", "an entry id, at least 1"));
+    }
+    let limit = q.limit.unwrap_or(50);
+    if limit == 0 || limit > MAX_AUDIT_PAGE {
+        return Err(AppError::invalid_field(
+            "limit",
+            format!("between 1 and {MAX_AUDIT_PAGE}"),
+        ));
+    }
+    let rows = state.store.audit_page(q.before, limit + 1).await?;
+    let more = rows.len() > limit as usize;
+    let entries: Vec<_> = rows
+        .into_iter()
+        .take(limit as usize)
+        .map(moderation::audit_entry)
+        .collect();
+    let next_before = entries.last().filter(|_| more).map(|e| e.id);
+    Ok(Json(AuditPage {
+        entries,
+        next_before,
+    }))
+}

@@ -1,0 +1,206 @@
+//! The moderation tables: blocks and the audit log, on both backends.
+//!
+//! Moderators act a few times a day, so these statements go straight to
+//! the pool, one transaction per action (a block and its audit entry
+//! commit together), instead of through SQLite's group commit or
+//! PostgreSQL's statement groups. The SQL is the same for both backends
+//! (numbered `$N` parameters, `RETURNING`); on PostgreSQL a trigger
+//! announces every change of `blocks` to the other replicas (`m::ORIGIN`).
+
+use sqlx::FromRow;
+
+use super::{Store, StoreError};
+use crate::clock::Millis;
+
+/// A block as stored.
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct BlockRow {
+    /// Its id.
+    pub id: i64,
+    /// The prefix, CIDR text with host bits cleared.
+    pub prefix: String,
+    /// Why it was placed.
+    pub reason: String,
+    /// The admin token's name that placed it.
+    pub created_by: String,
+    /// When it was placed.
+    pub created_at: Millis,
+    /// When it lapses.
+    pub lapses_at: Millis,
+}
+
+/// An audit log entry as stored.
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct AuditRow {
+    /// Its place in the log.
+    pub id: i64,
+    /// When.
+    pub at: Millis,
+    /// The admin token's name.
+    pub actor: String,
+    /// What was done.
+    pub action: String,
+    /// To what.
+    pub target: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// What an admin action writes to the audit log.
+#[derive(Clone, Copy, Debug)]
+pub struct Audit<'a> {
+    /// When.
+    pub at: Millis,
+    /// The admin token's name.
+    pub actor: &'a str,
+    /// What was done.
+    pub action: &'a str,
+    /// To what.
+    pub target: &'a str,
+    /// Why.
+    pub reason: &'a str,
+}
+
+const INSERT_AUDIT: &str =
+    "INSERT INTO audit_log (at, actor, action, target, reason) VALUES ($1, $2, $3, $4, $5)";
+
+/// Runs `$body` with `$pool` bound to the store's pool, whichever the
+/// backend (the body is compiled once per backend).
+macro_rules! on_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match $store {
+            Store::Sqlite(s) => {
+                let $pool = s.pool();
+                $body
+            }
+            Store::Postgres(p) => {
+                let $pool = p.pool();
+                $body
+            }
+        }
+    };
+}
+
+/// Runs `$body` in a transaction `$tx` that also writes `$audit`, and
+/// commits both (a `return` from the body rolls both back).
+macro_rules! audited {
+    ($store:expr, $audit:expr, $tx:ident => $body:expr) => {
+        on_pool!($store, pool => {
+            let audit: Audit<'_> = $audit;
+            let mut $tx = pool.begin().await.map_err(StoreError::from)?;
+            let out = $body;
+            sqlx::query(INSERT_AUDIT)
+                .bind(audit.at)
+                .bind(audit.actor)
+                .bind(audit.action)
+                .bind(audit.target)
+                .bind(audit.reason)
+                .execute(&mut *$tx)
+                .await
+                .map_err(StoreError::from)?;
+            $tx.commit().await.map_err(StoreError::from)?;
+            Ok(out)
+        })
+    };
+}
+
+impl Store {
+    /// Stores a block of `prefix` and its audit entry; the block's id.
+    pub async fn insert_block(
+        &self,
+        prefix: &str,
+        reason: &str,
+        lapses_at: Millis,
+        audit: Audit<'_>,
+    ) -> Result<i64, StoreError> {
+        audited!(self, audit, tx => {
+            let (id,): (i64,) = sqlx::query_as(
+                "INSERT INTO blocks (prefix, reason, created_by, created_at, lapses_at) \
+                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+            )
+            .bind(prefix)
+            .bind(reason)
+            .bind(audit.actor)
+            .bind(audit.at)
+            .bind(lapses_at)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
+            id
+        })
+    }
+
+    /// Lifts block `id` (deletes it) with its audit entry; whether it was
+    /// there (if not, nothing is written).
+    pub async fn delete_block(&self, id: i64, audit: Audit<'_>) -> Result<bool, StoreError> {
+        audited!(self, audit, tx => {
+            let deleted = sqlx::query("DELETE FROM blocks WHERE id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::from)?
+                .rows_affected();
+            if deleted == 0 {
+                // Dropping the transaction rolls it back: no audit entry.
+                return Ok(false);
+            }
+            true
+        })
+    }
+
+    /// Every block in force at `now`, newest first.
+    pub async fn live_blocks(&self, now: Millis) -> Result<Vec<BlockRow>, StoreError> {
+        on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT id, prefix, reason, created_by, created_at, lapses_at FROM blocks \
+                 WHERE lapses_at > $1 ORDER BY id DESC",
+            )
+            .bind(now)
+            .fetch_all(pool)
+            .await
+            .map_err(StoreError::from)
+        })
+    }
+
+    /// Up to `limit` audit entries older than entry `before` (all when
+    /// `None`), newest first.
+    pub async fn audit_page(
+        &self,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<AuditRow>, StoreError> {
+        on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT id, at, actor, action, target, reason FROM audit_log \
+                 WHERE id < $1 ORDER BY id DESC LIMIT $2",
+            )
+            .bind(before.unwrap_or(i64::MAX))
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await
+            .map_err(StoreError::from)
+        })
+    }
+
+    /// Deletes lapsed blocks and audit entries from before `audit_cutoff`;
+    /// how many rows went.
+    pub async fn sweep_moderation(
+        &self,
+        now: Millis,
+        audit_cutoff: Millis,
+    ) -> Result<u64, StoreError> {
+        on_pool!(self, pool => {
+            let blocks = sqlx::query("DELETE FROM blocks WHERE lapses_at <= $1")
+                .bind(now)
+                .execute(pool)
+                .await
+                .map_err(StoreError::from)?;
+            let audit = sqlx::query("DELETE FROM audit_log WHERE at < $1")
+                .bind(audit_cutoff)
+                .execute(pool)
+                .await
+                .map_err(StoreError::from)?;
+            Ok(blocks.rows_affected() + audit.rows_affected())
+        })
+    }
+}
