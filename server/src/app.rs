@@ -31,7 +31,7 @@ use protocol::api::ErrorCode;
     ),
     modifiers(&HostTokenScheme),
     tags(
-        (name = "admin", description = "The operator's admin API: blocks and the audit log. \
+        (name = "admin", description = "The operator's admin API: every session (hide, end), blocks and the audit log. \
                                          Takes an admin token from --admin-token-file; answers 404 without one."),
     ),
     components(schemas(protocol::api::ErrorBody, protocol::api::ErrorCode, protocol::api::LobbyEntry, protocol::api::RemovedEntry))
@@ -77,6 +77,10 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 /// The admin API, none of whose responses may be cached.
 fn admin_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(admin::list_sessions))
+        .routes(routes!(admin::get_session))
+        .routes(routes!(admin::hide_session))
+        .routes(routes!(admin::end_session))
         .routes(routes!(admin::list_blocks, admin::place_block))
         .routes(routes!(admin::lift_block))
         .routes(routes!(admin::audit_log))

@@ -19,6 +19,7 @@ use protocol::code::SessionCode;
 use crate::clock::Millis;
 use crate::error::AppError;
 use crate::fields::{checked_offer, fields_for_update};
+use crate::moderation::session_gone;
 use crate::rate_limit::SessionBudget;
 use crate::state::AppState;
 use crate::store::{
@@ -85,22 +86,22 @@ pub async fn apply_replica_change(state: &AppState, change: StoreChange) {
             Ok(_) => forget(state, &code),
             Err(err) => tracing::warn!(error = %err, "cannot refresh a changed session"),
         },
-        StoreChange::Moderation => reload_blocks(state).await,
+        StoreChange::Moderation => reload_moderation(state).await,
         StoreChange::Resync => {
             if let Err(err) = resync_lobby(state).await {
                 tracing::warn!(error = %err, "lobby resync failed; will retry on the next change");
             }
-            reload_blocks(state).await;
+            reload_moderation(state).await;
             state.waiters.wake_all();
         }
     }
 }
 
-/// Reloads the moderators' blocks (another replica changed them, or
+/// Reloads what moderators decided (another replica changed it, or
 /// changes may have been missed).
-async fn reload_blocks(state: &AppState) {
-    if let Err(err) = crate::moderation::reload_blocks(state).await {
-        tracing::warn!(error = %err, "cannot reload the moderators' blocks; will retry on the next change");
+async fn reload_moderation(state: &AppState) {
+    if let Err(err) = crate::moderation::reload(state).await {
+        tracing::warn!(error = %err, "cannot reload the moderators' decisions; will retry on the next change");
     }
 }
 
@@ -221,7 +222,7 @@ pub async fn update(
         .await?
     {
         UpdateOutcome::Updated(record) => *record,
-        UpdateOutcome::NoSuchSession => return Err(AppError::no_such_session()),
+        UpdateOutcome::NoSuchSession => return Err(session_gone(state, code)),
         UpdateOutcome::CreatorOverBytes => return Err(address_bytes_full(state)),
     };
     state.count_bytes(before, record.held_bytes());
@@ -247,6 +248,22 @@ pub async fn delete(
     let deleted = delete_authorized(state, ip, code, token, now).await?;
     state.count_session(false);
     state.count_bytes(deleted.held_bytes(), 0);
+    drop(counting);
+    forget(state, code);
+    Ok(())
+}
+
+/// Deletes session `code` whoever holds it (a moderator ended it):
+/// uncounted, unlisted, its long-polls woken.
+pub async fn remove(state: &AppState, code: &SessionCode) -> Result<(), AppError> {
+    let counting = state.live_gate.read().await;
+    let before = state.store.get(code, state.now()).await?;
+    if state.store.delete(code).await? {
+        state.count_session(false);
+        if let Some(before) = before {
+            state.count_bytes(before.held_bytes(), 0);
+        }
+    }
     drop(counting);
     forget(state, code);
     Ok(())
@@ -278,6 +295,9 @@ pub async fn claim(
             state.metrics.answers_accepted.inc();
             state.waiters.wake_with_answer(code, &answer);
             Ok(answer)
+        }
+        ClaimOutcome::NoSuchSession if state.moderation.was_ended(code, state.now()) => {
+            Err(session_gone(state, code))
         }
         ClaimOutcome::NoSuchSession => {
             state.limits.record_miss(ip)?;
@@ -336,13 +356,23 @@ pub async fn authorize(
     let found = state.store.get(code, now).await?;
     match found {
         Some(record) if token_matches(token, &record.token_hash) => Ok(record),
-        found => Err(refusal(state, ip, found.is_some(), token)),
+        found => Err(refusal(state, ip, code, found.is_some(), token)),
     }
 }
 
-/// Why a host call was refused: no such session (a miss the address is
-/// charged for), or a wrong or missing token.
-fn refusal(state: &AppState, ip: IpAddr, found: bool, token: Option<&str>) -> AppError {
+/// Why a host call was refused: a moderator ended the session, no such
+/// session (a miss the address is charged for), or a wrong or missing
+/// token.
+fn refusal(
+    state: &AppState,
+    ip: IpAddr,
+    code: &SessionCode,
+    found: bool,
+    token: Option<&str>,
+) -> AppError {
+    if !found && state.moderation.was_ended(code, state.now()) {
+        return session_gone(state, code);
+    }
     if !found {
         return match state.limits.record_miss(ip) {
             Err(blocked) => blocked,
@@ -374,7 +404,7 @@ async fn delete_authorized(
     };
     match outcome {
         Authorized::Done(record) => Ok(*record),
-        Authorized::Refused(found) => Err(refusal(state, ip, found.is_some(), token)),
+        Authorized::Refused(found) => Err(refusal(state, ip, code, found.is_some(), token)),
     }
 }
 

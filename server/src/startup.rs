@@ -48,9 +48,9 @@ impl Application {
         sessions::load_lobby(&state)
             .await
             .context("loading the lobby from the database")?;
-        moderation::reload_blocks(&state)
+        moderation::reload(&state)
             .await
-            .context("loading the moderators' blocks")?;
+            .context("loading the moderators' blocks and hidden and ended sessions")?;
         state
             .recount_live()
             .await

@@ -431,3 +431,267 @@ async fn a_server_refuses_to_start_with_a_weak_token_file() {
         .expect("refused");
     assert!(err.to_string().contains("at least 20"), "{err}");
 }
+
+async fn listed_codes(srv: &TestServer) -> Vec<String> {
+    let page = srv.lobby("").await;
+    page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["code"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn post_admin(srv: &TestServer, path: &str, body: Value) -> reqwest::Response {
+    admin(srv, reqwest::Method::POST, path, Some(ALICE), Some(body)).await
+}
+
+#[tokio::test]
+async fn a_hidden_session_leaves_the_lobby_and_its_feed_but_stays_joinable() {
+    let (srv, _file) = admin_server().await;
+    let (code, token) = srv.create().await;
+    let (other, _) = srv.create().await;
+    let mut events = common::SseReader::new(srv.lobby_events("").await);
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+
+    let hide = json!({"hidden": true, "reason": "rude name"});
+    let res = post_admin(&srv, &format!("/admin/sessions/{code}/hide"), hide).await;
+    assert_eq!(res.status(), 204);
+    let (event, data) = events
+        .next_event(std::time::Duration::from_secs(5))
+        .await
+        .expect("an event");
+    assert_eq!(event, "removed");
+    assert_eq!(
+        serde_json::from_str::<Value>(&data).unwrap()["code"],
+        code.as_str()
+    );
+    assert_eq!(listed_codes(&srv).await, [other.as_str()]);
+    // Still joinable by code, and the host's updates do not list it again.
+    assert_eq!(srv.get_session(&code).await.status(), 200);
+    let res = srv
+        .put(&json!({"code": code, "players": 2}), Some(&token))
+        .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(listed_codes(&srv).await, [other.as_str()]);
+    assert_eq!(srv.answer(&code, 1, "Bo").await.status(), 201);
+
+    // The moderators still see it, marked hidden.
+    let res = admin(
+        &srv,
+        reqwest::Method::GET,
+        &format!("/admin/sessions/{code}"),
+        Some(BOB),
+        None,
+    )
+    .await;
+    let view: Value = res.json().await.unwrap();
+    assert_eq!(view["hidden"], true);
+    assert_eq!(view["players"], 2);
+
+    let unhide = json!({"hidden": false, "reason": "renamed"});
+    let res = post_admin(&srv, &format!("/admin/sessions/{code}/hide"), unhide).await;
+    assert_eq!(res.status(), 204);
+    let mut listed = listed_codes(&srv).await;
+    listed.sort();
+    let mut both = vec![code.clone(), other];
+    both.sort();
+    assert_eq!(listed, both, "listed again");
+    let res = admin(&srv, reqwest::Method::GET, "/admin/audit", Some(BOB), None).await;
+    let page: Value = res.json().await.unwrap();
+    let actions: Vec<&str> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["unhide", "hide"]);
+    // An unknown session is 404 and logs nothing.
+    let res = post_admin(
+        &srv,
+        "/admin/sessions/ABCD2345/hide",
+        json!({"hidden": true}),
+    )
+    .await;
+    assert_error(res, 404, "no_such_session").await;
+}
+
+#[tokio::test]
+async fn an_ended_session_tells_its_host_its_long_poll_and_its_joiners() {
+    let (srv, _file) = admin_server().await;
+    let (code, token) = srv.create().await;
+    let poll = {
+        let client = srv.client.clone();
+        let url = srv.url(&format!("/session/{code}/answer?round=1&waitMs=20000"));
+        let token = token.clone();
+        tokio::spawn(async move { client.get(url).bearer_auth(token).send().await.unwrap() })
+    };
+    while srv.state.waiters.waiting() == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    let res = post_admin(
+        &srv,
+        &format!("/admin/sessions/{code}/end"),
+        json!({"reason": "spam"}),
+    )
+    .await;
+    assert_eq!(res.status(), 204);
+    let message = assert_error(poll.await.unwrap(), 410, "session_ended").await;
+    assert!(message.contains("moderator"), "{message}");
+    assert!(
+        !message.contains("spam"),
+        "the reason stays with the moderators"
+    );
+    let update = srv
+        .put(&json!({"code": code, "players": 2}), Some(&token))
+        .await;
+    assert_error(update, 410, "session_ended").await;
+    assert_error(srv.get_session(&code).await, 410, "session_ended").await;
+    assert_error(srv.answer(&code, 1, "Bo").await, 410, "session_ended").await;
+    assert_error(
+        srv.delete_session(&code, &token).await,
+        410,
+        "session_ended",
+    )
+    .await;
+    assert!(listed_codes(&srv).await.is_empty());
+    let res = admin(
+        &srv,
+        reqwest::Method::GET,
+        &format!("/admin/sessions/{code}"),
+        Some(ALICE),
+        None,
+    )
+    .await;
+    assert_error(res, 404, "no_such_session").await;
+    // Ending needs a reason; ending it again finds nothing.
+    let (second, _) = srv.create().await;
+    let res = post_admin(
+        &srv,
+        &format!("/admin/sessions/{second}/end"),
+        json!({"reason": ""}),
+    )
+    .await;
+    assert_error(res, 400, "invalid_field").await;
+    let res = post_admin(
+        &srv,
+        &format!("/admin/sessions/{code}/end"),
+        json!({"reason": "again"}),
+    )
+    .await;
+    assert_error(res, 404, "no_such_session").await;
+    // Remembered for a day, then an ordinary unknown code.
+    srv.clock.advance_ms(24 * 3600 * 1000);
+    lobby_server::sessions::sweep(&srv.state).await.unwrap();
+    lobby_server::moderation::reload(&srv.state).await.unwrap();
+    assert_error(srv.get_session(&code).await, 404, "no_such_session").await;
+}
+
+/// `GET /admin/sessions{query}` as alice; the page.
+async fn list_sessions(srv: &TestServer, query: &str) -> Value {
+    let path = format!("/admin/sessions{query}");
+    let res = admin(srv, reqwest::Method::GET, &path, Some(ALICE), None).await;
+    assert_eq!(res.status(), 200, "{path}");
+    res.json::<Value>().await.unwrap()
+}
+
+#[tokio::test]
+async fn the_admin_list_shows_every_session_with_filters_and_pages() {
+    let (srv, _file) = admin_server().await;
+    let (public, _) = srv.create_with(json!({"name": "Friday co-op"})).await;
+    let (private, _) = srv
+        .create_with(json!({"name": "Secret base", "public": false, "hostKind": "daemon"}))
+        .await;
+    let from = client_from(ip("127.0.55.5"));
+    let res = create_from(&srv, &from).await;
+    let remote = res.json::<Value>().await.unwrap()["code"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let hide = json!({"hidden": true, "reason": "x"});
+    assert_eq!(
+        post_admin(&srv, &format!("/admin/sessions/{remote}/hide"), hide)
+            .await
+            .status(),
+        204
+    );
+
+    let codes = |page: &Value| -> Vec<String> {
+        let mut c: Vec<String> = page["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["code"].as_str().unwrap().to_owned())
+            .collect();
+        c.sort();
+        c
+    };
+    let all = list_sessions(&srv, "").await;
+    assert_eq!(all["total"], 3);
+    let mut every = vec![public.clone(), private.clone(), remote.clone()];
+    every.sort();
+    assert_eq!(codes(&all), every);
+    assert_eq!(
+        codes(&list_sessions(&srv, "?q=SECRET").await),
+        [private.as_str()]
+    );
+    assert_eq!(codes(&list_sessions(&srv, "?q=friday+co").await), {
+        let mut v = vec![public.clone(), remote.clone()];
+        v.sort();
+        v
+    });
+    assert_eq!(
+        codes(&list_sessions(&srv, "?hostKind=daemon").await),
+        [private.as_str()]
+    );
+    assert_eq!(
+        codes(&list_sessions(&srv, "?hidden=true").await),
+        [remote.as_str()]
+    );
+    assert_eq!(
+        codes(&list_sessions(&srv, "?creator=127.0.55.0/24").await),
+        [remote.as_str()]
+    );
+    assert_eq!(list_sessions(&srv, "?creator=10.0.0.0/8").await["total"], 0);
+    let private_view = all["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["code"] == private.as_str())
+        .unwrap();
+    assert_eq!(private_view["public"], false);
+    assert_eq!(private_view["round"], 1);
+    assert_eq!(private_view["roundOpen"], true);
+    assert_eq!(private_view["creator"], "127.0.0.1");
+
+    // Paged one by one, every session once.
+    let mut seen = Vec::new();
+    let mut query = "?limit=1".to_owned();
+    for _ in 0..5 {
+        let page = list_sessions(&srv, &query).await;
+        seen.extend(codes(&page));
+        match page["nextCursor"].as_str() {
+            Some(c) => query = format!("?limit=1&cursor={c}"),
+            None => break,
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, every);
+    for bad in [
+        "?limit=0",
+        "?limit=201",
+        "?cursor=junk",
+        "?creator=nowhere",
+        "?hostKind=robot",
+    ] {
+        let res = admin(
+            &srv,
+            reqwest::Method::GET,
+            &format!("/admin/sessions{bad}"),
+            Some(ALICE),
+            None,
+        )
+        .await;
+        assert_eq!(res.status(), 400, "{bad}");
+    }
+}

@@ -208,6 +208,80 @@ async fn a_block_placed_on_replica_a_is_enforced_on_replica_b_within_a_second() 
     assert_eq!(create(&b).await, 201);
 }
 
+/// A session hidden through replica A leaves B's lobby, and one ended
+/// through A is `410 session_ended` on B, each within a second.
+#[tokio::test]
+async fn a_session_hidden_or_ended_on_replica_a_is_so_on_replica_b_within_a_second() {
+    const TOKEN: &str = "alice-token-0123456789abcdef";
+    let tokens = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(tokens.path(), format!("alice:{TOKEN}\n")).unwrap();
+    let path = tokens.path().to_owned();
+    let (a, b, _db) = two_replicas(move |c| c.admin_token_file = Some(path.clone())).await;
+    let (hidden, _) = b.create().await;
+    let (ended, _) = b.create().await;
+    let listed_on_b = |code: String| {
+        let url = b.url("/lobby");
+        let client = b.client.clone();
+        async move {
+            let page: Value = client.get(url).send().await.unwrap().json().await.unwrap();
+            page["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["code"] == code.as_str())
+        }
+    };
+    assert!(listed_on_b(hidden.clone()).await);
+    let started = Instant::now();
+    let res = a
+        .client
+        .post(a.url(&format!("/admin/sessions/{hidden}/hide")))
+        .bearer_auth(TOKEN)
+        .json(&json!({"hidden": true, "reason": "rude"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    while listed_on_b(hidden.clone()).await {
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "still listed on B"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    eprintln!(
+        "hidden on B {:?} after the call to A began",
+        started.elapsed()
+    );
+    let started = Instant::now();
+    let res = a
+        .client
+        .post(a.url(&format!("/admin/sessions/{ended}/end")))
+        .bearer_auth(TOKEN)
+        .json(&json!({"reason": "spam"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    loop {
+        let res = b.get_session(&ended).await;
+        if res.status() == 410 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "B still answers {}",
+            res.status()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    eprintln!(
+        "ended on B {:?} after the call to A began",
+        started.elapsed()
+    );
+    assert_error(b.get_session(&ended).await, 410, "session_ended").await;
+}
+
 #[tokio::test]
 async fn a_session_going_in_progress_on_b_is_shown_so_on_a() {
     let (a, b, _db) = two_replicas(|_| {}).await;

@@ -1,5 +1,6 @@
-//! Bodies of the operator's admin API (`/admin/...`): blocks of addresses
-//! and prefixes, and the audit log of what moderators did. Every call
+//! Bodies of the operator's admin API (`/admin/...`): every session,
+//! hidden and ended sessions, blocks of addresses and prefixes, and the
+//! audit log of what moderators did. Every call
 //! takes an admin token as a bearer token; see `docs/api.md`, "Admin API".
 
 use serde::{Deserialize, Serialize};
@@ -77,9 +78,9 @@ pub struct AuditEntry {
     pub at: OffsetDateTime,
     /// The name of the admin token used.
     pub actor: String,
-    /// What was done (`block`, `unblock`).
+    /// What was done (`block`, `unblock`, `hide`, `unhide`, `end`).
     pub action: String,
-    /// What it was done to: a prefix, or a block's id.
+    /// What it was done to: a prefix, a block's id, a session's code.
     pub target: String,
     /// The reason the moderator gave.
     pub reason: String,
@@ -95,4 +96,69 @@ pub struct AuditPage {
     /// Pass as `before` for the next (older) page; absent on the last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_before: Option<i64>,
+}
+
+/// A session as the admin API shows it: what the lobby shows, and what only
+/// moderators see.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AdminSessionView {
+    /// The lobby's view of it (listed or not).
+    #[serde(flatten)]
+    pub entry: super::LobbyEntry,
+    /// Whether its host asked for it to be listed.
+    pub public: bool,
+    /// Whether a moderator hid it from the lobby.
+    pub hidden: bool,
+    /// The offer rounds its host has published.
+    pub round: u32,
+    /// Whether the latest round is open (an offer waiting for an answer).
+    pub round_open: bool,
+    /// The latest round answered, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_round: Option<u32>,
+    /// The client key of the address that created it (an IPv4 address, or
+    /// an IPv6 network).
+    pub creator: String,
+}
+
+/// `GET /admin/sessions`: a page of every live session, public or not,
+/// newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AdminSessionPage {
+    /// The page.
+    pub sessions: Vec<AdminSessionView>,
+    /// How many sessions match the filters.
+    pub total: u64,
+    /// Pass as `cursor` for the next page; absent on the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// `POST /admin/sessions/{code}/hide`: unlist a session from the lobby
+/// and its feed (it stays joinable by code), or list it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HideRequest {
+    /// `true` hides, `false` lists it again (if its host wants it listed).
+    pub hidden: bool,
+    /// Why, for the audit log.
+    #[cfg_attr(feature = "openapi", schema(max_length = 500))]
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// `POST /admin/sessions/{code}/end`: end a session now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct EndRequest {
+    /// Why, for the audit log (not shown to the host).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 500, example = "offensive name")
+    )]
+    pub reason: String,
 }

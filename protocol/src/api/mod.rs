@@ -303,6 +303,9 @@ pub enum ErrorCode {
     NotFound,
     /// The route exists but not with this method (405).
     MethodNotAllowed,
+    /// A moderator of the lobby ended this session (410): its host should
+    /// not publish it again.
+    SessionEnded,
     /// The round was already answered or is not the open round (409).
     RoundTaken,
     /// The body is larger than the server accepts (413).
@@ -333,6 +336,7 @@ impl ErrorCode {
             ErrorCode::WrongToken | ErrorCode::Blocked => 403,
             ErrorCode::NoSuchSession | ErrorCode::NoSuchRound | ErrorCode::NotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
+            ErrorCode::SessionEnded => 410,
             ErrorCode::RoundTaken => 409,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,

@@ -18,6 +18,8 @@ pub(super) struct Index {
     pub(super) by_prefix: HashMap<String, Listing>,
     pub(super) by_code: HashMap<SessionCode, IndexKey>,
     pub(super) by_expiry: BTreeSet<(Millis, IndexKey)>,
+    /// Sessions moderators hid: never listed while in here.
+    pub(super) hidden: HashSet<SessionCode>,
 }
 
 impl Index {

@@ -56,6 +56,7 @@ mod listings;
 mod page;
 mod search;
 
+use std::collections::HashSet;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -198,9 +199,10 @@ impl LobbyIndex {
         pacing.next_due()
     }
 
-    /// Records the current state of a session: listed if public, unlisted
-    /// otherwise. Publishes `added`, `updated` (only when something a lobby
-    /// page shows changed) or `removed`.
+    /// Records the current state of a session: listed if public and not
+    /// hidden by a moderator, unlisted otherwise. Publishes `added`,
+    /// `updated` (only when something a lobby page shows changed) or
+    /// `removed`.
     pub fn upsert(&self, record: &SessionRecord) {
         if !record.fields.public {
             self.remove(&record.code);
@@ -214,6 +216,11 @@ impl LobbyIndex {
         let Ok(mut index) = self.index.write() else {
             return;
         };
+        // Judged under the lock, so a hide cannot pass a host's update.
+        if index.hidden.contains(&record.code) {
+            self.unlist(&mut index, &record.code);
+            return;
+        }
         let previous = index.remove(&record.code);
         index.insert(key, listed.clone());
         if previous
@@ -249,6 +256,12 @@ impl LobbyIndex {
         let Ok(mut index) = self.index.write() else {
             return;
         };
+        self.unlist(&mut index, code);
+    }
+
+    /// Unlists `code` from the locked `index`; publishes `removed` if it
+    /// was listed.
+    fn unlist(&self, index: &mut Index, code: &SessionCode) {
         if let Some(old) = index.remove(code) {
             self.publish(LobbyChange {
                 before: Some(old),
@@ -256,6 +269,28 @@ impl LobbyIndex {
                 code: code.clone(),
             });
         }
+    }
+
+    /// The sessions moderators hid.
+    pub fn hidden(&self) -> HashSet<SessionCode> {
+        self.index
+            .read()
+            .map(|index| index.hidden.clone())
+            .unwrap_or_default()
+    }
+
+    /// Sets the sessions moderators hid: each leaves the listing now (its
+    /// subscribers hear `removed`) and is not listed again while hidden.
+    /// Returns the set it replaces; a session that left it is listed again
+    /// at its next upsert.
+    pub fn set_hidden(&self, hidden: HashSet<SessionCode>) -> HashSet<SessionCode> {
+        let Ok(mut index) = self.index.write() else {
+            return HashSet::new();
+        };
+        for code in &hidden {
+            self.unlist(&mut index, code);
+        }
+        std::mem::replace(&mut index.hidden, hidden)
     }
 
     /// Unlists every session expired at `now` (each published as

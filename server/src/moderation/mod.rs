@@ -3,22 +3,31 @@
 //!
 //! # Layout
 //!
-//! - here: [`Moderation`] (the tokens and the blocks in force) and the
-//!   actions (place and lift a block), each written with its audit entry
-//!   in one transaction, then applied to this replica's list.
+//! - here: [`Moderation`] (the tokens, the blocks in force, the sessions
+//!   moderators ended) and the actions (place and lift a block, hide and
+//!   end a session), each written with its audit entry in one
+//!   transaction, then applied to this replica. Hidden sessions are kept
+//!   by the lobby index itself (`LobbyIndex::set_hidden`), which judges
+//!   them under its own lock.
 //! - [`tokens`]: the admin token file, kept as hashes.
 //! - [`blocks`]: the blocks in force, in memory, and prefix parsing.
+//! - [`listing`]: the moderators' list of every session, filtered and
+//!   paged.
 //!
 //! The tables live in the store (`store::moderation`); other replicas hear
 //! of a block through the change feed and reload theirs.
 
 pub mod blocks;
+pub mod listing;
 pub mod tokens;
 
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
+use std::sync::RwLock;
 
 use protocol::api::ErrorCode;
 use protocol::api::admin::{AuditEntry, BlockRequest, BlockView};
+use protocol::code::SessionCode;
 
 use crate::clock::{Millis, to_datetime};
 use crate::error::AppError;
@@ -34,30 +43,84 @@ pub const MAX_BLOCK_SECS: u64 = 365 * 24 * 3600;
 /// The longest reason kept, in characters.
 pub const MAX_REASON_CHARS: usize = 500;
 
-/// The admin tokens (none: the admin API is off) and the blocks in force.
+/// How long the code of a session a moderator ended is remembered, so its
+/// host and joiners hear why it is gone: a day.
+pub const ENDED_REMEMBERED_MS: Millis = 24 * 3600 * 1000;
+
+/// The admin tokens (none: the admin API is off), the blocks in force and
+/// the sessions moderators ended.
 #[derive(Debug, Default)]
 pub struct Moderation {
     /// Who may use the admin API.
     pub tokens: Option<AdminTokens>,
     /// The blocks every create, update and answer is checked against.
     pub blocks: Blocklist,
+    /// Sessions moderators ended, and until when that is remembered.
+    ended: RwLock<HashMap<SessionCode, Millis>>,
 }
 
 impl Moderation {
-    /// With `tokens` (or none) and no blocks yet (see [`reload_blocks`]).
+    /// With `tokens` (or none) and nothing loaded yet (see [`reload`]).
     pub fn new(tokens: Option<AdminTokens>) -> Self {
         Self {
             tokens,
-            blocks: Blocklist::default(),
+            ..Self::default()
         }
+    }
+
+    /// Whether a moderator ended session `code` (and it is remembered at
+    /// `now`).
+    pub fn was_ended(&self, code: &SessionCode, now: Millis) -> bool {
+        self.ended
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(code)
+            .is_some_and(|forget_at| *forget_at > now)
     }
 }
 
-/// Reads the blocks in force from the store into this replica's list.
-pub async fn reload_blocks(state: &AppState) -> Result<(), StoreError> {
-    let rows = state.store.live_blocks(state.now()).await?;
-    state.moderation.blocks.replace(&rows);
+/// Reads what moderators decided (blocks, hidden and ended sessions) from
+/// the store into this replica: its block list, its lobby index (a session
+/// no longer hidden is listed again) and its ended sessions.
+pub async fn reload(state: &AppState) -> Result<(), StoreError> {
+    let now = state.now();
+    let blocks = state.store.live_blocks(now).await?;
+    let hidden = state.store.hidden_codes().await?;
+    let ended = state.store.ended_sessions(now).await?;
+    state.moderation.blocks.replace(&blocks);
+    let hidden: HashSet<SessionCode> = hidden
+        .iter()
+        .filter_map(|c| SessionCode::parse(c).ok())
+        .collect();
+    let before = state.lobby.set_hidden(hidden.clone());
+    for code in before.difference(&hidden) {
+        if let Some(record) = state.store.get(code, now).await? {
+            state.lobby.upsert(&record);
+        }
+    }
+    let ended: HashMap<SessionCode, Millis> = ended
+        .into_iter()
+        .filter_map(|row| Some((SessionCode::parse(&row.code).ok()?, row.forget_at)))
+        .collect();
+    *state
+        .moderation
+        .ended
+        .write()
+        .unwrap_or_else(|p| p.into_inner()) = ended;
     Ok(())
+}
+
+/// `410 session_ended` when a moderator ended `code`, else `404
+/// no_such_session`: what a host or joiner hears of a session that is gone.
+pub fn session_gone(state: &AppState, code: &SessionCode) -> AppError {
+    if state.moderation.was_ended(code, state.now()) {
+        AppError::new(
+            ErrorCode::SessionEnded,
+            "a moderator of this lobby ended this session; do not publish it again",
+        )
+    } else {
+        AppError::no_such_session()
+    }
 }
 
 /// `403 blocked` when a moderator blocked `ip`'s address or a prefix
@@ -131,7 +194,7 @@ pub async fn place_block(
         .insert_block(&prefix, &reason, lapses_at, audit)
         .await?;
     state.metrics.admin_actions.inc();
-    reload_blocks(state).await?;
+    reload(state).await?;
     tracing::info!(actor, %prefix, id, "block placed");
     Ok(block_view(BlockRow {
         id,
@@ -163,8 +226,78 @@ pub async fn lift_block(
         return Err(AppError::new(ErrorCode::NotFound, "no block has this id"));
     }
     state.metrics.admin_actions.inc();
-    reload_blocks(state).await?;
+    reload(state).await?;
     tracing::info!(actor, id, "block lifted");
+    Ok(())
+}
+
+/// Hides session `code` from the lobby and its feed (or lists it again),
+/// as `actor`; it stays joinable by code. `404` when there is no such
+/// live session.
+pub async fn hide_session(
+    state: &AppState,
+    actor: &str,
+    code: &SessionCode,
+    hidden: bool,
+    reason: &str,
+) -> Result<(), AppError> {
+    let reason = clean_reason(reason)?;
+    let now = state.now();
+    if state.store.get(code, now).await?.is_none() {
+        return Err(AppError::no_such_session());
+    }
+    let audit = Audit {
+        at: now,
+        actor,
+        action: if hidden { "hide" } else { "unhide" },
+        target: code.as_str(),
+        reason: &reason,
+    };
+    state.store.set_hidden(code.as_str(), hidden, audit).await?;
+    state.metrics.admin_actions.inc();
+    reload(state).await?;
+    tracing::info!(actor, %code, hidden, "session hidden or listed again");
+    Ok(())
+}
+
+/// Ends session `code` as `actor`: remembered as ended by a moderator
+/// (its host's next call, its long-polls and its joiners get `410
+/// session_ended`), then deleted like an expired session. `404` when
+/// there is no such live session.
+pub async fn end_session(
+    state: &AppState,
+    actor: &str,
+    code: &SessionCode,
+    reason: &str,
+) -> Result<(), AppError> {
+    let reason = clean_reason(reason)?;
+    if reason.is_empty() {
+        return Err(AppError::invalid_field(
+            "reason",
+            "say why, for the audit log",
+        ));
+    }
+    let now = state.now();
+    if state.store.get(code, now).await?.is_none() {
+        return Err(AppError::no_such_session());
+    }
+    let audit = Audit {
+        at: now,
+        actor,
+        action: "end",
+        target: code.as_str(),
+        reason: &reason,
+    };
+    // Remembered first (and announced to the other replicas first), so
+    // whoever the deletion wakes hears why.
+    state
+        .store
+        .insert_ended(code.as_str(), now + ENDED_REMEMBERED_MS, audit)
+        .await?;
+    reload(state).await?;
+    crate::sessions::remove(state, code).await?;
+    state.metrics.admin_actions.inc();
+    tracing::info!(actor, %code, "session ended by a moderator");
     Ok(())
 }
 

@@ -1,5 +1,5 @@
-//! The operator's admin API: blocks of addresses and prefixes, and the
-//! audit log. Every call takes an admin token (`Authorization: Bearer`);
+//! The operator's admin API: every session (hide, end), blocks of
+//! addresses and prefixes, and the audit log. Every call takes an admin token (`Authorization: Bearer`);
 //! without `--admin-token-file` the whole surface answers 404, as an
 //! unknown route does. Each call is charged to the address's admin budget
 //! before its token is checked, and no response may be cached.
@@ -9,15 +9,22 @@ use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use protocol::api::admin::{AuditPage, BlockList, BlockRequest, BlockView};
+use protocol::api::HostKind;
+use protocol::api::admin::{
+    AdminSessionPage, AdminSessionView, AuditPage, BlockList, BlockRequest, BlockView, EndRequest,
+    HideRequest,
+};
 use protocol::api::{ErrorBody, ErrorCode};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::AppError;
-use crate::extract::{ApiJson, ApiQuery, ClientIp, bearer_token};
+use crate::extract::{ApiJson, ApiQuery, ClientIp, CodePath, bearer_token};
 use crate::moderation;
+use crate::moderation::blocks::parse_prefix;
+use crate::moderation::listing::{self, SessionFilter};
 use crate::rate_limit::Budget;
+use crate::routes::session::CodeParam;
 use crate::state::AppState;
 
 /// The most audit entries one page holds.
@@ -214,4 +221,171 @@ pub async fn audit_log(
         entries,
         next_before,
     }))
+}
+
+/// What a moderator looks for in `GET /admin/sessions`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionQuery {
+    /// Words each of which the name or host name holds (any case).
+    #[param(max_length = 200)]
+    q: Option<String>,
+    /// Only sessions of this host kind.
+    host_kind: Option<HostKind>,
+    /// Only hidden (`true`) or only unhidden (`false`) sessions.
+    hidden: Option<bool>,
+    /// Only sessions created from inside this address or CIDR prefix.
+    #[param(max_length = 64, example = "203.0.113.0/24")]
+    creator: Option<String>,
+    /// Sessions per page (default 50, at most 200).
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<u32>,
+    /// A page's `nextCursor`.
+    #[param(pattern = r"^[0-9]{1,18}-[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8}$")]
+    cursor: Option<String>,
+}
+
+/// Every live session, public or private, hidden or not, newest first.
+#[utoipa::path(
+    get, path = "/admin/sessions", tag = "admin",
+    security(("admin_token" = [])),
+    params(SessionQuery),
+    responses(
+        (status = 200, description = "A page of sessions", body = AdminSessionPage),
+        (status = 400, description = "A bad query", body = ErrorBody),
+        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        (status = 404, description = "The admin API is off (no --admin-token-file)", body = ErrorBody),
+        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn list_sessions(
+    State(state): State<AppState>,
+    _admin: Admin,
+    ApiQuery(q): ApiQuery<SessionQuery>,
+) -> Result<Json<AdminSessionPage>, AppError> {
+    let limit = q.limit.unwrap_or(50) as usize;
+    if limit == 0 || limit > listing::MAX_PAGE {
+        return Err(AppError::invalid_field(
+            "limit",
+            format!("between 1 and {}", listing::MAX_PAGE),
+        ));
+    }
+    let words = q.q.unwrap_or_default();
+    if words.chars().count() > 200 {
+        return Err(AppError::invalid_field("q", "at most 200 characters"));
+    }
+    let creator = match q.creator.as_deref() {
+        None => None,
+        Some(text) => {
+            Some(parse_prefix(text).map_err(|why| AppError::invalid_field("creator", why))?)
+        }
+    };
+    let after = match q.cursor.as_deref() {
+        None => None,
+        Some(text) => Some(
+            listing::parse_cursor(text)
+                .ok_or_else(|| AppError::invalid_field("cursor", "not a cursor of this list"))?,
+        ),
+    };
+    let filter = SessionFilter {
+        words: words.split_whitespace().map(str::to_lowercase).collect(),
+        host_kind: q.host_kind,
+        hidden: q.hidden,
+        creator,
+    };
+    let records = state.store.list_all(state.now()).await?;
+    let hidden = state.lobby.hidden();
+    Ok(Json(listing::page(
+        records,
+        &hidden,
+        &filter,
+        after.as_ref(),
+        limit,
+    )))
+}
+
+/// One live session as moderators see it.
+#[utoipa::path(
+    get, path = "/admin/sessions/{code}", tag = "admin",
+    security(("admin_token" = [])),
+    params(CodeParam),
+    responses(
+        (status = 200, description = "The session", body = AdminSessionView),
+        (status = 400, description = "Not a session code", body = ErrorBody),
+        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        (status = 404, description = "No such live session, or the admin API is off", body = ErrorBody),
+        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn get_session(
+    State(state): State<AppState>,
+    _admin: Admin,
+    CodePath(code): CodePath,
+) -> Result<Json<AdminSessionView>, AppError> {
+    let record = state
+        .store
+        .get(&code, state.now())
+        .await?
+        .ok_or_else(AppError::no_such_session)?;
+    let hidden = state.lobby.hidden().contains(&code);
+    Ok(Json(listing::view(&record, hidden)))
+}
+
+/// Hides a session from the lobby and its feed (still joinable by code),
+/// or lists it again.
+#[utoipa::path(
+    post, path = "/admin/sessions/{code}/hide", tag = "admin",
+    security(("admin_token" = [])),
+    params(CodeParam),
+    request_body = HideRequest,
+    responses(
+        (status = 204, description = "Hidden, or listed again"),
+        (status = 400, description = "Not a session code, or a bad body", body = ErrorBody),
+        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        (status = 404, description = "No such live session, or the admin API is off", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 415, description = "Body is not JSON", body = ErrorBody),
+        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn hide_session(
+    State(state): State<AppState>,
+    Admin(actor): Admin,
+    CodePath(code): CodePath,
+    ApiJson(req): ApiJson<HideRequest>,
+) -> Result<StatusCode, AppError> {
+    moderation::hide_session(&state, &actor, &code, req.hidden, &req.reason).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Ends a session now: its host's next call, its long-polls and its
+/// joiners get `410 session_ended`.
+#[utoipa::path(
+    post, path = "/admin/sessions/{code}/end", tag = "admin",
+    security(("admin_token" = [])),
+    params(CodeParam),
+    request_body = EndRequest,
+    responses(
+        (status = 204, description = "Ended"),
+        (status = 400, description = "Not a session code, a bad body, or no reason", body = ErrorBody),
+        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        (status = 404, description = "No such live session, or the admin API is off", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 415, description = "Body is not JSON", body = ErrorBody),
+        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn end_session(
+    State(state): State<AppState>,
+    Admin(actor): Admin,
+    CodePath(code): CodePath,
+    ApiJson(req): ApiJson<EndRequest>,
+) -> Result<StatusCode, AppError> {
+    moderation::end_session(&state, &actor, &code, &req.reason).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

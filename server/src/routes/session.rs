@@ -65,6 +65,7 @@ pub struct CodeParam {
         (status = 400, description = "Invalid body, field, code or offer", body = ErrorBody),
         (status = 403, description = "Missing or wrong host token (`wrong_token`), or the address is blocked by the lobby's moderators (`blocked`)", body = ErrorBody),
         (status = 404, description = "Unknown or expired code", body = ErrorBody),
+        (status = 410, description = "A moderator ended the session (`session_ended`): do not publish it again", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
         (status = 415, description = "Body not sent as `application/json`", body = ErrorBody),
         (status = 429, description = "Too many creates, live sessions or bytes held by live sessions from this address, or updates of this session", body = ErrorBody),
@@ -155,6 +156,7 @@ fn put_response(
         (status = 200, description = "The session; `round` and `offer` are null when no round is open", body = SessionView),
         (status = 400, description = "Not a session code", body = ErrorBody),
         (status = 404, description = "Unknown or expired session", body = ErrorBody),
+        (status = 410, description = "A moderator ended the session (`session_ended`): do not publish it again", body = ErrorBody),
         (status = 429, description = "Too many session reads, or unknown codes looked up, from this address", body = ErrorBody),
         (status = 503, description = "Database unreachable", body = ErrorBody),
     )
@@ -168,6 +170,9 @@ pub async fn get_session(
     state.limits.check(Budget::SessionReads, ip)?;
     let now = state.now();
     let Some(record) = state.store.get(&code, now).await? else {
+        if state.moderation.was_ended(&code, now) {
+            return Err(moderation::session_gone(&state, &code));
+        }
         state.limits.record_miss(ip)?;
         return Err(AppError::no_such_session());
     };
@@ -196,6 +201,7 @@ pub async fn get_session(
         (status = 400, description = "Not a session code", body = ErrorBody),
         (status = 403, description = "Missing or wrong host token", body = ErrorBody),
         (status = 404, description = "Unknown or expired session", body = ErrorBody),
+        (status = 410, description = "A moderator ended the session (`session_ended`): do not publish it again", body = ErrorBody),
         (status = 429, description = "Too many unknown codes looked up from this address", body = ErrorBody),
         (status = 503, description = "Database unreachable", body = ErrorBody),
     )
@@ -221,6 +227,7 @@ pub async fn delete_session(
         (status = 400, description = "Invalid body or an answer that is not SDP", body = ErrorBody),
         (status = 403, description = "The address is blocked by the lobby's moderators (`blocked`)", body = ErrorBody),
         (status = 404, description = "Unknown or expired session", body = ErrorBody),
+        (status = 410, description = "A moderator ended the session (`session_ended`): do not publish it again", body = ErrorBody),
         (status = 409, description = "The round was already answered or is not the open round", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
         (status = 415, description = "Body not sent as `application/json`", body = ErrorBody),
@@ -298,6 +305,7 @@ pub struct AnswerPoll {
         (status = 400, description = "Not a session code, or a bad query", body = ErrorBody),
         (status = 403, description = "Missing or wrong host token", body = ErrorBody),
         (status = 404, description = "Unknown session, or a round that is neither open nor answered", body = ErrorBody),
+        (status = 410, description = "A moderator ended the session (`session_ended`): do not publish it again", body = ErrorBody),
         (status = 429, description = "Too many answer polls of this session, at once or per minute", body = ErrorBody),
         (status = 503, description = "Database unreachable", body = ErrorBody),
     )
@@ -364,7 +372,7 @@ pub async fn get_answer(
             .store
             .get(&code, state.now())
             .await?
-            .ok_or_else(AppError::no_such_session)?;
+            .ok_or_else(|| moderation::session_gone(&state, &code))?;
     };
     Ok(response)
 }

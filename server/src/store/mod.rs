@@ -375,6 +375,11 @@ impl Store {
         dispatch!(self, s => s.list_public(now).await)
     }
 
+    /// Every live session, public or not (the admin list).
+    pub async fn list_all(&self, now: Millis) -> Result<Vec<SessionRecord>, StoreError> {
+        dispatch!(self, s => s.list_all(now).await)
+    }
+
     /// Number of live sessions.
     pub async fn count_live(&self, now: Millis) -> Result<u64, StoreError> {
         dispatch!(self, s => s.count_live(now).await)

@@ -1,11 +1,13 @@
-//! The moderation tables: blocks and the audit log, on both backends.
+//! The moderation tables: blocks, hidden and ended sessions, and the audit
+//! log, on both backends.
 //!
 //! Moderators act a few times a day, so these statements go straight to
 //! the pool, one transaction per action (a block and its audit entry
 //! commit together), instead of through SQLite's group commit or
 //! PostgreSQL's statement groups. The SQL is the same for both backends
-//! (numbered `$N` parameters, `RETURNING`); on PostgreSQL a trigger
-//! announces every change of `blocks` to the other replicas (`m::ORIGIN`).
+//! (numbered `$N` parameters, `RETURNING`, `ON CONFLICT`); on PostgreSQL a
+//! trigger announces every change of `blocks`, `hidden_sessions` and
+//! `ended_sessions` to the other replicas (`m::ORIGIN`).
 
 use sqlx::FromRow;
 
@@ -44,6 +46,17 @@ pub struct AuditRow {
     pub target: String,
     /// Why.
     pub reason: String,
+}
+
+/// A session a moderator ended, remembered for a while.
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct EndedRow {
+    /// The session's code.
+    pub code: String,
+    /// The reason the moderator gave.
+    pub reason: String,
+    /// When it is forgotten.
+    pub forget_at: Millis,
 }
 
 /// What an admin action writes to the audit log.
@@ -148,6 +161,79 @@ impl Store {
         })
     }
 
+    /// Marks session `code` hidden (or not), with its audit entry.
+    pub async fn set_hidden(
+        &self,
+        code: &str,
+        hidden: bool,
+        audit: Audit<'_>,
+    ) -> Result<(), StoreError> {
+        audited!(self, audit, tx => {
+            let query = if hidden {
+                sqlx::query(
+                    "INSERT INTO hidden_sessions (code, hidden_by, hidden_at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (code) DO NOTHING",
+                )
+                .bind(code)
+                .bind(audit.actor)
+                .bind(audit.at)
+            } else {
+                sqlx::query("DELETE FROM hidden_sessions WHERE code = $1").bind(code)
+            };
+            query.execute(&mut *tx).await.map_err(StoreError::from)?;
+        })
+    }
+
+    /// Remembers that a moderator ended session `code` until `forget_at`,
+    /// with its audit entry (the session itself is deleted by the caller,
+    /// after this commits).
+    pub async fn insert_ended(
+        &self,
+        code: &str,
+        forget_at: Millis,
+        audit: Audit<'_>,
+    ) -> Result<(), StoreError> {
+        audited!(self, audit, tx => {
+            sqlx::query(
+                "INSERT INTO ended_sessions (code, reason, ended_by, ended_at, forget_at) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (code) DO UPDATE SET \
+                 reason = excluded.reason, ended_by = excluded.ended_by, \
+                 ended_at = excluded.ended_at, forget_at = excluded.forget_at",
+            )
+            .bind(code)
+            .bind(audit.reason)
+            .bind(audit.actor)
+            .bind(audit.at)
+            .bind(forget_at)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
+        })
+    }
+
+    /// The codes of every hidden session.
+    pub async fn hidden_codes(&self) -> Result<Vec<String>, StoreError> {
+        on_pool!(self, pool => {
+            sqlx::query_scalar("SELECT code FROM hidden_sessions")
+                .fetch_all(pool)
+                .await
+                .map_err(StoreError::from)
+        })
+    }
+
+    /// The sessions moderators ended that are still remembered at `now`.
+    pub async fn ended_sessions(&self, now: Millis) -> Result<Vec<EndedRow>, StoreError> {
+        on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT code, reason, forget_at FROM ended_sessions WHERE forget_at > $1",
+            )
+            .bind(now)
+            .fetch_all(pool)
+            .await
+            .map_err(StoreError::from)
+        })
+    }
+
     /// Every block in force at `now`, newest first.
     pub async fn live_blocks(&self, now: Millis) -> Result<Vec<BlockRow>, StoreError> {
         on_pool!(self, pool => {
@@ -182,8 +268,9 @@ impl Store {
         })
     }
 
-    /// Deletes lapsed blocks and audit entries from before `audit_cutoff`;
-    /// how many rows went.
+    /// Deletes lapsed blocks, ended sessions no longer remembered, hidden
+    /// marks of sessions gone, and audit entries from before
+    /// `audit_cutoff`; how many rows went.
     pub async fn sweep_moderation(
         &self,
         now: Millis,
@@ -195,12 +282,26 @@ impl Store {
                 .execute(pool)
                 .await
                 .map_err(StoreError::from)?;
+            let ended = sqlx::query("DELETE FROM ended_sessions WHERE forget_at <= $1")
+                .bind(now)
+                .execute(pool)
+                .await
+                .map_err(StoreError::from)?;
+            let hidden = sqlx::query(
+                "DELETE FROM hidden_sessions WHERE code NOT IN (SELECT code FROM sessions)",
+            )
+            .execute(pool)
+            .await
+            .map_err(StoreError::from)?;
             let audit = sqlx::query("DELETE FROM audit_log WHERE at < $1")
                 .bind(audit_cutoff)
                 .execute(pool)
                 .await
                 .map_err(StoreError::from)?;
-            Ok(blocks.rows_affected() + audit.rows_affected())
+            Ok(blocks.rows_affected()
+                + ended.rows_affected()
+                + hidden.rows_affected()
+                + audit.rows_affected())
         })
     }
 }

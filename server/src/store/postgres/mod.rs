@@ -372,6 +372,16 @@ impl PostgresStore {
         rows.iter().map(row::decode).collect()
     }
 
+    pub(super) async fn list_all(&self, now: Millis) -> Result<Vec<SessionRecord>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM sessions WHERE expires_at > $1");
+        let rows = sqlx::query(&sql)
+            .bind(now)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::from)?;
+        rows.iter().map(row::decode).collect()
+    }
+
     pub(super) async fn count_live(&self, now: Millis) -> Result<u64, StoreError> {
         let row = sqlx::query("SELECT COUNT(*) AS n FROM sessions WHERE expires_at > $1")
             .bind(now)

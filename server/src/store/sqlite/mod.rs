@@ -385,6 +385,16 @@ impl SqliteStore {
             .collect())
     }
 
+    pub(super) async fn list_all(&self, now: Millis) -> Result<Vec<SessionRecord>, StoreError> {
+        Ok(self
+            .inner
+            .sessions
+            .iter()
+            .filter(|r| r.expires_at > now)
+            .map(|r| r.clone())
+            .collect())
+    }
+
     pub(super) async fn count_live(&self, now: Millis) -> Result<u64, StoreError> {
         Ok(self
             .inner
