@@ -9,7 +9,7 @@
 // in), bot=1 (the engine's bot drives the host's player), hostName,
 // maxPlayers, difficulty and public=0 as further options.
 
-import { LobbyClient } from './lib/lobby-client.js';
+import { LobbyClient, LobbyError } from './lib/lobby-client.js';
 import { BrowserHost } from './lib/browser-host.js';
 import { GameScreen } from './lib/game-screen.js';
 import { displayNameOf } from './lib/name.js';
@@ -160,7 +160,9 @@ async function open() {
     },
     onReport: (report) => console.info(`campfire session-report ${JSON.stringify({ code, ...report })}`),
     onDiagnostic: (d) => console.debug(`campfire host: ${d}`),
-    onLobbyError: (e) => say(`The lobby lost this session (${e.message}); players already in keep playing.`),
+    onLobbyError: (e) => say(e instanceof LobbyError && e.code === 'session_ended'
+      ? 'A moderator of this lobby ended this session: it is no longer listed or joinable. Players already in keep playing.'
+      : `The lobby lost this session (${e.message}); players already in keep playing.`),
   });
   try {
     const hosted = await host.open();

@@ -5,7 +5,8 @@
 // with (--game-url). A session that has started and still admits players
 // (late join) is marked "In progress"; its Join works like any other.
 // Watch opens the same game URL with `spectate=1`: the game page joins as
-// a spectator (no seat, no input).
+// a spectator (no seat, no input). Report tells the lobby's moderators
+// about a session (web/lib/report-dialog.js).
 //
 // The page holds only what it has loaded: the first page, plus each page
 // "Show more" fetched. The feed is subscribed with the same search and
@@ -15,6 +16,7 @@
 // everything is loaded); anything older is for "Show more" to fetch.
 
 import { LobbyClient, normalizeCode } from './lib/lobby-client.js';
+import { openReport } from './lib/report-dialog.js';
 
 /** @param {string} name */
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
@@ -141,8 +143,19 @@ function row(e) {
   watch.textContent = 'Watch';
   watch.setAttribute('aria-label', `Watch ${e.name || e.code}`);
   watch.title = 'Watch the game without playing: no seat needed.';
+  const report = document.createElement('button');
+  report.type = 'button';
+  report.className = 'link report';
+  report.textContent = 'Report';
+  report.setAttribute('aria-label', `Report ${e.name || e.code} to the moderators`);
+  report.addEventListener('click', async () => {
+    if (await openReport(client, e.code, e.name)) {
+      report.textContent = 'Reported';
+      report.disabled = true;
+    }
+  });
   action.className = 'actions';
-  action.append(a, ' ', watch);
+  action.append(a, ' ', watch, ' ', report);
   tr.append(action);
   return tr;
 }

@@ -21,6 +21,7 @@ import { displayNameOf } from './lib/name.js';
 import { DISCONNECT_GRACE_MS } from './lib/facts.js';
 import { ReplayPage } from './lib/replay-page.js';
 import { gameControls } from './lib/game-tools.js';
+import { openReport } from './lib/report-dialog.js';
 
 /** @param {string} name */
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
@@ -309,6 +310,23 @@ const driverHooks = {
 };
 
 /**
+ * Offers "Report this session" once in a session (the lobby's moderators
+ * read it).
+ * @param {string} code
+ */
+function showReport(code) {
+  const button = /** @type {HTMLButtonElement} */ ($('report-session'));
+  button.hidden = false;
+  button.onclick = async () => {
+    const title = $('session-title').textContent?.replace(/^—\s*/, '') ?? '';
+    if (await openReport(new LobbyClient(''), code, title)) {
+      button.textContent = 'Reported';
+      button.disabled = true;
+    }
+  };
+}
+
+/**
  * The connection to the host failed while playing: joins the session once
  * more on a fresh connection, presenting the rejoin token the host gave
  * this player, so the host hands it back the same player (within its
@@ -444,6 +462,7 @@ async function join(typed, name) {
     return;
   }
   joinedAs = { code, name };
+  showReport(code);
   if (!spectating) {
     $('session-code').textContent = code;
     $('invite').hidden = false;

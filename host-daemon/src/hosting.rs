@@ -276,7 +276,10 @@ pub async fn run_session(
 
 async fn delete(client: &LobbyClient, session: &HostedSession) {
     if let Err(e) = client.delete(session).await
-        && !matches!(e, SignalingError::NoSuchSession(_))
+        && !matches!(
+            e,
+            SignalingError::NoSuchSession(_) | SignalingError::EndedByModerator(_)
+        )
     {
         tracing::warn!(error = %e, "could not delete the session from the lobby");
     }

@@ -202,7 +202,9 @@ pub struct JoinConfig {
 
 fn lobby_err(code: &str, e: SignalingError) -> JoinError {
     match e {
-        SignalingError::NoSuchSession(_) => JoinError::NoSuchSession(code.to_owned()),
+        SignalingError::NoSuchSession(_) | SignalingError::EndedByModerator(_) => {
+            JoinError::NoSuchSession(code.to_owned())
+        }
         SignalingError::FullOrStarted(_) => JoinError::FullOrStarted(code.to_owned()),
         SignalingError::RoundTaken { .. } => JoinError::RoundTaken(code.to_owned()),
         source => JoinError::Lobby {

@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 
 use crate::config::Config;
 use crate::error::AppError;
-use crate::routes::{admin, lobby, ops, session};
+use crate::routes::{admin, lobby, ops, report, session};
 use crate::state::AppState;
 use protocol::api::ErrorCode;
 
@@ -65,6 +65,7 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(session::put_session))
         .routes(routes!(session::get_session, session::delete_session))
         .routes(routes!(session::post_answer, session::get_answer))
+        .routes(routes!(report::report_session))
         .routes(routes!(lobby::get_lobby))
         .routes(routes!(lobby::lobby_events))
         .routes(routes!(ops::healthz))

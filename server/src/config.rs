@@ -305,7 +305,16 @@ pub struct Config {
     #[arg(long, env = "LOBBY_ADMIN_REQUESTS_PER_MINUTE", default_value_t = 120)]
     pub admin_requests_per_minute: u32,
 
-    /// Days the audit log keeps an admin action.
+    /// Reports of sessions per minute from one client address.
+    #[arg(long, env = "LOBBY_REPORTS_PER_MINUTE", default_value_t = 5)]
+    pub reports_per_minute: u32,
+
+    /// Reports one session keeps (one per reporting address); later ones
+    /// are refused with 429.
+    #[arg(long, env = "LOBBY_MAX_REPORTS_PER_SESSION", default_value_t = 50)]
+    pub max_reports_per_session: u32,
+
+    /// Days the audit log keeps an admin action (and players' reports).
     #[arg(long, env = "LOBBY_AUDIT_RETENTION_DAYS", default_value_t = 90)]
     pub audit_retention_days: u32,
 

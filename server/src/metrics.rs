@@ -73,6 +73,8 @@ pub struct Metrics {
     pub admin_actions: Counter,
     /// Creates, updates and answers refused for a moderator's block.
     pub blocked_requests: Counter,
+    /// Players' reports of sessions stored.
+    pub reports: Counter,
     /// Answers refused, by reason.
     pub answers_rejected: Family<RejectLabels, Counter>,
     /// Answer long-polls in flight.
@@ -99,6 +101,7 @@ impl Metrics {
         let answers_accepted = Counter::default();
         let admin_actions = Counter::default();
         let blocked_requests = Counter::default();
+        let reports = Counter::default();
         let answers_rejected = Family::default();
         let long_poll_waiters = Gauge::default();
         let connections_refused = Counter::default();
@@ -129,6 +132,11 @@ impl Metrics {
             "blocked_requests",
             "Creates, updates and answers refused for a moderator's block",
             blocked_requests.clone(),
+        );
+        registry.register(
+            "reports",
+            "Players' reports of sessions stored",
+            reports.clone(),
         );
         registry.register(
             "answers_rejected",
@@ -162,6 +170,7 @@ impl Metrics {
             answers_accepted,
             admin_actions,
             blocked_requests,
+            reports,
             answers_rejected,
             long_poll_waiters,
             connections_refused,

@@ -42,6 +42,8 @@ pub enum Budget {
     /// Every admin call, charged before its token is checked (so guessing
     /// tokens is as slow as this).
     Admin,
+    /// `POST /session/{code}/report`.
+    Reports,
 }
 
 /// Which per-session budget an authenticated host call draws on.
@@ -60,6 +62,7 @@ pub struct RateLimits {
     lobby_pages: Option<DefaultKeyedRateLimiter<IpAddr>>,
     session_reads: Option<DefaultKeyedRateLimiter<IpAddr>>,
     admin: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    reports: Option<DefaultKeyedRateLimiter<IpAddr>>,
     session_answers: Option<DefaultKeyedRateLimiter<(SessionCode, IpAddr)>>,
     misses: Option<DefaultKeyedRateLimiter<IpAddr>>,
     updates: Option<DefaultKeyedRateLimiter<SessionCode>>,
@@ -105,6 +108,7 @@ impl RateLimits {
                 on,
             ),
             admin: limiter(config.admin_requests_per_minute, on),
+            reports: limiter(config.reports_per_minute, on),
             session_answers: limiter(config.answers_per_session_per_minute, on),
             misses: limiter(config.misses_per_minute, on),
             updates: limiter(config.updates_per_minute, on),
@@ -124,6 +128,7 @@ impl RateLimits {
             Budget::LobbyPages => (&self.lobby_pages, "uncached lobby pages"),
             Budget::SessionReads => (&self.session_reads, "session reads"),
             Budget::Admin => (&self.admin, "admin requests"),
+            Budget::Reports => (&self.reports, "reports"),
         };
         let Some(limiter) = limiter else {
             return Ok(());
@@ -220,6 +225,7 @@ impl RateLimits {
             &self.session_reads,
             &self.misses,
             &self.admin,
+            &self.reports,
         ]
         .into_iter()
         .flatten()

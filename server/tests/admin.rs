@@ -695,3 +695,168 @@ async fn the_admin_list_shows_every_session_with_filters_and_pages() {
         assert_eq!(res.status(), 400, "{bad}");
     }
 }
+
+async fn report_from(srv: &TestServer, from: &str, code: &str, body: Value) -> reqwest::Response {
+    client_from(ip(from))
+        .post(srv.url(&format!("/session/{code}/report")))
+        .json(&body)
+        .send()
+        .await
+        .expect("POST report")
+}
+
+#[tokio::test]
+async fn players_report_sessions_and_moderators_see_the_most_reported_first() {
+    let (srv, _file) = admin_server().await;
+    let (first, _) = srv.create().await;
+    let (second, _) = srv.create().await;
+    let (quiet, _) = srv.create().await;
+    let spam = json!({"reason": "spam"});
+    assert_eq!(
+        report_from(&srv, "127.0.10.1", &second, spam.clone())
+            .await
+            .status(),
+        204
+    );
+    assert_eq!(
+        report_from(&srv, "127.0.10.1", &first, spam.clone())
+            .await
+            .status(),
+        204
+    );
+    // A repeat from the same address changes nothing.
+    assert_eq!(
+        report_from(&srv, "127.0.10.1", &first, spam.clone())
+            .await
+            .status(),
+        204
+    );
+    let named = json!({"reason": "offensive_name", "text": " the name \u{7} is a slur "});
+    assert_eq!(
+        report_from(&srv, "127.0.10.2", &first, named)
+            .await
+            .status(),
+        204
+    );
+
+    let page = list_sessions(&srv, "?sort=reports").await;
+    let order: Vec<(&str, u64)> = page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["code"].as_str().unwrap(), s["reports"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(order[..2], [(first.as_str(), 2), (second.as_str(), 1)]);
+    assert_eq!(order[2], (quiet.as_str(), 0));
+    assert_eq!(list_sessions(&srv, "?reported=true").await["total"], 2);
+    let unreported = list_sessions(&srv, "?reported=false").await;
+    assert_eq!(unreported["sessions"][0]["code"], quiet.as_str());
+    // Paged by reports, every session once and in order.
+    let mut seen = Vec::new();
+    let mut query = "?sort=reports&limit=1".to_owned();
+    for _ in 0..4 {
+        let page = list_sessions(&srv, &query).await;
+        seen.push(page["sessions"][0]["code"].as_str().unwrap().to_owned());
+        match page["nextCursor"].as_str() {
+            Some(c) => query = format!("?sort=reports&limit=1&cursor={c}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, [first.clone(), second.clone(), quiet.clone()]);
+
+    let res = admin(
+        &srv,
+        reqwest::Method::GET,
+        &format!("/admin/sessions/{first}"),
+        Some(ALICE),
+        None,
+    )
+    .await;
+    let view: Value = res.json().await.unwrap();
+    assert_eq!(view["reports"], 2);
+    let recent = view["recentReports"].as_array().unwrap();
+    assert_eq!(recent.len(), 2);
+    assert_eq!(recent[0]["reason"], "offensive_name");
+    assert_eq!(
+        recent[0]["text"], "the name  is a slur",
+        "trimmed, control characters dropped"
+    );
+    assert_eq!(recent[1]["reason"], "spam");
+
+    // Bad reports change nothing.
+    for (body, status) in [
+        (json!({"reason": "bogus"}), 400),
+        (json!({"reason": "other", "text": "x".repeat(501)}), 400),
+        (json!({}), 400),
+    ] {
+        let res = report_from(&srv, "127.0.10.3", &quiet, body).await;
+        assert_eq!(res.status(), status);
+    }
+    let res = report_from(&srv, "127.0.10.3", "ABCD2345", spam.clone()).await;
+    assert_error(res, 404, "no_such_session").await;
+    let end = json!({"reason": "reported"});
+    assert_eq!(
+        post_admin(&srv, &format!("/admin/sessions/{second}/end"), end)
+            .await
+            .status(),
+        204
+    );
+    let res = report_from(&srv, "127.0.10.3", &second, spam).await;
+    assert_error(res, 410, "session_ended").await;
+    assert_eq!(list_sessions(&srv, "?reported=true").await["total"], 1);
+    let metrics = srv
+        .client
+        .get(srv.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(metrics.contains("lobby_reports_total 3"), "{metrics}");
+}
+
+#[tokio::test]
+async fn reports_are_budgeted_per_address_and_per_session() {
+    let file = token_file();
+    let path = file.path().to_owned();
+    let srv = TestServer::start_with(|c| {
+        c.admin_token_file = Some(path);
+        c.disable_rate_limits = false;
+        c.reports_per_minute = 2;
+        c.max_reports_per_session = 3;
+    })
+    .await;
+    let spam = json!({"reason": "spam"});
+    let codes = [
+        srv.create().await.0,
+        srv.create().await.0,
+        srv.create().await.0,
+    ];
+    let statuses: Vec<u16> = {
+        let mut s = Vec::new();
+        for code in &codes {
+            s.push(
+                report_from(&srv, "127.0.20.1", code, spam.clone())
+                    .await
+                    .status()
+                    .as_u16(),
+            );
+        }
+        s
+    };
+    assert_eq!(statuses, [204, 204, 429], "two a minute from one address");
+    for (i, expected) in [(2, 204), (3, 204), (4, 429)] {
+        let res = report_from(&srv, &format!("127.0.20.{i}"), &codes[0], spam.clone()).await;
+        assert_eq!(res.status(), expected, "reporter {i} of the first session");
+    }
+    let res = admin(
+        &srv,
+        reqwest::Method::GET,
+        &format!("/admin/sessions/{}", codes[0]),
+        Some(ALICE),
+        None,
+    )
+    .await;
+    assert_eq!(res.json::<Value>().await.unwrap()["reports"], 3);
+}

@@ -265,7 +265,9 @@ export class BrowserHost {
   /** @param {Error} e */
   lobbyError(e) {
     this.hooks.onDiagnostic?.(`lobby: ${e.message}`);
-    if (e instanceof LobbyError && (e.status === 404 || e.status === 401 || e.status === 403)) {
+    if (e instanceof LobbyError && [401, 403, 404, 410].includes(e.status)) {
+      // 410: a moderator ended the session; it is not published again.
+      if (e.status === 410) this.deleted = true;
       this.hooks.onLobbyError?.(e);
     }
   }
@@ -282,7 +284,7 @@ export class BrowserHost {
     if (this.hosted && !this.deleted) {
       this.deleted = true;
       await this.client.deleteSession(this.hosted).catch((e) => {
-        if (!(e instanceof LobbyError && e.status === 404)) this.hooks.onDiagnostic?.(`could not delete the session: ${e.message}`);
+        if (!(e instanceof LobbyError && (e.status === 404 || e.status === 410))) this.hooks.onDiagnostic?.(`could not delete the session: ${e.message}`);
       });
     }
     await Promise.all(this.links.map((l) => l.closeWhenFlushed()));

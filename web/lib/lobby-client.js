@@ -192,6 +192,19 @@ export class LobbyClient {
   }
 
   /**
+   * Reports a session to the lobby's moderators. A repeat from the same
+   * address is accepted and changes nothing.
+   * @param {string} code
+   * @param {'offensive_name'|'spam'|'cheating'|'harassment'|'other'} reason
+   * @param {string} [text] what happened, up to 500 characters
+   * @returns {Promise<void>}
+   */
+  async report(code, reason, text = '') {
+    const body = text ? { reason, text } : { reason };
+    await this.call('POST', `/session/${encodeURIComponent(code)}/report`, { body });
+  }
+
+  /**
    * Creates a session (for a browser host). `request` holds the lobby
    * fields and usually the first `offer`.
    * @param {Object} request `{offer?, public?, name, hostName, players?, maxPlayers, build, difficulty?, campaign?, hostKind, inProgress?, meta?}`

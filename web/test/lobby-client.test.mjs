@@ -160,6 +160,18 @@ test('errors are LobbyErrors with the API code', async () => {
   await assert.rejects(new LobbyClient('http://127.0.0.1:1').list(), (e) => e instanceof LobbyError && e.code === 'unreachable');
 });
 
+test('a player reports a session; a bad reason is a LobbyError', async () => {
+  const client = new LobbyClient(server.url);
+  const hosted = await client.createSession({ ...lobbyFields, offer: SDP });
+  await client.report(hosted.code, 'spam');
+  await client.report(hosted.code, 'other', 'the same address again changes nothing');
+  await assert.rejects(client.report(hosted.code, /** @type {any} */ ('bogus')),
+    (e) => e instanceof LobbyError && e.status === 400);
+  await assert.rejects(client.report('ABCDEFGH', 'spam'),
+    (e) => e instanceof LobbyError && e.code === 'no_such_session');
+  await client.deleteSession(hosted);
+});
+
 test('codes are normalized like the server does', () => {
   assert.equal(normalizeCode('abcd-efgh'), 'ABCDEFGH');
   assert.equal(normalizeCode(' ab cd ef gh '), 'ABCDEFGH');

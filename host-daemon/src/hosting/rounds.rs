@@ -119,7 +119,7 @@ pub(super) async fn round_loop(
                             tokio::time::sleep(RETRY_PAUSE).await;
                         }
                     },
-                    Err(SignalingError::NoSuchSession(_) | SignalingError::Rejected(_)) => {
+                    Err(e) if session_gone(&e) => {
                         offer.close().await;
                         return;
                     }
@@ -173,7 +173,7 @@ pub(super) async fn round_loop(
                 open = Some((offer, round));
                 continue;
             }
-            Err(SignalingError::NoSuchSession(_) | SignalingError::Rejected(_)) => {
+            Err(e) if session_gone(&e) => {
                 offer.close().await;
                 return;
             }
@@ -247,6 +247,20 @@ async fn hand_over(
     )
     .await;
     matches!(seen, Ok(Ok(_)))
+}
+
+/// Whether `e` says the lobby entry is gone for good, so no more rounds
+/// are published: unknown or expired, the token refused, or ended by a
+/// moderator (logged: the operator should know the lobby refused it).
+fn session_gone(e: &SignalingError) -> bool {
+    match e {
+        SignalingError::EndedByModerator(code) => {
+            tracing::warn!(%code, "a moderator of the lobby ended this session; not publishing it again");
+            true
+        }
+        SignalingError::NoSuchSession(_) | SignalingError::Rejected(_) => true,
+        _ => false,
+    }
 }
 
 #[cfg(test)]

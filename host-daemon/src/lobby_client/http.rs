@@ -132,6 +132,7 @@ fn classify(
             _ => SignalingError::NoSuchSession(session),
         },
         (404, Some(ErrorCode::NoSuchSession)) => SignalingError::NoSuchSession(session),
+        (410, _) => SignalingError::EndedByModerator(session),
         (409, _) => match ctx {
             Ctx::Round(c, round) => SignalingError::RoundTaken {
                 code: c.to_owned(),
@@ -186,6 +187,15 @@ mod tests {
                 Ctx::Round("ABC", 3)
             ),
             SignalingError::NoSuchRound { round: 3, .. }
+        ));
+        assert!(matches!(
+            classify(
+                StatusCode::GONE,
+                Some(ErrorCode::SessionEnded),
+                String::new(),
+                Ctx::Round("ABC", 3)
+            ),
+            SignalingError::EndedByModerator(c) if c == "ABC"
         ));
         assert!(matches!(
             classify(

@@ -67,6 +67,10 @@ pub enum SignalingError {
     /// Unknown or expired session (404 `no_such_session`).
     #[error("no session {0} (unknown or expired)")]
     NoSuchSession(String),
+    /// A moderator of the lobby ended the session (410 `session_ended`):
+    /// it must not be published again.
+    #[error("a moderator of the lobby ended session {0}")]
+    EndedByModerator(String),
     /// Unknown round (404 `no_such_round`): not the open round nor the latest answered one.
     #[error("session {code} has no round {round}")]
     NoSuchRound {

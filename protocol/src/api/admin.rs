@@ -121,6 +121,11 @@ pub struct AdminSessionView {
     /// The client key of the address that created it (an IPv4 address, or
     /// an IPv6 network).
     pub creator: String,
+    /// Players' reports of it.
+    pub reports: u32,
+    /// Its latest reports, newest first (one session's view only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recent_reports: Vec<ReportView>,
 }
 
 /// `GET /admin/sessions`: a page of every live session, public or not,
@@ -161,4 +166,61 @@ pub struct EndRequest {
         schema(max_length = 500, example = "offensive name")
     )]
     pub reason: String,
+}
+
+/// Why a player reports a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ReportReason {
+    /// Its name, host name or metadata is offensive.
+    OffensiveName,
+    /// Junk or advertising.
+    Spam,
+    /// Someone in it cheats.
+    Cheating,
+    /// Someone in it harasses players.
+    Harassment,
+    /// Something else (say what in `text`).
+    Other,
+}
+
+impl ReportReason {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportReason::OffensiveName => "offensive_name",
+            ReportReason::Spam => "spam",
+            ReportReason::Cheating => "cheating",
+            ReportReason::Harassment => "harassment",
+            ReportReason::Other => "other",
+        }
+    }
+}
+
+/// `POST /session/{code}/report`: a player tells the lobby's moderators
+/// about a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReportRequest {
+    /// Why.
+    pub reason: ReportReason,
+    /// What happened, in the player's words.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 500))]
+    pub text: Option<String>,
+}
+
+/// A player's report as moderators see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReportView {
+    /// When.
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub at: OffsetDateTime,
+    /// Why (a [`ReportReason`]'s wire name).
+    pub reason: String,
+    /// What the player wrote ("" for nothing).
+    pub text: String,
 }

@@ -1,16 +1,17 @@
 //! The moderators' list of sessions: every live session, public or not,
-//! hidden or not, filtered and paged newest first.
+//! hidden or not, filtered and paged newest first or most reported first.
 //!
 //! Moderators ask rarely and the live sessions are capped
 //! (`--max-sessions`), so a page is cut from the whole set read afresh,
 //! not from an index of its own.
 
-use std::collections::HashSet;
+use std::cmp::Reverse;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 
 use ipnet::IpNet;
 use protocol::api::HostKind;
-use protocol::api::admin::{AdminSessionPage, AdminSessionView};
+use protocol::api::admin::{AdminSessionPage, AdminSessionView, ReportView};
 use protocol::code::SessionCode;
 
 use crate::clock::Millis;
@@ -31,15 +32,20 @@ pub struct SessionFilter {
     pub hidden: Option<bool>,
     /// Only sessions created from inside this prefix.
     pub creator: Option<IpNet>,
+    /// Only reported (or only unreported) sessions.
+    pub reported: Option<bool>,
+    /// Most reported first (then newest), instead of newest first.
+    pub by_reports: bool,
 }
 
 impl SessionFilter {
-    fn matches(&self, record: &SessionRecord, hidden: bool) -> bool {
+    fn matches(&self, record: &SessionRecord, hidden: bool, reports: u32) -> bool {
         let summary = &record.fields.summary;
         let text = format!("{} {}", summary.name, summary.host_name).to_lowercase();
         self.words.iter().all(|w| text.contains(w.as_str()))
             && self.host_kind.is_none_or(|k| k == summary.host_kind)
             && self.hidden.is_none_or(|h| h == hidden)
+            && self.reported.is_none_or(|r| r == (reports > 0))
             && self.creator.is_none_or(|prefix| {
                 creator_net(&record.creator).is_some_and(|n| prefix.contains(&n))
             })
@@ -55,63 +61,90 @@ fn creator_net(label: &str) -> Option<IpNet> {
         .or_else(|| label.parse::<IpAddr>().ok().map(IpNet::from))
 }
 
-/// Where a page starts: after this session in the order (newest first,
-/// then by code).
-fn position(record: &SessionRecord) -> (std::cmp::Reverse<Millis>, String) {
+/// A session's place in the list: most reported first when sorting by
+/// reports (else every count is taken as 0), then newest, then by code.
+type Position = (Reverse<u32>, Reverse<Millis>, String);
+
+fn position(record: &SessionRecord, reports: u32, filter: &SessionFilter) -> Position {
     (
-        std::cmp::Reverse(record.created_at),
+        Reverse(if filter.by_reports { reports } else { 0 }),
+        Reverse(record.created_at),
         record.code.as_str().to_owned(),
     )
 }
 
-/// A page's cursor: `CREATED_AT_MS-CODE` of its last session.
-fn cursor_of(record: &SessionRecord) -> String {
-    format!("{}-{}", record.created_at, record.code)
+/// A page's cursor: `[REPORTS-]CREATED_AT_MS-CODE` of its last session.
+fn cursor_of(at: &Position, filter: &SessionFilter) -> String {
+    let (Reverse(reports), Reverse(created), code) = at;
+    if filter.by_reports {
+        format!("{reports}-{created}-{code}")
+    } else {
+        format!("{created}-{code}")
+    }
 }
 
-/// Reads a cursor; `None` when it is not one.
-pub fn parse_cursor(text: &str) -> Option<(std::cmp::Reverse<Millis>, String)> {
-    let (at, code) = text.split_once('-')?;
+/// Reads a cursor of a list in `filter`'s order; `None` when it is not one.
+pub fn parse_cursor(text: &str, filter: &SessionFilter) -> Option<Position> {
+    let (reports, rest) = if filter.by_reports {
+        let (reports, rest) = text.split_once('-')?;
+        (reports.parse().ok()?, rest)
+    } else {
+        (0, text)
+    };
+    let (at, code) = rest.split_once('-')?;
     let at: Millis = at.parse().ok()?;
     let code = SessionCode::parse(code).ok()?;
-    Some((std::cmp::Reverse(at), code.as_str().to_owned()))
+    Some((Reverse(reports), Reverse(at), code.as_str().to_owned()))
 }
 
 /// The page of `records` that `filter` keeps, after `after` (a parsed
-/// cursor), at most `limit` long.
+/// cursor), at most `limit` long; `reports` counts each session's reports
+/// by code.
 pub fn page(
     records: Vec<SessionRecord>,
     hidden: &HashSet<SessionCode>,
+    reports: &HashMap<String, u32>,
     filter: &SessionFilter,
-    after: Option<&(std::cmp::Reverse<Millis>, String)>,
+    after: Option<&Position>,
     limit: usize,
 ) -> AdminSessionPage {
-    let mut kept: Vec<(SessionRecord, bool)> = records
+    let mut kept: Vec<(Position, SessionRecord, bool, u32)> = records
         .into_iter()
-        .map(|r| {
+        .filter_map(|r| {
             let is_hidden = hidden.contains(&r.code);
-            (r, is_hidden)
+            let count = reports.get(r.code.as_str()).copied().unwrap_or(0);
+            filter
+                .matches(&r, is_hidden, count)
+                .then(|| (position(&r, count, filter), r, is_hidden, count))
         })
-        .filter(|(r, h)| filter.matches(r, *h))
         .collect();
-    kept.sort_by_key(|(r, _)| position(r));
+    kept.sort_by(|a, b| a.0.cmp(&b.0));
     let total = kept.len() as u64;
-    let start = after.map_or(0, |a| kept.partition_point(|(r, _)| position(r) <= *a));
+    let start = after.map_or(0, |a| kept.partition_point(|k| k.0 <= *a));
     let rest = kept.len().saturating_sub(start);
-    let shown: Vec<&(SessionRecord, bool)> = kept.iter().skip(start).take(limit).collect();
+    let shown = &kept[start.min(kept.len())..(start + limit).min(kept.len())];
     let next_cursor = shown
         .last()
         .filter(|_| rest > limit)
-        .map(|(r, _)| cursor_of(r));
+        .map(|k| cursor_of(&k.0, filter));
     AdminSessionPage {
-        sessions: shown.into_iter().map(|(r, h)| view(r, *h)).collect(),
+        sessions: shown
+            .iter()
+            .map(|(_, r, h, n)| view(r, *h, *n, Vec::new()))
+            .collect(),
         total,
         next_cursor,
     }
 }
 
-/// A session as moderators see it.
-pub fn view(record: &SessionRecord, hidden: bool) -> AdminSessionView {
+/// A session as moderators see it, with its count of reports and (for
+/// one session's view) its latest ones.
+pub fn view(
+    record: &SessionRecord,
+    hidden: bool,
+    reports: u32,
+    recent_reports: Vec<ReportView>,
+) -> AdminSessionView {
     AdminSessionView {
         entry: lobby_entry(record),
         public: record.fields.public,
@@ -120,5 +153,7 @@ pub fn view(record: &SessionRecord, hidden: bool) -> AdminSessionView {
         round_open: record.open_round().is_some(),
         answered_round: record.answered.as_ref().map(|a| a.round),
         creator: record.creator.clone(),
+        reports,
+        recent_reports,
     }
 }

@@ -26,14 +26,14 @@ use std::net::IpAddr;
 use std::sync::RwLock;
 
 use protocol::api::ErrorCode;
-use protocol::api::admin::{AuditEntry, BlockRequest, BlockView};
+use protocol::api::admin::{AuditEntry, BlockRequest, BlockView, ReportRequest, ReportView};
 use protocol::code::SessionCode;
 
 use crate::clock::{Millis, to_datetime};
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::store::StoreError;
-use crate::store::moderation::{Audit, AuditRow, BlockRow};
+use crate::store::moderation::{Audit, AuditRow, BlockRow, ReportRow, Reported};
 use blocks::{Blocklist, parse_prefix};
 use tokens::AdminTokens;
 
@@ -150,13 +150,19 @@ fn blocked(until: Millis) -> AppError {
 /// A reason as kept: trimmed, control characters dropped; `400` past
 /// [`MAX_REASON_CHARS`] (as the schema says).
 fn clean_reason(reason: &str) -> Result<String, AppError> {
-    if reason.chars().count() > MAX_REASON_CHARS {
+    clean_text("reason", reason)
+}
+
+/// Free text of `field` as kept: trimmed, control characters dropped;
+/// `400` past [`MAX_REASON_CHARS`].
+fn clean_text(field: &str, text: &str) -> Result<String, AppError> {
+    if text.chars().count() > MAX_REASON_CHARS {
         return Err(AppError::invalid_field(
-            "reason",
+            field,
             format!("at most {MAX_REASON_CHARS} characters"),
         ));
     }
-    Ok(reason.trim().chars().filter(|c| !c.is_control()).collect())
+    Ok(text.trim().chars().filter(|c| !c.is_control()).collect())
 }
 
 /// Places the block `req` asks for, as `actor`.
@@ -299,6 +305,59 @@ pub async fn end_session(
     state.metrics.admin_actions.inc();
     tracing::info!(actor, %code, "session ended by a moderator");
     Ok(())
+}
+
+/// Stores a player's report of session `code` from `ip`: one per session
+/// and client address (a repeat changes nothing), at most
+/// `--max-reports-per-session` per session. The caller charged the
+/// address's report budget.
+pub async fn report(
+    state: &AppState,
+    ip: IpAddr,
+    code: &SessionCode,
+    req: &ReportRequest,
+) -> Result<(), AppError> {
+    let text = match &req.text {
+        Some(text) => clean_text("text", text)?,
+        None => String::new(),
+    };
+    let now = state.now();
+    if state.store.get(code, now).await?.is_none() {
+        return Err(session_gone(state, code));
+    }
+    let reporter = state.config.client_keys().label(ip);
+    let outcome = state
+        .store
+        .insert_report(
+            code.as_str(),
+            now,
+            req.reason.as_str(),
+            &text,
+            &reporter,
+            state.config.max_reports_per_session,
+        )
+        .await?;
+    match outcome {
+        Reported::Stored => {
+            state.metrics.reports.inc();
+            tracing::info!(%code, reason = req.reason.as_str(), "session reported");
+            Ok(())
+        }
+        Reported::Already => Ok(()),
+        Reported::SessionFull => Err(AppError::rate_limited(
+            "reports of this session (the moderators have enough to go on)",
+            3600,
+        )),
+    }
+}
+
+/// A stored report as the admin API shows it.
+pub fn report_view(row: ReportRow) -> ReportView {
+    ReportView {
+        at: to_datetime(row.at),
+        reason: row.reason,
+        text: row.text,
+    }
 }
 
 /// A stored block as the admin API shows it.

@@ -4,6 +4,8 @@
 //! unknown route does. Each call is charged to the address's admin budget
 //! before its token is checked, and no response may be cached.
 
+use std::collections::HashMap;
+
 use axum::Json;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
@@ -26,6 +28,9 @@ use crate::moderation::listing::{self, SessionFilter};
 use crate::rate_limit::Budget;
 use crate::routes::session::CodeParam;
 use crate::state::AppState;
+
+/// The reports one session's view shows.
+pub const RECENT_REPORTS: u32 = 20;
 
 /// The most audit entries one page holds.
 pub const MAX_AUDIT_PAGE: u32 = 200;
@@ -235,15 +240,30 @@ pub struct SessionQuery {
     host_kind: Option<HostKind>,
     /// Only hidden (`true`) or only unhidden (`false`) sessions.
     hidden: Option<bool>,
+    /// Only reported (`true`) or only unreported (`false`) sessions.
+    reported: Option<bool>,
+    /// `newest` (the default) or `reports`: most reported first.
+    sort: Option<SessionOrder>,
     /// Only sessions created from inside this address or CIDR prefix.
     #[param(max_length = 64, example = "203.0.113.0/24")]
     creator: Option<String>,
     /// Sessions per page (default 50, at most 200).
     #[param(minimum = 1, maximum = 200)]
     limit: Option<u32>,
-    /// A page's `nextCursor`.
-    #[param(pattern = r"^[0-9]{1,18}-[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8}$")]
+    /// A page's `nextCursor` (of a list in the same order).
+    #[param(pattern = r"^([0-9]{1,9}-)?[0-9]{1,18}-[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8}$")]
     cursor: Option<String>,
+}
+
+/// The order of the moderators' list.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionOrder {
+    /// Newest first.
+    #[default]
+    Newest,
+    /// Most reported first, then newest.
+    Reports,
 }
 
 /// Every live session, public or private, hidden or not, newest first.
@@ -282,24 +302,34 @@ pub async fn list_sessions(
             Some(parse_prefix(text).map_err(|why| AppError::invalid_field("creator", why))?)
         }
     };
-    let after = match q.cursor.as_deref() {
-        None => None,
-        Some(text) => Some(
-            listing::parse_cursor(text)
-                .ok_or_else(|| AppError::invalid_field("cursor", "not a cursor of this list"))?,
-        ),
-    };
     let filter = SessionFilter {
         words: words.split_whitespace().map(str::to_lowercase).collect(),
         host_kind: q.host_kind,
         hidden: q.hidden,
         creator,
+        reported: q.reported,
+        by_reports: q.sort == Some(SessionOrder::Reports),
+    };
+    let after = match q.cursor.as_deref() {
+        None => None,
+        Some(text) => Some(
+            listing::parse_cursor(text, &filter)
+                .ok_or_else(|| AppError::invalid_field("cursor", "not a cursor of this list"))?,
+        ),
     };
     let records = state.store.list_all(state.now()).await?;
+    let reports: HashMap<String, u32> = state
+        .store
+        .report_counts()
+        .await?
+        .into_iter()
+        .map(|(code, n)| (code, u32::try_from(n).unwrap_or(u32::MAX)))
+        .collect();
     let hidden = state.lobby.hidden();
     Ok(Json(listing::page(
         records,
         &hidden,
+        &reports,
         &filter,
         after.as_ref(),
         limit,
@@ -331,7 +361,23 @@ pub async fn get_session(
         .await?
         .ok_or_else(AppError::no_such_session)?;
     let hidden = state.lobby.hidden().contains(&code);
-    Ok(Json(listing::view(&record, hidden)))
+    let recent = state
+        .store
+        .reports_of(code.as_str(), RECENT_REPORTS)
+        .await?;
+    let count = state
+        .store
+        .report_counts()
+        .await?
+        .into_iter()
+        .find_map(|(c, n)| (c == code.as_str()).then_some(n))
+        .unwrap_or(0);
+    Ok(Json(listing::view(
+        &record,
+        hidden,
+        u32::try_from(count).unwrap_or(u32::MAX),
+        recent.into_iter().map(moderation::report_view).collect(),
+    )))
 }
 
 /// Hides a session from the lobby and its feed (still joinable by code),

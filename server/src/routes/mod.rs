@@ -3,4 +3,5 @@
 pub mod admin;
 pub mod lobby;
 pub mod ops;
+pub mod report;
 pub mod session;

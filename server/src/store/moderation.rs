@@ -59,6 +59,28 @@ pub struct EndedRow {
     pub forget_at: Millis,
 }
 
+/// A player's report as stored.
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct ReportRow {
+    /// When.
+    pub at: Millis,
+    /// The reason's wire name.
+    pub reason: String,
+    /// What the player wrote ("" for nothing).
+    pub text: String,
+}
+
+/// What became of a report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reported {
+    /// Stored.
+    Stored,
+    /// This reporter had already reported this session: nothing changed.
+    Already,
+    /// The session holds as many reports as it may.
+    SessionFull,
+}
+
 /// What an admin action writes to the audit log.
 #[derive(Clone, Copy, Debug)]
 pub struct Audit<'a> {
@@ -234,6 +256,76 @@ impl Store {
         })
     }
 
+    /// Stores a player's report of session `code`, one per reporter and at
+    /// most `per_session` per session.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn insert_report(
+        &self,
+        code: &str,
+        at: Millis,
+        reason: &str,
+        text: &str,
+        reporter: &str,
+        per_session: u32,
+    ) -> Result<Reported, StoreError> {
+        on_pool!(self, pool => {
+            // One statement: the count and the insert cannot be split by
+            // another reporter's.
+            let inserted = sqlx::query(
+                "INSERT INTO reports (code, at, reason, text, reporter) \
+                 SELECT $1, $2, $3, $4, $5 \
+                 WHERE (SELECT COUNT(*) FROM reports WHERE code = $1) < $6 \
+                 ON CONFLICT (code, reporter) DO NOTHING",
+            )
+            .bind(code)
+            .bind(at)
+            .bind(reason)
+            .bind(text)
+            .bind(reporter)
+            .bind(i64::from(per_session))
+            .execute(pool)
+            .await
+            .map_err(StoreError::from)?
+            .rows_affected();
+            if inserted > 0 {
+                return Ok(Reported::Stored);
+            }
+            let (already,): (i64,) = sqlx::query_as(
+                "SELECT COUNT(*) FROM reports WHERE code = $1 AND reporter = $2",
+            )
+            .bind(code)
+            .bind(reporter)
+            .fetch_one(pool)
+            .await
+            .map_err(StoreError::from)?;
+            Ok(if already > 0 { Reported::Already } else { Reported::SessionFull })
+        })
+    }
+
+    /// How many reports each reported session has.
+    pub async fn report_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        on_pool!(self, pool => {
+            sqlx::query_as("SELECT code, COUNT(*) FROM reports GROUP BY code")
+                .fetch_all(pool)
+                .await
+                .map_err(StoreError::from)
+        })
+    }
+
+    /// The latest `limit` reports of session `code`, newest first.
+    pub async fn reports_of(&self, code: &str, limit: u32) -> Result<Vec<ReportRow>, StoreError> {
+        on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT at, reason, text FROM reports WHERE code = $1 ORDER BY id DESC LIMIT $2",
+            )
+            .bind(code)
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await
+            .map_err(StoreError::from)
+        })
+    }
+
     /// Every block in force at `now`, newest first.
     pub async fn live_blocks(&self, now: Millis) -> Result<Vec<BlockRow>, StoreError> {
         on_pool!(self, pool => {
@@ -269,7 +361,7 @@ impl Store {
     }
 
     /// Deletes lapsed blocks, ended sessions no longer remembered, hidden
-    /// marks of sessions gone, and audit entries from before
+    /// marks of sessions gone, and audit entries and reports from before
     /// `audit_cutoff`; how many rows went.
     pub async fn sweep_moderation(
         &self,
@@ -298,10 +390,16 @@ impl Store {
                 .execute(pool)
                 .await
                 .map_err(StoreError::from)?;
+            let reports = sqlx::query("DELETE FROM reports WHERE at < $1")
+                .bind(audit_cutoff)
+                .execute(pool)
+                .await
+                .map_err(StoreError::from)?;
             Ok(blocks.rows_affected()
                 + ended.rows_affected()
                 + hidden.rows_affected()
-                + audit.rows_affected())
+                + audit.rows_affected()
+                + reports.rows_affected())
         })
     }
 }

@@ -143,7 +143,20 @@ pub fn http_get(addr: &str, path: &str) -> String {
 /// the body.
 pub fn http_request(addr: &str, method: &str, path: &str, json: Option<&str>) -> (u16, String) {
     let s = TcpStream::connect(addr).expect("connect to the lobby");
-    exchange(s, addr, method, path, json)
+    exchange(s, addr, method, path, json, "")
+}
+
+/// [`http_request`] with an admin token (`Authorization: Bearer`).
+pub fn admin_request(
+    addr: &str,
+    token: &str,
+    method: &str,
+    path: &str,
+    json: Option<&str>,
+) -> (u16, String) {
+    let s = TcpStream::connect(addr).expect("connect to the lobby");
+    let auth = format!("Authorization: Bearer {token}\r\n");
+    exchange(s, addr, method, path, json, &auth)
 }
 
 /// [`http_request`] from the loopback address `source` (another client to
@@ -166,23 +179,25 @@ pub fn http_request_from(
         .bind(&std::net::SocketAddr::new(source, 0).into())
         .expect("bind the source address");
     socket.connect(&to.into()).expect("connect to the lobby");
-    exchange(socket.into(), addr, method, path, json)
+    exchange(socket.into(), addr, method, path, json, "")
 }
 
-/// One HTTP/1.0 request on `s` and its response's status and body.
+/// One HTTP/1.0 request on `s` (with `headers`, each line ending in
+/// CRLF) and its response's status and body.
 fn exchange(
     mut s: TcpStream,
     addr: &str,
     method: &str,
     path: &str,
     json: Option<&str>,
+    headers: &str,
 ) -> (u16, String) {
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let body = json.unwrap_or("");
     write!(
         s,
         "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\n\r\n{body}",
+         {headers}Content-Length: {}\r\n\r\n{body}",
         body.len()
     )
     .unwrap();

@@ -1,0 +1,72 @@
+//! Issue 45: a moderator ends a daemon's session through the admin API;
+//! the daemon hears `410 session_ended`, logs it once and publishes no
+//! more rounds of that session, and joiners hear why it is gone.
+//!
+//! Everything binds 127.0.0.1; every wait is bounded.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{
+    Children, HOST_LOG, Lobby, Site, admin_request, capture_stderr, count_log, host_cmd,
+    http_request, lines_of, session_code, start_lobby_with, wait_log,
+};
+
+const TOKEN: &str = "e2e-moderator-token-0123456789";
+
+#[test]
+fn a_session_a_moderator_ends_is_not_published_again_by_its_daemon() {
+    let db = tempfile::tempdir().expect("tempdir");
+    let tokens = db.path().join("admin-tokens");
+    std::fs::write(&tokens, format!("mod:{TOKEN}\n")).expect("token file");
+    let mut children = Children::default();
+    let here = Site::loopback();
+    let token_arg = tokens.display().to_string();
+    let Lobby { url, addr } = start_lobby_with(
+        &mut children,
+        db.path(),
+        &here,
+        &["--admin-token-file", &token_arg],
+    );
+    let mut host = host_cmd(&here, &url, &[])
+        .args(["--start-when", "2", "--levels", "1", "--sessions", "1"])
+        .env("RUST_LOG", HOST_LOG)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let host_lines = lines_of(&mut host);
+    let host_log = capture_stderr(&mut host, "host");
+    children.push(host);
+    let code = session_code(&host_lines);
+    // Its round is open: the daemon long-polls for an answer.
+    let (status, _) = http_request(&addr, "GET", &format!("/session/{code}"), None);
+    assert_eq!(status, 200);
+
+    let (status, body) = admin_request(
+        &addr,
+        TOKEN,
+        "POST",
+        &format!("/admin/sessions/{code}/end"),
+        Some(r#"{"reason":"e2e"}"#),
+    );
+    assert_eq!(status, 204, "{body}");
+    wait_log(
+        &host_log,
+        Duration::from_secs(30),
+        "the daemon hearing the moderator",
+        |l| l.contains("a moderator of the lobby ended this session"),
+    );
+    let (status, body) = http_request(&addr, "GET", &format!("/session/{code}"), None);
+    assert_eq!(status, 410, "{body}");
+    assert!(body.contains("session_ended"), "{body}");
+    // A few seconds on: no retries of that session (each would log again or
+    // warn of a failed publish), and the lobby lists nothing of it.
+    std::thread::sleep(Duration::from_secs(3));
+    let moderated = count_log(&host_log, |l| l.contains("a moderator of the lobby ended"));
+    let retried = count_log(&host_log, |l| l.contains("publishing a round failed"));
+    assert_eq!((moderated, retried), (1, 0));
+    let (_, audit) = admin_request(&addr, TOKEN, "GET", "/admin/audit", None);
+    assert!(audit.contains(&format!("\"target\":\"{code}\"")), "{audit}");
+}
