@@ -85,6 +85,7 @@ fn admin_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(admin::list_blocks, admin::place_block))
         .routes(routes!(admin::lift_block))
         .routes(routes!(admin::audit_log))
+        .routes(routes!(admin::reload_words))
         .layer(middleware::map_response(admin::no_store))
 }
 

@@ -300,6 +300,13 @@ pub struct Config {
     #[arg(long, env = "LOBBY_ADMIN_TOKEN_FILE")]
     pub admin_token_file: Option<std::path::PathBuf>,
 
+    /// A file of words and phrases refused in session names, host names
+    /// and lobby-visible metadata, one per line (`#` comments; a trailing
+    /// `*` matches words it begins). Reloaded on SIGHUP and by
+    /// `POST /admin/words/reload`.
+    #[arg(long, env = "LOBBY_WORD_LIST_FILE")]
+    pub word_list_file: Option<std::path::PathBuf>,
+
     /// Admin requests per minute from one client address (charged before
     /// the token is checked).
     #[arg(long, env = "LOBBY_ADMIN_REQUESTS_PER_MINUTE", default_value_t = 120)]

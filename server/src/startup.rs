@@ -14,6 +14,7 @@ use crate::app::router;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::moderation::tokens::AdminTokens;
+use crate::moderation::words::WordList;
 use crate::moderation::{self, Moderation};
 use crate::serve::ConnectionLimits;
 use crate::sessions;
@@ -39,12 +40,16 @@ impl Application {
             Some(path) => Some(AdminTokens::load(path)?),
             None => None,
         };
+        let words = match &config.word_list_file {
+            Some(path) => WordList::load(path).map_err(anyhow::Error::msg)?,
+            None => WordList::default(),
+        };
         let settings = config.store_settings();
         let (store, changes) = Store::connect(&settings)
             .await
             .with_context(|| format!("opening the database {}", redact(&settings.url)))?;
         let listen = config.listen;
-        let state = AppState::new(config, store, clock, Moderation::new(tokens));
+        let state = AppState::new(config, store, clock, Moderation::new(tokens, words));
         sessions::load_lobby(&state)
             .await
             .context("loading the lobby from the database")?;
@@ -91,6 +96,7 @@ impl Application {
         } = self;
         let addr = listener.local_addr()?;
         let sweeper = tokio::spawn(run_sweeper(state.clone()));
+        let hangups = tokio::spawn(reload_words_on_hangup(state.clone()));
         let feed = {
             let state = state.clone();
             tokio::spawn(async move {
@@ -131,6 +137,7 @@ impl Application {
         if let Err(err) = sweeper.await {
             tracing::warn!(error = %err, "the sweeper task failed");
         }
+        hangups.abort();
         if let Err(err) = feed.await {
             tracing::warn!(error = %err, "the lobby feed's pacing task failed");
         }
@@ -160,6 +167,26 @@ async fn run_sweeper(state: AppState) {
             Ok(0) => {}
             Ok(n) => tracing::debug!(deleted = n, "swept expired sessions"),
             Err(err) => tracing::warn!(error = %err, "sweep failed; will retry"),
+        }
+    }
+}
+
+/// Reloads the word list on every SIGHUP, until shutdown.
+async fn reload_words_on_hangup(state: AppState) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+        tracing::warn!("cannot listen for SIGHUP; the word list reloads only by the admin API");
+        return;
+    };
+    loop {
+        tokio::select! {
+            () = state.shutdown.cancelled() => return,
+            got = hangups.recv() => if got.is_none() { return },
+        }
+        if state.config.word_list_file.is_some()
+            && let Err(why) = crate::moderation::reload_words(&state)
+        {
+            tracing::warn!(%why, "SIGHUP: the word list stays as it was");
         }
     }
 }

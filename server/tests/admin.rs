@@ -860,3 +860,140 @@ async fn reports_are_budgeted_per_address_and_per_session() {
     .await;
     assert_eq!(res.json::<Value>().await.unwrap()["reports"], 3);
 }
+
+#[tokio::test]
+async fn a_refused_word_is_refused_on_create_and_update_naming_the_field() {
+    let tokens = token_file();
+    let words = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(words.path(), "# refused\nbadword\nrude*\n").unwrap();
+    let (tokens_path, words_path) = (tokens.path().to_owned(), words.path().to_owned());
+    let srv = TestServer::start_with(|c| {
+        c.admin_token_file = Some(tokens_path);
+        c.word_list_file = Some(words_path);
+    })
+    .await;
+    let create = |extra: Value| {
+        let mut body = json!({"name": "Friday co-op", "hostName": "Ada", "maxPlayers": 4,
+            "build": "b1", "hostKind": "player", "offer": SDP});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let req = srv.client.put(srv.url("/session")).json(&body);
+        async move { req.send().await.unwrap() }
+    };
+    for (extra, field) in [
+        (json!({"name": "The BADWORD club"}), "name"),
+        (json!({"hostName": "Rudeboy"}), "hostName"),
+        (json!({"meta": {"tags": ["coop", "badword"]}}), "meta"),
+    ] {
+        let message = assert_error(create(extra).await, 400, "name_refused").await;
+        assert!(message.starts_with(field), "{message}");
+    }
+    let (code, token) = srv.create().await;
+    let res = srv
+        .put(&json!({"code": code, "name": "badword"}), Some(&token))
+        .await;
+    assert_error(res, 400, "name_refused").await;
+    let res = srv
+        .put(&json!({"code": code, "players": 2}), Some(&token))
+        .await;
+    assert_eq!(res.status(), 200);
+    assert!(srv.lobby("").await["sessions"][0]["name"] == "Friday co-op");
+
+    // A moderator reloads a longer list; sessions already named keep
+    // updating what they do not rename.
+    std::fs::write(words.path(), "badword\nrude*\nfriday\n").unwrap();
+    let res = admin(
+        &srv,
+        reqwest::Method::POST,
+        "/admin/words/reload",
+        Some(BOB),
+        None,
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<Value>().await.unwrap(), json!({"entries": 3}));
+    assert_error(create(json!({})).await, 400, "name_refused").await;
+    let res = srv
+        .put(&json!({"code": code, "players": 3}), Some(&token))
+        .await;
+    assert_eq!(res.status(), 200);
+    let res = admin(&srv, reqwest::Method::GET, "/admin/audit", Some(BOB), None).await;
+    let page: Value = res.json().await.unwrap();
+    assert_eq!(page["entries"][0]["action"], "reload_words");
+    assert_eq!(page["entries"][0]["actor"], "bob");
+    // Without a list file the reload is 404.
+    let (off, _file) = admin_server().await;
+    let res = admin(
+        &off,
+        reqwest::Method::POST,
+        "/admin/words/reload",
+        Some(BOB),
+        None,
+    )
+    .await;
+    assert_error(res, 404, "not_found").await;
+}
+
+#[tokio::test]
+async fn a_block_can_end_every_session_of_its_prefix() {
+    let (srv, _file) = admin_server().await;
+    let (spammer, other) = (client_from(ip("127.0.55.5")), client_from(ip("127.0.66.6")));
+    let mut theirs = Vec::new();
+    for _ in 0..2 {
+        let res = create_from(&srv, &spammer).await;
+        theirs.push(
+            res.json::<Value>().await.unwrap()["code"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    let res = create_from(&srv, &other).await;
+    let kept = res.json::<Value>().await.unwrap()["code"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let body = json!({"prefix": "127.0.55.0/24", "durationSecs": 600, "reason": "spam",
+        "endSessions": true});
+    let res = admin(
+        &srv,
+        reqwest::Method::POST,
+        "/admin/blocks",
+        Some(ALICE),
+        Some(body),
+    )
+    .await;
+    assert_eq!(res.status(), 201);
+    let placed: Value = res.json().await.unwrap();
+    let mut ended: Vec<String> = placed["ended"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    ended.sort();
+    theirs.sort();
+    assert_eq!(ended, theirs);
+    assert_eq!(placed["prefix"], "127.0.55.0/24");
+    for code in &theirs {
+        assert_error(srv.get_session(code).await, 410, "session_ended").await;
+    }
+    assert_eq!(srv.get_session(&kept).await.status(), 200);
+    let res = admin(
+        &srv,
+        reqwest::Method::GET,
+        "/admin/audit",
+        Some(ALICE),
+        None,
+    )
+    .await;
+    let page: Value = res.json().await.unwrap();
+    let actions: Vec<&str> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["end", "end", "block"]);
+}

@@ -16,9 +16,15 @@ struct Server {
 }
 
 fn start(db: &common::TestDb) -> Server {
+    start_env(db, &[])
+}
+
+/// [`start`] with extra environment variables (flags).
+fn start_env(db: &common::TestDb, envs: &[(&str, &str)]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_lobby-server"))
         .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
         .env("LOBBY_DATABASE_URL", db.url())
+        .envs(envs.iter().copied())
         .env_remove("RUST_LOG")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -343,4 +349,58 @@ async fn a_low_open_file_limit_is_raised_for_the_connection_cap_or_the_cap_lower
     }
     assert_eq!(status, 200, "freed connections are served again");
     assert_eq!(sigterm(&mut server).code(), Some(0));
+}
+
+/// Issue 45: the word list is read again on SIGHUP; a file that cannot be
+/// read leaves the list as it was.
+#[tokio::test]
+async fn sighup_reloads_the_word_list() {
+    let db = common::TestDb::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let words = dir.path().join("words.txt");
+    std::fs::write(&words, "badword\n").unwrap();
+    let path = words.display().to_string();
+    let server = start_env(&db, &[("LOBBY_WORD_LIST_FILE", &path)]);
+    let client = reqwest::Client::new();
+    let create = |name: &'static str| {
+        let (client, url) = (client.clone(), format!("{}/session", server.base));
+        async move {
+            let body = json!({"name": name, "hostName": "Ada", "maxPlayers": 4, "build": "b1",
+                "hostKind": "player", "offer": SDP});
+            client
+                .put(url)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(create("Friday co-op").await, 201);
+    assert_eq!(create("The badword club").await, 400);
+    std::fs::write(&words, "friday\n").unwrap();
+    let hup = |pid: u32| {
+        let status = Command::new("kill")
+            .args(["-HUP", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    hup(server.child.id());
+    let mut refused = false;
+    for _ in 0..100 {
+        if create("Friday co-op").await == 400 {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(refused, "the new list was never read");
+    assert_eq!(create("The badword club").await, 201);
+    // Unreadable: the list stays as it was, and the server runs on.
+    std::fs::remove_file(&words).unwrap();
+    hup(server.child.id());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(create("Friday co-op").await, 400);
 }

@@ -32,6 +32,23 @@ pub struct BlockRequest {
         schema(max_length = 500, example = "junk sessions")
     )]
     pub reason: String,
+    /// Also end every live session created from inside the prefix (each
+    /// logged as an `end`).
+    #[serde(default)]
+    pub end_sessions: bool,
+}
+
+/// `POST /admin/blocks`'s answer: the block, and the sessions it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BlockPlaced {
+    /// The block.
+    #[serde(flatten)]
+    pub block: BlockView,
+    /// Codes of the sessions ended with it (`endSessions`).
+    #[serde(default)]
+    pub ended: Vec<String>,
 }
 
 /// A block as the admin API shows it.
@@ -223,4 +240,12 @@ pub struct ReportView {
     pub reason: String,
     /// What the player wrote ("" for nothing).
     pub text: String,
+}
+
+/// `POST /admin/words/reload`: the word list as read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WordsReloaded {
+    /// Entries the list now holds.
+    pub entries: u64,
 }

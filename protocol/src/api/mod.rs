@@ -289,6 +289,9 @@ pub enum ErrorCode {
     InvalidSdp,
     /// The code in the path or body is not a session code (400).
     InvalidCode,
+    /// A name, host name or metadata holds a word this lobby refuses; the
+    /// message names the field (400).
+    NameRefused,
     /// A host call with a missing or wrong bearer token, or an admin
     /// call with a missing or wrong admin token (403).
     WrongToken,
@@ -332,7 +335,8 @@ impl ErrorCode {
             ErrorCode::InvalidJson
             | ErrorCode::InvalidField
             | ErrorCode::InvalidSdp
-            | ErrorCode::InvalidCode => 400,
+            | ErrorCode::InvalidCode
+            | ErrorCode::NameRefused => 400,
             ErrorCode::WrongToken | ErrorCode::Blocked => 403,
             ErrorCode::NoSuchSession | ErrorCode::NoSuchRound | ErrorCode::NotFound => 404,
             ErrorCode::MethodNotAllowed => 405,

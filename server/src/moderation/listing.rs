@@ -46,10 +46,15 @@ impl SessionFilter {
             && self.host_kind.is_none_or(|k| k == summary.host_kind)
             && self.hidden.is_none_or(|h| h == hidden)
             && self.reported.is_none_or(|r| r == (reports > 0))
-            && self.creator.is_none_or(|prefix| {
-                creator_net(&record.creator).is_some_and(|n| prefix.contains(&n))
-            })
+            && self
+                .creator
+                .is_none_or(|prefix| created_inside(record, &prefix))
     }
+}
+
+/// Whether `record` was created from inside `prefix`.
+pub fn created_inside(record: &SessionRecord, prefix: &IpNet) -> bool {
+    creator_net(&record.creator).is_some_and(|n| prefix.contains(&n))
 }
 
 /// The network a session's creator label names (an address, or an IPv6

@@ -13,6 +13,7 @@
 //! - [`blocks`]: the blocks in force, in memory, and prefix parsing.
 //! - [`listing`]: the moderators' list of every session, filtered and
 //!   paged.
+//! - [`words`]: the refused-words list names are checked against.
 //!
 //! The tables live in the store (`store::moderation`); other replicas hear
 //! of a block through the change feed and reload theirs.
@@ -20,13 +21,16 @@
 pub mod blocks;
 pub mod listing;
 pub mod tokens;
+pub mod words;
 
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::RwLock;
 
 use protocol::api::ErrorCode;
-use protocol::api::admin::{AuditEntry, BlockRequest, BlockView, ReportRequest, ReportView};
+use protocol::api::admin::{
+    AuditEntry, BlockPlaced, BlockRequest, BlockView, ReportRequest, ReportView,
+};
 use protocol::code::SessionCode;
 
 use crate::clock::{Millis, to_datetime};
@@ -35,7 +39,9 @@ use crate::state::AppState;
 use crate::store::StoreError;
 use crate::store::moderation::{Audit, AuditRow, BlockRow, ReportRow, Reported};
 use blocks::{Blocklist, parse_prefix};
+use protocol::api::PutSessionRequest;
 use tokens::AdminTokens;
+use words::WordList;
 
 /// The longest block a moderator may place: a year.
 pub const MAX_BLOCK_SECS: u64 = 365 * 24 * 3600;
@@ -57,15 +63,24 @@ pub struct Moderation {
     pub blocks: Blocklist,
     /// Sessions moderators ended, and until when that is remembered.
     ended: RwLock<HashMap<SessionCode, Millis>>,
+    /// Words refused in names and metadata.
+    words: RwLock<WordList>,
 }
 
 impl Moderation {
-    /// With `tokens` (or none) and nothing loaded yet (see [`reload`]).
-    pub fn new(tokens: Option<AdminTokens>) -> Self {
+    /// With `tokens` (or none), refusing `words`, and nothing loaded from
+    /// the store yet (see [`reload`]).
+    pub fn new(tokens: Option<AdminTokens>, words: WordList) -> Self {
         Self {
             tokens,
+            words: RwLock::new(words),
             ..Self::default()
         }
+    }
+
+    /// Entries in the refused-words list.
+    pub fn refused_words(&self) -> usize {
+        self.words.read().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     /// Whether a moderator ended session `code` (and it is remembered at
@@ -108,6 +123,68 @@ pub async fn reload(state: &AppState) -> Result<(), StoreError> {
         .write()
         .unwrap_or_else(|p| p.into_inner()) = ended;
     Ok(())
+}
+
+/// `400 name_refused` naming the first field of `req` (name, host name,
+/// metadata) that holds a refused word. Only the fields a request sends
+/// are judged, so a session whose name a newer list refuses can still
+/// update its player count.
+pub fn check_names(state: &AppState, req: &PutSessionRequest) -> Result<(), AppError> {
+    let words = state
+        .moderation
+        .words
+        .read()
+        .unwrap_or_else(|p| p.into_inner());
+    let refused = if req.name.as_deref().is_some_and(|n| words.refuses(n)) {
+        Some("name")
+    } else if req.host_name.as_deref().is_some_and(|n| words.refuses(n)) {
+        Some("hostName")
+    } else if req.meta.as_ref().is_some_and(|m| words.refuses_json(m)) {
+        Some("meta")
+    } else {
+        None
+    };
+    match refused {
+        None => Ok(()),
+        Some(field) => Err(AppError::new(
+            ErrorCode::NameRefused,
+            format!("{field}: holds a word this lobby does not allow; choose another"),
+        )),
+    }
+}
+
+/// Reads the word list file again (SIGHUP, or a moderator's call); how
+/// many entries it holds. A file that cannot be read leaves the list as
+/// it was.
+pub fn reload_words(state: &AppState) -> Result<usize, String> {
+    let Some(path) = &state.config.word_list_file else {
+        return Err("no --word-list-file is configured".into());
+    };
+    let list = WordList::load(path)?;
+    let n = list.len();
+    *state
+        .moderation
+        .words
+        .write()
+        .unwrap_or_else(|p| p.into_inner()) = list;
+    tracing::info!(entries = n, "word list loaded");
+    Ok(n)
+}
+
+/// Reloads the word list as `actor`, with its audit entry.
+pub async fn reload_words_as(state: &AppState, actor: &str) -> Result<usize, AppError> {
+    let n = reload_words(state).map_err(|why| AppError::new(ErrorCode::NotFound, why))?;
+    let target = format!("{n} entries");
+    let audit = Audit {
+        at: state.now(),
+        actor,
+        action: "reload_words",
+        target: &target,
+        reason: "",
+    };
+    state.store.insert_audit(audit).await?;
+    state.metrics.admin_actions.inc();
+    Ok(n)
 }
 
 /// `410 session_ended` when a moderator ended `code`, else `404
@@ -165,12 +242,13 @@ fn clean_text(field: &str, text: &str) -> Result<String, AppError> {
     Ok(text.trim().chars().filter(|c| !c.is_control()).collect())
 }
 
-/// Places the block `req` asks for, as `actor`.
+/// Places the block `req` asks for, as `actor`, and (`endSessions`) ends
+/// every live session created from inside its prefix.
 pub async fn place_block(
     state: &AppState,
     actor: &str,
     req: &BlockRequest,
-) -> Result<BlockView, AppError> {
+) -> Result<BlockPlaced, AppError> {
     let net = parse_prefix(&req.prefix).map_err(|why| AppError::invalid_field("prefix", why))?;
     if req.duration_secs == 0 || req.duration_secs > MAX_BLOCK_SECS {
         return Err(AppError::invalid_field(
@@ -202,14 +280,27 @@ pub async fn place_block(
     state.metrics.admin_actions.inc();
     reload(state).await?;
     tracing::info!(actor, %prefix, id, "block placed");
-    Ok(block_view(BlockRow {
-        id,
-        prefix,
-        reason,
-        created_by: actor.to_owned(),
-        created_at: now,
-        lapses_at,
-    }))
+    let mut ended = Vec::new();
+    if req.end_sessions {
+        let why = format!("blocked {prefix}: {reason}");
+        for record in state.store.list_all(now).await? {
+            if listing::created_inside(&record, &net) {
+                end_session(state, actor, &record.code, &why).await?;
+                ended.push(record.code.to_string());
+            }
+        }
+    }
+    Ok(BlockPlaced {
+        block: block_view(BlockRow {
+            id,
+            prefix,
+            reason,
+            created_by: actor.to_owned(),
+            created_at: now,
+            lapses_at,
+        }),
+        ended,
+    })
 }
 
 /// Lifts block `id`, as `actor`; `404` when there is no such block.

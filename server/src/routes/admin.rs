@@ -13,8 +13,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use protocol::api::HostKind;
 use protocol::api::admin::{
-    AdminSessionPage, AdminSessionView, AuditPage, BlockList, BlockRequest, BlockView, EndRequest,
-    HideRequest,
+    AdminSessionPage, AdminSessionView, AuditPage, BlockList, BlockPlaced, BlockRequest,
+    EndRequest, HideRequest, WordsReloaded,
 };
 use protocol::api::{ErrorBody, ErrorCode};
 use serde::Deserialize;
@@ -104,7 +104,7 @@ pub async fn list_blocks(
     security(("admin_token" = [])),
     request_body = BlockRequest,
     responses(
-        (status = 201, description = "Placed", body = BlockView),
+        (status = 201, description = "Placed (and the sessions it ended)", body = BlockPlaced),
         (status = 400, description = "Not a prefix, a duration out of range, or no reason", body = ErrorBody),
         (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
         (status = 404, description = "The admin API is off (no --admin-token-file)", body = ErrorBody),
@@ -118,7 +118,7 @@ pub async fn place_block(
     State(state): State<AppState>,
     Admin(actor): Admin,
     ApiJson(req): ApiJson<BlockRequest>,
-) -> Result<(StatusCode, Json<BlockView>), AppError> {
+) -> Result<(StatusCode, Json<BlockPlaced>), AppError> {
     let block = moderation::place_block(&state, &actor, &req).await?;
     Ok((StatusCode::CREATED, Json(block)))
 }
@@ -434,4 +434,26 @@ pub async fn end_session(
 ) -> Result<StatusCode, AppError> {
     moderation::end_session(&state, &actor, &code, &req.reason).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Reads the word list file again (as SIGHUP does).
+#[utoipa::path(
+    post, path = "/admin/words/reload", tag = "admin",
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "Read; how many entries it holds", body = WordsReloaded),
+        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        (status = 404, description = "No --word-list-file (or it cannot be read), or the admin API is off", body = ErrorBody),
+        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    )
+)]
+pub async fn reload_words(
+    State(state): State<AppState>,
+    Admin(actor): Admin,
+) -> Result<Json<WordsReloaded>, AppError> {
+    let entries = moderation::reload_words_as(&state, &actor).await?;
+    Ok(Json(WordsReloaded {
+        entries: entries as u64,
+    }))
 }

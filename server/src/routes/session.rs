@@ -79,6 +79,7 @@ pub async fn put_session(
     ApiJson(req): ApiJson<PutSessionRequest>,
 ) -> Result<Response, AppError> {
     moderation::check_not_blocked(&state, ip)?;
+    moderation::check_names(&state, &req)?;
     match req.code.as_deref() {
         None => {
             state.limits.check(Budget::Creates, ip)?;

@@ -183,6 +183,12 @@ impl Store {
         })
     }
 
+    /// Writes an audit entry on its own (an action with no row of its
+    /// own, such as reloading the word list).
+    pub async fn insert_audit(&self, audit: Audit<'_>) -> Result<(), StoreError> {
+        audited!(self, audit, _tx => {})
+    }
+
     /// Marks session `code` hidden (or not), with its audit entry.
     pub async fn set_hidden(
         &self,
