@@ -151,6 +151,7 @@ function row(e) {
   report.addEventListener('click', async () => {
     if (await openReport(client, e.code, e.name)) {
       report.textContent = 'Reported';
+      report.setAttribute('aria-label', `Reported ${e.name || e.code}`);
       report.disabled = true;
     }
   });

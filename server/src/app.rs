@@ -223,7 +223,10 @@ pub fn router(state: AppState) -> Router {
             }
         }),
     )
-    .merge(crate::web::router(&state.config.game_url))
+    .merge(crate::web::router(
+        &state.config.game_url,
+        state.moderation.tokens.is_some(),
+    ))
     .fallback(not_found)
     .method_not_allowed_fallback(method_not_allowed)
     .layer(DefaultBodyLimit::max(state.config.max_body_bytes))

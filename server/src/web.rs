@@ -1,5 +1,6 @@
 //! The browser side, served from the binary: the public lobby page at `/`,
-//! the built-in browser guest at `/play`, and the JavaScript modules and
+//! the built-in browser guest at `/play`, the moderators' page at `/admin`
+//! (only with `--admin-token-file`), and the JavaScript modules and
 //! stylesheet under `/web/`. Every asset is embedded at compile time from
 //! the repository's `web/` folder (no CDN, nothing fetched at run time).
 //!
@@ -98,6 +99,9 @@ const ASSETS: &[Asset] = &[
 const LOBBY_HTML: &str = include_str!("../../web/lobby.html");
 const PLAY_HTML: &str = include_str!("../../web/play.html");
 const HOST_HTML: &str = include_str!("../../web/host.html");
+const ADMIN_HTML: &str = include_str!("../../web/admin.html");
+/// The moderators' page's script, served only when the admin API is on.
+const ADMIN_JS: &[u8] = include_bytes!("../../web/admin.js");
 /// The game's markup (view, HUD, end-of-run table), one copy for both game
 /// pages.
 const GAME_HTML: &str = include_str!("../../web/game.html");
@@ -178,8 +182,9 @@ fn respond_with(
 }
 
 /// The routes of the pages and their assets, for `game_url` (a template
-/// containing `{code}`).
-pub fn router(game_url: &str) -> Router<AppState> {
+/// containing `{code}`); with `admin`, the moderators' page too (never
+/// cached).
+pub fn router(game_url: &str, admin: bool) -> Router<AppState> {
     const HTML: &str = "text/html; charset=utf-8";
     let lobby = page(LOBBY_HTML, game_url);
     let play = page(PLAY_HTML, game_url);
@@ -198,7 +203,27 @@ pub fn router(game_url: &str) -> Router<AppState> {
             get(move || async move { respond(content_type, body) }),
         );
     }
+    if admin {
+        let admin_page = page(ADMIN_HTML, game_url);
+        router = router
+            .route(
+                "/admin",
+                get(move || async move { no_store(respond(HTML, admin_page)) }),
+            )
+            .route(
+                "/web/admin.js",
+                get(|| async { no_store(respond(JS, ADMIN_JS)) }),
+            );
+    }
     router
+}
+
+/// `response`, marked never to be stored by a cache.
+fn no_store(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 #[cfg(test)]

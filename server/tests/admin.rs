@@ -997,3 +997,25 @@ async fn a_block_can_end_every_session_of_its_prefix() {
         .collect();
     assert_eq!(actions, ["end", "end", "block"]);
 }
+
+#[tokio::test]
+async fn the_moderation_page_is_served_only_with_the_admin_api_and_never_cached() {
+    let off = TestServer::start().await;
+    for path in ["/admin", "/web/admin.js"] {
+        let res = off.client.get(off.url(path)).send().await.unwrap();
+        assert_eq!(res.status(), 404, "{path}");
+    }
+    let (srv, _file) = admin_server().await;
+    for (path, kind) in [
+        ("/admin", "text/html"),
+        ("/web/admin.js", "text/javascript"),
+    ] {
+        let res = srv.client.get(srv.url(path)).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{path}");
+        assert_eq!(res.headers()["cache-control"], "no-store", "{path}");
+        let content_type = res.headers()["content-type"].to_str().unwrap().to_owned();
+        assert!(content_type.starts_with(kind), "{content_type}");
+        let body = res.text().await.unwrap();
+        assert!(!body.contains(ALICE), "no token in what is served");
+    }
+}
