@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use protocol::api::{HostKind, PutSessionRequest};
+use protocol::api::{ErrorCode, HostKind, PutSessionRequest};
 use protocol::peer::EndReason;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
@@ -219,6 +219,44 @@ fn create_request(config: &HostingConfig) -> PutSessionRequest {
     }
 }
 
+/// The name a session is published under when the lobby's word list
+/// refuses the configured one.
+pub const NEUTRAL_NAME: &str = "campfire session";
+
+/// The host name published with [`NEUTRAL_NAME`].
+pub const NEUTRAL_HOST_NAME: &str = "bots";
+
+/// Creates the session in the lobby. When the lobby's word list refuses
+/// its name or host name (`400 name_refused`), it is published under
+/// [`NEUTRAL_NAME`] by [`NEUTRAL_HOST_NAME`] instead, with a warning: a daemon
+/// never publishes a refused name, and keeps serving.
+async fn create_session(
+    client: &LobbyClient,
+    config: &HostingConfig,
+) -> Result<HostedSession, SignalingError> {
+    let request = create_request(config);
+    match client.create_session(&request).await {
+        Err(SignalingError::Refused {
+            code: Some(ErrorCode::NameRefused),
+            message,
+            ..
+        }) => {
+            tracing::warn!(
+                %message,
+                name = %config.name,
+                "the lobby refuses this session's name; publishing it as {NEUTRAL_NAME:?}"
+            );
+            let neutral = PutSessionRequest {
+                name: Some(NEUTRAL_NAME.to_owned()),
+                host_name: Some(NEUTRAL_HOST_NAME.to_owned()),
+                ..request
+            };
+            client.create_session(&neutral).await
+        }
+        other => other,
+    }
+}
+
 /// One session from creation to deletion.
 pub async fn run_session(
     config: Arc<HostingConfig>,
@@ -226,8 +264,7 @@ pub async fn run_session(
     client: LobbyClient,
     shutdown: watch::Receiver<bool>,
 ) -> anyhow::Result<SessionOutcome> {
-    let session = client
-        .create_session(&create_request(&config))
+    let session = create_session(&client, &config)
         .await
         .context("creating the session in the lobby")?;
     stdout::line(&format!("session {}", session.code));

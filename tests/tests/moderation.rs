@@ -70,3 +70,42 @@ fn a_session_a_moderator_ends_is_not_published_again_by_its_daemon() {
     let (_, audit) = admin_request(&addr, TOKEN, "GET", "/admin/audit", None);
     assert!(audit.contains(&format!("\"target\":\"{code}\"")), "{audit}");
 }
+
+/// A daemon whose name the lobby's word list refuses publishes its session
+/// under a neutral name instead (and says so), rather than failing.
+#[test]
+fn a_daemon_whose_name_the_lobby_refuses_publishes_a_neutral_one() {
+    let db = tempfile::tempdir().expect("tempdir");
+    let words = db.path().join("words");
+    // `host_cmd` names the daemon `e2e`.
+    std::fs::write(&words, "e2e\n").expect("word list");
+    let mut children = Children::default();
+    let here = Site::loopback();
+    let words_arg = words.display().to_string();
+    let Lobby { url, addr } = start_lobby_with(
+        &mut children,
+        db.path(),
+        &here,
+        &["--word-list-file", &words_arg],
+    );
+    let mut host = host_cmd(&here, &url, &[])
+        .args(["--levels", "1", "--sessions", "1"])
+        .env("RUST_LOG", HOST_LOG)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let host_lines = lines_of(&mut host);
+    let host_log = capture_stderr(&mut host, "host");
+    children.push(host);
+    let code = session_code(&host_lines);
+    let (status, body) = http_request(&addr, "GET", &format!("/session/{code}"), None);
+    assert_eq!(status, 200, "{body}");
+    let view: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(view["name"], "campfire session");
+    wait_log(
+        &host_log,
+        Duration::from_secs(5),
+        "the daemon saying its name was refused",
+        |l| l.contains("refuses this session's name"),
+    );
+}
