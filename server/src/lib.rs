@@ -41,9 +41,10 @@
 //!   client's create, update, delete, claim or refresh; the expiry sweep;
 //!   another replica's change; the lobby's load at start) moves the store,
 //!   the lobby index, the waiters, the counters and the metrics together.
-//! - [`moderation`]: the operator's levers: admin tokens, blocks of
-//!   addresses and prefixes, the audit log (its tables in
-//!   `store::moderation`, its routes in `routes::admin`).
+//! - [`moderation`]: what a replica holds of the moderators' decisions
+//!   (admin tokens, blocks, ended sessions, refused words), and
+//!   [`moderating`]: their actions and the checks requests go through
+//!   (tables in `store::moderation`, routes in `routes::admin`).
 //! - [`lobby_index`]: the in-memory lobby read model, split by concept: a
 //!   listed session, filters and word-prefix search, the listings, pages
 //!   and their cache, the cursor, and the change feed.
@@ -76,6 +77,7 @@ pub mod fields;
 pub mod ice;
 pub mod lobby_index;
 pub mod metrics;
+pub mod moderating;
 pub mod moderation;
 pub mod rate_limit;
 pub mod routes;

@@ -19,7 +19,7 @@ use protocol::code::SessionCode;
 use crate::clock::Millis;
 use crate::error::AppError;
 use crate::fields::{checked_offer, fields_for_update};
-use crate::moderation::session_gone;
+use crate::moderating::session_gone;
 use crate::rate_limit::SessionBudget;
 use crate::state::AppState;
 use crate::store::{
@@ -100,7 +100,7 @@ pub async fn apply_replica_change(state: &AppState, change: StoreChange) {
 /// Reloads what moderators decided (another replica changed it, or
 /// changes may have been missed).
 async fn reload_moderation(state: &AppState) {
-    if let Err(err) = crate::moderation::reload(state).await {
+    if let Err(err) = crate::moderating::reload(state).await {
         tracing::warn!(error = %err, "cannot reload the moderators' decisions; will retry on the next change");
     }
 }
@@ -248,22 +248,6 @@ pub async fn delete(
     let deleted = delete_authorized(state, ip, code, token, now).await?;
     state.count_session(false);
     state.count_bytes(deleted.held_bytes(), 0);
-    drop(counting);
-    forget(state, code);
-    Ok(())
-}
-
-/// Deletes session `code` whoever holds it (a moderator ended it):
-/// uncounted, unlisted, its long-polls woken.
-pub async fn remove(state: &AppState, code: &SessionCode) -> Result<(), AppError> {
-    let counting = state.live_gate.read().await;
-    let before = state.store.get(code, state.now()).await?;
-    if state.store.delete(code).await? {
-        state.count_session(false);
-        if let Some(before) = before {
-            state.count_bytes(before.held_bytes(), 0);
-        }
-    }
     drop(counting);
     forget(state, code);
     Ok(())

@@ -13,9 +13,10 @@ use tokio::net::TcpListener;
 use crate::app::router;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::moderating;
+use crate::moderation::Moderation;
 use crate::moderation::tokens::AdminTokens;
 use crate::moderation::words::WordList;
-use crate::moderation::{self, Moderation};
 use crate::serve::ConnectionLimits;
 use crate::sessions;
 use crate::state::AppState;
@@ -53,7 +54,7 @@ impl Application {
         sessions::load_lobby(&state)
             .await
             .context("loading the lobby from the database")?;
-        moderation::reload(&state)
+        moderating::reload(&state)
             .await
             .context("loading the moderators' blocks and hidden and ended sessions")?;
         state
@@ -184,7 +185,7 @@ async fn reload_words_on_hangup(state: AppState) {
             got = hangups.recv() => if got.is_none() { return },
         }
         if state.config.word_list_file.is_some()
-            && let Err(why) = crate::moderation::reload_words(&state)
+            && let Err(why) = crate::moderating::reload_words(&state)
         {
             tracing::warn!(%why, "SIGHUP: the word list stays as it was");
         }

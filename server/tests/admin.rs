@@ -583,7 +583,7 @@ async fn an_ended_session_tells_its_host_its_long_poll_and_its_joiners() {
     // Remembered for a day, then an ordinary unknown code.
     srv.clock.advance_ms(24 * 3600 * 1000);
     lobby_server::sessions::sweep(&srv.state).await.unwrap();
-    lobby_server::moderation::reload(&srv.state).await.unwrap();
+    lobby_server::moderating::reload(&srv.state).await.unwrap();
     assert_error(srv.get_session(&code).await, 404, "no_such_session").await;
 }
 

@@ -22,7 +22,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::error::AppError;
 use crate::extract::{ApiJson, ApiQuery, ClientIp, CodePath, bearer_token};
-use crate::moderation;
+use crate::moderating;
 use crate::moderation::blocks::parse_prefix;
 use crate::moderation::listing::{self, SessionFilter};
 use crate::rate_limit::Budget;
@@ -93,7 +93,7 @@ pub async fn list_blocks(
 ) -> Result<Json<BlockList>, AppError> {
     let rows = state.store.live_blocks(state.now()).await?;
     Ok(Json(BlockList {
-        blocks: rows.into_iter().map(moderation::block_view).collect(),
+        blocks: rows.into_iter().map(moderating::block_view).collect(),
     }))
 }
 
@@ -119,7 +119,7 @@ pub async fn place_block(
     Admin(actor): Admin,
     ApiJson(req): ApiJson<BlockRequest>,
 ) -> Result<(StatusCode, Json<BlockPlaced>), AppError> {
-    let block = moderation::place_block(&state, &actor, &req).await?;
+    let block = moderating::place_block(&state, &actor, &req).await?;
     Ok((StatusCode::CREATED, Json(block)))
 }
 
@@ -168,7 +168,7 @@ pub async fn lift_block(
         .parse()
         .map_err(|_| AppError::invalid_field("id", "not a block id"))?;
     let reason = lift.reason.unwrap_or_default();
-    moderation::lift_block(&state, &actor, id, &reason).await?;
+    moderating::lift_block(&state, &actor, id, &reason).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -219,7 +219,7 @@ pub async fn audit_log(
     let entries: Vec<_> = rows
         .into_iter()
         .take(limit as usize)
-        .map(moderation::audit_entry)
+        .map(moderating::audit_entry)
         .collect();
     let next_before = entries.last().filter(|_| more).map(|e| e.id);
     Ok(Json(AuditPage {
@@ -376,7 +376,7 @@ pub async fn get_session(
         &record,
         hidden,
         u32::try_from(count).unwrap_or(u32::MAX),
-        recent.into_iter().map(moderation::report_view).collect(),
+        recent.into_iter().map(moderating::report_view).collect(),
     )))
 }
 
@@ -404,7 +404,7 @@ pub async fn hide_session(
     CodePath(code): CodePath,
     ApiJson(req): ApiJson<HideRequest>,
 ) -> Result<StatusCode, AppError> {
-    moderation::hide_session(&state, &actor, &code, req.hidden, &req.reason).await?;
+    moderating::hide_session(&state, &actor, &code, req.hidden, &req.reason).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -432,7 +432,7 @@ pub async fn end_session(
     CodePath(code): CodePath,
     ApiJson(req): ApiJson<EndRequest>,
 ) -> Result<StatusCode, AppError> {
-    moderation::end_session(&state, &actor, &code, &req.reason).await?;
+    moderating::end_session(&state, &actor, &code, &req.reason).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -452,7 +452,7 @@ pub async fn reload_words(
     State(state): State<AppState>,
     Admin(actor): Admin,
 ) -> Result<Json<WordsReloaded>, AppError> {
-    let entries = moderation::reload_words_as(&state, &actor).await?;
+    let entries = moderating::reload_words_as(&state, &actor).await?;
     Ok(Json(WordsReloaded {
         entries: entries as u64,
     }))

@@ -10,7 +10,7 @@ use protocol::api::admin::ReportRequest;
 
 use crate::error::AppError;
 use crate::extract::{ApiJson, ClientIp, CodePath};
-use crate::moderation;
+use crate::moderating;
 use crate::rate_limit::Budget;
 use crate::routes::session::CodeParam;
 use crate::state::AppState;
@@ -39,6 +39,6 @@ pub async fn report_session(
 ) -> Result<StatusCode, AppError> {
     state.limits.check_not_blocked(ip)?;
     state.limits.check(Budget::Reports, ip)?;
-    moderation::report(&state, ip, &code, &req).await?;
+    moderating::report(&state, ip, &code, &req).await?;
     Ok(StatusCode::NO_CONTENT)
 }

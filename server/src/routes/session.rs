@@ -23,7 +23,7 @@ use crate::fields::{checked_offer, fields_for_create};
 use crate::ice::TurnGrant;
 use crate::lobby_index::lobby_entry;
 use crate::metrics::RejectLabels;
-use crate::moderation;
+use crate::moderating;
 use crate::rate_limit::{Budget, SessionBudget};
 use crate::sessions;
 use crate::state::AppState;
@@ -78,8 +78,8 @@ pub async fn put_session(
     headers: HeaderMap,
     ApiJson(req): ApiJson<PutSessionRequest>,
 ) -> Result<Response, AppError> {
-    moderation::check_not_blocked(&state, ip)?;
-    moderation::check_names(&state, &req)?;
+    moderating::check_not_blocked(&state, ip)?;
+    moderating::check_names(&state, &req)?;
     match req.code.as_deref() {
         None => {
             state.limits.check(Budget::Creates, ip)?;
@@ -172,7 +172,7 @@ pub async fn get_session(
     let now = state.now();
     let Some(record) = state.store.get(&code, now).await? else {
         if state.moderation.was_ended(&code, now) {
-            return Err(moderation::session_gone(&state, &code));
+            return Err(moderating::session_gone(&state, &code));
         }
         state.limits.record_miss(ip)?;
         return Err(AppError::no_such_session());
@@ -242,7 +242,7 @@ pub async fn post_answer(
     CodePath(code): CodePath,
     ApiJson(req): ApiJson<PostAnswerRequest>,
 ) -> Result<Response, AppError> {
-    moderation::check_not_blocked(&state, ip)?;
+    moderating::check_not_blocked(&state, ip)?;
     state.limits.check_not_blocked(ip)?;
     // Refused for this session first: that costs the address nothing.
     state.limits.check_session_answer(&code, ip)?;
@@ -373,7 +373,7 @@ pub async fn get_answer(
             .store
             .get(&code, state.now())
             .await?
-            .ok_or_else(|| moderation::session_gone(&state, &code))?;
+            .ok_or_else(|| moderating::session_gone(&state, &code))?;
     };
     Ok(response)
 }
