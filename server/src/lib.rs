@@ -38,9 +38,11 @@
 //!   `row` is the row codec both share; `journal` is SQLite's group-commit
 //!   bookkeeping (staged changes, busy sessions, what each creator holds).
 //! - [`sessions`]: the session service: every change to a session (a
-//!   client's create, update, delete, claim or refresh; the expiry sweep;
-//!   another replica's change; the lobby's load at start) moves the store,
-//!   the lobby index, the waiters, the counters and the metrics together.
+//!   client's create, update, delete, claim or refresh; a moderator's end;
+//!   the expiry sweep; the lobby's load at start) moves the store, the
+//!   lobby index, the waiters, the counters and the metrics together.
+//! - [`replica`]: what this replica does with another replica's change
+//!   (long-polls woken, the index kept current, decisions reloaded).
 //! - [`moderation`]: what a replica holds of the moderators' decisions
 //!   (admin tokens, blocks, ended sessions, refused words), and
 //!   [`moderating`]: their actions and the checks requests go through
@@ -80,6 +82,7 @@ pub mod metrics;
 pub mod moderating;
 pub mod moderation;
 pub mod rate_limit;
+pub mod replica;
 pub mod routes;
 pub mod serve;
 pub mod sessions;

@@ -19,6 +19,7 @@ use crate::error::AppError;
 use crate::moderation::blocks::parse_prefix;
 use crate::moderation::words::WordList;
 use crate::moderation::{ENDED_REMEMBERED_MS, MAX_BLOCK_SECS, MAX_REASON_CHARS, listing};
+use crate::sessions;
 use crate::state::AppState;
 use crate::store::StoreError;
 use crate::store::moderation::{Audit, AuditRow, BlockRow, ReportRow, Reported};
@@ -92,19 +93,6 @@ pub async fn reload_words_as(state: &AppState, actor: &str) -> Result<usize, App
     state.store.insert_audit(audit).await?;
     state.metrics.admin_actions.inc();
     Ok(n)
-}
-
-/// `410 session_ended` when a moderator ended `code`, else `404
-/// no_such_session`: what a host or joiner hears of a session that is gone.
-pub fn session_gone(state: &AppState, code: &SessionCode) -> AppError {
-    if state.moderation.was_ended(code, state.now()) {
-        AppError::new(
-            ErrorCode::SessionEnded,
-            "a moderator of this lobby ended this session; do not publish it again",
-        )
-    } else {
-        AppError::no_such_session()
-    }
 }
 
 /// `403 blocked` when a moderator blocked `ip`'s address or a prefix
@@ -299,26 +287,9 @@ pub async fn end_session(
         .insert_ended(code.as_str(), now + ENDED_REMEMBERED_MS, audit)
         .await?;
     reload(state).await?;
-    remove(state, code).await?;
+    sessions::remove(state, code).await?;
     state.metrics.admin_actions.inc();
     tracing::info!(actor, %code, "session ended by a moderator");
-    Ok(())
-}
-
-/// Deletes session `code` whoever holds it: uncounted, unlisted, its
-/// long-polls woken (to hear that a moderator ended it).
-async fn remove(state: &AppState, code: &SessionCode) -> Result<(), AppError> {
-    let counting = state.live_gate.read().await;
-    let before = state.store.get(code, state.now()).await?;
-    if state.store.delete(code).await? {
-        state.count_session(false);
-        if let Some(before) = before {
-            state.count_bytes(before.held_bytes(), 0);
-        }
-    }
-    drop(counting);
-    state.lobby.remove(code);
-    state.waiters.wake(code);
     Ok(())
 }
 
@@ -338,7 +309,7 @@ pub async fn report(
     };
     let now = state.now();
     if state.store.get(code, now).await?.is_none() {
-        return Err(session_gone(state, code));
+        return Err(sessions::session_gone(state, code));
     }
     let reporter = state.config.client_keys().label(ip);
     let outcome = state

@@ -1,8 +1,8 @@
 //! The session service: every change to a session goes through here (a
-//! client's call, the expiry sweep, a change another replica made, the
-//! lobby's load at start), so the store, the lobby index, the answer
-//! waiters, the live counters and the metrics move together, in one order,
-//! in one place. The handlers in [`crate::routes::session`] extract, call
+//! client's call, a moderator's end, the expiry sweep, the lobby's load at
+//! start; `crate::replica` applies other replicas' changes with
+//! [`forget`]), so the store, the lobby index, the answer waiters, the live
+//! counters and the metrics move together, in one order, in one place. The handlers in [`crate::routes::session`] extract, call
 //! and respond; the server's background tasks call in too.
 //!
 //! Each call checks what the lobby as a whole allows (live sessions, bytes
@@ -10,7 +10,6 @@
 //! the rest: the counters, the index (which publishes to the lobby feed),
 //! the wake-ups of the host's long-polls, the metrics.
 
-use std::collections::HashSet;
 use std::net::IpAddr;
 
 use protocol::api::{ErrorCode, PutSessionRequest};
@@ -19,12 +18,11 @@ use protocol::code::SessionCode;
 use crate::clock::Millis;
 use crate::error::AppError;
 use crate::fields::{checked_offer, fields_for_update};
-use crate::moderating::session_gone;
 use crate::rate_limit::SessionBudget;
 use crate::state::AppState;
 use crate::store::{
-    Authorized, ClaimOutcome, CreateOutcome, LobbyFields, SessionRecord, SessionUpdate,
-    StoreChange, StoreError, StoredAnswer, UpdateOutcome,
+    Authorized, ClaimOutcome, CreateOutcome, LobbyFields, SessionRecord, SessionUpdate, StoreError,
+    StoredAnswer, UpdateOutcome,
 };
 use crate::token::{HostToken, hash_token, token_matches};
 
@@ -64,60 +62,22 @@ pub async fn sweep(state: &AppState) -> Result<usize, StoreError> {
 
 /// A session that is gone: unlisted, and its long-polls woken to find it
 /// gone.
-fn forget(state: &AppState, code: &SessionCode) {
+pub(crate) fn forget(state: &AppState, code: &SessionCode) {
     state.lobby.remove(code);
     state.waiters.wake(code);
 }
 
-/// Applies a change another replica made: wakes long-polls on answers and
-/// keeps the lobby index current. The store drops the echo of this
-/// replica's own changes (this service applied them), except where a failed
-/// write may have committed; applying a change twice is harmless (the index
-/// only publishes events for real differences).
-pub async fn apply_replica_change(state: &AppState, change: StoreChange) {
-    match change {
-        StoreChange::Answered(code) => state.waiters.wake(&code),
-        StoreChange::AnsweredWith(code, answer) => state.waiters.wake_with_answer(&code, &answer),
-        StoreChange::Removed(code) => forget(state, &code),
-        StoreChange::SessionChanged(code) => match state.store.get(&code, state.now()).await {
-            // Checked again on arrival: a sweep may have unlisted it as
-            // expired while the read was in flight.
-            Ok(Some(record)) if record.expires_at > state.now() => state.lobby.upsert(&record),
-            Ok(_) => forget(state, &code),
-            Err(err) => tracing::warn!(error = %err, "cannot refresh a changed session"),
-        },
-        StoreChange::Moderation => reload_moderation(state).await,
-        StoreChange::Resync => {
-            if let Err(err) = resync_lobby(state).await {
-                tracing::warn!(error = %err, "lobby resync failed; will retry on the next change");
-            }
-            reload_moderation(state).await;
-            state.waiters.wake_all();
-        }
+/// `410 session_ended` when a moderator ended `code`, else `404
+/// no_such_session`: what a host or joiner hears of a session that is gone.
+pub fn session_gone(state: &AppState, code: &SessionCode) -> AppError {
+    if state.moderation.was_ended(code, state.now()) {
+        AppError::new(
+            ErrorCode::SessionEnded,
+            "a moderator of this lobby ended this session; do not publish it again",
+        )
+    } else {
+        AppError::no_such_session()
     }
-}
-
-/// Reloads what moderators decided (another replica changed it, or
-/// changes may have been missed).
-async fn reload_moderation(state: &AppState) {
-    if let Err(err) = crate::moderating::reload(state).await {
-        tracing::warn!(error = %err, "cannot reload the moderators' decisions; will retry on the next change");
-    }
-}
-
-/// Rebuilds the lobby index from the store (after missed notifications).
-async fn resync_lobby(state: &AppState) -> Result<(), StoreError> {
-    let records = state.store.list_public(state.now()).await?;
-    let live: HashSet<_> = records.iter().map(|r| r.code.clone()).collect();
-    for code in state.lobby.codes() {
-        if !live.contains(&code) {
-            state.lobby.remove(&code);
-        }
-    }
-    for record in &records {
-        state.lobby.upsert(record);
-    }
-    Ok(())
 }
 
 /// Creates a session (the caller charged the address's create budget):
@@ -246,11 +206,31 @@ pub async fn delete(
     // The token check and the delete are one store call (one statement on
     // PostgreSQL).
     let deleted = delete_authorized(state, ip, code, token, now).await?;
-    state.count_session(false);
-    state.count_bytes(deleted.held_bytes(), 0);
+    uncount(state, &deleted);
     drop(counting);
     forget(state, code);
     Ok(())
+}
+
+/// Deletes session `code` whoever holds it (a moderator ended it):
+/// uncounted, unlisted, its long-polls woken to hear why.
+pub async fn remove(state: &AppState, code: &SessionCode) -> Result<(), AppError> {
+    let counting = state.live_gate.read().await;
+    let before = state.store.get(code, state.now()).await?;
+    if state.store.delete(code).await?
+        && let Some(before) = before
+    {
+        uncount(state, &before);
+    }
+    drop(counting);
+    forget(state, code);
+    Ok(())
+}
+
+/// Takes a deleted session off the live counters.
+fn uncount(state: &AppState, deleted: &SessionRecord) {
+    state.count_session(false);
+    state.count_bytes(deleted.held_bytes(), 0);
 }
 
 /// Claims the open round with `answer` (sanitized and checked by the

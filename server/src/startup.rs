@@ -17,6 +17,7 @@ use crate::moderating;
 use crate::moderation::Moderation;
 use crate::moderation::tokens::AdminTokens;
 use crate::moderation::words::WordList;
+use crate::replica;
 use crate::serve::ConnectionLimits;
 use crate::sessions;
 use crate::state::AppState;
@@ -202,7 +203,7 @@ async fn follow_changes(state: AppState, mut changes: tokio::sync::mpsc::Receive
                 None => return,
             },
         };
-        sessions::apply_replica_change(&state, change).await;
+        replica::apply_change(&state, change).await;
     }
 }
 

@@ -53,6 +53,16 @@ async fn admin(
     req.send().await.expect("an admin call")
 }
 
+/// A GET of the admin API with Alice's token.
+async fn get_admin(srv: &TestServer, path: &str) -> reqwest::Response {
+    admin(srv, reqwest::Method::GET, path, Some(ALICE), None).await
+}
+
+/// A POST of the admin API with Alice's token.
+async fn post_admin(srv: &TestServer, path: &str, body: Value) -> reqwest::Response {
+    admin(srv, reqwest::Method::POST, path, Some(ALICE), Some(body)).await
+}
+
 async fn block(srv: &TestServer, token: &str, prefix: &str, reason: &str) -> reqwest::Response {
     let body = json!({"prefix": prefix, "durationSecs": 3600, "reason": reason});
     admin(
@@ -116,14 +126,7 @@ async fn the_admin_api_is_404_without_a_token_file_and_403_with_a_wrong_token() 
     let list: Value = res.json().await.unwrap();
     assert_eq!(list, json!({"blocks": []}));
     // Nothing a wrong token sent was done.
-    let res = admin(
-        &srv,
-        reqwest::Method::GET,
-        "/admin/audit",
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let res = get_admin(&srv, "/admin/audit").await;
     let page: Value = res.json().await.unwrap();
     assert_eq!(page, json!({"entries": []}));
 }
@@ -231,14 +234,7 @@ async fn a_block_lapses_and_the_sweep_forgets_it_and_old_audit_entries() {
     let (srv, _file) = admin_server().await;
     let blocked = client_from(ip("127.0.55.5"));
     let body = json!({"prefix": "127.0.55.5", "durationSecs": 60, "reason": "cool off"});
-    let res = admin(
-        &srv,
-        reqwest::Method::POST,
-        "/admin/blocks",
-        Some(ALICE),
-        Some(body),
-    )
-    .await;
+    let res = post_admin(&srv, "/admin/blocks", body).await;
     assert_eq!(res.status(), 201);
     assert_error(create_from(&srv, &blocked).await, 403, "blocked").await;
     srv.clock.advance_ms(60_000);
@@ -290,25 +286,11 @@ async fn bad_admin_input_is_refused_and_changes_nothing() {
             "reason",
         ),
     ] {
-        let res = admin(
-            &srv,
-            reqwest::Method::POST,
-            "/admin/blocks",
-            Some(ALICE),
-            Some(body),
-        )
-        .await;
+        let res = post_admin(&srv, "/admin/blocks", body).await;
         let message = assert_error(res, 400, "invalid_field").await;
         assert!(message.starts_with(field), "{message}");
     }
-    let res = admin(
-        &srv,
-        reqwest::Method::POST,
-        "/admin/blocks",
-        Some(ALICE),
-        Some(json!({"prefix": 5})),
-    )
-    .await;
+    let res = post_admin(&srv, "/admin/blocks", json!({"prefix": 5})).await;
     assert_error(res, 400, "invalid_json").await;
     let res = admin(
         &srv,
@@ -330,26 +312,12 @@ async fn bad_admin_input_is_refused_and_changes_nothing() {
     assert_error(res, 400, "invalid_field").await;
     for query in ["limit=0", "limit=201", "limit=x", "before=x", "before=0"] {
         let path = format!("/admin/audit?{query}");
-        let res = admin(&srv, reqwest::Method::GET, &path, Some(ALICE), None).await;
+        let res = get_admin(&srv, &path).await;
         assert_eq!(res.status(), 400, "{query}");
     }
-    let res = admin(
-        &srv,
-        reqwest::Method::GET,
-        "/admin/audit",
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let res = get_admin(&srv, "/admin/audit").await;
     assert_eq!(res.json::<Value>().await.unwrap(), json!({"entries": []}));
-    let res = admin(
-        &srv,
-        reqwest::Method::GET,
-        "/admin/blocks",
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let res = get_admin(&srv, "/admin/blocks").await;
     assert_eq!(res.json::<Value>().await.unwrap(), json!({"blocks": []}));
 }
 
@@ -363,7 +331,7 @@ async fn the_audit_log_pages_newest_first() {
     let mut reasons = Vec::new();
     let mut path = "/admin/audit?limit=2".to_owned();
     for _ in 0..5 {
-        let res = admin(&srv, reqwest::Method::GET, &path, Some(ALICE), None).await;
+        let res = get_admin(&srv, &path).await;
         let page: Value = res.json().await.unwrap();
         for e in page["entries"].as_array().unwrap() {
             reasons.push(e["reason"].as_str().unwrap().to_owned());
@@ -407,14 +375,7 @@ async fn guessing_admin_tokens_is_rate_limited_per_address() {
         .await
         .unwrap();
     assert_eq!(res.status(), 429);
-    let res = admin(
-        &srv,
-        reqwest::Method::GET,
-        "/admin/blocks",
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let res = get_admin(&srv, "/admin/blocks").await;
     assert_eq!(res.status(), 200);
 }
 
@@ -440,10 +401,6 @@ async fn listed_codes(srv: &TestServer) -> Vec<String> {
         .iter()
         .map(|s| s["code"].as_str().unwrap().to_owned())
         .collect()
-}
-
-async fn post_admin(srv: &TestServer, path: &str, body: Value) -> reqwest::Response {
-    admin(srv, reqwest::Method::POST, path, Some(ALICE), Some(body)).await
 }
 
 #[tokio::test]
@@ -555,14 +512,7 @@ async fn an_ended_session_tells_its_host_its_long_poll_and_its_joiners() {
     )
     .await;
     assert!(listed_codes(&srv).await.is_empty());
-    let res = admin(
-        &srv,
-        reqwest::Method::GET,
-        &format!("/admin/sessions/{code}"),
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let res = get_admin(&srv, &format!("/admin/sessions/{code}")).await;
     assert_error(res, 404, "no_such_session").await;
     // Ending needs a reason; ending it again finds nothing.
     let (second, _) = srv.create().await;
@@ -590,7 +540,7 @@ async fn an_ended_session_tells_its_host_its_long_poll_and_its_joiners() {
 /// `GET /admin/sessions{query}` as alice; the page.
 async fn list_sessions(srv: &TestServer, query: &str) -> Value {
     let path = format!("/admin/sessions{query}");
-    let res = admin(srv, reqwest::Method::GET, &path, Some(ALICE), None).await;
+    let res = get_admin(srv, &path).await;
     assert_eq!(res.status(), 200, "{path}");
     res.json::<Value>().await.unwrap()
 }
@@ -684,14 +634,7 @@ async fn the_admin_list_shows_every_session_with_filters_and_pages() {
         "?creator=nowhere",
         "?hostKind=robot",
     ] {
-        let res = admin(
-            &srv,
-            reqwest::Method::GET,
-            &format!("/admin/sessions{bad}"),
-            Some(ALICE),
-            None,
-        )
-        .await;
+        let res = get_admin(&srv, &format!("/admin/sessions{bad}")).await;
         assert_eq!(res.status(), 400, "{bad}");
     }
 }
@@ -764,14 +707,7 @@ async fn players_report_sessions_and_moderators_see_the_most_reported_first() {
     }
     assert_eq!(seen, [first.clone(), second.clone(), quiet.clone()]);
 
-    let res = admin(
-        &srv,
-        reqwest::Method::GET,
-        &format!("/admin/sessions/{first}"),
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let res = get_admin(&srv, &format!("/admin/sessions/{first}")).await;
     let view: Value = res.json().await.unwrap();
     assert_eq!(view["reports"], 2);
     let recent = view["recentReports"].as_array().unwrap();
@@ -956,14 +892,7 @@ async fn a_block_can_end_every_session_of_its_prefix() {
         .to_owned();
     let body = json!({"prefix": "127.0.55.0/24", "durationSecs": 600, "reason": "spam",
         "endSessions": true});
-    let res = admin(
-        &srv,
-        reqwest::Method::POST,
-        "/admin/blocks",
-        Some(ALICE),
-        Some(body),
-    )
-    .await;
+    let res = post_admin(&srv, "/admin/blocks", body).await;
     assert_eq!(res.status(), 201);
     let placed: Value = res.json().await.unwrap();
     let mut ended: Vec<String> = placed["ended"]
@@ -980,14 +909,7 @@ async fn a_block_can_end_every_session_of_its_prefix() {
         assert_error(srv.get_session(code).await, 410, "session_ended").await;
     }
     assert_eq!(srv.get_session(&kept).await.status(), 200);
-    let res = admin(
-        &srv,
-        reqwest::Method::GET,
-        "/admin/audit",
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let res = get_admin(&srv, "/admin/audit").await;
     let page: Value = res.json().await.unwrap();
     let actions: Vec<&str> = page["entries"]
         .as_array()

@@ -6,12 +6,11 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use common::{
-    Children, HOST_LOG, Lobby, Site, admin_request, capture_stderr, count_log, host_cmd,
-    http_request, lines_of, session_code, start_lobby_with, wait_log,
+    Children, Lobby, Site, admin_request, count_log, http_request, session_code, spawn_logged_host,
+    start_lobby_with, wait_log,
 };
 
 const TOKEN: &str = "e2e-moderator-token-0123456789";
@@ -30,16 +29,13 @@ fn a_session_a_moderator_ends_is_not_published_again_by_its_daemon() {
         &here,
         &["--admin-token-file", &token_arg],
     );
-    let mut host = host_cmd(&here, &url, &[])
-        .args(["--start-when", "2", "--levels", "1", "--sessions", "1"])
-        .env("RUST_LOG", HOST_LOG)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let host_log = capture_stderr(&mut host, "host");
-    children.push(host);
-    let code = session_code(&host_lines);
+    let host = spawn_logged_host(
+        &mut children,
+        &here,
+        &url,
+        &["--start-when", "2", "--levels", "1", "--sessions", "1"],
+    );
+    let code = session_code(&host.lines);
     // Its round is open: the daemon long-polls for an answer.
     let (status, _) = http_request(&addr, "GET", &format!("/session/{code}"), None);
     assert_eq!(status, 200);
@@ -53,7 +49,7 @@ fn a_session_a_moderator_ends_is_not_published_again_by_its_daemon() {
     );
     assert_eq!(status, 204, "{body}");
     wait_log(
-        &host_log,
+        &host.log,
         Duration::from_secs(30),
         "the daemon hearing the moderator",
         |l| l.contains("a moderator of the lobby ended this session"),
@@ -64,8 +60,8 @@ fn a_session_a_moderator_ends_is_not_published_again_by_its_daemon() {
     // A few seconds on: no retries of that session (each would log again or
     // warn of a failed publish), and the lobby lists nothing of it.
     std::thread::sleep(Duration::from_secs(3));
-    let moderated = count_log(&host_log, |l| l.contains("a moderator of the lobby ended"));
-    let retried = count_log(&host_log, |l| l.contains("publishing a round failed"));
+    let moderated = count_log(&host.log, |l| l.contains("a moderator of the lobby ended"));
+    let retried = count_log(&host.log, |l| l.contains("publishing a round failed"));
     assert_eq!((moderated, retried), (1, 0));
     let (_, audit) = admin_request(&addr, TOKEN, "GET", "/admin/audit", None);
     assert!(audit.contains(&format!("\"target\":\"{code}\"")), "{audit}");
@@ -88,22 +84,19 @@ fn a_daemon_whose_name_the_lobby_refuses_publishes_a_neutral_one() {
         &here,
         &["--word-list-file", &words_arg],
     );
-    let mut host = host_cmd(&here, &url, &[])
-        .args(["--levels", "1", "--sessions", "1"])
-        .env("RUST_LOG", HOST_LOG)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let host_log = capture_stderr(&mut host, "host");
-    children.push(host);
-    let code = session_code(&host_lines);
+    let host = spawn_logged_host(
+        &mut children,
+        &here,
+        &url,
+        &["--levels", "1", "--sessions", "1"],
+    );
+    let code = session_code(&host.lines);
     let (status, body) = http_request(&addr, "GET", &format!("/session/{code}"), None);
     assert_eq!(status, 200, "{body}");
     let view: serde_json::Value = serde_json::from_str(&body).expect("JSON");
     assert_eq!(view["name"], "campfire session");
     wait_log(
-        &host_log,
+        &host.log,
         Duration::from_secs(5),
         "the daemon saying its name was refused",
         |l| l.contains("refuses this session's name"),

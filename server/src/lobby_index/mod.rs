@@ -279,6 +279,13 @@ impl LobbyIndex {
             .unwrap_or_default()
     }
 
+    /// Whether moderators hid session `code`.
+    pub fn is_hidden(&self, code: &SessionCode) -> bool {
+        self.index
+            .read()
+            .is_ok_and(|index| index.hidden.contains(code))
+    }
+
     /// Sets the sessions moderators hid: each leaves the listing now (its
     /// subscribers hear `removed`) and is not listed again while hidden.
     /// Returns the set it replaces; a session that left it is listed again

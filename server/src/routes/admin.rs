@@ -35,6 +35,21 @@ pub const RECENT_REPORTS: u32 = 20;
 /// The most audit entries one page holds.
 pub const MAX_AUDIT_PAGE: u32 = 200;
 
+/// The refusals every admin route may answer, for the OpenAPI document.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code, reason = "describes responses; AppError builds them")]
+enum AdminRefusals {
+    /// Missing or wrong admin token
+    #[response(status = 403)]
+    WrongToken(ErrorBody),
+    /// Too many admin requests from this address
+    #[response(status = 429)]
+    TooMany(ErrorBody),
+    /// Database unreachable
+    #[response(status = 503)]
+    Unavailable(ErrorBody),
+}
+
 /// The caller of an admin route: the name of the admin token it presented.
 pub struct Admin(pub String);
 
@@ -81,10 +96,8 @@ pub async fn no_store(response: Response) -> Response {
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "The blocks in force", body = BlockList),
-        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        AdminRefusals,
         (status = 404, description = "The admin API is off (no --admin-token-file)", body = ErrorBody),
-        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
 pub async fn list_blocks(
@@ -106,12 +119,10 @@ pub async fn list_blocks(
     responses(
         (status = 201, description = "Placed (and the sessions it ended)", body = BlockPlaced),
         (status = 400, description = "Not a prefix, a duration out of range, or no reason", body = ErrorBody),
-        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        AdminRefusals,
         (status = 404, description = "The admin API is off (no --admin-token-file)", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
         (status = 415, description = "Body is not JSON", body = ErrorBody),
-        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
 pub async fn place_block(
@@ -152,10 +163,8 @@ pub struct LiftReason {
     responses(
         (status = 204, description = "Lifted"),
         (status = 400, description = "Not a block id", body = ErrorBody),
-        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        AdminRefusals,
         (status = 404, description = "No such block, or the admin API is off", body = ErrorBody),
-        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
 pub async fn lift_block(
@@ -193,10 +202,8 @@ pub struct AuditQuery {
     responses(
         (status = 200, description = "A page of the log", body = AuditPage),
         (status = 400, description = "A bad query", body = ErrorBody),
-        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        AdminRefusals,
         (status = 404, description = "The admin API is off (no --admin-token-file)", body = ErrorBody),
-        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
 pub async fn audit_log(
@@ -274,10 +281,8 @@ pub enum SessionOrder {
     responses(
         (status = 200, description = "A page of sessions", body = AdminSessionPage),
         (status = 400, description = "A bad query", body = ErrorBody),
-        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        AdminRefusals,
         (status = 404, description = "The admin API is off (no --admin-token-file)", body = ErrorBody),
-        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
 pub async fn list_sessions(
@@ -344,10 +349,8 @@ pub async fn list_sessions(
     responses(
         (status = 200, description = "The session", body = AdminSessionView),
         (status = 400, description = "Not a session code", body = ErrorBody),
-        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        AdminRefusals,
         (status = 404, description = "No such live session, or the admin API is off", body = ErrorBody),
-        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
 pub async fn get_session(
@@ -360,18 +363,12 @@ pub async fn get_session(
         .get(&code, state.now())
         .await?
         .ok_or_else(AppError::no_such_session)?;
-    let hidden = state.lobby.hidden().contains(&code);
+    let hidden = state.lobby.is_hidden(&code);
     let recent = state
         .store
         .reports_of(code.as_str(), RECENT_REPORTS)
         .await?;
-    let count = state
-        .store
-        .report_counts()
-        .await?
-        .into_iter()
-        .find_map(|(c, n)| (c == code.as_str()).then_some(n))
-        .unwrap_or(0);
+    let count = state.store.report_count(code.as_str()).await?;
     Ok(Json(listing::view(
         &record,
         hidden,
@@ -390,12 +387,10 @@ pub async fn get_session(
     responses(
         (status = 204, description = "Hidden, or listed again"),
         (status = 400, description = "Not a session code, or a bad body", body = ErrorBody),
-        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        AdminRefusals,
         (status = 404, description = "No such live session, or the admin API is off", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
         (status = 415, description = "Body is not JSON", body = ErrorBody),
-        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
 pub async fn hide_session(
@@ -418,12 +413,10 @@ pub async fn hide_session(
     responses(
         (status = 204, description = "Ended"),
         (status = 400, description = "Not a session code, a bad body, or no reason", body = ErrorBody),
-        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        AdminRefusals,
         (status = 404, description = "No such live session, or the admin API is off", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
         (status = 415, description = "Body is not JSON", body = ErrorBody),
-        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
 pub async fn end_session(
@@ -442,10 +435,8 @@ pub async fn end_session(
     security(("admin_token" = [])),
     responses(
         (status = 200, description = "Read; how many entries it holds", body = WordsReloaded),
-        (status = 403, description = "Missing or wrong admin token", body = ErrorBody),
+        AdminRefusals,
         (status = 404, description = "No --word-list-file (or it cannot be read), or the admin API is off", body = ErrorBody),
-        (status = 429, description = "Too many admin requests from this address", body = ErrorBody),
-        (status = 503, description = "Database unreachable", body = ErrorBody),
     )
 )]
 pub async fn reload_words(

@@ -172,7 +172,7 @@ pub async fn get_session(
     let now = state.now();
     let Some(record) = state.store.get(&code, now).await? else {
         if state.moderation.was_ended(&code, now) {
-            return Err(moderating::session_gone(&state, &code));
+            return Err(sessions::session_gone(&state, &code));
         }
         state.limits.record_miss(ip)?;
         return Err(AppError::no_such_session());
@@ -373,7 +373,7 @@ pub async fn get_answer(
             .store
             .get(&code, state.now())
             .await?
-            .ok_or_else(|| moderating::session_gone(&state, &code))?;
+            .ok_or_else(|| sessions::session_gone(&state, &code))?;
     };
     Ok(response)
 }

@@ -318,6 +318,18 @@ impl Store {
         })
     }
 
+    /// How many reports session `code` has.
+    pub async fn report_count(&self, code: &str) -> Result<i64, StoreError> {
+        on_pool!(self, pool => {
+            let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM reports WHERE code = $1")
+                .bind(code)
+                .fetch_one(pool)
+                .await
+                .map_err(StoreError::from)?;
+            Ok(n)
+        })
+    }
+
     /// The latest `limit` reports of session `code`, newest first.
     pub async fn reports_of(&self, code: &str, limit: u32) -> Result<Vec<ReportRow>, StoreError> {
         on_pool!(self, pool => {

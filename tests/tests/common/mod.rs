@@ -409,6 +409,35 @@ pub fn host_cmd(site: &Site, url: &str, args: &[&str]) -> Command {
     cmd
 }
 
+/// A host daemon started by [`spawn_logged_host`]: its stdout lines and
+/// its logged stderr lines (the daemon itself is in the caller's
+/// [`Children`]).
+pub struct LoggedHost {
+    /// The daemon's stdout lines (`session CODE`, reports).
+    pub lines: mpsc::Receiver<String>,
+    /// The daemon's stderr at `HOST_LOG` level.
+    pub log: LogLines,
+}
+
+/// Spawns [`host_cmd`] with `args`, logging at [`HOST_LOG`], into
+/// `children`.
+pub fn spawn_logged_host(
+    children: &mut Children,
+    site: &Site,
+    url: &str,
+    args: &[&str],
+) -> LoggedHost {
+    let mut host = host_cmd(site, url, args)
+        .env("RUST_LOG", HOST_LOG)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn host-daemon host");
+    let lines = lines_of(&mut host);
+    let log = capture_stderr(&mut host, "host");
+    children.push(host);
+    LoggedHost { lines, log }
+}
+
 /// `host-daemon join CODE --bot` at `site`; stdout and stderr piped.
 pub fn join_cmd(site: &Site, url: &str, code: &str, name: &str) -> Command {
     let mut cmd = site.command(&binaries().host_daemon);
