@@ -28,27 +28,26 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use protocol::api::{ErrorCode, HostKind, PutSessionRequest};
 use protocol::peer::EndReason;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
-use tokio::time::Instant;
 
 use netcode::host::HostConfig;
 
-use crate::driver::{Host, HostProgress, Served, run_host};
-use crate::lobby_client::{HostedSession, LobbyClient, SignalingError};
+use crate::control::hub::{ControlHub, OpenOrder, OpenRefused};
+use crate::control::view::OpenedBy;
+use crate::lobby_client::LobbyClient;
 use crate::metrics::DaemonMetrics;
-use crate::relaying::RelaySession;
-use crate::replay_files::ReplayFiles;
-use crate::stdout;
-use crate::transport::webrtc::{Endpoint, WebRtcLink, WebRtcOptions};
-use lockstep::peer::{PeerRelay, PeerRelayConfig};
+use crate::transport::webrtc::{Endpoint, WebRtcOptions};
+use lockstep::peer::PeerRelayConfig;
 
 mod joins;
+mod ordered;
 mod rounds;
+mod session;
 
-use rounds::round_loop;
+pub use ordered::ordered_config;
+pub use session::{NEUTRAL_HOST_NAME, NEUTRAL_NAME, Ticket, run_session};
 
 /// How often a session's TTL is refreshed besides the answer polls.
 const REFRESH_EVERY: Duration = Duration::from_millis(netcode::host::rounds::REFRESH_EVERY_MS);
@@ -84,6 +83,10 @@ pub struct HostingConfig {
     pub webrtc: WebRtcOptions,
     /// The campaign's name in the lobby.
     pub campaign_name: String,
+    /// The campaign seed (the plan's maps and gameplay seeds derive from it).
+    pub seed: u32,
+    /// `--campaign DIR`'s maps, when the plan plays a folder.
+    pub campaign_maps: Option<Vec<protocol::map::GameMap>>,
     /// Where sessions report their metrics, if anywhere.
     pub metrics: Option<DaemonMetrics>,
     /// `--record DIR`: each level's replay file goes here (the host config
@@ -102,7 +105,8 @@ impl HostingConfig {
         self.max_players.saturating_sub(local) as usize
     }
 
-    fn local_players(&self) -> u32 {
+    /// The host's own player and its bots.
+    pub fn local_players(&self) -> u32 {
         self.bots + u32::from(self.host.host_player.is_some())
     }
 }
@@ -121,9 +125,28 @@ pub struct SessionOutcome {
     pub levels_completed: u32,
 }
 
+/// What the control API hands the hosting loop: where it files what the
+/// sessions do, its open orders, and how many of those may run at once.
+#[derive(Debug)]
+pub struct ControlDesk {
+    /// The registry the API reads.
+    pub hub: ControlHub,
+    /// Testers' orders to open a session.
+    pub orders: mpsc::Receiver<OpenOrder>,
+    /// Ordered sessions running at once, at most.
+    pub max_sessions: usize,
+}
+
 /// Runs sessions until `shutdown` turns true; then every running session
-/// ends with `host-shutdown` and its lobby entry is deleted.
-pub async fn run(config: HostingConfig, shutdown: watch::Receiver<bool>) -> anyhow::Result<()> {
+/// ends with `host-shutdown` and its lobby entry is deleted. With a
+/// `desk`, it also opens the sessions testers order (besides the
+/// `sessions` it keeps open itself, which may then be none) and files
+/// every session in the control API's registry.
+pub async fn run(
+    config: HostingConfig,
+    shutdown: watch::Receiver<bool>,
+    desk: Option<ControlDesk>,
+) -> anyhow::Result<()> {
     let client = LobbyClient::new(&config.server).context("lobby client")?;
     let endpoint = Endpoint::bind(&config.webrtc)
         .await
@@ -146,278 +169,108 @@ pub async fn run(config: HostingConfig, shutdown: watch::Receiver<bool>) -> anyh
             }
         });
     }
+    let (hub, mut orders, max_ordered) = match desk {
+        Some(d) => (Some(d.hub), Some(d.orders), d.max_sessions),
+        None => (None, None, 0),
+    };
+    // Without a control API a daemon keeps at least one session open.
+    let standing = if hub.is_some() {
+        config.sessions
+    } else {
+        config.sessions.max(1)
+    };
     let config = Arc::new(config);
-    let mut running = JoinSet::new();
+    let start = |ticket: Ticket| {
+        run_session(
+            config.clone(),
+            endpoint.clone(),
+            client.clone(),
+            shutdown.clone(),
+            ticket,
+        )
+    };
+    let mut running: JoinSet<(OpenedBy, anyhow::Result<SessionOutcome>)> = JoinSet::new();
+    let mut standing_running = 0usize;
+    let mut ordered_running = 0usize;
     let mut failures = 0u32;
     let mut shutdown_rx = shutdown.clone();
     loop {
-        while !*shutdown.borrow() && running.len() < config.sessions.max(1) {
-            running.spawn(run_session(
-                config.clone(),
-                endpoint.clone(),
-                client.clone(),
-                shutdown.clone(),
-            ));
+        while !*shutdown.borrow() && standing_running < standing {
+            standing_running += 1;
+            let ticket = Ticket::standing(hub.clone());
+            let session = start(ticket);
+            running.spawn(async move { (OpenedBy::Flags, session.await) });
         }
         tokio::select! {
-            done = running.join_next() => match done {
-                Some(Ok(Ok(report))) => {
-                    failures = 0;
-                    tracing::info!(code = %report.code, end = ?report.end, joined = report.joined,
-                        levels = report.levels_completed, "session over");
+            order = async {
+                match orders.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
                 }
-                Some(Ok(Err(e))) => {
-                    failures += 1;
-                    eprintln!("host-daemon: session failed: {e:#}");
-                    if failures >= MAX_CONSECUTIVE_FAILURES {
-                        running.shutdown().await;
-                        anyhow::bail!("{failures} sessions failed in a row; last: {e:#}");
+            }, if !*shutdown.borrow() => {
+                let Some(OpenOrder { request, reply }) = order else {
+                    orders = None;
+                    continue;
+                };
+                if ordered_running >= max_ordered {
+                    let _ = reply.send(Err(OpenRefused::TooMany(max_ordered)));
+                    continue;
+                }
+                match ordered_config(&config, &request) {
+                    Err(why) => {
+                        let _ = reply.send(Err(OpenRefused::Invalid(why)));
                     }
-                    tokio::time::sleep(RETRY_PAUSE).await;
+                    Ok(ordered) => {
+                        ordered_running += 1;
+                        let ticket = Ticket::ordered(hub.clone(), reply);
+                        let session = run_session(
+                            Arc::new(ordered),
+                            endpoint.clone(),
+                            client.clone(),
+                            shutdown.clone(),
+                            ticket,
+                        );
+                        running.spawn(async move { (OpenedBy::Control, session.await) });
+                    }
+                }
+            }
+            done = running.join_next(), if !running.is_empty() => match done {
+                Some(Ok((by, outcome))) => {
+                    match by {
+                        OpenedBy::Flags => standing_running -= 1,
+                        OpenedBy::Control => ordered_running -= 1,
+                    }
+                    match outcome {
+                        Ok(report) => {
+                            failures = 0;
+                            tracing::info!(code = %report.code, end = ?report.end, joined = report.joined,
+                                levels = report.levels_completed, "session over");
+                        }
+                        // A tester's order that failed was answered; it
+                        // says nothing of the daemon's health.
+                        Err(e) if by == OpenedBy::Control => {
+                            eprintln!("host-daemon: an ordered session failed: {e:#}");
+                        }
+                        Err(e) => {
+                            failures += 1;
+                            eprintln!("host-daemon: session failed: {e:#}");
+                            if failures >= MAX_CONSECUTIVE_FAILURES {
+                                running.shutdown().await;
+                                anyhow::bail!("{failures} sessions failed in a row; last: {e:#}");
+                            }
+                            tokio::time::sleep(RETRY_PAUSE).await;
+                        }
+                    }
                 }
                 Some(Err(e)) => anyhow::bail!("a session task panicked: {e}"),
-                None => {
-                    if *shutdown.borrow() {
-                        return Ok(());
-                    }
-                }
+                None => {}
             },
             _ = shutdown_rx.changed(), if !*shutdown_rx.borrow() => {}
+            // Shut down with nothing running.
+            else => return Ok(()),
         }
         if *shutdown.borrow() && running.is_empty() {
             return Ok(());
         }
     }
-}
-
-fn create_request(config: &HostingConfig) -> PutSessionRequest {
-    PutSessionRequest {
-        public: Some(config.public),
-        name: Some(config.name.clone()),
-        host_name: match (&config.relay, &config.host.host_player) {
-            (Some(_), _) => Some("relay".to_owned()),
-            (None, player) => player.as_ref().map(|(_, n)| n.clone()),
-        },
-        // A relay has no player of its own; a host has at least its own.
-        players: Some(if config.relay.is_some() {
-            0
-        } else {
-            config.local_players().max(1)
-        }),
-        max_players: Some(config.max_players),
-        build: Some(config.host.build_version.clone()),
-        difficulty: serde_json::to_value(config.host.difficulty)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned)),
-        campaign: Some(config.campaign_name.clone()),
-        host_kind: Some(if config.relay.is_some() {
-            HostKind::Relay
-        } else {
-            HostKind::Daemon
-        }),
-        ..Default::default()
-    }
-}
-
-/// The name a session is published under when the lobby's word list
-/// refuses the configured one.
-pub const NEUTRAL_NAME: &str = "campfire session";
-
-/// The host name published with [`NEUTRAL_NAME`].
-pub const NEUTRAL_HOST_NAME: &str = "bots";
-
-/// Creates the session in the lobby. When the lobby's word list refuses
-/// its name or host name (`400 name_refused`), it is published under
-/// [`NEUTRAL_NAME`] by [`NEUTRAL_HOST_NAME`] instead, with a warning: a daemon
-/// never publishes a refused name, and keeps serving.
-async fn create_session(
-    client: &LobbyClient,
-    config: &HostingConfig,
-) -> Result<HostedSession, SignalingError> {
-    let request = create_request(config);
-    match client.create_session(&request).await {
-        Err(SignalingError::Refused {
-            code: Some(ErrorCode::NameRefused),
-            message,
-            ..
-        }) => {
-            tracing::warn!(
-                %message,
-                name = %config.name,
-                "the lobby refuses this session's name; publishing it as {NEUTRAL_NAME:?}"
-            );
-            let neutral = PutSessionRequest {
-                name: Some(NEUTRAL_NAME.to_owned()),
-                host_name: Some(NEUTRAL_HOST_NAME.to_owned()),
-                ..request
-            };
-            client.create_session(&neutral).await
-        }
-        other => other,
-    }
-}
-
-/// One session from creation to deletion.
-pub async fn run_session(
-    config: Arc<HostingConfig>,
-    endpoint: Endpoint,
-    client: LobbyClient,
-    shutdown: watch::Receiver<bool>,
-) -> anyhow::Result<SessionOutcome> {
-    let session = create_session(&client, &config)
-        .await
-        .context("creating the session in the lobby")?;
-    stdout::line(&format!("session {}", session.code));
-    if let Some(relay) = &config.relay {
-        let mut relay = relay.clone();
-        relay.relay.start_players = config.start_when;
-        relay.relay.lobby_wait = config.lobby_timeout;
-        relay.relay.max_players = config.guest_seats();
-        // A fresh secret per session: its rejoin tokens resume nothing else.
-        relay.rejoin_secret = Some(rand::random());
-        let served = RelaySession::new(PeerRelay::new(relay));
-        let served = serve(served, &config, &client, &session, &endpoint, shutdown).await?;
-        stdout::relay_report(&session.code, &served.report());
-        delete(&client, &session).await;
-        return Ok(SessionOutcome {
-            code: session.code.clone(),
-            end: None,
-            joined: served.relay().connections_ever(),
-            levels_completed: served.relay().relay().epoch(),
-        });
-    }
-    let mut host_config = config.host.clone();
-    host_config.expected_guests = config.start_when;
-    host_config.lobby_wait = config.lobby_timeout;
-    host_config.max_guests = Some(config.guest_seats());
-    // A fresh secret per session: its rejoin tokens resume nothing else.
-    host_config.rejoin_secret = Some(rand::random());
-    let host = serve(
-        Host::new(host_config),
-        &config,
-        &client,
-        &session,
-        &endpoint,
-        shutdown,
-    )
-    .await?;
-    stdout::session_report(&session.code, &host.report());
-    delete(&client, &session).await;
-    Ok(SessionOutcome {
-        code: session.code.clone(),
-        end: host.ended(),
-        joined: host.connections(),
-        levels_completed: host.stats().levels_completed,
-    })
-}
-
-async fn delete(client: &LobbyClient, session: &HostedSession) {
-    if let Err(e) = client.delete(session).await
-        && !matches!(
-            e,
-            SignalingError::NoSuchSession(_) | SignalingError::EndedByModerator(_)
-        )
-    {
-        tracing::warn!(error = %e, "could not delete the session from the lobby");
-    }
-}
-
-/// Serves `served` to the guests the round loop connects, keeping its
-/// lobby entry current, until it ends. Returns it, finished.
-async fn serve<T: Served>(
-    served: T,
-    config: &Arc<HostingConfig>,
-    client: &LobbyClient,
-    session: &HostedSession,
-    endpoint: &Endpoint,
-    shutdown: watch::Receiver<bool>,
-) -> anyhow::Result<T> {
-    let metrics = config.metrics.as_ref().map(DaemonMetrics::session);
-    let (link_tx, link_rx) = mpsc::channel::<WebRtcLink>(8);
-    let (progress_tx, progress_rx) = watch::channel(HostProgress::default());
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let host_shutdown = {
-        let mut a = shutdown.clone();
-        let mut b = stop_rx.clone();
-        async move {
-            tokio::select! {
-                _ = a.wait_for(|v| *v) => {}
-                _ = b.wait_for(|v| *v) => {}
-            }
-        }
-    };
-    let replays = config
-        .record_dir
-        .as_deref()
-        .map(|dir| ReplayFiles::new(dir, session.code.as_str()));
-    let host_run = run_host(
-        served,
-        link_rx,
-        host_shutdown,
-        Some(progress_tx),
-        metrics,
-        replays,
-    );
-    let mut host_task = tokio::spawn(host_run);
-    let opened = Instant::now();
-    let mut rounds = std::pin::pin!(round_loop(
-        config,
-        endpoint,
-        client,
-        session,
-        link_tx,
-        progress_rx.clone(),
-    ));
-    let mut rounds_done = false;
-    let mut unlisted = false;
-    let mut progress = progress_rx;
-    let lobby_deadline = config.lobby_timeout.map(|t| opened + t);
-    let mut lobby_timed_out = false;
-    let mut refresh = tokio::time::interval_at(opened + REFRESH_EVERY, REFRESH_EVERY);
-    refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let host = loop {
-        tokio::select! {
-            h = &mut host_task => break h.context("the host session task failed")?,
-            () = &mut rounds, if !rounds_done => rounds_done = true,
-            _ = refresh.tick() => {
-                // Answer polls refresh the TTL too; this covers the rest
-                // (no round open, the session running).
-                if let Err(e) = client.refresh(session).await {
-                    tracing::debug!(error = %e, "TTL refresh failed");
-                }
-            }
-            changed = progress.changed(), if !unlisted => {
-                if changed.is_err() {
-                    unlisted = true;
-                } else if progress.borrow().started {
-                    // Late join: listed on, as in progress; else unlisted.
-                    unlisted = true;
-                    let update = if config.host.late_join {
-                        PutSessionRequest { in_progress: Some(true), ..Default::default() }
-                    } else {
-                        PutSessionRequest { public: Some(false), ..Default::default() }
-                    };
-                    if let Err(e) = client.update(session, &update).await {
-                        tracing::warn!(error = %e, "could not mark the started session in the lobby");
-                    }
-                }
-            }
-            _ = async {
-                match lobby_deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            }, if !unlisted && !lobby_timed_out && lobby_deadline.is_some() => {
-                lobby_timed_out = true;
-                // Nobody came: close. (With a guest in, the session's own
-                // lobby wait starts it without the others.)
-                let p = *progress.borrow();
-                if !p.started && p.seats_taken == 0 {
-                    tracing::info!(code = %session.code, "lobby timeout with no guest: closing");
-                    let _ = stop_tx.send(true);
-                }
-            }
-        }
-    };
-    Ok(host)
 }

@@ -28,11 +28,14 @@
 //! - [`replay_files`]: `host --record DIR`, one replay file per level;
 //!   `replay FILE` re-simulates one.
 //! - [`metrics`]: the daemon's Prometheus series and `--metrics-listen`.
+//! - [`control`]: `--control-listen`, the testers' control API (sessions
+//!   live, open one now, end one, reports and replays) and its dashboard.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod campaign;
 pub mod commands;
+pub mod control;
 pub mod driver;
 pub mod hosting;
 pub mod joining;

@@ -9,7 +9,7 @@ use netcode::sim::{NetAction, Outcome, Scenario};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
-use crate::driver::{Guest, Host, HostProgress, run_guest, run_host};
+use crate::driver::{Guest, Host, HostProgress, Observers, run_guest, run_host};
 use crate::metrics::SessionMetrics;
 use crate::transport::PeerLink;
 use crate::transport::simnet::{LinkControl, SimReceiver, SimSender, link};
@@ -43,9 +43,11 @@ pub async fn run(
         Host::new(scenario.host),
         link_rx,
         shutdown,
-        Some(progress_tx),
-        metrics,
-        None,
+        Observers {
+            progress: Some(progress_tx),
+            metrics,
+            ..Observers::default()
+        },
     ));
     let mut events = scenario.events;
     events.sort_by_key(|e| e.at_tick);

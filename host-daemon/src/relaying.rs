@@ -13,6 +13,7 @@ use netcode::replay::{REPLAY_FORMAT, ReplayEnd, ReplayHeader, ReplayRecord};
 use netcode::stats::GuestSlot;
 use serde::Serialize;
 
+use crate::control::view::{PlayerKind, PlayerView, SessionFigures};
 use crate::driver::{EventLog, HostProgress, Served};
 use crate::transport::{ConnectionState, PeerEvent};
 
@@ -23,6 +24,8 @@ pub struct RelaySession {
     next_slot: GuestSlot,
     /// The guest count the metrics last heard.
     guests_counted: Option<usize>,
+    /// Application bytes sent to every connection.
+    bytes_sent: u64,
 }
 
 impl RelaySession {
@@ -32,6 +35,7 @@ impl RelaySession {
             relay,
             next_slot: 0,
             guests_counted: None,
+            bytes_sent: 0,
         }
     }
 
@@ -83,12 +87,23 @@ pub struct RelayReport {
 }
 
 fn end_name<S: serde::Serializer>(end: &Option<RelayEnd>, s: S) -> Result<S::Ok, S::Error> {
-    let name = end.map(|e| match e {
+    end.map(relay_end_name).serialize(s)
+}
+
+/// How a relay session's end is spelled.
+fn relay_end_name(end: RelayEnd) -> &'static str {
+    match end {
         RelayEnd::Completed => "completed",
         RelayEnd::Empty => "empty",
         RelayEnd::Shutdown => "shutdown",
-    });
-    name.serialize(s)
+    }
+}
+
+impl RelayReport {
+    /// How it ended, as the report spells it (`None` while running).
+    pub fn end_name(&self) -> Option<String> {
+        self.end.map(|e| relay_end_name(e).to_owned())
+    }
 }
 
 /// [`RelayStats`] as the report spells it.
@@ -167,6 +182,37 @@ impl Served for RelaySession {
             seats_taken: self.relay.seats_taken(),
             connections: self.relay.connections_ever(),
             spectators: self.relay.spectators(),
+        }
+    }
+
+    fn count_sent(&mut self, _slot: GuestSlot, bytes: usize) {
+        self.bytes_sent += bytes as u64;
+    }
+
+    fn figures(&self) -> SessionFigures {
+        let core = self.relay.relay();
+        let started = core.phase() != RelayPhase::Lobby;
+        let roster = core.roster();
+        let players = core
+            .places()
+            .map(|id| PlayerView {
+                id: id.as_str().to_owned(),
+                name: String::new(),
+                kind: PlayerKind::Guest,
+                present: roster.contains(id),
+                rtt_ms: None,
+                held_inputs: 0,
+                desyncs: 0,
+                bytes_sent: 0,
+            })
+            .collect();
+        SessionFigures {
+            started,
+            level: if started { core.epoch().max(1) } else { 0 },
+            ticks: core.stats().frames,
+            players,
+            spectators: self.relay.spectators(),
+            bytes_sent: self.bytes_sent,
         }
     }
 

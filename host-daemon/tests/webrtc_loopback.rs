@@ -510,7 +510,7 @@ async fn lobby_refusals_are_typed_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_netcode_session_runs_in_lockstep_over_webrtc() {
-    use host_daemon::driver::{Guest, Host, run_guest, run_host};
+    use host_daemon::driver::{Guest, Host, Observers, run_guest, run_host};
     use netcode::guest::GuestConfig;
     use netcode::host::HostConfig;
     use netcode::plan::GeneratedCampaign;
@@ -536,9 +536,7 @@ async fn a_netcode_session_runs_in_lockstep_over_webrtc() {
         }),
         incoming,
         std::future::pending::<()>(),
-        None,
-        None,
-        None,
+        Observers::default(),
     ));
     let guest = tokio::spawn(run_guest(
         Guest::new(GuestConfig {

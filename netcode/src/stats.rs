@@ -66,6 +66,9 @@ pub struct HostStats {
     pub over_budget: u64,
     /// Round trip per guest player that takes up `ping` (issue 15).
     pub rtt: BTreeMap<PlayerId, RttEstimate>,
+    /// Application bytes sent to each player's connections (spectators
+    /// included), as the driver counted them ([`crate::host::HostSession::count_sent`]).
+    pub bytes_sent: BTreeMap<PlayerId, u64>,
 }
 
 /// The guest's counters.

@@ -10,6 +10,7 @@ use engine::Difficulty;
 use netcode::host::HostConfig;
 use netcode::plan::{FixedCampaign, GeneratedCampaign, LevelPlan};
 
+use super::control::ControlArgs;
 use super::ice::IceArgs;
 use super::shutdown_signal;
 use crate::campaign::Campaign;
@@ -66,7 +67,8 @@ pub struct HostArgs {
     /// Serve Prometheus metrics at http://ADDR/metrics.
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<std::net::SocketAddr>,
-    /// Sessions kept open at once (a fresh one replaces each that ends).
+    /// Sessions kept open at once (a fresh one replaces each that ends);
+    /// with --control-listen it may be 0 (testers open them).
     #[arg(long, default_value_t = 1)]
     sessions: usize,
     /// Safety stop per level, ticks.
@@ -86,6 +88,8 @@ pub struct HostArgs {
     max_spectators: usize,
     #[command(flatten)]
     ice: IceArgs,
+    #[command(flatten)]
+    control: ControlArgs,
 }
 
 /// The hosting configuration the flags describe.
@@ -123,8 +127,10 @@ pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
             max_spectators: a.max_spectators,
             ..HostConfig::default()
         },
-        sessions: a.sessions.max(1),
+        sessions: a.sessions,
         webrtc: a.ice.webrtc_options()?,
+        seed: a.seed,
+        campaign_maps: campaign.as_ref().map(|c| c.maps.clone()),
         campaign_name: campaign.map_or_else(|| "generated".to_owned(), |c| c.name),
         metrics: None,
         record_dir: a.record.clone(),
@@ -186,6 +192,7 @@ pub fn run(args: HostArgs) -> anyhow::Result<()> {
             shutdown_signal().await;
             let _ = tx.send(true);
         });
-        hosting::run(config, rx).await
+        let desk = args.control.start(&config, rx.clone()).await?;
+        hosting::run(config, rx, desk).await
     })
 }

@@ -3,8 +3,11 @@
 //! over a simulated network and prints one JSON line; `host` hosts bot
 //! sessions through a lobby server over WebRTC; `relay` serves relay
 //! sessions the same way; `join` joins one as a (bot) guest; `swarm` joins
-//! with many light guests at once; `replay` re-simulates a recorded level.
+//! with many light guests at once; `replay` re-simulates a recorded level;
+//! `ctl` drives a running daemon through its control API.
 
+pub mod control;
+pub mod ctl;
 pub mod host;
 pub mod ice;
 pub mod join;
@@ -44,6 +47,9 @@ pub enum Command {
     /// Join sessions with many light guests (no engine) from one process:
     /// the load tool for one daemon. Prints one JSON line at the end.
     Swarm(swarm::SwarmArgs),
+    /// Drive a running daemon through its control API (`--control-listen`):
+    /// list, open, end, reports and replays.
+    Ctl(ctl::CtlArgs),
 }
 
 /// Runs the command.
@@ -55,6 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Relay(args) => relay::run(args),
         Command::Replay(args) => replay::run(&args),
         Command::Swarm(args) => swarm::run(args),
+        Command::Ctl(args) => ctl::run(args),
     }
 }
 

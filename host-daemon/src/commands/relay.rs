@@ -14,6 +14,7 @@ use netcode::host::{DEFAULT_MAX_SPECTATORS, HostConfig};
 use netcode::plan::GeneratedCampaign;
 use protocol::tick::{MAX_INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS};
 
+use super::control::ControlArgs;
 use super::host::{runtime, serve_metrics_at};
 use super::ice::IceArgs;
 use super::shutdown_signal;
@@ -57,7 +58,8 @@ pub struct RelayArgs {
     /// Levels in the generated campaign.
     #[arg(long, default_value_t = 1)]
     levels: u32,
-    /// Sessions kept open at once (a fresh one replaces each that ends).
+    /// Sessions kept open at once (a fresh one replaces each that ends);
+    /// with --control-listen it may be 0 (testers open them).
     #[arg(long, default_value_t = 1)]
     sessions: usize,
     /// Ticks between the snapshots asked of the authority (late joiners
@@ -90,6 +92,8 @@ pub struct RelayArgs {
     max_seats_per_address: usize,
     #[command(flatten)]
     ice: IceArgs,
+    #[command(flatten)]
+    control: ControlArgs,
 }
 
 /// The hosting configuration the flags describe.
@@ -144,9 +148,11 @@ pub fn relaying_config(a: &RelayArgs) -> anyhow::Result<HostingConfig> {
             late_join: !a.no_late_join,
             ..HostConfig::default()
         },
-        sessions: a.sessions.max(1),
+        sessions: a.sessions,
         webrtc: a.ice.webrtc_options()?,
         campaign_name: "generated".to_owned(),
+        seed: a.seed,
+        campaign_maps: None,
         metrics: None,
         record_dir: a.record.clone(),
         relay: Some(relay),
@@ -165,6 +171,7 @@ pub fn run(args: RelayArgs) -> anyhow::Result<()> {
             shutdown_signal().await;
             let _ = tx.send(true);
         });
-        hosting::run(config, rx).await
+        let desk = args.control.start(&config, rx.clone()).await?;
+        hosting::run(config, rx, desk).await
     })
 }

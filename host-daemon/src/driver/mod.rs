@@ -26,6 +26,7 @@ mod served;
 
 use crate::replay_files::ReplayFiles;
 use std::future::Future;
+use std::time::Duration;
 
 use engine::RaycasterEngine;
 use netcode::guest::{GuestEvent, GuestSession};
@@ -37,6 +38,7 @@ use protocol::wire::WireFormat;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until};
 
+use crate::control::view::SessionFigures;
 use crate::metrics::SessionMetrics;
 use crate::transport::{PeerEvent, PeerLink, PeerReceiver, PeerSender};
 pub use events::EventLog;
@@ -65,21 +67,40 @@ fn encode_host(msg: &HostMessage, format: WireFormat) -> Option<(Channel, String
     }
 }
 
+/// How often a host's [`SessionFigures`] are sampled for its observers.
+pub const FIGURES_EVERY: Duration = Duration::from_millis(500);
+
+/// Who follows a running host; each is optional.
+#[derive(Debug, Default)]
+pub struct Observers {
+    /// Follows the session's [`HostProgress`].
+    pub progress: Option<watch::Sender<HostProgress>>,
+    /// Counts its events.
+    pub metrics: Option<SessionMetrics>,
+    /// Writes its replay records.
+    pub replays: Option<ReplayFiles>,
+    /// Gets its figures every [`FIGURES_EVERY`] and at the end.
+    pub figures: Option<watch::Sender<SessionFigures>>,
+}
+
 /// Runs a host until its session ends or `shutdown` resolves. New guest
 /// connections arrive on `incoming` at any time (late ones are refused by
-/// the session). `progress`, if given, follows the session's
-/// [`HostProgress`]; `metrics`, if given, counts its events; `replays`,
-/// if given, writes its replay records. Returns the finished session,
+/// the session); `observers` follow it. Returns the finished session,
 /// after every writer drained.
 pub async fn run_host<T: Served, S: PeerSender, R: PeerReceiver>(
     mut session: T,
     mut incoming: mpsc::Receiver<PeerLink<S, R>>,
     shutdown: impl Future<Output = ()>,
-    progress: Option<watch::Sender<HostProgress>>,
-    metrics: Option<SessionMetrics>,
-    replays: Option<ReplayFiles>,
+    observers: Observers,
 ) -> T {
+    let Observers {
+        progress,
+        metrics,
+        replays,
+        figures,
+    } = observers;
     let origin = Instant::now();
+    let mut next_figures = origin;
     let (ev_tx, mut ev_rx) = mpsc::channel::<(GuestSlot, PeerEvent)>(READER_QUEUE_EVENTS);
     let mut writers = Writers {
         by_slot: Vec::new(),
@@ -101,8 +122,17 @@ pub async fn run_host<T: Served, S: PeerSender, R: PeerReceiver>(
                 HostOutput::Close(slot) => (vec![slot], None),
             };
             for slot in slots {
+                if let Some((_, text)) = &send {
+                    session.count_sent(slot, text.len());
+                }
                 writers.queue(slot, send.as_ref(), &mut log.warnings);
             }
+        }
+        if let Some(f) = &figures
+            && (Instant::now() >= next_figures || session.is_over())
+        {
+            next_figures = Instant::now() + FIGURES_EVERY;
+            f.send_replace(session.figures());
         }
         if let Some(p) = &progress {
             p.send_if_modified(|t| {

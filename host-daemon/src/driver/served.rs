@@ -5,11 +5,12 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use netcode::host::{HostEvent, HostOutput, HostSession};
+use netcode::host::{HostEvent, HostOutput, HostSession, PlayerKind as ReportKind};
 use netcode::stats::GuestSlot;
 
 use super::Host;
 use super::events::{EventLog, log_host_event};
+use crate::control::view::{PlayerKind, PlayerView, SessionFigures};
 use crate::transport::PeerEvent;
 
 /// Where a running host session stands, for whoever publishes it.
@@ -49,6 +50,10 @@ pub trait Served: Send + 'static {
     fn progress(&self) -> HostProgress;
     /// Takes what to send, logging and counting what happened.
     fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput>;
+    /// Counts `bytes` sent on connection `slot`.
+    fn count_sent(&mut self, slot: GuestSlot, bytes: usize);
+    /// Its figures now, for the control API.
+    fn figures(&self) -> SessionFigures;
 }
 
 impl Served for Host {
@@ -83,6 +88,45 @@ impl Served for Host {
             seats_taken: self.seats_taken(),
             connections: self.connections(),
             spectators: self.spectators_present(),
+        }
+    }
+
+    fn count_sent(&mut self, slot: GuestSlot, bytes: usize) {
+        HostSession::count_sent(self, slot, bytes);
+    }
+
+    fn figures(&self) -> SessionFigures {
+        let report = self.report();
+        let roster = self.roster();
+        let players: Vec<PlayerView> = report
+            .players
+            .into_iter()
+            .map(|p| PlayerView {
+                present: roster.contains(&p.player_id),
+                id: p.player_id.as_str().to_owned(),
+                name: p.name,
+                kind: match p.kind {
+                    ReportKind::Host => PlayerKind::Host,
+                    ReportKind::Bot => PlayerKind::Bot,
+                    ReportKind::Guest => PlayerKind::Guest,
+                },
+                rtt_ms: p.rtt_ms,
+                held_inputs: p.held_inputs,
+                desyncs: p.desyncs,
+                bytes_sent: p.bytes_sent,
+            })
+            .collect();
+        SessionFigures {
+            started: self.started(),
+            level: if self.started() {
+                (report.levels_completed + 1).min(self.level_count())
+            } else {
+                0
+            },
+            ticks: report.ticks,
+            spectators: self.spectators_present(),
+            bytes_sent: self.stats().bytes_sent.values().sum(),
+            players,
         }
     }
 

@@ -50,7 +50,7 @@ use protocol::peer::{EndReason, GuestMessage, HostMessage};
 use protocol::wire::WireFormat;
 
 pub use config::{DEFAULT_MAX_SPECTATORS, HostConfig, HostEvent, HostOutput};
-pub use report::{PlayerKind, PlayerReport, SessionReport, SpectatorReport};
+pub use report::{LeftAt, PlayerKind, PlayerReport, SessionReport, SpectatorReport};
 
 use crate::link::PeerEvent;
 use crate::pilot::DelayAwareBot;

@@ -9,6 +9,7 @@ use protocol::peer::EndReason;
 use serde::Serialize;
 
 use super::HostSession;
+use crate::stats::GuestSlot;
 
 /// Who a player is, seen from the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -56,6 +57,23 @@ pub struct PlayerReport {
     pub joined_at_epoch: Option<u32>,
     /// Times a fresh connection resumed this player (rejoins).
     pub rejoins: u32,
+    /// Application bytes the host sent this player's connections (when
+    /// its driver counts them; 0 otherwise).
+    pub bytes_sent: u64,
+    /// For a player who left and was not back by the end (or by now): the
+    /// level epoch and tick it was removed from the roster at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_at: Option<LeftAt>,
+}
+
+/// Where a player left: the level epoch and the tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeftAt {
+    /// The level epoch.
+    pub epoch: u32,
+    /// The tick of that level.
+    pub tick: u64,
 }
 
 /// One spectator's line of the report.
@@ -102,6 +120,23 @@ pub struct SessionReport {
 }
 
 impl<E: Engine> HostSession<E> {
+    /// The player (or spectator) connection `slot` carries, once its hello
+    /// was admitted; `None` for a slot let go or never admitted.
+    pub fn player_of(&self, slot: GuestSlot) -> Option<&PlayerId> {
+        self.seats
+            .get(slot)
+            .filter(|s| s.admitted)
+            .and_then(|s| s.player.as_ref())
+    }
+
+    /// Counts `bytes` the driver sent on connection `slot` to its player
+    /// (nothing for a connection not admitted).
+    pub fn count_sent(&mut self, slot: GuestSlot, bytes: usize) {
+        if let Some(player) = self.player_of(slot).cloned() {
+            *self.stats.bytes_sent.entry(player).or_default() += bytes as u64;
+        }
+    }
+
     /// Who `player` is.
     pub fn player_kind(&self, player: &PlayerId) -> PlayerKind {
         if self
@@ -122,7 +157,8 @@ impl<E: Engine> HostSession<E> {
     pub fn report(&self) -> SessionReport {
         let stats = &self.stats;
         let mut ids: Vec<PlayerId> = self.names.keys().cloned().collect();
-        ids.extend(self.roster());
+        let roster = self.roster();
+        ids.extend(roster.iter().cloned());
         ids.extend(stats.roster_removed.iter().map(|(_, _, id)| id.clone()));
         ids.sort();
         ids.dedup();
@@ -140,6 +176,11 @@ impl<E: Engine> HostSession<E> {
                     joined_at_tick: joined.map(|j| j.1),
                     joined_at_epoch: joined.map(|j| j.0),
                     rejoins: count(&stats.rejoins, &id),
+                    bytes_sent: stats.bytes_sent.get(&id).copied().unwrap_or(0),
+                    left_at: (!roster.contains(&id))
+                        .then(|| stats.roster_removed.iter().rev().find(|(_, _, p)| *p == id))
+                        .flatten()
+                        .map(|&(epoch, tick, _)| LeftAt { epoch, tick }),
                     name: self.names.get(&id).cloned().unwrap_or_default(),
                     kind: self.player_kind(&id),
                     hash_reports: count(&stats.hash_matches, &id) + desyncs,
