@@ -106,6 +106,19 @@ function inProgressBadge() {
   return badge;
 }
 
+/**
+ * The Players cell: seats taken of seats, how many of them bots hold, and,
+ * before the start, the player count the session starts at by itself.
+ * @param {import('./lib/lobby-client.js').LobbyEntry} e
+ */
+function playersText(e) {
+  let text = `${e.players}/${e.maxPlayers}`;
+  const bots = e.bots ?? 0;
+  if (bots > 0) text += ` · ${bots} ${bots === 1 ? 'bot' : 'bots'}`;
+  if (e.startAt && !e.inProgress) text += ` · starts at ${e.startAt} ${e.startAt === 1 ? 'player' : 'players'}`;
+  return text;
+}
+
 /** @param {import('./lib/lobby-client.js').LobbyEntry} e */
 function row(e) {
   const tr = document.createElement('tr');
@@ -121,7 +134,7 @@ function row(e) {
   tr.append(
     name,
     cell('Host', e.hostName || (e.hostKind === 'daemon' ? 'bots' : e.hostKind === 'relay' ? 'relay' : '—')),
-    cell('Players', `${e.players}/${e.maxPlayers}`),
+    cell('Players', playersText(e)),
     cell('Difficulty', e.difficulty ?? '—'),
     cell('Campaign', e.campaign ?? '—'),
     cell('Host kind', HOST_KINDS[e.hostKind] || 'player'),

@@ -20,6 +20,7 @@ import { GameScreen } from './lib/game-screen.js';
 import { displayNameOf } from './lib/name.js';
 import { DISCONNECT_GRACE_MS } from './lib/facts.js';
 import { ReplayPage } from './lib/replay-page.js';
+import { withOneRetry } from './lib/join-retry.js';
 import { gameControls } from './lib/game-tools.js';
 import { openReport } from './lib/report-dialog.js';
 
@@ -437,28 +438,31 @@ async function join(typed, name) {
   const campfire = loadCampfire();
   const client = new LobbyClient('');
   let joined;
+  let channels;
   try {
-    joined = await client.join(code, { name });
+    // A connection that fails is tried once more (a fresh round) before
+    // the player hears of it.
+    [joined, channels] = await withOneRetry(async (attempt) => {
+      const j = await client.join(code, { name });
+      pc = j.pc;
+      say(attempt === 1 ? `Connecting to "${j.view.name}"…` : `Connecting to "${j.view.name}" again…`);
+      try {
+        return [j, await j.channels];
+      } catch (e) {
+        j.pc.close();
+        throw e;
+      }
+    }, (e) => say(`The connection failed (${e instanceof Error ? e.message : e}); trying once more…`));
   } catch (e) {
     fail(joinErrorText(e));
     return;
   }
-  pc = joined.pc;
-  say(`Connecting to "${joined.view.name}"…`);
   let guest;
   try {
     guest = (await campfire).guest({ displayName: name, buildVersion, bot: botDriven, spectate: spectating });
   } catch (e) {
-    pc.close();
+    pc?.close();
     fail(`This browser could not start the game engine (WebAssembly): ${e instanceof Error ? e.message : e}`);
-    return;
-  }
-  let channels;
-  try {
-    channels = await joined.channels;
-  } catch (e) {
-    pc.close();
-    fail(joinErrorText(e));
     return;
   }
   joinedAs = { code, name };

@@ -46,6 +46,8 @@ fn record(i: usize, words: &str, host: &str) -> SessionRecord {
                 campaign: None,
                 host_kind: HostKind::Player,
                 in_progress: false,
+                bots: 0,
+                start_at: None,
             },
             meta: None,
         },

@@ -40,6 +40,8 @@ pub fn fields_for_create(
             campaign: optional_label(req.campaign.as_deref()),
             host_kind: req.host_kind.ok_or_else(|| missing("hostKind"))?,
             in_progress: req.in_progress.unwrap_or(false),
+            bots: req.bots.unwrap_or(0),
+            start_at: req.start_at,
         },
         meta: meta_json(req.meta.as_ref(), config)?,
     };
@@ -80,6 +82,8 @@ pub fn fields_for_update(
             ),
             host_kind: req.host_kind.unwrap_or(current.summary.host_kind),
             in_progress: req.in_progress.unwrap_or(current.summary.in_progress),
+            bots: req.bots.unwrap_or(current.summary.bots),
+            start_at: req.start_at.or(current.summary.start_at),
         },
         meta: match &req.meta {
             Some(meta) => meta_json(Some(meta), config)?,
@@ -142,6 +146,18 @@ fn check_counts(fields: &LobbyFields, config: &Config) -> Result<(), AppError> {
         return Err(AppError::invalid_field(
             "players",
             "cannot exceed maxPlayers",
+        ));
+    }
+    if fields.bots > fields.players {
+        return Err(AppError::invalid_field("bots", "cannot exceed players"));
+    }
+    if fields
+        .start_at
+        .is_some_and(|n| n == 0 || n > fields.max_players)
+    {
+        return Err(AppError::invalid_field(
+            "startAt",
+            "must be between 1 and maxPlayers",
         ));
     }
     if fields.build.is_empty() {

@@ -440,6 +440,90 @@ async fn a_session_in_progress_is_listed_as_such_until_its_host_says_otherwise()
     );
 }
 
+/// Issue 46: `bots` and `startAt` as `GET /lobby` and `GET
+/// /session/{code}` show them (the same in both).
+async fn bots_and_start(srv: &TestServer, code: &str) -> (Value, Value) {
+    let page: Value = srv
+        .client
+        .get(srv.url("/lobby"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let listed = page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["code"] == code)
+        .unwrap_or_else(|| panic!("{code} is listed: {page}"))
+        .clone();
+    let view: Value = srv
+        .client
+        .get(srv.url(&format!("/session/{code}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (&listed["bots"], &listed["startAt"]),
+        (&view["bots"], &view["startAt"])
+    );
+    (listed["bots"].clone(), listed["startAt"].clone())
+}
+
+#[tokio::test]
+async fn a_session_says_how_many_bots_it_holds_and_what_its_start_waits_for() {
+    let mut srv = TestServer::start().await;
+    let (person, _) = srv.create().await;
+    assert_eq!(
+        bots_and_start(&srv, &person).await,
+        (json!(0), Value::Null),
+        "a person's session"
+    );
+    let (bots, token) = srv
+        .create_with(json!({"players": 3, "bots": 2, "startAt": 4}))
+        .await;
+    assert_eq!(bots_and_start(&srv, &bots).await, (json!(2), json!(4)));
+    // Omitted, both are kept; a host may change them.
+    let res = srv
+        .put(&json!({"code": bots, "players": 4}), Some(&token))
+        .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(bots_and_start(&srv, &bots).await, (json!(2), json!(4)));
+    let res = srv
+        .put(&json!({"code": bots, "bots": 1}), Some(&token))
+        .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(bots_and_start(&srv, &bots).await, (json!(1), json!(4)));
+    // Refused: more bots than players, a start at no one or past the seats.
+    for bad in [
+        json!({"code": bots, "bots": 5}),
+        json!({"code": bots, "startAt": 0}),
+        json!({"code": bots, "startAt": 9}),
+    ] {
+        assert_error(srv.put(&bad, Some(&token)).await, 400, "invalid_field").await;
+    }
+    assert_eq!(
+        bots_and_start(&srv, &bots).await,
+        (json!(1), json!(4)),
+        "a refused update changes nothing"
+    );
+    // Stored, not only held in memory.
+    srv.stop().await;
+    let (db, config, clock) = (srv.db.clone(), srv.config.clone(), srv.clock.clone());
+    drop(srv);
+    let srv = TestServer::start_in(db, config, clock).await;
+    assert_eq!(
+        bots_and_start(&srv, &bots).await,
+        (json!(1), json!(4)),
+        "after a restart"
+    );
+}
+
 #[tokio::test]
 async fn get_session_statuses() {
     let srv = TestServer::start().await;

@@ -491,6 +491,8 @@ fn stored(code: &str) -> SessionRecord {
                 campaign: None,
                 host_kind: HostKind::Player,
                 in_progress: false,
+                bots: 0,
+                start_at: None,
             },
             meta: None,
         },

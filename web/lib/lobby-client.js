@@ -26,6 +26,9 @@ export { LobbyError };
  * @property {'player'|'daemon'|'relay'} hostKind
  * @property {boolean} [inProgress] the session has started and admits players
  *   into its running game (late join); absent from servers older than it
+ * @property {number} [bots] seats bots hold, counted in players (absent: none)
+ * @property {number} [startAt] the player count the session starts at by
+ *   itself, host included (absent: a person starts it)
  * @property {string} createdAt RFC 3339
  * @property {string} expiresAt RFC 3339
  * @property {string} position the place in the lobby order, as text that

@@ -80,6 +80,12 @@ fn create_request(config: &HostingConfig) -> PutSessionRequest {
         } else {
             HostKind::Daemon
         }),
+        bots: Some(config.bots),
+        // A host's start rule counts guests; the lobby counts players.
+        start_at: u32::try_from(config.start_when)
+            .ok()
+            .map(|n| n + config.local_players())
+            .map(|n| n.min(config.max_players)),
         ..Default::default()
     }
 }

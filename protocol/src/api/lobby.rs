@@ -35,6 +35,13 @@ pub struct SessionSummary {
     /// (late join).
     #[serde(default)]
     pub in_progress: bool,
+    /// Seats held by bots the host runs (counted in `players`).
+    #[serde(default)]
+    pub bots: u32,
+    /// The player count the session starts at by itself (host included);
+    /// absent when a person starts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<u32>,
 }
 
 /// One entry of `GET /lobby`: what a lobby page shows of a session.

@@ -129,6 +129,15 @@ pub struct PutSessionRequest {
     /// (late join); default on create: false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_progress: Option<bool>,
+    /// Seats held by bots the host runs, counted in `players` (at most
+    /// `players`); default on create: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bots: Option<u32>,
+    /// The player count the session starts at by itself, host included
+    /// (1 to `maxPlayers`); absent on create: a person starts it. Once
+    /// set, an update cannot clear it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<u32>,
     /// A small free-form JSON object shown with the lobby entry (at most
     /// `--max-meta-bytes` of JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -393,12 +402,13 @@ mod tests {
             campaign in proptest::option::of("[a-z/]{1,12}"),
             host_kind in host_kind(), in_progress in any::<bool>(), created_at in timestamp(),
             expires_at in timestamp(), meta in meta(), placed in any::<bool>(),
+            bots in any::<u32>(), start_at in proptest::option::of(any::<u32>()),
         ) -> LobbyEntry {
             let position = placed.then(|| {
                 LobbyPosition::new(created_at.unix_timestamp() * 1000, code.clone())
             });
             let summary = SessionSummary { name, host_name, players, max_players, build,
-                difficulty, campaign, host_kind, in_progress };
+                difficulty, campaign, host_kind, in_progress, bots, start_at };
             LobbyEntry { code, summary, created_at, expires_at, position, meta }
         }
     }

@@ -420,6 +420,8 @@ pub(crate) fn test_record(code: &str) -> SessionRecord {
                 campaign: None,
                 host_kind: protocol::api::HostKind::Player,
                 in_progress: false,
+                bots: 0,
+                start_at: None,
             },
             meta: None,
         },

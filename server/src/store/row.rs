@@ -16,7 +16,7 @@ use super::{LobbyFields, SessionRecord, StoreError, StoredAnswer};
 /// Every column of `sessions`, in the order [`insert`] binds them.
 pub(super) const COLUMNS: &str = "code, token_hash, public, name, host_name, players, max_players, build, \
      difficulty, campaign, host_kind, meta, created_at, expires_at, round, offer, answer_round, answer, answer_name, creator, \
-     in_progress";
+     in_progress, bots, start_at";
 
 /// One row of `sessions` in the column types both backends read and write.
 #[derive(Debug, FromRow)]
@@ -42,6 +42,8 @@ pub(super) struct SessionRow {
     answer_name: Option<String>,
     creator: String,
     in_progress: bool,
+    bots: i64,
+    start_at: Option<i64>,
 }
 
 /// A row the database could not decode: a bug or a hand-edited database.
@@ -110,6 +112,8 @@ impl SessionRow {
             answer_name: r.answered.as_ref().map(|a| a.name.clone()),
             creator: r.creator.clone(),
             in_progress: summary.in_progress,
+            bots: i64::from(summary.bots),
+            start_at: summary.start_at.map(i64::from),
         }
     }
 
@@ -145,7 +149,9 @@ impl SessionRow {
             .push_bind(self.answer)
             .push_bind(self.answer_name)
             .push_bind(self.creator)
-            .push_bind(self.in_progress);
+            .push_bind(self.in_progress)
+            .push_bind(self.bots)
+            .push_bind(self.start_at);
     }
 
     fn into_record(self) -> Result<SessionRecord, StoreError> {
@@ -174,6 +180,8 @@ impl SessionRow {
                     campaign: self.campaign,
                     host_kind,
                     in_progress: self.in_progress,
+                    bots: to_u32("bots", self.bots)?,
+                    start_at: self.start_at.map(|v| to_u32("start_at", v)).transpose()?,
                 },
                 meta: self.meta,
             },
@@ -214,6 +222,8 @@ mod tests {
                     campaign: None,
                     host_kind: HostKind::Daemon,
                     in_progress: true,
+                    bots: 2,
+                    start_at: Some(4),
                 },
                 meta: Some("{\"map\":\"e1m1\"}".into()),
             },

@@ -234,7 +234,8 @@ impl PostgresStore {
         let sql = format!(
             "UPDATE sessions SET public = $1, name = $2, host_name = $3, players = $4, max_players = $5, \
              build = $6, difficulty = $7, campaign = $8, host_kind = $9, meta = $10, expires_at = GREATEST(expires_at, $11), \
-             round = round + $12, offer = COALESCE($13, offer), in_progress = $17 \
+             round = round + $12, offer = COALESCE($13, offer), in_progress = $17, \
+             bots = $18, start_at = $19 \
              WHERE code = $14 AND expires_at > $15 \
              AND {fits} \
              RETURNING {COLUMNS}"
@@ -257,6 +258,8 @@ impl PostgresStore {
             .bind(now)
             .bind(creator_bytes.map(|b| i64::try_from(b).unwrap_or(i64::MAX)))
             .bind(f.summary.in_progress)
+            .bind(i64::from(f.summary.bots))
+            .bind(f.summary.start_at.map(i64::from))
             .fetch_optional(&self.pool)
             .await
             .map_err(|e| self.write_failed(code, e))?;

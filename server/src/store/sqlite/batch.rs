@@ -49,7 +49,8 @@ async fn write_statements(
             " ON CONFLICT (code) DO UPDATE SET public = excluded.public, name = excluded.name, \
              host_name = excluded.host_name, players = excluded.players, max_players = excluded.max_players, \
              build = excluded.build, difficulty = excluded.difficulty, campaign = excluded.campaign, \
-             host_kind = excluded.host_kind, in_progress = excluded.in_progress, meta = excluded.meta, \
+             host_kind = excluded.host_kind, in_progress = excluded.in_progress, bots = excluded.bots, start_at = excluded.start_at, \
+             meta = excluded.meta, \
              expires_at = excluded.expires_at, \
              round = excluded.round, offer = excluded.offer, answer_round = excluded.answer_round, \
              answer = excluded.answer, answer_name = excluded.answer_name",
