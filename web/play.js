@@ -554,6 +554,11 @@ function main() {
   $('join-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     const name = nameInput.value.trim();
+    if (nameInput.required && !name) {
+      say('Choose a name first: the other players see it.');
+      nameInput.focus();
+      return;
+    }
     localStorage.setItem(NAME_KEY, name);
     const url = new URL(window.location.href);
     url.searchParams.set('code', codeInput.value.trim());
@@ -584,6 +589,16 @@ function main() {
   if (replayUrl) {
     const tick = params.get('tick');
     replays.watchUrl(replayUrl, tick === null ? null : Number(tick));
+  } else if (code && (params.get('name') ?? savedName) === '' && !botDriven) {
+    // An invite link or a Watch link, and this browser never chose a
+    // name: ask for one first (it is remembered for every later join).
+    codeInput.value = code;
+    say(spectating ? `Choose a name to watch session ${code}.` : `Choose a name to join session ${code}.`);
+    nameInput.required = true;
+    nameInput.placeholder = 'the name the others see';
+    $('join-form').hidden = false;
+    document.body.dataset.state = 'idle';
+    nameInput.focus();
   } else if (code) {
     codeInput.value = code;
     join(code, params.get('name') ?? savedName);

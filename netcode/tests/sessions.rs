@@ -140,6 +140,27 @@ fn setup_refuses_a_version_mismatch_with_a_reason() {
 }
 
 #[test]
+fn a_second_player_with_a_taken_name_plays_under_a_distinct_one() {
+    let o = run(Scenario {
+        host: host(1, 3, Some(30)),
+        guests: vec![
+            (guest("Tester"), net(0, 0, 1)),
+            (guest("tester"), net(0, 0, 2)),
+            (guest("Bot 1"), net(0, 0, 3)),
+        ],
+        events: vec![],
+    });
+    let names = o.host.names().clone();
+    let mut guest_names: Vec<&str> = (0..3).map(|g| names[&player(&o, g)].as_str()).collect();
+    guest_names.sort();
+    assert_eq!(guest_names, vec!["Bot 1 (2)", "Tester", "tester (2)"]);
+    // Every guest knows every name, its own as the host gave it.
+    for g in &o.guests {
+        assert_eq!(g.names(), &names);
+    }
+}
+
+#[test]
 fn setup_merges_sanitized_names_into_every_init() {
     let o = run(Scenario {
         host: host(1, 2, Some(30)),
@@ -152,7 +173,11 @@ fn setup_merges_sanitized_names_into_every_init() {
     let names = o.host.names().clone();
     assert_eq!(names.len(), 4);
     assert_eq!(names[&PlayerId::new("host")], "Host");
-    assert_eq!(names[&PlayerId::new("bot-1")], "");
+    assert_eq!(
+        names[&PlayerId::new("bot-1")],
+        "Bot 1",
+        "bots are named as bots"
+    );
     let mut guest_names: Vec<&str> = vec![&names[&player(&o, 0)], &names[&player(&o, 1)]];
     guest_names.sort();
     assert_eq!(guest_names, vec!["Ada Lovelace", "Bob"]);
@@ -1991,8 +2016,8 @@ fn guests_in_the_lobby_hear_who_is_in_and_what_the_start_waits_for() {
     h.poll(t0);
     assert_eq!(
         waiting_rooms(&h.drain_outbox()),
-        vec![(vec![a], room(&["", "Hosty", "A"], Some(2)))],
-        "the bot has no name; the start waits for two more guests"
+        vec![(vec![a], room(&["Bot 1", "Hosty", "A"], Some(2)))],
+        "the bot is named a bot; the start waits for two more guests"
     );
     // A guest that did not take it up hears nothing, and counts.
     let b = h.add_guest(t0);
@@ -2000,7 +2025,7 @@ fn guests_in_the_lobby_hear_who_is_in_and_what_the_start_waits_for() {
     h.poll(t0 + Duration::from_secs(1));
     assert_eq!(
         waiting_rooms(&h.drain_outbox()),
-        vec![(vec![a], room(&["", "Hosty", "A", "B"], Some(1)))]
+        vec![(vec![a], room(&["Bot 1", "Hosty", "A", "B"], Some(1)))]
     );
     // Nothing changed: nothing is sent.
     h.poll(t0 + Duration::from_secs(2));

@@ -57,6 +57,25 @@ pub fn sanitize_display_name(raw: &str) -> String {
     sanitize_label(raw, DISPLAY_NAME_MAX_CHARS)
 }
 
+/// `name` made distinct from every name `taken` says is in use (compared
+/// without regard to case): itself when free, else `name (2)`, `name (3)`,
+/// ..., the name shortened so the whole stays within
+/// [`DISPLAY_NAME_MAX_CHARS`]. An empty name ("unnamed") is left empty.
+pub fn distinct_name(name: &str, taken: impl Fn(&str) -> bool) -> String {
+    if name.is_empty() || !taken(name) {
+        return name.to_owned();
+    }
+    (2u32..)
+        .map(|n| {
+            let suffix = format!(" ({n})");
+            let room = DISPLAY_NAME_MAX_CHARS.saturating_sub(suffix.chars().count());
+            let base: String = name.chars().take(room).collect();
+            format!("{}{suffix}", base.trim_end())
+        })
+        .find(|candidate| !taken(candidate))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +109,19 @@ mod tests {
             prop_assert_eq!(once.trim(), once.as_str());
             prop_assert_eq!(sanitize_label(&once, max), once);
         }
+    }
+
+    #[test]
+    fn a_taken_name_gets_the_first_free_number_and_stays_within_the_limit() {
+        let taken = ["Tester", "tester (2)", "Ada"];
+        let is_taken = |n: &str| taken.iter().any(|t| t.eq_ignore_ascii_case(n));
+        assert_eq!(distinct_name("Bea", is_taken), "Bea");
+        assert_eq!(distinct_name("TESTER", is_taken), "TESTER (3)");
+        assert_eq!(distinct_name("Ada", is_taken), "Ada (2)");
+        assert_eq!(distinct_name("", is_taken), "");
+        let long = "x".repeat(DISPLAY_NAME_MAX_CHARS);
+        let got = distinct_name(&long, |n| n == long);
+        assert_eq!(got.chars().count(), DISPLAY_NAME_MAX_CHARS);
+        assert!(got.ends_with(" (2)"));
     }
 }

@@ -12,14 +12,14 @@ test('a bad code shows a clear message', { timeout: 60_000 }, async () => {
   const url = await rig.lobby();
   const browser = await rig.browser();
   const page = await browser.newPage();
-  await page.goto(`${url}/play?code=ABCD-EFGH`);
+  await page.goto(`${url}/play?code=ABCD-EFGH&name=Ada`);
   const alert = page.getByRole('alert');
   await alert.filter({ hasText: 'No session has the code ABCDEFGH' }).waitFor({ timeout: 10_000 });
   assert.equal((await guestState(page)).state, 'error');
   // The form to try another code is offered.
   assert.equal(await page.getByRole('button', { name: 'Join' }).isVisible(), true);
 
-  await page.goto(`${url}/play?code=O0O0`);
+  await page.goto(`${url}/play?code=O0O0&name=Ada`);
   await alert.filter({ hasText: 'is not a session code' }).waitFor({ timeout: 5_000 });
 });
 
@@ -27,7 +27,7 @@ test('a version mismatch shows a clear message', { timeout: 90_000 }, async () =
   const daemon = rig.daemon(['--name', 'Mismatch', '--bots', '1', '--start-when', '1']);
   const [, code] = await daemon.waitLine(/^session (\S+)/, 60_000);
   const page = await rig.browsers[0].newPage();
-  await page.goto(`${rig.url}/play?code=${code}&build=campfire-0.0.0-old`);
+  await page.goto(`${rig.url}/play?code=${code}&build=campfire-0.0.0-old&name=Ada`);
   const alert = page.getByRole('alert');
   await alert.filter({ hasText: 'Version mismatch' }).waitFor({ timeout: 30_000 });
   const text = await alert.textContent();

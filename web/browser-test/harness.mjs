@@ -289,3 +289,20 @@ export async function hideTab(page) {
     return visibility === 'hidden' ? { visibility } : null;
   }, 5_000, 'the tab to be hidden');
 }
+
+/**
+ * Answers /play's question for a name (a link that carries none, in a
+ * browser that never chose one), then the page joins.
+ * @param {import('playwright-core').Page} page
+ * @param {string} name
+ */
+export async function chooseName(page, name) {
+  const input = page.getByLabel('Your name');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(name);
+  // The page reloads with the name remembered, and joins.
+  await Promise.all([
+    page.waitForEvent('load', { timeout: 10_000 }),
+    page.getByRole('button', { name: 'Join', exact: true }).click(),
+  ]);
+}

@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { OUTPUT, Rig, guestState, until } from './harness.mjs';
+import { OUTPUT, Rig, chooseName, guestState, until } from './harness.mjs';
 
 const SDP = 'v=0\r\no=- 4611 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=sctp-port:5000\r\n';
 
@@ -34,7 +34,7 @@ test('the lobby page shows a new daemon session within 2 s, marks it In progress
   // The entry's columns.
   const cells = await row.locator('th, td').allTextContents();
   assert.equal(cells[0], 'Lobby test');
-  assert.equal(cells[2], '2/4');
+  assert.equal(cells[2], '2/4 · 1 bot · starts at 3 players', 'the host, its bot, and the start rule');
   assert.equal(cells[3], 'normal');
   assert.equal(cells[4], 'generated');
   assert.match(cells[5], /daemon/);
@@ -93,6 +93,8 @@ test('the lobby page shows a new daemon session within 2 s, marks it In progress
   // level as it stands and plays on from there with the others.
   await row.getByRole('link', { name: 'Join Lobby test' }).click();
   await page.waitForURL(/\/play\?code=/, { timeout: 5_000 });
+  // This browser never chose a name: the page asks before it joins.
+  await chooseName(page, 'Lobby player');
   const joined = await until(async () => {
     const s = await guestState(page);
     return s.state === 'playing' && s.joinedAtTick !== null ? s : null;
@@ -116,6 +118,7 @@ test('the lobby page shows a new daemon session within 2 s, marks it In progress
   await viewer.goto(url + '/');
   await viewer.locator(`tr[data-code="${code}"]`).getByRole('link', { name: 'Watch Lobby test' }).click();
   await viewer.waitForURL(/spectate=1/, { timeout: 5_000 });
+  await chooseName(viewer, 'Viewer');
   const watching = await until(async () => {
     const s = await guestState(viewer);
     return s.state === 'watching' && s.tick > 0 ? s : null;

@@ -8,7 +8,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { OUTPUT, Rig, guestState, until } from './harness.mjs';
+import { OUTPUT, Rig, chooseName, guestState, until } from './harness.mjs';
 
 const rig = new Rig();
 after(() => rig.close());
@@ -27,12 +27,13 @@ test('a browser joins a relay session from the lobby page, serves as its authori
   await row.waitFor({ timeout: 5_000 });
   const cells = await row.locator('th, td').allTextContents();
   assert.equal(cells[0], 'Relay test');
-  assert.equal(cells[2], '0/4', 'a relay has no player of its own');
+  assert.equal(cells[2], '0/4 · starts at 2 players', 'a relay has no player of its own, and says what its start waits for');
   assert.match(cells.join('|'), /relay/);
 
   // The browser joins from the lobby page: the first player, the authority.
   await row.getByRole('link', { name: 'Join Relay test' }).click();
   await page.waitForURL(/\/play\?code=/, { timeout: 5_000 });
+  await chooseName(page, 'Relay player');
   await relay.waitStderr(/guest admitted.*player-1/, 30_000);
   const bot = rig.botGuest(code, 'relay-bot');
   await relay.waitStderr(/level started/, 60_000);

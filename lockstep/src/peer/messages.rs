@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use protocol::input::PlayerId;
-use protocol::name::sanitize_display_name;
+use protocol::name::{distinct_name, sanitize_display_name};
 use protocol::peer::{
     FEATURE_INPUT_DELAY, FEATURE_PING, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
     RefusalReason, ScoreRow,
@@ -235,7 +235,9 @@ impl PeerRelay {
             self.refuse(slot, RefusalReason::SessionStarted, detail.to_owned());
             return;
         }
-        let name = sanitize_display_name(&name);
+        // One name per person in a session: a second "Tester" plays as
+        // "Tester (2)".
+        let name = distinct_name(&sanitize_display_name(&name), |n| self.name_in_use(n, slot));
         let Some(conn) = self.connections.get_mut(&slot) else {
             return;
         };
@@ -262,6 +264,17 @@ impl PeerRelay {
             return;
         }
         self.take_in(slot, asked, now);
+    }
+
+    /// Whether `name` (any case) is held by another connection that was let
+    /// in, or is waiting to be.
+    fn name_in_use(&self, name: &str, except: Slot) -> bool {
+        let name = name.to_lowercase();
+        self.connections.iter().any(|(s, c)| {
+            *s != except
+                && (c.admitted.is_some() || c.warming.is_some())
+                && c.name.to_lowercase() == name
+        })
     }
 
     /// Hands connection `slot` to the relay as what its hello asked to be,

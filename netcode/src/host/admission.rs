@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use engine::Engine;
 use protocol::input::PlayerId;
-use protocol::name::sanitize_display_name;
+use protocol::name::{distinct_name, sanitize_display_name};
 use protocol::peer::{
     FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
 };
@@ -32,6 +32,20 @@ pub(super) struct Hello {
 }
 
 impl<E: Engine> HostSession<E> {
+    /// Whether `name` (any case) is someone's in this session: the host's
+    /// own players, everyone who played a level, every admitted connection,
+    /// every spectator.
+    pub(super) fn name_in_use(&self, name: &str) -> bool {
+        let same = |n: &String| n.to_lowercase() == name.to_lowercase();
+        self.local_players().iter().any(|(_, n)| same(n))
+            || self.names.values().any(same)
+            || self.spectator_names.values().any(same)
+            || self
+                .seats
+                .iter()
+                .any(|s| s.admitted && !s.closed && same(&s.name))
+    }
+
     /// Guests admitted to play and still connected (spectators aside).
     pub fn guests_present(&self) -> usize {
         self.seats
@@ -419,6 +433,9 @@ impl<E: Engine> HostSession<E> {
         // Only what was offered counts; anything else a guest names is ignored.
         let agreed = Features::agreed(&features, &self.config.features);
         let ping = agreed.has(FEATURE_PING);
+        // One name per person in a session: a second "Tester" plays as
+        // "Tester (2)" (the setup's names tell every peer, the joiner too).
+        let name = distinct_name(&sanitize_display_name(&name), |n| self.name_in_use(n));
         let Some(seat) = self.seats.get_mut(slot) else {
             return;
         };
@@ -426,7 +443,7 @@ impl<E: Engine> HostSession<E> {
         let number = self.guests_admitted_ever;
         seat.admitted = true;
         seat.player = Some(PlayerId::new(format!("guest-{number}")));
-        seat.name = sanitize_display_name(&name);
+        seat.name = name;
         seat.features = agreed;
         seat.admitted_at = Some(now);
         // A late joiner enters the level at the next tick (see `ticks`).

@@ -18,14 +18,16 @@ use crate::rtt::RttEstimate;
 use crate::stats::GuestSlot;
 
 impl<E: Engine> HostSession<E> {
-    /// The host's own players (bots, then the host player) with their names.
+    /// The host's own players (bots, then the host player) with their
+    /// names: bots are "Bot 1", "Bot 2", ..., so every list marks them.
     pub(super) fn local_players(&self) -> Vec<(PlayerId, String)> {
         let host = self.config.host_player.as_ref().map(|h| &h.0);
         self.bots
             .iter()
             .map(|b| b.player_id().clone())
             .filter(|id| Some(id) != host)
-            .map(|id| (id, String::new()))
+            .enumerate()
+            .map(|(i, id)| (id, format!("Bot {}", i + 1)))
             .chain(
                 self.config
                     .host_player

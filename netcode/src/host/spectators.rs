@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use engine::Engine;
 use protocol::input::PlayerId;
-use protocol::name::sanitize_display_name;
+use protocol::name::{distinct_name, sanitize_display_name};
 use protocol::peer::{FEATURE_INPUT_DELAY, FEATURE_SPECTATORS, HostMessage, RefusalReason};
 use protocol::wire::WireFormat;
 
@@ -92,7 +92,7 @@ impl<E: Engine> HostSession<E> {
         }
         self.spectators_admitted_ever += 1;
         let id = PlayerId::new(format!("spectator-{}", self.spectators_admitted_ever));
-        let name = sanitize_display_name(name);
+        let name = distinct_name(&sanitize_display_name(name), |n| self.name_in_use(n));
         if let (true, Some(sent)) = (agreed.has(protocol::peer::FEATURE_PING), hello_sent) {
             self.stats
                 .rtt
