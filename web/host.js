@@ -128,8 +128,12 @@ function settings() {
   };
 }
 
+/** The settings of the session this page opened. @type {ReturnType<typeof settings>|null} */
+let hostSettings = null;
+
 async function open() {
   const s = settings();
+  hostSettings = s;
   const name = s.name || defaultSessionName(s.hostName);
   errorEl.textContent = '';
   form.hidden = true;
@@ -180,7 +184,7 @@ async function open() {
   $('waiting').hidden = false;
   tools?.showInvite(true);
   document.body.dataset.state = 'waiting';
-  say(s.startWhen ? `Session ${code} is open; it starts once ${s.startWhen} player(s) joined.`
+  say(s.startWhen ? `Session ${code} is open; it starts once ${s.startWhen} ${s.startWhen === 1 ? 'player has' : 'players have'} joined.`
     : `Session ${code} is open. Press Start when everybody is in.`);
   if (!botDriven) controls.push();
 }
@@ -197,8 +201,15 @@ function onStatus(s, c) {
     tools?.playSounds([{ name: 'level-end', x: 0, y: 0 }], null);
   }
   if (s.phase === 'lobby') {
-    $('waiting-count').textContent = `${s.guestsPresent} player(s) joined.`;
-    $('waiting-roster').replaceChildren(...s.guestNames.map((/** @type {string} */ name, /** @type {number} */ i) => {
+    // Counted as the guests' waiting room counts: the host's own player too.
+    const n = s.guestsPresent + 1;
+    const max = hostSettings?.maxPlayers ?? n;
+    const left = Math.max(0, max - n);
+    $('waiting-count').textContent = `${n} of ${max} ${max === 1 ? 'player is' : 'players are'} in: ${left} ${left === 1 ? 'seat' : 'seats'} left.`;
+    const me = document.createElement('li');
+    me.dataset.you = 'true';
+    me.textContent = `${hostSettings?.hostName || 'Player (no name)'} (you)`;
+    $('waiting-roster').replaceChildren(me, ...s.guestNames.map((/** @type {string} */ name, /** @type {number} */ i) => {
       const li = document.createElement('li');
       const rtt = s.guestRttMs?.[i];
       li.textContent = (name || 'Player (no name)') + (rtt == null ? '' : ` (${Math.round(rtt)} ms)`);

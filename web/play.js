@@ -62,7 +62,35 @@ const REJOIN_RETRY_MS = 500;
 
 /** @param {string} text */
 function say(text) {
+  if (newsTimer !== null) {
+    clearTimeout(newsTimer);
+    newsTimer = null;
+    delete statusEl.dataset.news;
+  }
   statusEl.textContent = text;
+}
+
+/** How long a line about another player stays before the status returns. */
+const NEWS_MS = 6_000;
+/** @type {ReturnType<typeof setTimeout>|null} */
+let newsTimer = null;
+
+/**
+ * Says something about other players (joined, left) for a few seconds,
+ * then the status line returns to what it said before.
+ * @param {string} text
+ */
+function sayBriefly(text) {
+  const before = newsTimer === null ? statusEl.textContent : statusEl.dataset.before ?? '';
+  if (newsTimer !== null) clearTimeout(newsTimer);
+  statusEl.dataset.before = before ?? '';
+  statusEl.textContent = text;
+  statusEl.dataset.news = 'true';
+  newsTimer = setTimeout(() => {
+    newsTimer = null;
+    delete statusEl.dataset.news;
+    if (statusEl.textContent === text) statusEl.textContent = statusEl.dataset.before ?? '';
+  }, NEWS_MS);
 }
 
 /** @param {string} text */
@@ -200,11 +228,11 @@ function onStatus(s) {
     const removed = s.levelEpoch === before?.levelEpoch
       ? (before?.roster ?? []).filter((/** @type {string} */ id) => !s.roster.includes(id))
       : [];
-    if (removed.length > 0) say(`${removed.map(nameOf).join(', ')} left the session.`);
+    if (removed.length > 0) sayBriefly(`${removed.map(nameOf).join(', ')} left the session.`);
     const added = s.levelEpoch === before?.levelEpoch && before?.roster?.length
       ? s.roster.filter((/** @type {string} */ id) => !before.roster.includes(id))
       : [];
-    if (added.length > 0 && (s.joinedAtTick === null || spectating)) say(`${added.map(nameOf).join(', ')} joined the game.`);
+    if (added.length > 0 && (s.joinedAtTick === null || spectating)) sayBriefly(`${added.map(nameOf).join(', ')} joined the game.`);
     // A watched player who left: watch the next one.
     if (spectating && s.phase === 'running' && watched !== null && !s.roster.includes(watched)) watchNext(0);
     screen.renderRoster(s.roster);

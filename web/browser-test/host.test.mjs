@@ -250,6 +250,10 @@ test('a player hosts from the lobby page and starts with whoever is in; closing 
   t.diagnostic(`the browser guest posted ${answersPosted} answer(s)`);
   assert.ok(answersPosted >= 1);
   await host.locator('#waiting-roster', { hasText: 'rusty' }).waitFor({ timeout: 5_000 });
+  // Counted as the guests count: the host's player and both guests, the
+  // host's own row marked.
+  assert.match(await host.locator('#waiting-count').textContent() ?? '', /^3 of \d+ players are in: \d+ seats? left\.$/);
+  assert.match(await host.locator('#waiting-roster li[data-you="true"]').textContent() ?? '', / \(you\)$/);
   assert.equal((await hostState(host)).phase, 'lobby', 'no startWhen: the host starts it');
   await host.getByRole('button', { name: 'Start' }).click();
   await until(async () => {

@@ -51,6 +51,11 @@ test('two browsers and a bot guest; a closed tab is removed after the grace', { 
   assert.equal(gone.end, null, 'the session plays on');
   await p1.locator('#roster li', { hasText: 'Grace' }).waitFor({ state: 'detached', timeout: 2_000 });
   await p1.getByRole('status').filter({ hasText: 'Grace left the session' }).waitFor({ timeout: 2_000 });
+  // News of another player fades: the status line says what it said before.
+  await until(async () => {
+    const text = await p1.locator('#status').textContent();
+    return text && !text.includes('Grace left') ? text : null;
+  }, 10_000, 'the line about Grace to fade');
   // The bot guest is still in the session.
   assert.equal(bot.child.exitCode, null);
 });

@@ -113,7 +113,7 @@ export class GameScreen {
       th.scope = 'row';
       th.textContent = this.hooks.nameOf(r.playerId);
       const td = (/** @type {string} */ t) => { const c = document.createElement('td'); c.textContent = t; return c; };
-      tr.append(th, td(String(r.killScore)), td(String(r.kills)), td(r.disconnected ? 'disconnected' : ''));
+      tr.append(th, td(String(r.killScore)), td(String(r.kills)), td(r.disconnected ? 'left' : ''));
       return tr;
     }));
   }
