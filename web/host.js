@@ -255,6 +255,31 @@ function showEnd(end) {
   });
   say(reasons[end.reason] ?? `The session ended (${end.reason}).`);
   screen.showResults({ scores: end.scores }, 'Final: this browser was the host.');
+  if (hostSettings) {
+    const again = $('play-again');
+    again.hidden = false;
+    again.onclick = () => window.location.assign(againUrl(hostSettings));
+  }
+}
+
+/**
+ * This page opening a new session with the same settings (a new seed).
+ * @param {ReturnType<typeof settings>} s
+ */
+function againUrl(s) {
+  const url = new URL('/host', window.location.href);
+  const set = (/** @type {string} */ k, /** @type {string} */ v) => url.searchParams.set(k, v);
+  set('name', s.name);
+  set('hostName', s.hostName);
+  set('maxPlayers', String(s.maxPlayers));
+  set('difficulty', s.difficulty);
+  set('levels', String(s.levels));
+  if (!s.public) set('public', '0');
+  if (s.startWhen !== null) set('startWhen', String(s.startWhen));
+  if (!s.lateJoin) set('lateJoin', '0');
+  set('maxSpectators', String(s.maxSpectators));
+  if (botDriven) set('bot', '1');
+  return url.toString();
 }
 
 $('start-button').addEventListener('click', () => host?.start());

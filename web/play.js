@@ -43,6 +43,8 @@ const dialog = /** @type {HTMLDialogElement} */ ($('leave-dialog'));
 let driver = null;
 /** @type {RTCPeerConnection|null} */
 let pc = null;
+/** The lobby's view of the session joined. @type {import('./lib/lobby-client.js').SessionView|null} */
+let joinedView = null;
 /** @type {any} the session's latest status */
 let status = null;
 let rttMs = /** @type {number|null} */ (null);
@@ -324,9 +326,51 @@ function showEnd(end) {
     left: 'You left the session.',
   });
   say(reasons[end.reason] ?? `The session ended (${end.reason}).`);
+  offerPlayAgain();
   screen.showResults(end, end.provisional
     ? 'Provisional: the host is gone, so these are this browser\'s last known values.'
     : 'Final, from the host.');
+}
+
+/**
+ * "Play again" after a daemon's session: its next session (a daemon opens
+ * a fresh one when one ends), found in the lobby by name, or else the
+ * lobby searched for it.
+ */
+function offerPlayAgain() {
+  const view = joinedView;
+  if (!view || view.hostKind !== 'daemon' || spectating) return;
+  const again = $('play-again');
+  again.hidden = false;
+  again.onclick = async () => {
+    again.setAttribute('disabled', '');
+    say('Looking for the next session of this host…');
+    const next = await nextSessionOf(view).catch(() => null);
+    const url = new URL(next ? '/play' : '/', window.location.href);
+    if (next) url.searchParams.set('code', next);
+    else url.searchParams.set('q', view.name);
+    window.location.assign(url.toString());
+  };
+}
+
+/**
+ * The code of the newest listed, not yet started session of the same name
+ * and host kind as `view` (another than it), waiting up to ten seconds for
+ * it to be published; null when there is none.
+ * @param {import('./lib/lobby-client.js').SessionView} view
+ */
+async function nextSessionOf(view) {
+  const client = new LobbyClient('');
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const page = await client.list({ q: view.name, hostKind: view.hostKind, hasSpace: true });
+    const next = page.sessions
+      .filter((e) => e.code !== view.code && e.name === view.name && !e.inProgress)
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0];
+    if (next) return next.code;
+    if (Date.now() > deadline) return null;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
 }
 
 // ---- joining -------------------------------------------------------------
@@ -494,6 +538,7 @@ async function join(typed, name) {
     return;
   }
   joinedAs = { code, name };
+  joinedView = joined.view;
   showReport(code);
   if (!spectating) {
     $('session-code').textContent = code;

@@ -27,6 +27,6 @@ test('the end-of-run table comes from the host', { timeout: 90_000 }, async () =
   const results = page.getByRole('region', { name: 'End of run' });
   await results.waitFor({ timeout: 2_000 });
   const rows = await results.locator('tbody tr th').allTextContents();
-  assert.deepEqual(rows.sort(), ['Ada (you)', 'Host', 'bot-1'].sort());
+  assert.deepEqual(rows.sort(), ['Ada (you)', 'Bot 1', 'Host'].sort(), 'bots are named as bots');
   await page.getByRole('status').filter({ hasText: 'The host shut the session down.' }).waitFor({ timeout: 2_000 });
 });

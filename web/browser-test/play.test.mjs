@@ -46,6 +46,19 @@ test('a browser guest and a bot guest play a level to the end with zero desyncs'
   assert.ok(ended.stats.hashReports > 0);
   assert.equal(ended.stats.outOfSequence, 0);
 
+  // The end-of-run table fits a laptop's screen, and Play again takes the
+  // player to the daemon's next session.
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const box = await page.locator('#results').boundingBox();
+  assert.ok(box && box.y >= 0 && box.x >= 0 && box.y + box.height <= 720 && box.x + box.width <= 1280,
+    `the end-of-run table inside 1280x720: ${JSON.stringify(box)}`);
+  assert.match(await page.locator('#results-rows').textContent() ?? '', /Wasm \(you\)/);
+  await page.screenshot({ path: join(OUTPUT, 'play-end-1280x720.png') });
+  const [, next] = await daemon.waitLine(/^session (\S+)/, 30_000, 1);
+  assert.notEqual(next, code);
+  await page.getByRole('button', { name: 'Play again' }).click();
+  await page.waitForURL(new RegExp(`code=${next}`), { timeout: 20_000 });
+
   const [line] = await daemon.waitLine(/^\{"type":"session-report".*$/, 30_000);
   const report = JSON.parse(line);
   assert.equal(report.code, code);
