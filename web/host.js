@@ -229,7 +229,7 @@ function onStatus(s, c) {
     }
     if (s.phase === 'transition') say('Level complete. Waiting for every player to load the next one…');
   }
-  if (JSON.stringify(s.roster) !== JSON.stringify(before?.roster)) screen.renderRoster(s.roster);
+  if (JSON.stringify(s.roster) !== JSON.stringify(before?.roster)) screen.renderRoster(s.roster, s.names);
   if (JSON.stringify(s.spectators) !== JSON.stringify(before?.spectators)) {
     const names = /** @type {string[]} */ (s.spectators ?? []);
     const text = names.length === 0 ? ''

@@ -139,7 +139,7 @@ function watchNext(step) {
   const next = at < 0 ? 0 : (at + step + roster.length) % roster.length;
   watched = roster[next];
   $('hud-watching').textContent = displayNameOf(watched, status?.names?.[watched]);
-  screen.renderRoster(roster);
+  screen.renderRoster(roster, status?.names);
 }
 
 if (spectating) {
@@ -237,7 +237,7 @@ function onStatus(s) {
     if (added.length > 0 && (s.joinedAtTick === null || spectating)) sayBriefly(`${added.map(nameOf).join(', ')} joined the game.`);
     // A watched player who left: watch the next one.
     if (spectating && s.phase === 'running' && watched !== null && !s.roster.includes(watched)) watchNext(0);
-    screen.renderRoster(s.roster);
+    screen.renderRoster(s.roster, s.names);
   }
   if (JSON.stringify(s.spectators) !== JSON.stringify(before?.spectators)) showSpectators(s.spectators ?? []);
   if (s.end && !left) showEnd(s.end);
@@ -246,7 +246,7 @@ function onStatus(s) {
 /**
  * Before the start: who is in, the seats left and what the start waits
  * for, as the host said (null hides it).
- * @param {{players: string[], maxPlayers: number|null, guestsNeeded: number|null}|null} room
+ * @param {{players: string[], maxPlayers: number|null, guestsNeeded: number|null, you: number|null}|null} room
  */
 function showWaitingRoom(room) {
   $('waiting').hidden = !room;
@@ -257,9 +257,13 @@ function showWaitingRoom(room) {
   $('waiting-count').textContent = room.maxPlayers == null
     ? `${n} ${plural(n, 'player is', 'players are')} in.`
     : `${n} of ${room.maxPlayers} players are in: ${Math.max(0, room.maxPlayers - n)} ${plural(room.maxPlayers - n, 'seat', 'seats')} left.`;
-  $('waiting-roster').replaceChildren(...room.players.map((name) => {
+  $('waiting-roster').replaceChildren(...room.players.map((name, i) => {
     const li = document.createElement('li');
     li.textContent = name || 'Player (no name)';
+    if (i === room.you) {
+      li.textContent += ' (you)';
+      li.dataset.you = '';
+    }
     return li;
   }));
   const needed = room.guestsNeeded;
@@ -339,7 +343,7 @@ function showEnd(end) {
  */
 function offerPlayAgain() {
   const view = joinedView;
-  if (!view || view.hostKind !== 'daemon' || spectating) return;
+  if (!view || spectating) return;
   const again = $('play-again');
   again.hidden = false;
   again.onclick = async () => {
@@ -354,9 +358,10 @@ function offerPlayAgain() {
 }
 
 /**
- * The code of the newest listed, not yet started session of the same name
- * and host kind as `view` (another than it), waiting up to ten seconds for
- * it to be published; null when there is none.
+ * The code of the newest listed, not yet started session of the same name,
+ * host name and host kind as `view` (another than it: a daemon's next
+ * session, or the one a browser host opened with Play again), waiting up
+ * to ten seconds for it to be published; null when there is none.
  * @param {import('./lib/lobby-client.js').SessionView} view
  */
 async function nextSessionOf(view) {
@@ -365,7 +370,7 @@ async function nextSessionOf(view) {
   for (;;) {
     const page = await client.list({ q: view.name, hostKind: view.hostKind, hasSpace: true });
     const next = page.sessions
-      .filter((e) => e.code !== view.code && e.name === view.name && !e.inProgress)
+      .filter((e) => e.code !== view.code && e.name === view.name && e.hostName === view.hostName && !e.inProgress)
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0];
     if (next) return next.code;
     if (Date.now() > deadline) return null;

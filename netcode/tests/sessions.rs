@@ -1809,6 +1809,34 @@ fn after_its_removal_a_token_resumes_nothing_and_the_guest_joins_anew() {
     assert!(final_hash_matches(&o.host, &o.late[0]));
 }
 
+#[test]
+fn a_player_the_host_let_go_frees_its_name_and_one_still_playing_keeps_it() {
+    let grace_ticks = DISCONNECT_GRACE_MS * 30 / 1000;
+    let o = run(Scenario {
+        host: host(1, 2, Some(900)),
+        guests: vec![(guest("A"), net(20, 5, 1)), (guest("B"), net(30, 5, 2))],
+        events: vec![
+            NetEvent {
+                at_tick: 100,
+                action: NetAction::Disconnect(0),
+            },
+            NetEvent {
+                at_tick: 100 + grace_ticks + 60,
+                action: NetAction::LateJoin(guest("a"), net(20, 5, 7)),
+            },
+            NetEvent {
+                at_tick: 100 + grace_ticks + 90,
+                action: NetAction::LateJoin(guest("B"), net(20, 5, 8)),
+            },
+        ],
+    });
+    let names = o.host.names();
+    let back = o.late[0].player_id().expect("A came back").clone();
+    let twin = o.late[1].player_id().expect("a second B joined").clone();
+    assert_eq!(names[&back], "a", "A was let go: its name is free");
+    assert_eq!(names[&twin], "B (2)", "B still plays: its name is taken");
+}
+
 fn spectator(name: &str) -> GuestConfig {
     GuestConfig {
         spectate: true,
@@ -2005,19 +2033,20 @@ fn guests_in_the_lobby_hear_who_is_in_and_what_the_start_waits_for() {
         host_player: Some((PlayerId::new("host"), "Hosty".into())),
         ..host(1, 3, Some(60))
     });
-    let room = |players: &[&str], guests_needed: Option<u32>| HostMessage::WaitingRoom {
+    let room = |players: &[&str], guests_needed: Option<u32>, you: u32| HostMessage::WaitingRoom {
         players: players.iter().map(|p| (*p).to_owned()).collect(),
         // The host's player and its bot, and three guests.
         max_players: Some(5),
         guests_needed,
+        you: Some(you),
     };
     let a = h.add_guest(t0);
     h.on_event(a, hello_taking("A", &[FEATURE_WAITING_ROOM]), t0);
     h.poll(t0);
     assert_eq!(
         waiting_rooms(&h.drain_outbox()),
-        vec![(vec![a], room(&["Bot 1", "Hosty", "A"], Some(2)))],
-        "the bot is named a bot; the start waits for two more guests"
+        vec![(vec![a], room(&["Bot 1", "Hosty", "A"], Some(2), 2))],
+        "the bot is named a bot; the start waits for two more guests; A is told which is its own"
     );
     // A guest that did not take it up hears nothing, and counts.
     let b = h.add_guest(t0);
@@ -2025,7 +2054,7 @@ fn guests_in_the_lobby_hear_who_is_in_and_what_the_start_waits_for() {
     h.poll(t0 + Duration::from_secs(1));
     assert_eq!(
         waiting_rooms(&h.drain_outbox()),
-        vec![(vec![a], room(&["Bot 1", "Hosty", "A", "B"], Some(1)))]
+        vec![(vec![a], room(&["Bot 1", "Hosty", "A", "B"], Some(1), 2))]
     );
     // Nothing changed: nothing is sent.
     h.poll(t0 + Duration::from_secs(2));
@@ -2053,7 +2082,7 @@ fn a_guest_shows_the_waiting_room_its_host_sent() {
         events: vec![],
     });
     // The last word before the start: both guests in, none needed.
-    for g in &o.guests {
+    for (g, me) in o.guests.iter().zip(["A", "B"]) {
         let room = g.waiting_room().expect("heard the waiting room");
         assert_eq!(room.guests_needed, Some(0), "{room:?}");
         // The host's player and its bot, and two guests.
@@ -2063,6 +2092,9 @@ fn a_guest_shows_the_waiting_room_its_host_sent() {
             ["A".to_owned(), "B".to_owned()],
             "{room:?}"
         );
+        // Each guest is told which of them it is.
+        let you = room.you.expect("told which player it is") as usize;
+        assert_eq!(room.players[you], me, "{room:?}");
     }
 }
 

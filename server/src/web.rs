@@ -59,6 +59,7 @@ const ASSETS: &[Asset] = &[
     asset!("lib/guest-driver.js"),
     asset!("lib/wasm.js"),
     asset!("lib/controls.js"),
+    asset!("lib/departures.js"),
     asset!("lib/game-screen.js"),
     asset!("lib/browser-host.js"),
     asset!("lib/host-links.js"),

@@ -160,6 +160,9 @@ pub struct WaitingRoomView {
     pub max_players: Option<u32>,
     /// More guests the start waits for (`null`: the host's Start).
     pub guests_needed: Option<u32>,
+    /// Which of `players` this guest is (`null` when the host does not
+    /// say).
+    pub you: Option<u32>,
 }
 
 /// The guest's counters.
@@ -354,6 +357,7 @@ impl WebGuest {
                 players: w.players.clone(),
                 max_players: w.max_players,
                 guests_needed: w.guests_needed,
+                you: w.you,
             }),
             rejoin_token: s.rejoin_token().map(str::to_owned),
             resumed: s.resumed(),

@@ -276,6 +276,31 @@ export function guestState(page) {
 }
 
 /**
+ * The host page's test view (window.campfire.state()).
+ * @param {import('playwright-core').Page} page
+ */
+export function hostState(page) {
+  return page.evaluate(() => /** @type {any} */ (window).campfire.state());
+}
+
+/**
+ * Opens a scripted browser host on `page` (`/host?query`) and waits for its
+ * session to be published; resolves with the session's code.
+ * @param {import('playwright-core').Page} page
+ * @param {string} url the lobby's base address
+ * @param {string} query
+ */
+export async function openHostOn(page, url, query) {
+  await page.goto(`${url}/host?${query}`);
+  const s = await until(async () => {
+    const st = await hostState(page);
+    if (st.error) throw new Error(`the host page failed: ${st.error}`);
+    return st.state === 'waiting' && st.code ? st : null;
+  }, 30_000, 'the browser host to open its session');
+  return /** @type {string} */ (s.code);
+}
+
+/**
  * Hides `page` for real: a new tab in front of it (the page must be in the
  * default context of a hideableBrowser). Chromium then throttles its
  * main-thread timers to about once a second, as for any background tab.

@@ -5,16 +5,10 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { OUTPUT, Rig, SERVER_IP, guestState, hideTab, until } from './harness.mjs';
+import { OUTPUT, Rig, SERVER_IP, guestState, hideTab, hostState, openHostOn, until } from './harness.mjs';
 
 const rig = new Rig();
 after(() => rig.close());
-
-/**
- * The host page's test view (window.campfire.state()).
- * @param {import('playwright-core').Page} page
- */
-const hostState = (page) => page.evaluate(() => /** @type {any} */ (window).campfire.state());
 
 /**
  * A fresh page in its own browser context.
@@ -36,13 +30,7 @@ async function newPage(browser, name) {
  */
 async function openHost(where, query) {
   const page = 'newContext' in where ? await newPage(where, 'host') : await where.newPage();
-  await page.goto(`${rig.url}/host?${query}`);
-  const s = await until(async () => {
-    const st = await hostState(page);
-    if (st.error) throw new Error(`the host page failed: ${st.error}`);
-    return st.state === 'waiting' && st.code ? st : null;
-  }, 30_000, 'the browser host to open its session');
-  return { page, code: /** @type {string} */ (s.code) };
+  return { page, code: await openHostOn(page, rig.url, query) };
 }
 
 /**

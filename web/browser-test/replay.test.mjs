@@ -43,6 +43,13 @@ test('a picked replay file plays to its recorded end at 8x, through a chosen pla
   const watching = await guestState(page);
   assert.equal(watching.replay.player, other);
   assert.equal(watching.replay.speed, 8);
+  // The Player menu and the Players list name every player alike: as the
+  // session did (the watched one marked).
+  const menu = await page.locator('#replay-player option').allTextContents();
+  const listed = (await page.locator('#roster li').allTextContents())
+    .map((t) => t.replace(/ — (down|left)$/, '').replace(/ \(watching\)$/, ''));
+  assert.deepEqual(listed.slice(0, menu.length), menu);
+  assert.match(await page.locator(`#roster li[data-player="${other}"]`).textContent() ?? '', / \(watching\)/);
   const ended = await until(async () => {
     const s = await guestState(page);
     return s.replay.ended ? s : null;

@@ -26,7 +26,7 @@ test('a waiting guest sees the players in, the seats left and how many more the 
   assert.equal(first.maxPlayers, 4);
   assert.ok(await page.locator('#waiting').isVisible());
   const shown = await page.locator('#waiting-roster li').allTextContents();
-  assert.deepEqual(shown.slice(-1), ['Ana']);
+  assert.deepEqual(shown.slice(-1), ['Ana (you)'], 'the guest is marked as itself');
   assert.equal(shown.length, first.players.length);
   assert.match(await page.locator('#waiting-count').textContent() ?? '', new RegExp(`${first.players.length} of 4 players are in: ${4 - first.players.length} seats? left`));
   assert.equal(await page.locator('#waiting-start').textContent(), 'The game starts when 1 more player joins.');

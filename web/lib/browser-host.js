@@ -265,6 +265,9 @@ export class BrowserHost {
   /** @param {Error} e */
   lobbyError(e) {
     this.hooks.onDiagnostic?.(`lobby: ${e.message}`);
+    // Once the session is over its entry goes: a call that was under way
+    // then finds it gone, which the player need not hear of.
+    if (this.stopped) return;
     if (e instanceof LobbyError && [401, 403, 404, 410].includes(e.status)) {
       // 410: a moderator ended the session; it is not published again.
       if (e.status === 410) this.deleted = true;

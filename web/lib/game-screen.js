@@ -4,6 +4,7 @@
 // element ids (see play.html and host.html).
 
 import { barHeight, currentAmmo, hudUnit, renderFrame, tickAlpha } from './render/index.js';
+import { Departures } from './departures.js';
 import { soundsBetween } from './view-sounds.js';
 
 /** @param {string} id */
@@ -32,6 +33,8 @@ export class GameScreen {
     this.nextAt = 0;
     /** The world's internal resolution as a share of the canvas's (the view quality setting). */
     this.resolutionScale = 1;
+    /** Who left, shown as left in the Players list. */
+    this.departures = new Departures();
   }
 
   /** Starts drawing on animation frames. */
@@ -83,14 +86,20 @@ export class GameScreen {
     return me ? this.next?.players.find((/** @type {any} */ p) => p.id === me) ?? null : null;
   }
 
-  /** @param {string[]} roster ids */
-  renderRoster(roster) {
+  /**
+   * The Players list: everyone in the game, then everyone who left (until
+   * they come back).
+   * @param {string[]} roster ids in the game
+   * @param {Record<string, string>} names every id's name as the session knows it
+   */
+  renderRoster(roster, names) {
     const players = new Map((this.next?.players ?? []).map((/** @type {any} */ p) => [p.id, p]));
-    $('roster').replaceChildren(...roster.map((id) => {
+    $('roster').replaceChildren(...this.departures.follow(roster, names ?? {}).map(({ id, left }) => {
       const li = document.createElement('li');
       li.dataset.player = id;
       const p = players.get(id);
-      li.textContent = `${this.hooks.nameOf(id)}${p && !p.alive ? ' — down' : ''}`;
+      if (left) li.dataset.left = '';
+      li.textContent = `${this.hooks.nameOf(id)}${left ? ' — left' : p && !p.alive ? ' — down' : ''}`;
       return li;
     }));
   }

@@ -27,6 +27,8 @@ export class ReplayPage {
     this.page = page;
     /** The replay being watched, if any. @type {ReplayPlayer|null} */
     this.current = null;
+    /** What the Players list last showed (roster, names, player watched). */
+    this.rosterShown = '';
     $('replay-toggle').addEventListener('click', () => this.current?.toggle());
     $('replay-speed').addEventListener('change', (ev) => this.current?.setSpeed(Number(/** @type {HTMLSelectElement} */ (ev.target).value)));
     $('replay-player').addEventListener('change', (ev) => this.current?.watch(/** @type {HTMLSelectElement} */ (ev.target).value));
@@ -128,6 +130,10 @@ export class ReplayPage {
    * @param {ReplayPlayer} player
    */
   show(s, player) {
+    // The replay reporting is the one watched, also while it is being set
+    // up (its first report comes from its constructor): the Players list
+    // names players from it, as the Player menu does.
+    this.current = player;
     const { screen } = this.page;
     $('replay-toggle').textContent = player.playing ? 'Pause' : s.ended ? 'Play again' : 'Play';
     $('replay-position').textContent = `Tick ${s.tick} of ${s.lastTick}`;
@@ -136,11 +142,13 @@ export class ReplayPage {
     const ids = [...select.options].map((o) => o.value);
     if (JSON.stringify(ids) !== JSON.stringify(s.roster)) {
       select.replaceChildren(...s.roster.map((id) => new Option(displayNameOf(id, s.names[id]), id)));
-      screen.renderRoster(s.roster);
     }
-    if (select.value !== (player.player ?? '')) {
-      select.value = player.player ?? '';
-      screen.renderRoster(s.roster);
+    select.value = player.player ?? '';
+    // The list changes with the roster, the names and the player watched.
+    const shown = JSON.stringify([s.roster, s.names, player.player]);
+    if (shown !== this.rosterShown) {
+      this.rosterShown = shown;
+      screen.renderRoster(s.roster, s.names);
     }
     $('hud-difficulty').textContent = s.difficulty;
     $('hud-watching').textContent = player.player ? displayNameOf(player.player, s.names[player.player]) : '—';

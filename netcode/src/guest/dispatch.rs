@@ -64,11 +64,13 @@ impl<E: Engine> GuestSession<E> {
                 players,
                 max_players,
                 guests_needed,
+                you,
             } => {
                 self.waiting_room = Some(WaitingRoom {
                     players,
                     max_players,
                     guests_needed,
+                    you,
                 });
             }
             HostMessage::RelayAuthority {

@@ -58,6 +58,9 @@ pub struct WaitingRoom {
     pub max_players: Option<u32>,
     /// More guests the start waits for (`None`: the host's Start).
     pub guests_needed: Option<u32>,
+    /// Which of `players` this guest is (`None` from hosts that do not
+    /// say).
+    pub you: Option<u32>,
 }
 
 /// Where a guest's session stands, for a user interface.

@@ -33,17 +33,22 @@ pub(super) struct Hello {
 
 impl<E: Engine> HostSession<E> {
     /// Whether `name` (any case) is someone's in this session: the host's
-    /// own players, everyone who played a level, every admitted connection,
-    /// every spectator.
+    /// own players, every player in the game (also within its disconnect
+    /// grace), every admitted connection, every spectator. A player the
+    /// host let go frees its name: coming back, they play under it again.
     pub(super) fn name_in_use(&self, name: &str) -> bool {
         let same = |n: &String| n.to_lowercase() == name.to_lowercase();
         self.local_players().iter().any(|(_, n)| same(n))
-            || self.names.values().any(same)
+            || self
+                .roster()
+                .iter()
+                .filter_map(|p| self.names.get(p))
+                .any(same)
             || self.spectator_names.values().any(same)
             || self
                 .seats
                 .iter()
-                .any(|s| s.admitted && !s.closed && same(&s.name))
+                .any(|s| s.admitted && !s.closed && !s.removed && same(&s.name))
     }
 
     /// Guests admitted to play and still connected (spectators aside).

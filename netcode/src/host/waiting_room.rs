@@ -13,7 +13,8 @@ use super::{HostOutput, HostSession, Phase};
 use crate::stats::GuestSlot;
 
 impl<E: Engine> HostSession<E> {
-    /// The waiting room as it stands.
+    /// The waiting room as it stands, the same for every guest (`you`
+    /// unset).
     fn waiting_room(&self) -> HostMessage {
         let local = self.local_players();
         let mut players: Vec<String> = local.iter().map(|(_, name)| name.clone()).collect();
@@ -32,11 +33,25 @@ impl<E: Engine> HostSession<E> {
             players,
             max_players,
             guests_needed,
+            you: None,
         }
+    }
+
+    /// Where each guest in stands in the room's `players`: after the
+    /// host's own, by arrival.
+    fn room_places(&self) -> Vec<(GuestSlot, u32)> {
+        let first = self.local_players().len();
+        self.seats
+            .entries()
+            .filter(|(_, s)| s.admitted && s.connected && !s.removed && !s.spectator)
+            .enumerate()
+            .filter_map(|(i, (slot, _))| Some((slot, u32::try_from(first + i).ok()?)))
+            .collect()
     }
 
     /// Tells listening guests the waiting room, if it changed since they
     /// last heard it or they never did; nothing once the session started.
+    /// Each hears the room with its own place in it (`you`).
     pub(super) fn announce_waiting_room(&mut self) {
         if !matches!(self.phase, Phase::Lobby { .. }) {
             return;
@@ -60,9 +75,17 @@ impl<E: Engine> HostSession<E> {
             _ => listening.clone(),
         };
         self.waiting_room_announced = Some((room.clone(), listening));
-        if !to.is_empty() {
+        if to.is_empty() {
+            return;
+        }
+        let places = self.room_places();
+        for slot in to {
+            let mut own = room.clone();
+            if let HostMessage::WaitingRoom { you, .. } = &mut own {
+                *you = places.iter().find(|(s, _)| *s == slot).map(|(_, i)| *i);
+            }
             self.outbox
-                .push(HostOutput::Broadcast(to, room, WireFormat::Json));
+                .push(HostOutput::Send(slot, own, WireFormat::Json));
         }
     }
 }

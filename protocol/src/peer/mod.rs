@@ -190,6 +190,10 @@ pub enum HostMessage {
         /// host's Start).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         guests_needed: Option<u32>,
+        /// Which of `players` the receiving guest is (issue 46; absent
+        /// from hosts before it, and in the room as a whole).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        you: Option<u32>,
     },
     /// A relay session's authority from `fromTick` on (issue 26): the
     /// guest named answers the relay's asks.
@@ -675,6 +679,7 @@ mod tests {
                     players: vec![name.clone(); (seed % 5) as usize],
                     max_players: held.then_some(seed),
                     guests_needed: (!held).then_some(tick),
+                    you: held.then_some(seed % 5),
                 },
                 HostMessage::ReconciliationSnapshot(ReconciliationSnapshotMessage {
                     level_epoch: u32::from(epoch),
