@@ -2,14 +2,17 @@
 // freshly started daemon publishes its session connects at once, with the
 // browser in its own namespace and with the browser in the daemon's.
 // Each try is a new daemon and a new browser, as a tester's first join is.
+// A join whose first connection fails (the daemon's address unreachable
+// for a while) is tried once more by itself, and gets in.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { NS_SERVER, Rig, guestState, until } from './harness.mjs';
+import { BIN_DIR, NS_SERVER, Proc, Rig, SERVER_IP, guestState, until } from './harness.mjs';
 
 const TRIES = 3;
 
@@ -72,4 +75,57 @@ test('a browser in the daemon\'s namespace joins a daemon that just started at o
   for (let i = 0; i < TRIES; i++) times.push(await firstJoin(browserBesideTheDaemon));
   console.error(`first joins, one namespace: ${times.join(', ')} ms`);
   for (const t of times) assert.ok(t < 10_000, `${times}`);
+});
+
+/**
+ * Runs `ip` with `args` in the server namespace (`inServer`) or in this
+ * process's own, the browser's.
+ * @param {boolean} inServer
+ * @param {string[]} args
+ */
+function ip(inServer, args) {
+  const argv = inServer ? ['netns', 'exec', NS_SERVER, 'ip', ...args] : args;
+  return execFileSync('ip', argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+test('a join whose first connection fails tries once more by itself, and the player sees no error', { timeout: 180_000 }, async () => {
+  if (!rig.url) await rig.lobby();
+  // The daemon's WebRTC on a second address of the server namespace, which
+  // the browser's namespace cannot reach during the first try (a blackhole
+  // route); the lobby, on the first address, answers all along.
+  const [dev] = ip(true, ['-o', '-4', 'addr', 'show']).split('\n')
+    .filter((l) => l.includes(` ${SERVER_IP}/`)).map((l) => l.split(/\s+/)[1]);
+  const ice = SERVER_IP.replace(/\.\d+$/, '.200');
+  ip(true, ['addr', 'add', `${ice}/24`, 'dev', dev]);
+  const daemon = new Proc('daemon', join(BIN_DIR, 'host-daemon'), [
+    'host', '--server', rig.url, '--bind-ip', ice, '--name', 'Second try', '--bots', '0', '--start-when', '2', '--levels', '1',
+  ]);
+  rig.procs.push(daemon);
+  try {
+    const [, code] = await daemon.waitLine(/^session (\S+)/, 60_000);
+    ip(false, ['route', 'add', 'blackhole', `${ice}/32`]);
+    let retrying;
+    let page;
+    try {
+      page = await (await rig.browser()).newPage();
+      await page.goto(`${rig.url}/play?code=${code}&name=Patient`);
+      // The page says why it tries once more, then that it connects again.
+      retrying = await until(async () => {
+        const s = await guestState(page);
+        return /trying once more|again…$/.test(s.said) ? s : null;
+      }, 40_000, 'the first try to fail and the page to try once more');
+    } finally {
+      ip(false, ['route', 'del', 'blackhole', `${ice}/32`]);
+    }
+    assert.equal(retrying.phase, null, `not in yet: ${retrying.said}`);
+    assert.equal(retrying.error, '', 'the player is shown no error for the first try');
+    const joined = await until(async () => {
+      const s = await guestState(page);
+      return s.phase === 'await-init' ? s : null;
+    }, 40_000, 'the second try to get in');
+    assert.equal(joined.error, '');
+  } finally {
+    await daemon.stop();
+    ip(true, ['addr', 'del', `${ice}/24`, 'dev', dev]);
+  }
 });
