@@ -141,6 +141,7 @@ impl ControlHub {
             return;
         };
         let view = &mut live.view;
+        let before = view.clone();
         if figures.started {
             view.state = SessionState::Running;
         }
@@ -149,8 +150,13 @@ impl ControlHub {
         view.players.clone_from(&figures.players);
         view.spectators = figures.spectators;
         view.bytes_sent = figures.bytes_sent;
+        let changed = *view != before;
         drop(registry);
-        self.bump();
+        // Streams hear of a change only (a session waiting for players
+        // reports the same figures every half second).
+        if changed {
+            self.bump();
+        }
     }
 
     /// A session ended with `report` (the `session-report` or
@@ -320,6 +326,18 @@ mod tests {
             },
         );
         assert!(changes.has_changed().unwrap());
+        changes.mark_unchanged();
+        // The same figures again: streams hear nothing new.
+        hub.update(
+            "ABCD",
+            &SessionFigures {
+                started: true,
+                level: 1,
+                ticks: 90,
+                ..SessionFigures::default()
+            },
+        );
+        assert!(!changes.has_changed().unwrap());
         let running = hub.get("ABCD").unwrap();
         assert_eq!((running.state, running.ticks), (SessionState::Running, 90));
         assert!(hub.report("ABCD").is_none(), "no report while it runs");

@@ -96,10 +96,11 @@ impl Served for Host {
     }
 
     fn figures(&self) -> SessionFigures {
-        let report = self.report();
+        // Not `report()`: live figures need no world hash.
+        let stats = self.stats();
         let roster = self.roster();
-        let players: Vec<PlayerView> = report
-            .players
+        let players: Vec<PlayerView> = self
+            .player_reports()
             .into_iter()
             .map(|p| PlayerView {
                 present: roster.contains(&p.player_id),
@@ -119,13 +120,13 @@ impl Served for Host {
         SessionFigures {
             started: self.started(),
             level: if self.started() {
-                (report.levels_completed + 1).min(self.level_count())
+                (stats.levels_completed + 1).min(self.level_count())
             } else {
                 0
             },
-            ticks: report.ticks,
+            ticks: stats.ticks,
             spectators: self.spectators_present(),
-            bytes_sent: self.stats().bytes_sent.values().sum(),
+            bytes_sent: stats.bytes_sent.values().sum(),
             players,
         }
     }

@@ -153,8 +153,9 @@ impl<E: Engine> HostSession<E> {
         }
     }
 
-    /// The session's report now.
-    pub fn report(&self) -> SessionReport {
+    /// Every player's line of the report now: who they are, how they
+    /// joined and left, and their link's figures (host first).
+    pub fn player_reports(&self) -> Vec<PlayerReport> {
         let stats = &self.stats;
         let mut ids: Vec<PlayerId> = self.names.keys().cloned().collect();
         let roster = self.roster();
@@ -197,6 +198,17 @@ impl<E: Engine> HostSession<E> {
             })
             .collect();
         players.sort_by_key(|p| p.kind != PlayerKind::Host);
+        players
+    }
+
+    /// The session's report now (with the world's hash, which costs a pass
+    /// over the world: live figures take [`HostSession::player_reports`]).
+    pub fn report(&self) -> SessionReport {
+        let stats = &self.stats;
+        let players = self.player_reports();
+        let count = |m: &std::collections::BTreeMap<PlayerId, u32>, id: &PlayerId| {
+            m.get(id).copied().unwrap_or(0)
+        };
         let watching: Vec<&PlayerId> = self
             .seats
             .iter()
