@@ -316,27 +316,17 @@ mod tests {
         hub.opened(view("ABCD"), stop);
         assert!(changes.has_changed().unwrap());
         changes.mark_unchanged();
-        hub.update(
-            "ABCD",
-            &SessionFigures {
-                started: true,
-                level: 1,
-                ticks: 90,
-                ..SessionFigures::default()
-            },
-        );
+        let figures = SessionFigures {
+            started: true,
+            level: 1,
+            ticks: 90,
+            ..SessionFigures::default()
+        };
+        hub.update("ABCD", &figures);
         assert!(changes.has_changed().unwrap());
         changes.mark_unchanged();
         // The same figures again: streams hear nothing new.
-        hub.update(
-            "ABCD",
-            &SessionFigures {
-                started: true,
-                level: 1,
-                ticks: 90,
-                ..SessionFigures::default()
-            },
-        );
+        hub.update("ABCD", &figures);
         assert!(!changes.has_changed().unwrap());
         let running = hub.get("ABCD").unwrap();
         assert_eq!((running.state, running.ticks), (SessionState::Running, 90));
