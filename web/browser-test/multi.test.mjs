@@ -49,7 +49,9 @@ test('two browsers and a bot guest; a closed tab is removed after the grace', { 
   assert.ok(after >= DISCONNECT_GRACE_MS - 1_000, `removed after ${after} ms, before the grace`);
   assert.equal(gone.roster.length, 4);
   assert.equal(gone.end, null, 'the session plays on');
-  await p1.locator('#roster li', { hasText: 'Grace' }).waitFor({ state: 'detached', timeout: 2_000 });
+  // Listed on as left, after everyone in the game.
+  await p1.locator(`#roster li[data-player="${s2.me}"][data-left]`, { hasText: 'Grace — left' }).waitFor({ timeout: 2_000 });
+  assert.equal(await p1.locator('#roster li').last().textContent(), 'Grace — left');
   await p1.getByRole('status').filter({ hasText: 'Grace left the session' }).waitFor({ timeout: 2_000 });
   // News of another player fades: the status line says what it said before.
   await until(async () => {

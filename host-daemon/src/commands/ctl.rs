@@ -119,7 +119,7 @@ pub fn run(args: CtlArgs) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let runtime = super::host::runtime()?;
+    let runtime = super::serving::runtime()?;
     runtime.block_on(call(&args, token.as_deref()))
 }
 

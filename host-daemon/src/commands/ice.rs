@@ -1,4 +1,5 @@
-//! The WebRTC flags `host`, `relay` and `join` share.
+//! The WebRTC flags `host`, `relay`, `join` and `swarm` share (each also
+//! a `CAMPFIRE_` variable).
 
 use std::time::Duration;
 
@@ -12,21 +13,21 @@ use crate::transport::webrtc::WebRtcOptions;
 pub struct IceArgs {
     /// Address the UDP socket binds (its host candidate, unless
     /// --public-ip says otherwise).
-    #[arg(long, default_value = "127.0.0.1")]
+    #[arg(long, env = "CAMPFIRE_BIND_IP", default_value = "127.0.0.1")]
     pub bind_ip: std::net::IpAddr,
     /// UDP port of the socket every connection shares (0: any free port).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, env = "CAMPFIRE_UDP_PORT", default_value_t = 0)]
     pub udp_port: u16,
     /// Address advertised instead of --bind-ip (1:1 NAT, a node's public
     /// address in front of a container). Needed with a wildcard --bind-ip.
-    #[arg(long)]
+    #[arg(long, env = "CAMPFIRE_PUBLIC_IP")]
     pub public_ip: Option<std::net::IpAddr>,
     /// Port advertised instead of the bound one (a published or mapped
     /// port).
-    #[arg(long)]
+    #[arg(long, env = "CAMPFIRE_PUBLIC_PORT")]
     pub public_port: Option<u16>,
     /// Seconds the WebRTC connection may take to open.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, env = "CAMPFIRE_CONNECT_TIMEOUT", default_value_t = 20)]
     pub connect_timeout: u64,
 }
 

@@ -16,7 +16,7 @@ pub struct JoinArgs {
     /// The session's code.
     code: String,
     /// Lobby server base URL.
-    #[arg(long)]
+    #[arg(long, env = "CAMPFIRE_SERVER")]
     server: String,
     /// Display name.
     #[arg(long, default_value = "bot")]

@@ -13,6 +13,7 @@ pub mod ice;
 pub mod join;
 pub mod relay;
 pub mod replay;
+pub mod serving;
 pub mod simulate;
 pub mod swarm;
 

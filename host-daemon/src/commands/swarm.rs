@@ -21,7 +21,7 @@ pub struct SwarmArgs {
     #[arg(required = true)]
     codes: Vec<String>,
     /// Lobby server base URL.
-    #[arg(long)]
+    #[arg(long, env = "CAMPFIRE_SERVER")]
     server: String,
     /// Guests per session code.
     #[arg(long, default_value_t = 4)]

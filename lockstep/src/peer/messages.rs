@@ -223,6 +223,15 @@ impl PeerRelay {
             self.refuse(slot, RefusalReason::VersionMismatch, detail);
             return;
         }
+        // What both sides named: a feature this relay did not offer is
+        // not taken up, whatever the hello says.
+        let offered = self.offered_features();
+        let mut features: Vec<String> = features
+            .into_iter()
+            .filter(|f| offered.contains(f))
+            .collect();
+        features.sort();
+        features.dedup();
         let fitted = features.iter().any(|f| f == FEATURE_INPUT_DELAY);
         if !fitted && self.fallback_delay() != INPUT_DELAY_TICKS {
             let detail = "this relay's input delay needs the input-delay feature".to_owned();
@@ -352,5 +361,42 @@ impl PeerRelay {
         self.outbox.push(PeerOutput::Close(slot));
         self.connections.remove(&slot);
         self.events.push(PeerEvent::Refused(slot, reason));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{PeerRelay, PeerRelayConfig};
+    use protocol::peer::{FEATURE_INPUT_DELAY, FEATURE_PING, GuestMessage, PEER_PROTOCOL_VERSION};
+    use std::time::Duration;
+
+    #[test]
+    fn a_hello_takes_up_only_the_features_the_relay_offered() {
+        // The spec's fixed delay: the relay offers neither pings nor delays.
+        let config = PeerRelayConfig {
+            input_delay: Some(protocol::tick::INPUT_DELAY_TICKS),
+            ..PeerRelayConfig::default()
+        };
+        let build = config.build_version.clone();
+        let mut relay = PeerRelay::new(config);
+        relay.connected(0, None, Duration::ZERO);
+        let hello = GuestMessage::GuestHello {
+            build_version: build,
+            protocol_version: PEER_PROTOCOL_VERSION,
+            display_name: "Greedy".into(),
+            features: [
+                FEATURE_PING,
+                FEATURE_INPUT_DELAY,
+                "compact",
+                "compact",
+                "made-up",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            spectate: false,
+            resume: None,
+        };
+        relay.message(0, &hello.to_json().unwrap(), Duration::ZERO);
+        assert_eq!(relay.connections[&0].features, vec!["compact".to_owned()]);
     }
 }

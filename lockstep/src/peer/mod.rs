@@ -314,10 +314,9 @@ impl PeerRelay {
         self.pump();
     }
 
-    /// A connection opened at `now` from `origin` (where the driver knows
-    /// it: its seats are capped and vote once): the relay says hello.
-    pub fn connected(&mut self, slot: Slot, origin: Option<Origin>, now: Duration) {
-        self.connections_ever += 1;
+    /// The hello features this relay offers: a guest's hello takes up
+    /// those it names, and only those.
+    pub(super) fn offered_features(&self) -> Vec<String> {
         let mut features = vec![
             FEATURE_RELAY.to_owned(),
             FEATURE_COMPACT.to_owned(),
@@ -329,6 +328,14 @@ impl PeerRelay {
         } else if self.fallback_delay() != INPUT_DELAY_TICKS {
             features.push(FEATURE_INPUT_DELAY.to_owned());
         }
+        features
+    }
+
+    /// A connection opened at `now` from `origin` (where the driver knows
+    /// it: its seats are capped and vote once): the relay says hello.
+    pub fn connected(&mut self, slot: Slot, origin: Option<Origin>, now: Duration) {
+        self.connections_ever += 1;
+        let features = self.offered_features();
         self.connections.insert(
             slot,
             Connection {
