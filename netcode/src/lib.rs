@@ -36,7 +36,6 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod features;
 pub mod guest;
 pub mod host;
 pub mod link;

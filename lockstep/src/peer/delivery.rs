@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use protocol::chunk::split;
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
-    EndReason, FEATURE_COMPACT, FEATURE_RESYNC, HostMessage, JoinPayload, JoinPoint, RosterAdd,
-    ScoreRow, SessionInit, TickInputBundle,
+    EndReason, FEATURE_RESYNC, HostMessage, JoinPayload, JoinPoint, RosterAdd, ScoreRow,
+    SessionInit, TickInputBundle,
 };
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 use protocol::wire::WireFormat;
@@ -28,15 +28,9 @@ impl PeerRelay {
 
     /// The wire form `slot` took up.
     pub(super) fn format_of(&self, slot: Slot) -> WireFormat {
-        let compact = self
-            .connections
+        self.connections
             .get(&slot)
-            .is_some_and(|c| c.took_up(FEATURE_COMPACT));
-        if compact {
-            WireFormat::Compact
-        } else {
-            WireFormat::Json
-        }
+            .map_or(WireFormat::Json, |c| c.features.wire_format())
     }
 
     /// Queues `msg` for every slot of `slots`: one broadcast per form.

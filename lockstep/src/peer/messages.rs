@@ -9,7 +9,7 @@ use std::time::Duration;
 use protocol::input::PlayerId;
 use protocol::name::{distinct_name, sanitize_display_name};
 use protocol::peer::{
-    FEATURE_INPUT_DELAY, FEATURE_PING, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
+    FEATURE_INPUT_DELAY, FEATURE_PING, Features, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
     RefusalReason, ScoreRow,
 };
 use protocol::tick::INPUT_DELAY_TICKS;
@@ -225,14 +225,8 @@ impl PeerRelay {
         }
         // What both sides named: a feature this relay did not offer is
         // not taken up, whatever the hello says.
-        let offered = self.offered_features();
-        let mut features: Vec<String> = features
-            .into_iter()
-            .filter(|f| offered.contains(f))
-            .collect();
-        features.sort();
-        features.dedup();
-        let fitted = features.iter().any(|f| f == FEATURE_INPUT_DELAY);
+        let features = Features::agreed(&features, &self.offered_features());
+        let fitted = features.has(FEATURE_INPUT_DELAY);
         if !fitted && self.fallback_delay() != INPUT_DELAY_TICKS {
             let detail = "this relay's input delay needs the input-delay feature".to_owned();
             self.refuse(slot, RefusalReason::BadHandshake, detail);
@@ -250,7 +244,7 @@ impl PeerRelay {
         let Some(conn) = self.connections.get_mut(&slot) else {
             return;
         };
-        if features.iter().any(|f| f == FEATURE_PING) {
+        if features.has(FEATURE_PING) {
             // The hellos are the link's first round trip.
             conn.probe.sample(now.saturating_sub(conn.opened_at));
         }
@@ -397,6 +391,9 @@ mod tests {
             resume: None,
         };
         relay.message(0, &hello.to_json().unwrap(), Duration::ZERO);
-        assert_eq!(relay.connections[&0].features, vec!["compact".to_owned()]);
+        assert_eq!(
+            relay.connections[&0].features.names(),
+            ["compact".to_owned()]
+        );
     }
 }

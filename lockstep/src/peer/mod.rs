@@ -21,7 +21,7 @@ use protocol::BUILD_VERSION;
 use protocol::difficulty::Difficulty;
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
-    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_RELAY, FEATURE_RESYNC,
+    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_RELAY, FEATURE_RESYNC, Features,
     GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel, TickInputBundle,
     TransitionPayload,
 };
@@ -159,7 +159,8 @@ struct Hello {
 
 #[derive(Debug)]
 struct Connection {
-    features: Vec<String>,
+    /// The features its hello took up (none before it).
+    features: Features,
     /// `None` until its hello was admitted; then its player (`None` for
     /// a spectator).
     admitted: Option<Option<PlayerId>>,
@@ -339,7 +340,7 @@ impl PeerRelay {
         self.connections.insert(
             slot,
             Connection {
-                features: Vec::new(),
+                features: Features::default(),
                 admitted: None,
                 name: String::new(),
                 has_epoch: 0,

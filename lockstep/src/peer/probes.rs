@@ -88,7 +88,7 @@ impl Probe {
 impl Connection {
     /// Whether its hello took up `feature`.
     pub(super) fn took_up(&self, feature: &str) -> bool {
-        self.features.iter().any(|f| f == feature)
+        self.features.has(feature)
     }
 
     /// Whether the relay probes this connection now.

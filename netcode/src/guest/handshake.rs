@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use engine::{Engine, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
 use protocol::map::GameMap;
+use protocol::peer::Features;
 use protocol::peer::{
     FEATURE_INPUT_DELAY, GuestMessage, JoinPayload, JoinPoint, PEER_PROTOCOL_VERSION, SessionInit,
 };
@@ -15,7 +16,6 @@ use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};
 use crate::delay;
-use crate::features::Features;
 use crate::pilot::DelayAwareBot;
 
 impl<E: Engine> GuestSession<E> {

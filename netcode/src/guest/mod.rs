@@ -34,13 +34,13 @@ use std::time::Duration;
 use engine::Engine;
 use protocol::chunk::Reassembler;
 use protocol::input::{InputSnapshot, PlayerId};
+use protocol::peer::Features;
 use protocol::peer::{EndReason, GuestMessage, ScoreRow, SessionInit, TickInputBundle};
 use protocol::tick::{DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS};
 use protocol::wire::WireFormat;
 
 pub use config::{AppliedTick, GuestConfig, GuestEnd, GuestEvent, GuestFault, RenderOffset};
 
-use crate::features::Features;
 use crate::pilot::DelayAwareBot;
 use crate::predict::PendingInputs;
 use crate::stats::GuestStats;

@@ -6,13 +6,13 @@ use std::time::Duration;
 use engine::Engine;
 use protocol::input::PlayerId;
 use protocol::name::{distinct_name, sanitize_display_name};
+use protocol::peer::Features;
 use protocol::peer::{
     FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
 };
 
 use super::seat_table::GuestSeat;
 use super::{HostEvent, HostOutput, HostSession, Phase};
-use crate::features::Features;
 use crate::link::ConnectionState;
 use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, WARM_UP_LIMIT, WARM_UP_SAMPLES};
 use crate::stats::GuestSlot;
@@ -51,12 +51,17 @@ impl<E: Engine> HostSession<E> {
                 .any(|s| s.admitted && !s.closed && !s.removed && same(&s.name))
     }
 
+    /// The seats of guests admitted to play and still connected
+    /// (spectators aside), in arrival order.
+    pub(super) fn guests_in(&self) -> impl Iterator<Item = (GuestSlot, &GuestSeat)> {
+        self.seats
+            .entries()
+            .filter(|(_, s)| s.admitted && s.connected && !s.removed && !s.spectator)
+    }
+
     /// Guests admitted to play and still connected (spectators aside).
     pub fn guests_present(&self) -> usize {
-        self.seats
-            .iter()
-            .filter(|s| s.admitted && s.connected && !s.removed && !s.spectator)
-            .count()
+        self.guests_in().count()
     }
 
     /// Guests admitted to play (connected or not), spectators aside.
@@ -80,11 +85,7 @@ impl<E: Engine> HostSession<E> {
     /// The display names of the guests admitted and connected, in arrival
     /// order (who is in, before the roster exists).
     pub fn guest_names(&self) -> Vec<String> {
-        self.seats
-            .iter()
-            .filter(|s| s.admitted && s.connected && !s.removed && !s.spectator)
-            .map(|s| s.name.clone())
-            .collect()
+        self.guests_in().map(|(_, s)| s.name.clone()).collect()
     }
 
     /// Guest connections handed to the session so far.

@@ -18,9 +18,9 @@ use std::time::Duration;
 use engine::Engine;
 use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
+use protocol::peer::Features;
 
 use super::{HostEvent, HostOutput, HostSession};
-use crate::features::Features;
 use crate::stats::GuestSlot;
 use protocol::peer::FEATURE_PING;
 

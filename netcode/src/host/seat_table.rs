@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use lockstep::budget::{GuestBudget, GuestBudgetPolicy};
 use protocol::input::PlayerId;
+use protocol::peer::Features;
 
-use crate::features::Features;
 use crate::stats::GuestSlot;
 
 /// One guest connection and what the host knows of it.

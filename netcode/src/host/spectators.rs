@@ -21,11 +21,11 @@ use std::time::Duration;
 use engine::Engine;
 use protocol::input::PlayerId;
 use protocol::name::{distinct_name, sanitize_display_name};
+use protocol::peer::Features;
 use protocol::peer::{FEATURE_INPUT_DELAY, FEATURE_SPECTATORS, HostMessage, RefusalReason};
 use protocol::wire::WireFormat;
 
 use super::{HostEvent, HostOutput, HostSession};
-use crate::features::Features;
 use crate::stats::GuestSlot;
 
 impl<E: Engine> HostSession<E> {

@@ -41,9 +41,7 @@ impl<E: Engine> HostSession<E> {
     /// host's own, by arrival.
     fn room_places(&self) -> Vec<(GuestSlot, u32)> {
         let first = self.local_players().len();
-        self.seats
-            .entries()
-            .filter(|(_, s)| s.admitted && s.connected && !s.removed && !s.spectator)
+        self.guests_in()
             .enumerate()
             .filter_map(|(i, (slot, _))| Some((slot, u32::try_from(first + i).ok()?)))
             .collect()

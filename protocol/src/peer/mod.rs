@@ -30,10 +30,12 @@ use crate::difficulty::Difficulty;
 use crate::input::{PlayerId, TickInput};
 
 mod channel;
+mod features;
 mod outcome;
 mod payloads;
 
 pub use channel::{Channel, UNRELIABLE_CHANNEL_ID};
+pub use features::Features;
 pub use outcome::{EndReason, LinkHealth, RefusalReason, ScoreRow};
 pub use payloads::{
     JoinPayload, JoinPoint, ReconciliationSnapshotMessage, RelayLevel, RosterAdd, SessionInit,

@@ -2,8 +2,8 @@
 //! (the host offers in `host-hello`, the guest names back in
 //! `guest-hello`; anything only one side named does not count).
 
-use protocol::peer::FEATURE_COMPACT;
-use protocol::wire::WireFormat;
+use super::FEATURE_COMPACT;
+use crate::wire::WireFormat;
 
 /// The features in use on one host-guest connection.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
