@@ -1,11 +1,11 @@
 //! The lobby API's request bodies as the server decodes them (the
-//! `protocol::api` types behind `PUT /session` and `POST .../answer`, and
+//! `lobby_api::api` types behind `PUT /session` and `POST .../answer`, and
 //! the session code in paths): never a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use protocol::api::{PostAnswerRequest, PutSessionRequest};
-use protocol::code::SessionCode;
+use lobby_api::api::{PostAnswerRequest, PutSessionRequest};
+use lobby_api::code::SessionCode;
 
 fuzz_target!(|data: &[u8]| {
     let _ = serde_json::from_slice::<PutSessionRequest>(data);

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use protocol::sdp::check_plausible_sdp;
+use lobby_api::sdp::check_plausible_sdp;
 
 const MAX: usize = 32 * 1024;
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hyper::Method;
-use protocol::api::PutSessionResponse;
+use lobby_api::api::PutSessionResponse;
 use serde_json::json;
 
 use crate::client::HttpClient;

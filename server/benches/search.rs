@@ -8,10 +8,10 @@
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use lobby_api::api::{HostKind, SessionSummary};
+use lobby_api::code::SessionCode;
 use lobby_server::lobby_index::{LobbyFilter, LobbyIndex, PAGE_CACHE_BYTES, PageQuery};
 use lobby_server::store::{LobbyFields, SessionRecord};
-use protocol::api::{HostKind, SessionSummary};
-use protocol::code::SessionCode;
 
 const SESSIONS: usize = 10_000;
 

@@ -15,7 +15,7 @@ use axum::http::StatusCode;
 use axum::routing::{get, put};
 use axum::{Json, Router};
 use dashmap::DashMap;
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 

@@ -19,7 +19,7 @@ use crate::config::Config;
 use crate::error::AppError;
 use crate::routes::{admin, lobby, ops, report, session};
 use crate::state::AppState;
-use protocol::api::ErrorCode;
+use lobby_api::api::ErrorCode;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -34,7 +34,7 @@ use protocol::api::ErrorCode;
         (name = "admin", description = "The operator's admin API: every session (hide, end), blocks and the audit log. \
                                          Takes an admin token from --admin-token-file; answers 404 without one."),
     ),
-    components(schemas(protocol::api::ErrorBody, protocol::api::ErrorCode, protocol::api::LobbyEntry, protocol::api::RemovedEntry))
+    components(schemas(lobby_api::api::ErrorBody, lobby_api::api::ErrorCode, lobby_api::api::LobbyEntry, lobby_api::api::RemovedEntry))
 )]
 struct ApiDoc;
 

@@ -5,7 +5,7 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use protocol::api::{ErrorBody, ErrorCode};
+use lobby_api::api::{ErrorBody, ErrorCode};
 
 use crate::store::StoreError;
 

@@ -9,8 +9,8 @@ use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
-use protocol::api::ErrorCode;
-use protocol::code::SessionCode;
+use lobby_api::api::ErrorCode;
+use lobby_api::code::SessionCode;
 use serde::de::DeserializeOwned;
 
 use crate::client_addr::ClientAddr;

@@ -1,16 +1,16 @@
 //! Parsing `PUT /session` bodies into stored lobby fields: every value from
 //! the client is sanitized or refused here, at the edge.
 
-use protocol::api::{PutSessionRequest, SessionSummary};
-use protocol::name::{
+use lobby_api::api::{PutSessionRequest, SessionSummary};
+use lobby_api::name::{
     LABEL_MAX_CHARS, SESSION_NAME_MAX_CHARS, sanitize_display_name, sanitize_label,
 };
-use protocol::sdp::check_plausible_sdp;
+use lobby_api::sdp::check_plausible_sdp;
 
 use crate::config::Config;
 use crate::error::AppError;
 use crate::store::LobbyFields;
-use protocol::api::ErrorCode;
+use lobby_api::api::ErrorCode;
 
 /// Lobby fields for a new session; the required ones must be present.
 pub fn fields_for_create(

@@ -22,7 +22,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use dashmap::DashMap;
 use hmac::{Hmac, Mac};
-use protocol::api::IceServer;
+use lobby_api::api::IceServer;
 use sha1::Sha1;
 
 use crate::config::Config;

@@ -8,11 +8,11 @@
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 
-use protocol::api::admin::{
+use lobby_api::api::admin::{
     AuditEntry, BlockPlaced, BlockRequest, BlockView, ReportRequest, ReportView,
 };
-use protocol::api::{ErrorCode, PutSessionRequest};
-use protocol::code::SessionCode;
+use lobby_api::api::{ErrorCode, PutSessionRequest};
+use lobby_api::code::SessionCode;
 
 use crate::clock::{Millis, to_datetime};
 use crate::error::AppError;

@@ -21,7 +21,7 @@ use dashmap::DashMap;
 use governor::clock::{Clock as _, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 
 use crate::client_addr::ClientKeys;
 use crate::config::Config;
@@ -292,7 +292,7 @@ mod tests {
         let refused = limits
             .check_session_answer(&code, grabber)
             .expect_err("past two rounds won (the third tipped it)");
-        assert_eq!(refused.code, protocol::api::ErrorCode::RateLimited);
+        assert_eq!(refused.code, lobby_api::api::ErrorCode::RateLimited);
         assert!(
             limits.check_session_answer(&other, grabber).is_ok(),
             "another session"

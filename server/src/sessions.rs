@@ -12,8 +12,8 @@
 
 use std::net::IpAddr;
 
-use protocol::api::{ErrorCode, PutSessionRequest};
-use protocol::code::SessionCode;
+use lobby_api::api::{ErrorCode, PutSessionRequest};
+use lobby_api::code::SessionCode;
 
 use crate::clock::Millis;
 use crate::error::AppError;

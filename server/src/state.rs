@@ -8,7 +8,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, Millis};

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use dashmap::DashMap;
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 use tokio::sync::Notify;
 use tokio::sync::futures::Notified;
 

@@ -17,8 +17,8 @@ use axum::routing::get;
 use crate::state::AppState;
 
 /// The build identifier of this workspace (shared with `host-daemon`'s
-/// version handshake through `protocol`).
-pub use protocol::BUILD_VERSION;
+/// version handshake through `lobby-api`).
+pub use lobby_api::BUILD_VERSION;
 
 /// One embedded file: its URL path, content type and bytes.
 struct Asset {

@@ -766,7 +766,7 @@ async fn sessions_expire_by_ttl_on_the_injected_clock() {
 async fn a_poll_moves_the_expiry_in_steps_of_a_second() {
     let srv = TestServer::start_with(|c| c.session_ttl = 60).await;
     let (code, token) = srv.create().await;
-    let code_typed: protocol::code::SessionCode = code.parse().unwrap();
+    let code_typed: lobby_api::code::SessionCode = code.parse().unwrap();
     let expiry = || async {
         let now = srv.state.now();
         let record = srv.state.store.get(&code_typed, now).await.unwrap();
@@ -1437,7 +1437,7 @@ async fn openapi_describes_every_route() {
         &schemas["PutSessionRequest"]["properties"]["offer"],
         &schemas["PostAnswerRequest"]["properties"]["answer"],
     ] {
-        assert_eq!(sdp["pattern"], protocol::sdp::SDP_PATTERN);
+        assert_eq!(sdp["pattern"], lobby_api::sdp::SDP_PATTERN);
         assert_eq!(sdp["maxLength"], srv.state.config.max_sdp_bytes);
     }
     let param = |path: &str, name: &str| {
@@ -1451,15 +1451,15 @@ async fn openapi_describes_every_route() {
     };
     assert_eq!(
         schemas["PutSessionRequest"]["properties"]["code"]["pattern"],
-        protocol::code::CODE_PATTERN
+        lobby_api::code::CODE_PATTERN
     );
     assert_eq!(
         param("/session/{code}", "code")["pattern"],
-        protocol::code::CODE_PATTERN
+        lobby_api::code::CODE_PATTERN
     );
     assert_eq!(
         schemas["LobbyEntry"]["allOf"][1]["properties"]["position"]["pattern"],
-        protocol::lobby_order::POSITION_PATTERN
+        lobby_api::lobby_order::POSITION_PATTERN
     );
     let cursor = lobby_server::lobby_index::CURSOR_PATTERN;
     assert_eq!(
@@ -1472,7 +1472,7 @@ async fn openapi_describes_every_route() {
     );
     assert_eq!(
         param("/session/{code}/answer", "waitMs")["maximum"],
-        protocol::api::ANSWER_WAIT_MAX_MS
+        lobby_api::api::ANSWER_WAIT_MAX_MS
     );
     // Links (create, then read, answer, poll, delete) in the spelling of the
     // specification, for clients that follow them.
@@ -1760,9 +1760,9 @@ async fn client_chosen_page_keys_cannot_grow_the_page_cache_past_its_budget() {
     // once grew the cache to about 1 GB.
     let mut served = 0usize;
     for i in 0..200i64 {
-        let code = protocol::code::SessionCode::parse("ABCDEFGH").unwrap();
+        let code = lobby_api::code::SessionCode::parse("ABCDEFGH").unwrap();
         let cursor =
-            protocol::lobby_order::LobbyPosition::new(common::START_MS + 1_000_000 + i, code);
+            lobby_api::lobby_order::LobbyPosition::new(common::START_MS + 1_000_000 + i, code);
         let res = srv
             .client
             .get(srv.url(&format!("/lobby?limit=100&cursor={cursor}")))

@@ -311,7 +311,7 @@ async fn event_streams_per_address_and_long_polls_per_session_are_capped() {
         let token = token.clone();
         tokio::spawn(async move { client.get(srv_url).bearer_auth(token).send().await })
     };
-    let key = protocol::code::SessionCode::parse(&code).unwrap();
+    let key = lobby_api::code::SessionCode::parse(&code).unwrap();
     for _ in 0..250 {
         if srv.state.long_polls.held(&key) == 1 {
             break;

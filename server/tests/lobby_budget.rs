@@ -11,8 +11,8 @@ use serde_json::json;
 
 /// A client-made cursor no page handed out: never in the page cache.
 fn made_up_cursor(i: i64) -> String {
-    let code = protocol::code::SessionCode::parse("22222222").unwrap();
-    let position = protocol::lobby_order::LobbyPosition::new(START_MS + 1_000 + i, code);
+    let code = lobby_api::code::SessionCode::parse("22222222").unwrap();
+    let position = lobby_api::lobby_order::LobbyPosition::new(START_MS + 1_000 + i, code);
     format!("?cursor={position}")
 }
 

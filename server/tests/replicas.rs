@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{SDP, START_MS, SseReader, TestDb, TestServer, assert_error};
+use lobby_api::api::{HostKind, SessionSummary};
+use lobby_api::code::SessionCode;
 use lobby_server::Config;
 use lobby_server::clock::ManualClock;
 use lobby_server::store::{
     ClaimOutcome, CreateOutcome, CreatorLimits, LobbyFields, SessionRecord, Store, StoreChange,
     StoredAnswer,
 };
-use protocol::api::{HostKind, SessionSummary};
-use protocol::code::SessionCode;
 use serde_json::{Value, json};
 
 async fn two_replicas(tweak: impl Fn(&mut Config)) -> (TestServer, TestServer, Arc<TestDb>) {

@@ -81,6 +81,29 @@ const ENGINE_ONLY: &[&str] = &["std::time", "f64::consts::E"];
 /// The names of a game engine, which the relay must not have.
 const ENGINE: &[&str] = &["engine", "Engine"];
 
+/// Names of the raycaster's types and rules, which the network side and
+/// the lobby must not have. Chosen so that they do not collide with the
+/// envelope's own names (`ReconciliationSnapshotMessage`, `ScoreRow`'s
+/// `kill_score`) or with `base64::engine`.
+const RAYCASTER: &[&str] = &[
+    "InputSnapshot",
+    "PlayerSnapshot",
+    "EnemySnapshot",
+    "GameMap",
+    "MapError",
+    "Difficulty",
+    "RaycasterEngine",
+    "BotController",
+    "level_gen",
+    "map_io",
+    "Mulberry32",
+    "campaign_seed",
+    "gameplay_seed",
+    "mouse_delta",
+    "_TILES",
+    "Raycaster",
+];
+
 /// One pure crate and its rules.
 struct Pure {
     name: &'static str,
@@ -125,6 +148,13 @@ const PURE: &[Pure] = &[
         required: &["engine"],
     },
     Pure {
+        name: "lobby-api",
+        forbidden: &[IMPURE, UNORDERED, ENGINE, RAYCASTER],
+        // time: the lobby's timestamps; utoipa: the optional schemas.
+        allowed: &["serde", "serde_json", "thiserror", "time", "utoipa"],
+        required: &["serde"],
+    },
+    Pure {
         name: "lockstep",
         forbidden: &[IMPURE, UNORDERED, ENGINE],
         allowed: &["protocol", "serde_json", "hmac", "sha2"],
@@ -142,23 +172,18 @@ fn contains_word(code: &str, pat: &str) -> bool {
         .any(|(i, _)| !method || !code[i + pat.len()..].chars().next().is_some_and(is_ident))
 }
 
-/// Whether the test module that `rest` begins with ends the file (its
-/// braces close at the file's end), so skipping `rest` skips only tests.
+/// Whether the test module that `rest` begins with ends the file, so
+/// skipping `rest` skips only tests. Read as rustfmt lays a module out:
+/// everything inside it is indented, so the only line of `rest` after its
+/// opening that starts at the margin is the module's closing brace, last.
+/// (Counting braces would miscount those inside the tests' strings.)
 fn only_tests(rest: &str) -> bool {
-    let mut depth = 0i32;
-    for (i, c) in rest.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return rest[i + 1..].trim().is_empty();
-                }
-            }
-            _ => {}
-        }
-    }
-    false
+    let at_margin: Vec<&str> = rest
+        .lines()
+        .skip(2) // `#[cfg(test)]` and `mod tests {`
+        .filter(|l| !l.is_empty() && !l.starts_with(char::is_whitespace))
+        .collect();
+    at_margin == ["}"] && rest.trim_end().ends_with('}')
 }
 
 /// The forbidden patterns in `text`, by line number.
@@ -232,6 +257,56 @@ fn pure_crates_depend_only_on_pure_crates() {
     }
 }
 
+/// The package names of the workspace's crates, read from their manifests.
+fn workspace_crates() -> Vec<String> {
+    let root = std::fs::read_to_string(workspace().join("Cargo.toml")).unwrap();
+    let members = root
+        .lines()
+        .find(|l| l.starts_with("members"))
+        .expect("the workspace's members");
+    members
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(|dir| {
+            let manifest =
+                std::fs::read_to_string(workspace().join(dir).join("Cargo.toml")).unwrap();
+            let name = manifest
+                .lines()
+                .find_map(|l| l.strip_prefix("name = \""))
+                .unwrap_or_else(|| panic!("{dir}: a package name"));
+            name.trim_end_matches('"').to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_server_speaks_only_the_lobby_api() {
+    let crates = workspace_crates();
+    assert!(crates.len() >= 9, "{crates:?}");
+    let manifest = std::fs::read_to_string(workspace().join("server/Cargo.toml")).unwrap();
+    let ours: Vec<String> = dependencies(&manifest)
+        .into_iter()
+        .filter(|d| crates.contains(d))
+        .collect();
+    assert_eq!(ours, ["lobby-api"], "the server's workspace dependencies");
+    let mut files = Vec::new();
+    rust_files(&workspace().join("server/src"), &mut files);
+    assert!(files.len() >= 20, "found the server's sources");
+    let mut bad = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, pat) in offenders(&text, &[&["protocol::", "peer::", "wire::"], RAYCASTER]) {
+            bad.push(format!("{}:{line}: {pat}", file.display()));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "the server names the peer side:\n{}",
+        bad.join("\n")
+    );
+}
+
 #[test]
 fn the_guard_can_fail() {
     let all: &[&[&str]] = &[IMPURE, UNORDERED, PLATFORM_MATHS, ENGINE];
@@ -249,7 +324,16 @@ fn the_guard_can_fail() {
     assert_eq!(offenders("use engine::Engine;", all).len(), 2);
     assert_eq!(offenders("struct EngineState;", all), [(1, "Engine")]);
     assert_eq!(offenders("use tokio_util::sync;", all), [(1, "tokio")]);
+    assert_eq!(
+        offenders("use protocol::input::InputSnapshot;", &[RAYCASTER]),
+        [(1, "InputSnapshot")]
+    );
+    assert!(offenders("use base64::engine::general_purpose;", &[RAYCASTER]).is_empty());
+    assert!(offenders("msg: ReconciliationSnapshotMessage,", &[RAYCASTER]).is_empty());
     assert!(only_tests("#[cfg(test)]\nmod tests {\n    fn a() {}\n}\n"));
+    assert!(only_tests(
+        "#[cfg(test)]\nmod tests {\n    const J: &str = r#\"{\"a\":{}\"#;\n}\n"
+    ));
     assert!(!only_tests(
         "#[cfg(test)]\nmod tests {\n}\n\nfn shipped() {}\n"
     ));

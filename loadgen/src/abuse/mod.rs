@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use hyper::{Method, StatusCode};
-use protocol::api::PutSessionResponse;
+use lobby_api::api::PutSessionResponse;
 use serde_json::{Value, json};
 
 use crate::client::HttpClient;

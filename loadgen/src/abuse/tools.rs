@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use hyper::{Method, StatusCode};
-use protocol::api::PutSessionResponse;
+use lobby_api::api::PutSessionResponse;
 use serde_json::json;
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -32,9 +32,9 @@ pub(super) const FORWARDED_CLIENT: &str = "198.51.100.7";
 
 /// A made-up session code for cursor `n`.
 pub(super) fn invented_code(n: u64) -> String {
-    let alphabet = protocol::code::CODE_ALPHABET;
+    let alphabet = lobby_api::code::CODE_ALPHABET;
     let mut x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (0..protocol::code::CODE_LEN)
+    (0..lobby_api::code::CODE_LEN)
         .map(|_| {
             let c = alphabet[(x % alphabet.len() as u64) as usize];
             x /= alphabet.len() as u64;

@@ -4,7 +4,7 @@
 
 use std::cmp::Reverse;
 
-use protocol::lobby_order::{LobbyPosition, POSITION_LEN, POSITION_PATTERN};
+use lobby_api::lobby_order::{LobbyPosition, POSITION_LEN, POSITION_PATTERN};
 
 use super::entry::{IndexKey, PackedCode};
 use crate::clock::Millis;

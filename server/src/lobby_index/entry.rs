@@ -6,9 +6,9 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use protocol::api::LobbyEntry;
-use protocol::code::SessionCode;
-use protocol::lobby_order::LobbyPosition;
+use lobby_api::api::LobbyEntry;
+use lobby_api::code::SessionCode;
+use lobby_api::lobby_order::LobbyPosition;
 
 use super::search::{LobbyFilter, words_of};
 use crate::clock::{Millis, to_datetime};

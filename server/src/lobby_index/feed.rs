@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 
 use super::entry::Listed;
 use super::search::LobbyFilter;

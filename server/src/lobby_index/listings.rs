@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 
 use super::entry::{IndexKey, Listed, Listing};
 use super::search::{FilterKey, LobbyFilter, PREFIX_MAX_CHARS, filter_keys, posting_key, prefixes};

@@ -7,7 +7,7 @@
 //! - `listings`: the B-trees (lobby order, per filter, per prefix, by code, by expiry).
 //! - `page`: page queries and the rendered-page cache.
 //! - `cursor`: where a page goes on from, read from a lobby position
-//!   (`protocol::lobby_order`).
+//!   (`lobby_api::lobby_order`).
 //! - `feed`: changes as `GET /lobby/events` subscribers see them.
 //! - here: [`LobbyIndex`], which keeps them together and walks pages.
 //!
@@ -63,7 +63,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 use tokio::sync::{Notify, broadcast};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -490,8 +490,8 @@ impl LobbyIndex {
 
 #[cfg(test)]
 mod tests {
-    use protocol::api::{HostKind, LobbyEntry, SessionSummary};
-    use protocol::lobby_order::LobbyPosition;
+    use lobby_api::api::{HostKind, LobbyEntry, SessionSummary};
+    use lobby_api::lobby_order::LobbyPosition;
     use std::cmp::Reverse;
 
     use super::entry::PackedCode;
@@ -508,7 +508,7 @@ mod tests {
 
     #[test]
     fn a_cursor_is_a_position_and_keys_its_place() {
-        // The position text's own rules are protocol::lobby_order's tests.
+        // The position text's own rules are lobby_api::lobby_order's tests.
         let code = SessionCode::parse("K7QH3MZD").unwrap();
         let position = LobbyPosition::new(1_764_000_000_000, code.clone());
         let cursor = Cursor::parse(&position.to_string()).unwrap();

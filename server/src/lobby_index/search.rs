@@ -2,8 +2,8 @@
 //! to, the words a session is found by, and the listings (one per filter
 //! combination, one per word prefix) it belongs to.
 
-use protocol::api::{HostKind, LobbyEntry};
-use protocol::name::sanitize_label;
+use lobby_api::api::{HostKind, LobbyEntry};
+use lobby_api::name::sanitize_label;
 
 /// The filters of one listing: `(build, has a free slot, host kind)`.
 pub(super) type FilterKey = (Option<String>, bool, Option<HostKind>);

@@ -10,9 +10,9 @@ use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 
 use ipnet::IpNet;
-use protocol::api::HostKind;
-use protocol::api::admin::{AdminSessionPage, AdminSessionView, ReportView};
-use protocol::code::SessionCode;
+use lobby_api::api::HostKind;
+use lobby_api::api::admin::{AdminSessionPage, AdminSessionView, ReportView};
+use lobby_api::code::SessionCode;
 
 use crate::clock::Millis;
 use crate::lobby_index::lobby_entry;

@@ -26,8 +26,8 @@ pub mod words;
 use std::collections::HashMap;
 use std::sync::RwLock;
 
-use protocol::api::PutSessionRequest;
-use protocol::code::SessionCode;
+use lobby_api::api::PutSessionRequest;
+use lobby_api::code::SessionCode;
 
 use crate::clock::Millis;
 use blocks::Blocklist;

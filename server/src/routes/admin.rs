@@ -11,12 +11,12 @@ use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use protocol::api::HostKind;
-use protocol::api::admin::{
+use lobby_api::api::HostKind;
+use lobby_api::api::admin::{
     AdminSessionPage, AdminSessionView, AuditPage, BlockList, BlockPlaced, BlockRequest,
     EndRequest, HideRequest, WordsReloaded,
 };
-use protocol::api::{ErrorBody, ErrorCode};
+use lobby_api::api::{ErrorBody, ErrorCode};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 

@@ -8,8 +8,8 @@ use axum::http::header;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
-use protocol::api::{ErrorBody, HostKind, LobbyPage};
-use protocol::name::LABEL_MAX_CHARS;
+use lobby_api::api::{ErrorBody, HostKind, LobbyPage};
+use lobby_api::name::LABEL_MAX_CHARS;
 use serde::Deserialize;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
@@ -42,7 +42,7 @@ pub struct LobbyQuery {
     /// `true`: only sessions with a free slot.
     has_space: Option<bool>,
     /// Only sessions hosted by `player` or `daemon`.
-    #[param(value_type = Option<protocol::api::HostKind>)]
+    #[param(value_type = Option<lobby_api::api::HostKind>)]
     host_kind: Option<String>,
     /// Page size, 1 to 100 (default 50).
     #[param(minimum = 1, maximum = 100)]
@@ -71,7 +71,7 @@ pub struct LobbyEventsQuery {
     /// `true`: only sessions with a free slot.
     has_space: Option<bool>,
     /// Only sessions hosted by `player` or `daemon`.
-    #[param(value_type = Option<protocol::api::HostKind>)]
+    #[param(value_type = Option<lobby_api::api::HostKind>)]
     host_kind: Option<String>,
 }
 
@@ -201,7 +201,7 @@ pub async fn get_lobby(
     get, path = "/lobby/events", tag = "lobby",
     params(LobbyEventsQuery),
     responses(
-        (status = 200, description = "An event stream (text/event-stream) of the events its schema describes, each on its own; it ends after the server's event-stream lifetime (`--event-stream-max-secs`, default 15 min), and the client reconnects", content_type = "text/event-stream", body = protocol::api::LobbyEvent),
+        (status = 200, description = "An event stream (text/event-stream) of the events its schema describes, each on its own; it ends after the server's event-stream lifetime (`--event-stream-max-secs`, default 15 min), and the client reconnects", content_type = "text/event-stream", body = lobby_api::api::LobbyEvent),
         (status = 400, description = "Bad search or filter", body = ErrorBody),
         (status = 429, description = "Too many event streams open from this address", body = ErrorBody),
     )

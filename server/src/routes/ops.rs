@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use protocol::api::{ErrorBody, ErrorCode};
+use lobby_api::api::{ErrorBody, ErrorCode};
 use serde_json::{Value, json};
 
 use crate::error::AppError;

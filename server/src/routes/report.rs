@@ -5,8 +5,8 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use protocol::api::ErrorBody;
-use protocol::api::admin::ReportRequest;
+use lobby_api::api::ErrorBody;
+use lobby_api::api::admin::ReportRequest;
 
 use crate::error::AppError;
 use crate::extract::{ApiJson, ClientIp, CodePath};

@@ -7,13 +7,13 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use protocol::api::{
+use lobby_api::api::{
     ANSWER_WAIT_MAX_MS, AnswerView, ErrorBody, ErrorCode, PostAnswerRequest, PutSessionRequest,
     PutSessionResponse, SessionView,
 };
-use protocol::code::SessionCode;
-use protocol::name::sanitize_display_name;
-use protocol::sdp::check_plausible_sdp;
+use lobby_api::code::SessionCode;
+use lobby_api::name::sanitize_display_name;
+use lobby_api::sdp::check_plausible_sdp;
 use serde::Deserialize;
 
 use crate::clock::to_datetime;

@@ -94,7 +94,7 @@ impl ChangeFeed {
 
 #[cfg(test)]
 mod tests {
-    use protocol::code::{CODE_ALPHABET, SessionCode};
+    use lobby_api::code::{CODE_ALPHABET, SessionCode};
 
     use super::*;
 

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 use tokio::sync::oneshot;
 
 use super::{CreatorLimits, SessionRecord, StoreError};

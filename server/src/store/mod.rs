@@ -22,8 +22,8 @@ mod sqlite;
 
 use std::time::Duration;
 
-use protocol::api::SessionSummary;
-use protocol::code::SessionCode;
+use lobby_api::api::SessionSummary;
+use lobby_api::code::SessionCode;
 
 use crate::clock::Millis;
 pub use postgres::PostgresStore;
@@ -100,7 +100,7 @@ impl From<sqlx::Error> for StoreError {
 }
 
 /// The lobby fields of a session, as stored: what the lobby shows
-/// ([`SessionSummary`], defined once in `protocol`), whether it is listed,
+/// ([`SessionSummary`], defined once in `lobby-api`), whether it is listed,
 /// and the host's metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LobbyFields {
@@ -418,7 +418,7 @@ pub(crate) fn test_record(code: &str) -> SessionRecord {
                 build: "b".into(),
                 difficulty: None,
                 campaign: None,
-                host_kind: protocol::api::HostKind::Player,
+                host_kind: lobby_api::api::HostKind::Player,
                 in_progress: false,
                 bots: 0,
                 start_at: None,

@@ -6,8 +6,8 @@
 //! SQLite and `BIGINT` in PostgreSQL, so they travel as `i64` here and are
 //! range-checked into the domain's `u32` on the way out.
 
-use protocol::api::{HostKind, SessionSummary};
-use protocol::code::SessionCode;
+use lobby_api::api::{HostKind, SessionSummary};
+use lobby_api::code::SessionCode;
 use sqlx::query_builder::Separated;
 use sqlx::{Database, Encode, FromRow, QueryBuilder, Row, Type};
 

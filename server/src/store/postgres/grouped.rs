@@ -14,7 +14,7 @@
 
 use std::collections::HashSet;
 
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Postgres, Row};
 

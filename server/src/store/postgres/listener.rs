@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 use sqlx::postgres::PgListener;
 use tokio_util::sync::CancellationToken;
 

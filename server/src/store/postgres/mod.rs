@@ -23,7 +23,7 @@ mod listener;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
 use sqlx::{PgPool, Row};
 use tokio::sync::mpsc;

@@ -1,7 +1,7 @@
 //! The SQL of one commit: a batch's upserts and deletions, as few
 //! statements as fit, in one transaction when there are several.
 
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 use sqlx::{Connection, QueryBuilder, Sqlite, SqliteConnection};
 
 use crate::store::SessionRecord;

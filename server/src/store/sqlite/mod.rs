@@ -46,7 +46,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use dashmap::DashMap;
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use tokio::sync::{Notify, watch};

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use protocol::code::SessionCode;
+use lobby_api::code::SessionCode;
 use sqlx::Sqlite;
 use sqlx::pool::PoolConnection;
 
