@@ -3,6 +3,8 @@
 //! (the very `GuestSession` the daemon and the browser run) play, one of
 //! them as the authority. Links from `netcode::sim::network`.
 
+mod support;
+
 use std::time::Duration;
 
 use engine::{Engine, RaycasterEngine};
@@ -13,6 +15,7 @@ use netcode::link::{ConnectionState, PeerEvent as LinkEvent};
 use netcode::sim::{End, LinkConfig, Network};
 use protocol::difficulty::Difficulty;
 use protocol::peer::{EndReason, HostMessage};
+use support::guest_by_hand::host_hello;
 
 type Guest = GuestSession<RaycasterEngine>;
 
@@ -439,14 +442,7 @@ fn an_ask_beyond_the_bounds_gets_no_level() {
         let text = msg.to_json().expect("encodes");
         g.on_event(LinkEvent::Message(Channel::Reconciliation, text), now);
     };
-    send(
-        &mut g,
-        HostMessage::HostHello {
-            build_version: protocol::BUILD_VERSION.into(),
-            protocol_version: protocol::peer::PEER_PROTOCOL_VERSION,
-            features: vec![FEATURE_RELAY.into()],
-        },
-    );
+    send(&mut g, host_hello(&[FEATURE_RELAY]));
     let ask = |players: usize, level_index: u32| HostMessage::RelayAskLevel {
         level_epoch: 1,
         level_index,

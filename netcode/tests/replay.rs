@@ -2,43 +2,30 @@
 //! the simulated network; every recorded level re-simulates to the
 //! host's world hash at its end, and at every tick on the way.
 
-use std::sync::Arc;
-use std::time::Duration;
+mod support;
 
 use engine::{Engine, RaycasterEngine};
 use netcode::guest::GuestConfig;
 use netcode::host::HostConfig;
-use netcode::plan::GeneratedCampaign;
 use netcode::replay::{Replay, ReplayError, ReplayRecord};
-use netcode::sim::{LinkConfig, Scenario};
+use support::Outcome;
+use support::checks::host_hashes;
+use support::scenario::{host, net, run};
 
 /// A two-level campaign with one guest and one bot, recorded: the text of
 /// each level's replay file.
-fn recorded_session() -> (Vec<String>, netcode::sim::Outcome<RaycasterEngine>) {
-    let outcome = netcode::sim::run::<RaycasterEngine>(Scenario {
-        host: HostConfig {
-            plan: Arc::new(GeneratedCampaign {
-                seed: 11,
-                levels: 2,
-            }),
-            bots: 1,
-            expected_guests: 1,
-            record_hashes: true,
+fn recorded_session() -> (Vec<String>, Outcome) {
+    let ada = GuestConfig {
+        display_name: "Ada".into(),
+        ..GuestConfig::default()
+    };
+    let outcome = run(
+        HostConfig {
             record_replay: true,
-            ..HostConfig::default()
+            ..host(2, 1, None)
         },
-        guests: vec![(
-            GuestConfig {
-                display_name: "Ada".into(),
-                ..GuestConfig::default()
-            },
-            LinkConfig {
-                latency: Duration::from_millis(40),
-                ..LinkConfig::default()
-            },
-        )],
-        events: Vec::new(),
-    });
+        vec![(ada, net(40, 0, 0))],
+    );
     let mut files: Vec<String> = Vec::new();
     for record in &outcome.replay {
         if matches!(record, ReplayRecord::Begin(_)) {
@@ -55,12 +42,7 @@ fn recorded_session() -> (Vec<String>, netcode::sim::Outcome<RaycasterEngine>) {
 fn every_recorded_level_replays_to_the_hosts_hashes() {
     let (files, outcome) = recorded_session();
     assert_eq!(files.len(), 2, "one file per level");
-    let host_hashes: std::collections::BTreeMap<(u32, u64), u64> = outcome
-        .host
-        .hash_log()
-        .iter()
-        .map(|(e, t, h)| ((*e, *t), *h))
-        .collect();
+    let host_hashes = host_hashes(&outcome);
     for (i, text) in files.iter().enumerate() {
         let replay = Replay::parse(text).expect("the file parses");
         assert_eq!(replay.header.level_epoch, i as u32 + 1);

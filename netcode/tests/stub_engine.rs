@@ -195,7 +195,7 @@ fn both_sessions_run_a_two_level_session_on_a_stub_engine() {
                 link(2),
             ),
         ],
-        events: vec![],
+        ..Scenario::default()
     });
     assert_eq!(o.host.ended(), Some(EndReason::Completed));
     assert_eq!(o.host.stats().levels_completed, 2);
