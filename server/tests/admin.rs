@@ -408,8 +408,7 @@ async fn a_hidden_session_leaves_the_lobby_and_its_feed_but_stays_joinable() {
     let (srv, _file) = admin_server().await;
     let (code, token) = srv.create().await;
     let (other, _) = srv.create().await;
-    let mut events = common::SseReader::new(srv.lobby_events("").await);
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let mut events = srv.subscribe("").await;
 
     let hide = json!({"hidden": true, "reason": "rude name"});
     let res = post_admin(&srv, &format!("/admin/sessions/{code}/hide"), hide).await;
@@ -483,9 +482,12 @@ async fn an_ended_session_tells_its_host_its_long_poll_and_its_joiners() {
         let token = token.clone();
         tokio::spawn(async move { client.get(url).bearer_auth(token).send().await.unwrap() })
     };
-    while srv.state.waiters.waiting() == 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-    }
+    common::eventually(
+        std::time::Duration::from_secs(5),
+        "the host's long-poll is waiting",
+        || async { srv.state.waiters.waiting() == 1 },
+    )
+    .await;
     let res = post_admin(
         &srv,
         &format!("/admin/sessions/{code}/end"),

@@ -7,7 +7,7 @@ mod common;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use common::{SDP, SseReader, TestServer, assert_error, retry_after_secs};
+use common::{SDP, SseReader, TestServer, assert_error, eventually, retry_after_secs};
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -224,14 +224,12 @@ async fn a_long_poll_whose_client_goes_away_is_cleaned_up() {
         .send()
         .await;
     assert!(res.is_err(), "the client gave up first");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while srv.state.waiters.waiting() != 0 || srv.state.waiters.codes() != 0 {
-        assert!(
-            Instant::now() < deadline,
-            "waiter still registered after the client left"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(
+        Duration::from_secs(5),
+        "the waiter unregistered after the client left",
+        || async { srv.state.waiters.waiting() == 0 && srv.state.waiters.codes() == 0 },
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -383,8 +381,7 @@ async fn a_session_in_progress_is_listed_as_such_until_its_host_says_otherwise()
     assert_eq!(in_progress(&srv, &fresh).await, false, "a fresh session");
     assert_eq!(in_progress(&srv, &late).await, true, "created in progress");
 
-    let mut events = SseReader::new(srv.lobby_events("").await);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut events = srv.subscribe("").await;
     let res = srv
         .put(&json!({"code": fresh, "inProgress": true}), Some(&token))
         .await;
@@ -1058,9 +1055,9 @@ async fn sse_delivers_added_updated_and_removed() {
             .unwrap()
             .starts_with("text/event-stream")
     );
+    // Subscribed before the headers were sent: the change below reaches it.
+    assert_eq!(srv.state.lobby.subscribers(), 1);
     let mut events = SseReader::new(res);
-    // Give the subscription a moment to exist before the change (the stream is lazy).
-    tokio::time::sleep(Duration::from_millis(50)).await;
 
     let (code, token) = srv.create().await;
     let (event, data) = events
@@ -1099,8 +1096,7 @@ async fn sse_reports_expiry_and_delete_as_removed() {
     let srv = TestServer::start().await;
     let (expiring, _) = srv.create().await;
     let (deleted, token) = srv.create().await;
-    let mut events = SseReader::new(srv.lobby_events("").await);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut events = srv.subscribe("").await;
     srv.client
         .delete(srv.url(&format!("/session/{deleted}")))
         .bearer_auth(&token)
@@ -1702,8 +1698,7 @@ async fn lobby_total_drops_at_expiry_without_a_sweep() {
 #[tokio::test]
 async fn a_filtered_feed_sends_only_what_its_listing_gains_loses_or_changes() {
     let srv = TestServer::start().await;
-    let mut events = SseReader::new(srv.lobby_events("?q=dragon&hasSpace=true&build=b1").await);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut events = srv.subscribe("?q=dragon&hasSpace=true&build=b1").await;
     // Neither before nor after in the listing: nothing is sent.
     let (other, other_token) = srv.create_with(json!({"name": "Goblin"})).await;
     srv.put(&json!({"code": other, "players": 2}), Some(&other_token))

@@ -5,14 +5,17 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use common::SDP;
+use common::{SDP, eventually};
 use serde_json::{Value, json};
 
 struct Server {
     child: Child,
     base: String,
+    /// Its JSON log lines after the first, as they come (see [`log_line`]).
+    logs: Receiver<Value>,
 }
 
 fn start(db: &common::TestDb) -> Server {
@@ -21,7 +24,7 @@ fn start(db: &common::TestDb) -> Server {
 
 /// [`start`] with extra environment variables (flags).
 fn start_env(db: &common::TestDb, envs: &[(&str, &str)]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lobby-server"))
+    let child = Command::new(env!("CARGO_BIN_EXE_lobby-server"))
         .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
         .env("LOBBY_DATABASE_URL", db.url())
         .envs(envs.iter().copied())
@@ -30,18 +33,31 @@ fn start_env(db: &common::TestDb, envs: &[(&str, &str)]) -> Server {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("start lobby-server");
+    serving(child)
+}
+
+/// The started binary, once its first log line says where it listens;
+/// the lines after it go on [`Server::logs`] (read as they come, so the
+/// server never blocks on a full pipe).
+fn serving(mut child: Child) -> Server {
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
     let first = lines.next().expect("a log line").expect("readable");
     let line: Value = serde_json::from_str(&first).expect("JSON log line");
-    let message = line["message"].as_str().expect("message field");
-    let base = message
-        .strip_prefix("listening on ")
+    let base = line["message"]
+        .as_str()
+        .and_then(|m| m.strip_prefix("listening on "))
         .unwrap_or_else(|| panic!("the first line says where it listens; got {first}"))
         .to_owned();
-    // Keep draining the logs so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
+    let (tx, logs) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    Server { child, base, logs }
 }
 
 impl Drop for Server {
@@ -67,6 +83,7 @@ fn exit_status(server: &mut Server) -> std::process::ExitStatus {
         if let Some(status) = server.child.try_wait().unwrap() {
             return status;
         }
+        // std has no timed wait for a child: poll it.
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = server.child.kill();
@@ -101,7 +118,21 @@ async fn the_binary_serves_stops_on_sigterm_and_keeps_sessions_across_restarts()
             .bearer_auth(token)
             .send(),
     );
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    eventually(
+        Duration::from_secs(5),
+        "the long-poll waits in the server",
+        || async {
+            let metrics = client.get(format!("{}/metrics", server.base)).send();
+            match metrics.await {
+                Ok(res) => res
+                    .text()
+                    .await
+                    .is_ok_and(|m| m.lines().any(|l| l == "lobby_long_poll_waiters 1")),
+                Err(_) => false,
+            }
+        },
+    )
+    .await;
     let status = sigterm(&mut server);
     assert_eq!(status.code(), Some(0), "exit status {status:?}");
     assert_eq!(poll.await.unwrap().unwrap().status(), 204);
@@ -201,15 +232,10 @@ async fn an_acknowledged_change_survives_a_kill_9() {
 }
 
 /// Starts the binary under `sh`, with its open-file limit set first by
-/// `ulimit {limit_args}`; returns it with its log lines after the first
-/// (which says where it listens), parsed.
+/// `ulimit {limit_args}`.
 #[cfg(target_os = "linux")]
-fn start_with_open_files(
-    db: &common::TestDb,
-    limit_args: &str,
-    extra: &[&str],
-) -> (Server, std::sync::mpsc::Receiver<Value>) {
-    let mut child = Command::new("sh")
+fn start_with_open_files(db: &common::TestDb, limit_args: &str, extra: &[&str]) -> Server {
+    let child = Command::new("sh")
         .arg("-c")
         .arg(format!("ulimit {limit_args} && exec \"$0\" \"$@\""))
         .arg(env!("CARGO_BIN_EXE_lobby-server"))
@@ -221,29 +247,11 @@ fn start_with_open_files(
         .stderr(Stdio::inherit())
         .spawn()
         .expect("start lobby-server under sh");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let first = lines.next().expect("a log line").expect("readable");
-    let line: Value = serde_json::from_str(&first).expect("JSON log line");
-    let base = line["message"]
-        .as_str()
-        .and_then(|m| m.strip_prefix("listening on "))
-        .unwrap_or_else(|| panic!("the first line says where it listens; got {first}"))
-        .to_owned();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                let _ = tx.send(v);
-            }
-        }
-    });
-    (Server { child, base }, rx)
+    serving(child)
 }
 
-/// The first log line after the start whose message contains `text`.
-#[cfg(target_os = "linux")]
-fn log_line(lines: &std::sync::mpsc::Receiver<Value>, text: &str) -> Value {
+/// The first log line not read yet whose message contains `text`.
+fn log_line(lines: &Receiver<Value>, text: &str) -> Value {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
         match lines.recv_timeout(left) {
@@ -288,10 +296,9 @@ async fn a_low_open_file_limit_is_raised_for_the_connection_cap_or_the_cap_lower
 
     // A low soft limit under a higher hard one: raised as far as the cap needs.
     let (_, hard) = open_file_limits("self");
-    let (mut server, lines) =
-        start_with_open_files(&db, "-S -n 256", &["--max-connections", "500"]);
+    let mut server = start_with_open_files(&db, "-S -n 256", &["--max-connections", "500"]);
     let want = (500 + reserved).min(hard);
-    let raised = log_line(&lines, "raised the open-file limit");
+    let raised = log_line(&server.logs, "raised the open-file limit");
     assert_eq!(raised["to"], want, "{raised}");
     let pid = server.child.id().to_string();
     assert_eq!(open_file_limits(&pid).0, want);
@@ -304,11 +311,11 @@ async fn a_low_open_file_limit_is_raised_for_the_connection_cap_or_the_cap_lower
 
     // A hard limit of 200: the cap is lowered to what fits, with a warning,
     // and a connection over it is answered 503 while the server keeps serving.
-    let (mut server, lines) =
+    let mut server =
         start_with_open_files(&db, "-n 200", &["--max-connections-per-address", "1000"]);
     let fit = 200 - reserved;
     let warning = log_line(
-        &lines,
+        &server.logs,
         "the open-file limit leaves room for fewer connections",
     );
     assert_eq!(warning["level"], "WARN", "{warning}");
@@ -335,19 +342,21 @@ async fn a_low_open_file_limit_is_raised_for_the_connection_cap_or_the_cap_lower
         "over the lowered cap: {answer}"
     );
     drop(held);
-    let mut status = 0;
-    for _ in 0..100 {
-        let res = reqwest::Client::new()
-            .get(format!("{}/healthz", server.base))
-            .send()
-            .await;
-        status = res.map_or(0, |r| r.status().as_u16());
-        if status == 200 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(status, 200, "freed connections are served again");
+    eventually(
+        Duration::from_secs(5),
+        "freed connections are served again",
+        || async {
+            let res = reqwest::Client::new()
+                .get(format!("{}/healthz", server.base))
+                .send()
+                .await;
+            match res.map(|r| r.status().as_u16()) {
+                Ok(200) => Ok(()),
+                other => Err(other.map_err(|e| e.to_string())),
+            }
+        },
+    )
+    .await;
     assert_eq!(sigterm(&mut server).code(), Some(0));
 }
 
@@ -388,19 +397,17 @@ async fn sighup_reloads_the_word_list() {
         assert!(status.success());
     };
     hup(server.child.id());
-    let mut refused = false;
-    for _ in 0..100 {
-        if create("Friday co-op").await == 400 {
-            refused = true;
-            break;
+    eventually(Duration::from_secs(5), "the new list is read", || async {
+        match create("Friday co-op").await {
+            400 => Ok(()),
+            other => Err(other),
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(refused, "the new list was never read");
+    })
+    .await;
     assert_eq!(create("The badword club").await, 201);
     // Unreadable: the list stays as it was, and the server runs on.
     std::fs::remove_file(&words).unwrap();
     hup(server.child.id());
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    log_line(&server.logs, "SIGHUP: the word list stays as it was");
     assert_eq!(create("Friday co-op").await, 400);
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::TestServer;
+use common::{TestServer, eventually};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -63,27 +63,25 @@ async fn connections_over_the_per_address_cap_are_answered_503_and_freed_slots_r
     assert!(answer.contains("\"error\":\"unavailable\""), "{answer}");
 
     drop(held.pop());
-    let mut status = None;
-    for _ in 0..50 {
-        status = get_status(&srv, "/healthz").await;
-        if status == Some(200) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(status, Some(200), "a closed connection frees its slot");
+    eventually(
+        Duration::from_secs(5),
+        "a closed connection frees its slot",
+        || async {
+            match get_status(&srv, "/healthz").await {
+                Some(200) => Ok(()),
+                other => Err(other),
+            }
+        },
+    )
+    .await;
     drop(held);
-    let mut metrics = String::new();
-    for _ in 0..50 {
-        let res = srv.client.get(srv.url("/metrics")).send().await;
-        if let Ok(res) = res
-            && res.status() == 200
-        {
-            metrics = res.text().await.unwrap();
-            break;
+    let metrics = eventually(Duration::from_secs(5), "/metrics served", || async {
+        match srv.client.get(srv.url("/metrics")).send().await {
+            Ok(res) if res.status() == 200 => res.text().await.ok(),
+            _ => None,
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
     assert!(
         metrics.contains("lobby_connections_refused_total 1"),
         "{metrics}"
@@ -149,14 +147,18 @@ async fn a_newcomer_is_served_while_many_addresses_fill_the_door() {
         .parse()
         .expect("address");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Attackers that have held their full share at least once.
+    let filled = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut attackers = Vec::new();
     for a in 1..=9u8 {
         let stop = stop.clone();
+        let filled = filled.clone();
         attackers.push(tokio::spawn(async move {
             let from = std::net::SocketAddr::from(([127, 0, 66, a], 0));
             let mut held: Vec<TcpStream> = Vec::new();
             let began = Instant::now();
             let mut opened = 0usize;
+            let mut full = false;
             // Bounded: 20 s, 20,000 connections per address.
             while !stop.load(std::sync::atomic::Ordering::SeqCst)
                 && began.elapsed() < Duration::from_secs(20)
@@ -183,13 +185,23 @@ async fn a_newcomer_is_served_while_many_addresses_fill_the_door() {
                         Err(_) => break,
                     }
                 }
+                if held.len() == PER_ADDRESS && !full {
+                    full = true;
+                    filled.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                // Pacing: top up every 5 ms rather than spin a core.
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
             opened
         }));
     }
-    // Let the attackers fill the door.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The attackers fill the door: 9 × 32 connections opened against 256.
+    eventually(
+        Duration::from_secs(10),
+        "every attacker holds its full share",
+        || async { filled.load(std::sync::atomic::Ordering::SeqCst) == 9 },
+    )
+    .await;
     let mut served = 0;
     // A hundred probes over two seconds: the share served is what is
     // judged, and fewer probes would judge it by a handful.
@@ -293,16 +305,15 @@ async fn event_streams_per_address_and_long_polls_per_session_are_capped() {
     assert!(c.headers().contains_key("retry-after"));
     common::assert_error(c, 429, "rate_limited").await;
     drop(a);
-    let mut reopened = None;
-    for _ in 0..50 {
-        let res = srv.lobby_events("").await;
-        if res.status() == 200 {
-            reopened = Some(res);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(reopened.is_some(), "a closed stream frees its place");
+    let _reopened = eventually(
+        Duration::from_secs(5),
+        "a closed stream frees its place",
+        || async {
+            let res = srv.lobby_events("").await;
+            (res.status() == 200).then_some(res)
+        },
+    )
+    .await;
 
     let (code, token) = srv.create().await;
     let first = {
@@ -312,13 +323,10 @@ async fn event_streams_per_address_and_long_polls_per_session_are_capped() {
         tokio::spawn(async move { client.get(srv_url).bearer_auth(token).send().await })
     };
     let key = lobby_api::code::SessionCode::parse(&code).unwrap();
-    for _ in 0..250 {
-        if srv.state.long_polls.held(&key) == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(srv.state.long_polls.held(&key), 1, "the first poll waits");
+    eventually(Duration::from_secs(5), "the first poll waits", || async {
+        srv.state.long_polls.held(&key) == 1
+    })
+    .await;
     let second = srv.poll(&code, &token, 1, 0).await;
     common::assert_error(second, 429, "rate_limited").await;
     assert_eq!(srv.answer(&code, 1, "Bob").await.status(), 201);

@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{SDP, START_MS, SseReader, TestDb, TestServer, assert_error};
+use common::{SDP, START_MS, TestDb, TestServer, assert_error, eventually};
 use lobby_api::api::{HostKind, SessionSummary};
 use lobby_api::code::SessionCode;
 use lobby_server::Config;
@@ -18,6 +18,9 @@ use lobby_server::store::{
 };
 use serde_json::{Value, json};
 
+/// Two replicas over one fresh PostgreSQL database. Each listens for the
+/// other's changes once started (building the store waits for its
+/// `LISTEN`), so a change made on one right away still reaches the other.
 async fn two_replicas(tweak: impl Fn(&mut Config)) -> (TestServer, TestServer, Arc<TestDb>) {
     let db = Arc::new(TestDb::postgres().await);
     let mut config = Config::for_tests(db.url());
@@ -30,14 +33,12 @@ async fn two_replicas(tweak: impl Fn(&mut Config)) -> (TestServer, TestServer, A
 }
 
 async fn wait_until_polling(srv: &TestServer) {
-    let started = Instant::now();
-    while srv.state.waiters.waiting() == 0 {
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "long-poll never registered"
-        );
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    eventually(
+        Duration::from_secs(5),
+        "the long-poll registers",
+        || async { srv.state.waiters.waiting() != 0 },
+    )
+    .await;
 }
 
 /// Host on A long-polls; the joiner reads and answers on B; returns the lag
@@ -112,8 +113,7 @@ async fn racing_answers_on_two_replicas_have_one_winner() {
 #[tokio::test]
 async fn lobby_events_on_a_report_sessions_created_and_removed_on_b() {
     let (a, b, _db) = two_replicas(|_| {}).await;
-    let mut events = SseReader::new(a.client.get(a.url("/lobby/events")).send().await.unwrap());
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut events = a.subscribe("").await;
     let (code, token) = b.create().await;
     let (event, data) = events
         .next_event(Duration::from_secs(5))
@@ -175,13 +175,11 @@ async fn a_block_placed_on_replica_a_is_enforced_on_replica_b_within_a_second() 
         .unwrap();
     assert_eq!(res.status(), 201);
     let id = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
-    while b.state.moderation.blocks.is_empty() {
-        assert!(
-            placed.elapsed() < Duration::from_secs(1),
-            "B never heard of the block"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let left = Duration::from_secs(1).saturating_sub(placed.elapsed());
+    eventually(left, "B hears of the block", || async {
+        !b.state.moderation.blocks.is_empty()
+    })
+    .await;
     let heard = placed.elapsed();
     eprintln!("replica B enforced the block {heard:?} after the call to A began");
     assert_eq!(
@@ -197,14 +195,10 @@ async fn a_block_placed_on_replica_a_is_enforced_on_replica_b_within_a_second() 
         .await
         .unwrap();
     assert_eq!(res.status(), 204);
-    let lifted = Instant::now();
-    while !b.state.moderation.blocks.is_empty() {
-        assert!(
-            lifted.elapsed() < Duration::from_secs(1),
-            "B never heard of the lift"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    eventually(Duration::from_secs(1), "B hears of the lift", || async {
+        b.state.moderation.blocks.is_empty()
+    })
+    .await;
     assert_eq!(create(&b).await, 201);
 }
 
@@ -242,13 +236,11 @@ async fn a_session_hidden_or_ended_on_replica_a_is_so_on_replica_b_within_a_seco
         .await
         .unwrap();
     assert_eq!(res.status(), 204);
-    while listed_on_b(hidden.clone()).await {
-        assert!(
-            started.elapsed() < Duration::from_secs(1),
-            "still listed on B"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let left = Duration::from_secs(1).saturating_sub(started.elapsed());
+    eventually(left, "unlisted on B", || async {
+        !listed_on_b(hidden.clone()).await
+    })
+    .await;
     eprintln!(
         "hidden on B {:?} after the call to A began",
         started.elapsed()
@@ -263,18 +255,14 @@ async fn a_session_hidden_or_ended_on_replica_a_is_so_on_replica_b_within_a_seco
         .await
         .unwrap();
     assert_eq!(res.status(), 204);
-    loop {
-        let res = b.get_session(&ended).await;
-        if res.status() == 410 {
-            break;
+    let left = Duration::from_secs(1).saturating_sub(started.elapsed());
+    eventually(left, "B answers 410", || async {
+        match b.get_session(&ended).await.status().as_u16() {
+            410 => Ok(()),
+            other => Err(other),
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(1),
-            "B still answers {}",
-            res.status()
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    })
+    .await;
     eprintln!(
         "ended on B {:?} after the call to A began",
         started.elapsed()
@@ -285,8 +273,7 @@ async fn a_session_hidden_or_ended_on_replica_a_is_so_on_replica_b_within_a_seco
 #[tokio::test]
 async fn a_session_going_in_progress_on_b_is_shown_so_on_a() {
     let (a, b, _db) = two_replicas(|_| {}).await;
-    let mut events = SseReader::new(a.client.get(a.url("/lobby/events")).send().await.unwrap());
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut events = a.subscribe("").await;
     let (code, token) = b.create().await;
     let (event, _) = events
         .next_event(Duration::from_secs(5))
@@ -371,26 +358,15 @@ async fn replicas_ride_out_a_database_outage() {
         "ALTER DATABASE {name} WITH ALLOW_CONNECTIONS true"
     ))
     .await;
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while a
-        .client
-        .get(a.url("/readyz"))
-        .send()
-        .await
-        .unwrap()
-        .status()
-        != 200
-        || b.client
-            .get(b.url("/readyz"))
-            .send()
-            .await
-            .unwrap()
-            .status()
-            != 200
-    {
-        assert!(Instant::now() < deadline, "replicas did not recover");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(Duration::from_secs(15), "both replicas ready", || async {
+        let ready = |srv: &TestServer| srv.client.get(srv.url("/readyz")).send();
+        let (a, b) = (ready(&a).await, ready(&b).await);
+        match (a.map(|r| r.status()), b.map(|r| r.status())) {
+            (Ok(a), Ok(b)) if a == 200 && b == 200 => Ok(()),
+            seen => Err(seen),
+        }
+    })
+    .await;
     let view: Value = b.get_session(&code).await.json().await.unwrap();
     assert_eq!(view["round"], 1, "the session survived the outage");
     assert_eq!(a.poll(&code, &token, 1, 0).await.status(), 204);
@@ -441,14 +417,10 @@ async fn every_replica_answers_searches_and_totals_alike() {
         }
         a.clock.advance_ms(10);
     }
-    let started = Instant::now();
-    while listing(&a, "?hasSpace=true").await.1 != 8 || listing(&b, "?hasSpace=true").await.1 != 8 {
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "replicas converge"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(Duration::from_secs(5), "replicas converge", || async {
+        listing(&a, "?hasSpace=true").await.1 == 8 && listing(&b, "?hasSpace=true").await.1 == 8
+    })
+    .await;
     // A third replica builds its index from the store alone.
     let config = {
         let mut c = Config::for_tests(db.url());
@@ -594,15 +566,16 @@ async fn behind_a_lock<T: Send + 'static>(
     locker: &mut sqlx::PgConnection,
     admin: &mut sqlx::PgConnection,
 ) -> (Vec<T>, Vec<T>) {
-    let started = Instant::now();
     let in_flight = firsts.len() as i64;
-    while lock_waiters(admin, db).await < in_flight {
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "the first statements never reached the lock"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    // A check's future cannot borrow `admin` mutably from the closure;
+    // it takes the connection from a lock instead.
+    let shared = tokio::sync::Mutex::new(&mut *admin);
+    eventually(
+        Duration::from_secs(5),
+        "the first statements reach the lock",
+        || async { lock_waiters(&mut **shared.lock().await, db).await >= in_flight },
+    )
+    .await;
     let rest = rest();
     // Long enough for each of them to reach PostgreSQL, had it not queued.
     let watched = Instant::now();

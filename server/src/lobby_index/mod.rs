@@ -135,6 +135,12 @@ impl LobbyIndex {
         self.events.subscribe()
     }
 
+    /// Subscriptions open now (tests check that an event stream is
+    /// subscribed by the time its headers arrive).
+    pub fn subscribers(&self) -> usize {
+        self.events.receiver_count()
+    }
+
     fn send(&self, change: LobbyChange) {
         // No subscribers is fine: nobody is watching.
         let _ = self.events.send(Arc::new(change));

@@ -5,7 +5,18 @@
 //! in which case every server gets a fresh PostgreSQL database on the server
 //! at `LOBBY_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`),
 //! dropped when the test ends. `scripts/test` runs the suite both ways.
+//!
+//! A test that waits for something another task makes true waits with
+//! [`eventually`] (`eventually.rs`), bounded, not with a fixed sleep; the
+//! sleeps left in the suite let time pass on purpose or pace a load, and
+//! each says which.
 #![allow(dead_code)]
+
+mod eventually;
+
+// Not every test file waits for something.
+#[allow(unused_imports)]
+pub use eventually::{Outcome, eventually};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -316,6 +327,21 @@ impl TestServer {
             .send()
             .await
             .expect("GET /lobby/events")
+    }
+
+    /// The lobby's event stream (`query` as for [`TestServer::lobby_events`]),
+    /// read from the moment it is subscribed: the handler subscribes before
+    /// it answers, so every change made after this returns reaches the
+    /// reader, with no wait. The subscriber count checks that (the tests
+    /// that use this hold no other stream).
+    pub async fn subscribe(&self, query: &str) -> SseReader {
+        let res = self.lobby_events(query).await;
+        assert_eq!(res.status(), 200, "GET /lobby/events{query}");
+        assert!(
+            self.state.lobby.subscribers() >= 1,
+            "the stream is subscribed once its headers arrive"
+        );
+        SseReader::new(res)
     }
 
     /// `DELETE /session/{code}` with the host's token.
