@@ -24,8 +24,9 @@ use protocol::chunk::split;
 use protocol::difficulty::Difficulty;
 use protocol::input::{InputSnapshot, PlayerId, TickInput};
 use protocol::peer::{
-    EndReason, GuestMessage, HostMessage, JoinPayload, JoinPoint, LinkHealth, RefusalReason,
-    RelayLevel, RosterAdd, ScoreRow, SessionInit, TickInputBundle, TickInputs, TransitionPayload,
+    EndReason, GuestHello, GuestMessage, HostMessage, JoinPayload, JoinPoint, LinkHealth,
+    RefusalReason, RelayLevel, RosterAdd, ScoreRow, SessionInit, TickInputBundle, TickInputs,
+    TransitionPayload,
 };
 use protocol::tick::FIXED_DT;
 use protocol::wire::WireFormat;
@@ -347,25 +348,25 @@ fn guest_messages() -> Vec<(&'static str, GuestMessage)> {
     vec![
         (
             "guest-hello",
-            GuestMessage::GuestHello {
+            GuestMessage::GuestHello(GuestHello {
                 build_version: "campfire-0.1.0".into(),
                 protocol_version: 1,
                 display_name: "Ada \u{1F525}".into(),
                 features: features(),
                 resume: Some("tok.en".into()),
                 spectate: true,
-            },
+            }),
         ),
         (
             "guest-hello-bare",
-            GuestMessage::GuestHello {
+            GuestMessage::GuestHello(GuestHello {
                 build_version: "campfire-0.1.0".into(),
                 protocol_version: 1,
                 display_name: String::new(),
                 features: vec![],
                 resume: None,
                 spectate: false,
-            },
+            }),
         ),
         ("setup-ack", GuestMessage::SetupAck),
         ("pong", GuestMessage::Pong { id: 7 }),

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use protocol::BUILD_VERSION;
 use protocol::input::{InputSnapshot, PlayerId, TickInput};
 use protocol::peer::{
-    EndReason, FEATURE_COMPACT, FEATURE_PING, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
+    EndReason, FEATURE_COMPACT, FEATURE_PING, GuestHello, GuestMessage, HostMessage,
 };
 use protocol::wire::WireFormat;
 use serde::Serialize;
@@ -114,22 +114,12 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
                 None
             }
             Ok(HostMessage::HostHello { features, .. }) => {
-                let taken: Vec<String> = [FEATURE_PING, FEATURE_COMPACT]
-                    .into_iter()
-                    .filter(|f| features.iter().any(|o| o == f))
-                    .map(str::to_owned)
-                    .collect();
-                if taken.iter().any(|f| f == FEATURE_COMPACT) {
-                    format = WireFormat::Compact;
-                }
-                Some(GuestMessage::GuestHello {
-                    build_version: BUILD_VERSION.to_owned(),
-                    protocol_version: PEER_PROTOCOL_VERSION,
-                    display_name: name.to_owned(),
-                    features: taken,
-                    resume: None,
-                    spectate: false,
-                })
+                // The guests' own hello, taking up the round trip probes
+                // and the compact form when offered.
+                let wants = [FEATURE_PING, FEATURE_COMPACT].map(str::to_owned);
+                let (taken, hello) = GuestHello::taking(BUILD_VERSION, name, &features, &wants);
+                format = taken.wire_format();
+                Some(GuestMessage::GuestHello(hello))
             }
             Ok(HostMessage::SessionInit(init)) => {
                 delay = init

@@ -45,14 +45,14 @@ impl Session {
             s.relay.connected(slot, None, s.now);
             s.send(
                 slot,
-                GuestMessage::GuestHello {
+                GuestMessage::GuestHello(protocol::peer::GuestHello {
                     build_version: BUILD_VERSION.to_owned(),
                     protocol_version: PEER_PROTOCOL_VERSION,
                     display_name: format!("guest {slot}"),
                     features: vec![FEATURE_RELAY.to_owned()],
                     resume: None,
                     spectate: false,
-                },
+                }),
             );
         }
         s.relay.poll(s.now);

@@ -7,16 +7,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use protocol::input::PlayerId;
-use protocol::name::{distinct_name, sanitize_display_name};
+use protocol::name::distinct_name;
+use protocol::peer::admission::{self, Ask, Offer, Room, Seat};
 use protocol::peer::{
-    FEATURE_INPUT_DELAY, FEATURE_PING, Features, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
-    RefusalReason, ScoreRow,
+    FEATURE_INPUT_DELAY, FEATURE_PING, GuestHello, GuestMessage, HostMessage, RefusalReason,
+    ScoreRow,
 };
 use protocol::tick::INPUT_DELAY_TICKS;
 
 use crate::relay::{Entry, Origin, Refusal, Slot};
 
-use super::{Hello, LevelRecord, PeerEvent, PeerOutput, PeerRelay};
+use super::{LevelRecord, PeerEvent, PeerOutput, PeerRelay};
 
 /// What a hello asked a connection to be.
 #[derive(Clone, Debug)]
@@ -41,25 +42,7 @@ impl PeerRelay {
     pub(super) fn on_message(&mut self, slot: Slot, msg: GuestMessage, now: Duration) {
         let epoch = self.relay.epoch();
         match msg {
-            GuestMessage::GuestHello {
-                build_version,
-                protocol_version,
-                display_name,
-                features,
-                spectate,
-                resume,
-            } => self.on_hello(
-                slot,
-                Hello {
-                    build: build_version,
-                    protocol_version,
-                    name: display_name,
-                    features,
-                    spectate,
-                    resume,
-                },
-                now,
-            ),
+            GuestMessage::GuestHello(hello) => self.on_hello(slot, hello, now),
             GuestMessage::SetupAck => {
                 // For the level it was last sent, which a resync's ack can
                 // trail (the relay may have moved on since).
@@ -200,63 +183,60 @@ impl PeerRelay {
         }
     }
 
-    pub(super) fn on_hello(&mut self, slot: Slot, hello: Hello, now: Duration) {
-        let Hello {
-            build,
-            protocol_version,
-            name,
-            features,
-            spectate,
-            resume,
-        } = hello;
-        let Some(conn) = self.connections.get_mut(&slot) else {
+    pub(super) fn on_hello(&mut self, slot: Slot, hello: GuestHello, now: Duration) {
+        let Some(conn) = self.connections.get(&slot) else {
             return;
         };
         if conn.admitted.is_some() || conn.warming.is_some() {
             return;
         }
-        if build != self.config.build_version || protocol_version != PEER_PROTOCOL_VERSION {
-            let detail = format!(
-                "the relay runs {}, the guest {build}",
-                self.config.build_version
-            );
-            self.refuse(slot, RefusalReason::VersionMismatch, detail);
-            return;
-        }
-        // What both sides named: a feature this relay did not offer is
-        // not taken up, whatever the hello says.
-        let features = Features::agreed(&features, &self.offered_features());
-        let fitted = features.has(FEATURE_INPUT_DELAY);
-        if !fitted && self.fallback_delay() != INPUT_DELAY_TICKS {
-            let detail = "this relay's input delay needs the input-delay feature".to_owned();
-            self.refuse(slot, RefusalReason::BadHandshake, detail);
-            return;
-        }
-        if !fitted && self.level_has_fitted_delays() {
-            let detail =
-                "the running level fits input delays to links; this client does not take them";
-            self.refuse(slot, RefusalReason::SessionStarted, detail.to_owned());
-            return;
-        }
+        let offered = self.offered_features();
+        let offer = Offer {
+            build: &self.config.build_version,
+            features: &offered,
+            delay_needs_feature: self.fallback_delay() != INPUT_DELAY_TICKS,
+        };
+        let admitted = admission::check_hello(&offer, hello).and_then(|a| {
+            let resumes = match &a.ask {
+                Ask::Resume(token) => self.resumed_player(token),
+                _ => None,
+            };
+            // The relay itself counts its places (per origin too) and
+            // knows when a joiner cannot be brought up to date
+            // (`Relay::admit`).
+            let room = Room {
+                late_join: true,
+                level_fits_delays: self.level_has_fitted_delays(),
+                offers_delays: offered.iter().any(|f| f == FEATURE_INPUT_DELAY),
+                ..Room::default()
+            };
+            admission::seat(&room, &a, resumes.is_some()).map(|seat| (a, seat, resumes))
+        });
+        let (a, seat, resumes) = match admitted {
+            Ok(admitted) => admitted,
+            Err(r) => {
+                self.refuse(slot, r.reason, r.detail);
+                return;
+            }
+        };
         // One name per person in a session: a second "Tester" plays as
         // "Tester (2)".
-        let name = distinct_name(&sanitize_display_name(&name), |n| self.name_in_use(n, slot));
+        let name = distinct_name(&a.name, |n| self.name_in_use(n, slot));
         let Some(conn) = self.connections.get_mut(&slot) else {
             return;
         };
-        if features.has(FEATURE_PING) {
+        if a.features.has(FEATURE_PING) {
             // The hellos are the link's first round trip.
             conn.probe.sample(now.saturating_sub(conn.opened_at));
         }
-        conn.features = features;
+        conn.features = a.features;
         conn.name.clone_from(&name);
-        let resumes = resume.as_deref().and_then(|t| self.resumed_player(t));
-        let asked = match (spectate, resumes) {
-            (true, _) => Asked::Spectator(name),
-            (false, Some(player)) => Asked::Resume(player),
+        let asked = match (seat, resumes) {
+            (Seat::Spectator, _) => Asked::Spectator(name),
+            (Seat::Resume, Some(player)) => Asked::Resume(player),
             // A token that resumes nothing (the player was removed): a
             // late joiner.
-            (false, None) => Asked::Player(name),
+            _ => Asked::Player(name),
         };
         if let (Asked::Player(name), Some(conn)) = (&asked, self.connections.get_mut(&slot))
             && self.config.input_delay.is_none()
@@ -361,7 +341,9 @@ impl PeerRelay {
 #[cfg(test)]
 mod tests {
     use super::super::{PeerRelay, PeerRelayConfig};
-    use protocol::peer::{FEATURE_INPUT_DELAY, FEATURE_PING, GuestMessage, PEER_PROTOCOL_VERSION};
+    use protocol::peer::{
+        FEATURE_INPUT_DELAY, FEATURE_PING, GuestHello, GuestMessage, PEER_PROTOCOL_VERSION,
+    };
     use std::time::Duration;
 
     #[test]
@@ -374,7 +356,7 @@ mod tests {
         let build = config.build_version.clone();
         let mut relay = PeerRelay::new(config);
         relay.connected(0, None, Duration::ZERO);
-        let hello = GuestMessage::GuestHello {
+        let hello = GuestMessage::GuestHello(GuestHello {
             build_version: build,
             protocol_version: PEER_PROTOCOL_VERSION,
             display_name: "Greedy".into(),
@@ -389,7 +371,7 @@ mod tests {
             .to_vec(),
             spectate: false,
             resume: None,
-        };
+        });
         relay.message(0, &hello.to_json().unwrap(), Duration::ZERO);
         assert_eq!(
             relay.connections[&0].features.names(),

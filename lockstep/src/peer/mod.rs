@@ -147,16 +147,6 @@ pub enum LevelRecord {
     },
 }
 
-/// A guest's hello, as the relay reads it.
-struct Hello {
-    build: String,
-    protocol_version: u32,
-    name: String,
-    features: Vec<String>,
-    spectate: bool,
-    resume: Option<String>,
-}
-
 #[derive(Debug)]
 struct Connection {
     /// The features its hello took up (none before it).

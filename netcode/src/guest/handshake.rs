@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use engine::{Engine, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
 use protocol::map::GameMap;
-use protocol::peer::Features;
 use protocol::peer::{
-    FEATURE_INPUT_DELAY, GuestMessage, JoinPayload, JoinPoint, PEER_PROTOCOL_VERSION, SessionInit,
+    FEATURE_INPUT_DELAY, GuestHello, GuestMessage, JoinPayload, JoinPoint, PEER_PROTOCOL_VERSION,
+    SessionInit,
 };
 use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
@@ -33,15 +33,17 @@ impl<E: Engine> GuestSession<E> {
             self.events
                 .push(GuestEvent::HostBuildDiffers(build_version));
         }
-        let taken = Features::agreed(offered, &self.config.features);
-        self.outbox.push(GuestMessage::GuestHello {
-            build_version: self.config.build_version.clone(),
-            protocol_version: PEER_PROTOCOL_VERSION,
-            display_name: self.config.display_name.clone(),
-            features: taken.names().to_vec(),
+        let (taken, hello) = GuestHello::taking(
+            &self.config.build_version,
+            &self.config.display_name,
+            offered,
+            &self.config.features,
+        );
+        self.outbox.push(GuestMessage::GuestHello(GuestHello {
             resume: self.config.resume_token.clone(),
             spectate: self.config.spectate,
-        });
+            ..hello
+        }));
         self.features = taken;
         self.phase = Phase::AwaitInit;
     }

@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use engine::Engine;
 use protocol::input::PlayerId;
-use protocol::name::{distinct_name, sanitize_display_name};
-use protocol::peer::Features;
+use protocol::name::distinct_name;
+use protocol::peer::admission::{self, Admission, Offer, Room, Seat};
 use protocol::peer::{
-    FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
+    FEATURE_INPUT_DELAY, FEATURE_PING, GuestHello, HostMessage, PEER_PROTOCOL_VERSION,
+    RefusalReason,
 };
 
 use super::seat_table::GuestSeat;
@@ -16,20 +17,6 @@ use super::{HostEvent, HostOutput, HostSession, Phase};
 use crate::link::ConnectionState;
 use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, WARM_UP_LIMIT, WARM_UP_SAMPLES};
 use crate::stats::GuestSlot;
-
-/// A guest's hello, as the session reads it.
-#[derive(Debug)]
-pub(super) struct Hello {
-    pub(super) build: String,
-    pub(super) protocol_version: u32,
-    /// The display name, unsanitized.
-    pub(super) name: String,
-    pub(super) features: Vec<String>,
-    /// A rejoin token (see `rejoin`).
-    pub(super) resume: Option<String>,
-    /// It asks to watch (see `spectators`).
-    pub(super) spectate: bool,
-}
 
 impl<E: Engine> HostSession<E> {
     /// Whether `name` (any case) is someone's in this session: the host's
@@ -370,15 +357,27 @@ impl<E: Engine> HostSession<E> {
         self.outbox.push(HostOutput::Close(slot));
     }
 
-    pub(super) fn on_hello(&mut self, slot: GuestSlot, hello: Hello, now: Duration) {
-        let Hello {
-            build,
-            protocol_version,
-            name,
-            features,
-            resume,
-            spectate,
-        } = hello;
+    /// What this host's room looks like to a hello (see
+    /// [`admission::seat`]).
+    fn room(&self) -> Room {
+        let offers_delays = self
+            .config
+            .features
+            .iter()
+            .any(|f| f == FEATURE_INPUT_DELAY);
+        let started = !matches!(self.phase, Phase::Lobby { .. });
+        Room {
+            started,
+            ended: self.ended().is_some(),
+            late_join: self.config.late_join,
+            level_fits_delays: started && self.level_has_fitted_delays(),
+            offers_delays,
+            players: (self.guests_present(), self.config.max_guests),
+            spectators: (self.spectators_present(), Some(self.config.max_spectators)),
+        }
+    }
+
+    pub(super) fn on_hello(&mut self, slot: GuestSlot, hello: GuestHello, now: Duration) {
         let Some(seat) = self.seats.get_mut(slot) else {
             return;
         };
@@ -386,62 +385,44 @@ impl<E: Engine> HostSession<E> {
             return;
         }
         let hello_sent = seat.awaiting_hello_since.take();
-        if build != self.config.build_version || protocol_version != PEER_PROTOCOL_VERSION {
-            let detail = format!(
-                "host runs build {} protocol {}, guest runs build {} protocol {}",
-                self.config.build_version, PEER_PROTOCOL_VERSION, build, protocol_version
-            );
-            self.refuse(slot, RefusalReason::VersionMismatch, detail);
-            return;
+        let offer = Offer {
+            build: &self.config.build_version,
+            features: &self.config.features,
+            delay_needs_feature: false,
+        };
+        let admitted = admission::check_hello(&offer, hello).and_then(|a| {
+            let old = match &a.ask {
+                admission::Ask::Resume(token) => self.resume_target(token),
+                _ => None,
+            };
+            let resumable = old.is_some() && !matches!(self.phase, Phase::Lobby { .. });
+            admission::seat(&self.room(), &a, resumable).map(|seat| (a, seat, old))
+        });
+        match admitted {
+            Err(r) => self.refuse(slot, r.reason, r.detail),
+            Ok((a, Seat::Spectator, _)) => self.admit_spectator(slot, a, hello_sent, now),
+            Ok((a, Seat::Resume, Some(old))) => {
+                self.resume(slot, old, a.features, hello_sent, now);
+            }
+            Ok((a, _, _)) => self.admit_player(slot, a, hello_sent, now),
         }
-        if spectate {
-            self.admit_spectator(slot, &name, &features, hello_sent, now);
-            return;
-        }
+    }
+
+    /// Seats connection `slot` as a new player (late, once the session
+    /// has started).
+    fn admit_player(
+        &mut self,
+        slot: GuestSlot,
+        a: Admission,
+        hello_sent: Option<Duration>,
+        now: Duration,
+    ) {
         let late = !matches!(self.phase, Phase::Lobby { .. });
-        if late
-            && self.ended().is_none()
-            && let Some(old) = resume.as_deref().and_then(|t| self.resume_target(t))
-        {
-            let agreed = Features::agreed(&features, &self.config.features);
-            self.resume(slot, old, agreed, hello_sent, now);
-            return;
-        }
-        if late && (!self.config.late_join || self.ended().is_some()) {
-            self.refuse(
-                slot,
-                RefusalReason::SessionStarted,
-                "the session has started; the roster is frozen".into(),
-            );
-            return;
-        }
-        if let Some(max) = self.config.max_guests
-            && self.guests_present() >= max
-        {
-            self.refuse(
-                slot,
-                RefusalReason::SessionFull,
-                format!("all {max} guest seats are taken"),
-            );
-            return;
-        }
-        let fitted = Features::agreed(&features, &self.config.features).has(FEATURE_INPUT_DELAY);
-        if late && !fitted && self.level_has_fitted_delays() {
-            self.refuse(
-                slot,
-                RefusalReason::SessionStarted,
-                "the running level fits input delays to links; this client does not take them"
-                    .into(),
-            );
-            return;
-        }
         let present = self.guests_present();
-        // Only what was offered counts; anything else a guest names is ignored.
-        let agreed = Features::agreed(&features, &self.config.features);
-        let ping = agreed.has(FEATURE_PING);
+        let ping = a.features.has(FEATURE_PING);
         // One name per person in a session: a second "Tester" plays as
         // "Tester (2)" (the setup's names tell every peer, the joiner too).
-        let name = distinct_name(&sanitize_display_name(&name), |n| self.name_in_use(n));
+        let name = distinct_name(&a.name, |n| self.name_in_use(n));
         let Some(seat) = self.seats.get_mut(slot) else {
             return;
         };
@@ -450,7 +431,7 @@ impl<E: Engine> HostSession<E> {
         seat.admitted = true;
         seat.player = Some(PlayerId::new(format!("guest-{number}")));
         seat.name = name;
-        seat.features = agreed;
+        seat.features = a.features;
         seat.admitted_at = Some(now);
         // A late joiner enters the level at the next tick (see `ticks`).
         seat.joining = late;

@@ -319,25 +319,7 @@ impl<E: Engine> HostSession<E> {
 
     fn on_message(&mut self, slot: GuestSlot, msg: GuestMessage, now: Duration) {
         match msg {
-            GuestMessage::GuestHello {
-                build_version,
-                protocol_version,
-                display_name,
-                features,
-                resume,
-                spectate,
-            } => self.on_hello(
-                slot,
-                admission::Hello {
-                    build: build_version,
-                    protocol_version,
-                    name: display_name,
-                    features,
-                    resume,
-                    spectate,
-                },
-                now,
-            ),
+            GuestMessage::GuestHello(hello) => self.on_hello(slot, hello, now),
             GuestMessage::Pong { id } => self.on_pong(slot, id, now),
             GuestMessage::SetupAck => self.on_setup_ack(slot),
             GuestMessage::TickInput(input) => self.on_input(slot, input),

@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use engine::Engine;
 use protocol::input::PlayerId;
-use protocol::name::{distinct_name, sanitize_display_name};
-use protocol::peer::Features;
-use protocol::peer::{FEATURE_INPUT_DELAY, FEATURE_SPECTATORS, HostMessage, RefusalReason};
+use protocol::name::distinct_name;
+use protocol::peer::admission::Admission;
+use protocol::peer::{FEATURE_SPECTATORS, HostMessage};
 use protocol::wire::WireFormat;
 
 use super::{HostEvent, HostOutput, HostSession};
@@ -46,54 +46,21 @@ impl<E: Engine> HostSession<E> {
             .collect()
     }
 
-    /// Admits connection `slot` to watch, or refuses it: the session is
-    /// over, the spectator places are taken, or it does not take up the
-    /// input delays the host fits.
+    /// Admits connection `slot` to watch, once its hello met the
+    /// spectators' rules (`protocol::peer::admission::seat`: the session
+    /// is not over, a spectator place is free, it takes the input delays
+    /// the host fits).
     pub(super) fn admit_spectator(
         &mut self,
         slot: GuestSlot,
-        name: &str,
-        features: &[String],
+        a: Admission,
         hello_sent: Option<Duration>,
         now: Duration,
     ) {
-        if self.ended().is_some() {
-            self.refuse(
-                slot,
-                RefusalReason::SessionStarted,
-                "the session is over".into(),
-            );
-            return;
-        }
-        let max = self.config.max_spectators;
-        if self.spectators_present() >= max {
-            let detail = if max == 0 {
-                "this session takes no spectators".to_owned()
-            } else {
-                format!("all {max} spectator places are taken")
-            };
-            self.refuse(slot, RefusalReason::SessionFull, detail);
-            return;
-        }
-        let agreed = Features::agreed(features, &self.config.features);
-        let offered = self
-            .config
-            .features
-            .iter()
-            .any(|f| f == FEATURE_INPUT_DELAY);
-        if offered && !agreed.has(FEATURE_INPUT_DELAY) {
-            self.refuse(
-                slot,
-                RefusalReason::SessionStarted,
-                "spectators must take up input-delay: the level's delays are fitted to links"
-                    .into(),
-            );
-            return;
-        }
         self.spectators_admitted_ever += 1;
         let id = PlayerId::new(format!("spectator-{}", self.spectators_admitted_ever));
-        let name = distinct_name(&sanitize_display_name(name), |n| self.name_in_use(n));
-        if let (true, Some(sent)) = (agreed.has(protocol::peer::FEATURE_PING), hello_sent) {
+        let name = distinct_name(&a.name, |n| self.name_in_use(n));
+        if let (true, Some(sent)) = (a.features.has(protocol::peer::FEATURE_PING), hello_sent) {
             self.stats
                 .rtt
                 .entry(id.clone())
@@ -108,7 +75,7 @@ impl<E: Engine> HostSession<E> {
         seat.spectator = true;
         seat.player = Some(id.clone());
         seat.name = name;
-        seat.features = agreed;
+        seat.features = a.features;
         seat.admitted_at = Some(now);
         // Its state goes out at the next tick of a running level.
         seat.joining = true;

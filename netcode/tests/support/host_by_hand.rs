@@ -83,14 +83,14 @@ impl Hello {
 
 impl From<Hello> for PeerEvent {
     fn from(h: Hello) -> Self {
-        let text = GuestMessage::GuestHello {
+        let text = GuestMessage::GuestHello(protocol::peer::GuestHello {
             build_version: h.build,
             protocol_version: PEER_PROTOCOL_VERSION,
             display_name: h.name,
             features: h.features,
             resume: h.resume,
             spectate: h.spectate,
-        }
+        })
         .to_json()
         .expect("encode hello");
         PeerEvent::Message(Channel::Reconciliation, text)

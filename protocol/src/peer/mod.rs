@@ -29,11 +29,13 @@ use crate::chunk::{Chunk, ChunkEnd};
 use crate::difficulty::Difficulty;
 use crate::input::{PlayerId, TickInput};
 
+pub mod admission;
 mod channel;
 mod features;
 mod outcome;
 mod payloads;
 
+pub use admission::GuestHello;
 pub use channel::{Channel, UNRELIABLE_CHANNEL_ID};
 pub use features::Features;
 pub use outcome::{EndReason, LinkHealth, RefusalReason, ScoreRow};
@@ -278,29 +280,8 @@ pub enum HostMessage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum GuestMessage {
-    /// Phase A reply: the guest's version and display name.
-    #[serde(rename_all = "camelCase")]
-    GuestHello {
-        /// Build identifier.
-        build_version: String,
-        /// [`PEER_PROTOCOL_VERSION`].
-        protocol_version: u32,
-        /// The chosen display name, unsanitized ("" for none).
-        display_name: String,
-        /// The offered extensions the guest takes up (a subset of the
-        /// host's `features`).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        features: Vec<String>,
-        /// A rejoin token from an earlier session init of this session: the
-        /// guest asks to resume that player (campfire's extension).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        resume: Option<String>,
-        /// The guest asks to watch, not to play: it takes no seat, sends
-        /// no input and gets the running level's state like a late joiner
-        /// (campfire's extension).
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        spectate: bool,
-    },
+    /// Phase A reply: the guest's version, display name and features.
+    GuestHello(GuestHello),
     /// The guest holds a validated level-1 map and is ready for tick 0.
     SetupAck,
     /// The answer to [`HostMessage::Ping`].
@@ -529,14 +510,14 @@ mod tests {
         assert_eq!(v["index"], 0);
         assert_eq!(HostMessage::from_json(&c.to_json().unwrap()).unwrap(), c);
 
-        let h = GuestMessage::GuestHello {
+        let h = GuestMessage::GuestHello(GuestHello {
             build_version: "b".into(),
             protocol_version: 1,
             display_name: "".into(),
             features: vec![],
             resume: None,
             spectate: false,
-        };
+        });
         let v = serde_json::to_value(&h).unwrap();
         assert_eq!(v["type"], "guest-hello");
         assert_eq!(v["displayName"], "");
@@ -708,7 +689,7 @@ mod tests {
         #[test]
         fn guest_messages_round_trip(tick in any::<u32>(), epoch in any::<u32>(), hash in any::<u64>(), name in ".{0,20}") {
             let msgs = vec![
-                GuestMessage::GuestHello { build_version: name.clone(), protocol_version: epoch, display_name: name.clone(), features: vec![name.clone()], resume: (tick % 2 == 0).then(|| name.clone()), spectate: tick % 3 == 0 },
+                GuestMessage::GuestHello(GuestHello { build_version: name.clone(), protocol_version: epoch, display_name: name.clone(), features: vec![name.clone()], resume: (tick % 2 == 0).then(|| name.clone()), spectate: tick % 3 == 0 }),
                 GuestMessage::SetupAck,
                 GuestMessage::Pong { id: tick },
                 GuestMessage::LevelTransitionAck { level_epoch: epoch },
