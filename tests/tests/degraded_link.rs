@@ -13,13 +13,11 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::netns::{DegradedLink, Impairment, LinkKind};
 use common::{
-    Children, HOST_LOG, Lobby, capture_stderr, count_log, host_cmd, join_cmd, lines_of, next_line,
-    outputs_of, session_code, start_lobby, successful_report, wait_log,
+    Children, Lobby, daemon, join_cmd, next_line, outputs_of, start_lobby, successful_report,
 };
 
 /// The degraded link: 75 ms each way, 10 ms jitter, 2% loss.
@@ -66,17 +64,11 @@ fn a_session_over_a_slow_lossy_link_completes_without_persistent_desyncs() {
         "TCP handshake across the link took {handshake:?}, expected about {round_trip:?}"
     );
 
-    let mut host = host_cmd(&host_site, &url, &["--bots", "1", "--start-when", "2"])
-        .args(["--levels", "1", "--sessions", "1"])
-        .env("RUST_LOG", HOST_LOG)
-        .env("NO_COLOR", "1")
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let host_log = capture_stderr(&mut host, "host");
-    children.push(host);
-    let code = session_code(&host_lines);
+    let host = daemon::host(&host_site, &url)
+        .args(["--bots", "1"])
+        .one_level(2)
+        .spawn(&mut children);
+    let code = host.session_code();
 
     // The guests reach the lobby, and then the daemon, across the link.
     let guests = [
@@ -98,7 +90,7 @@ fn a_session_over_a_slow_lossy_link_completes_without_persistent_desyncs() {
         "the guests",
     );
     // The daemon's report: each guest's round trip as the host measured it.
-    let report = next_line(&host_lines, Duration::from_secs(30), "the session report");
+    let report = next_line(&host.lines, Duration::from_secs(30), "the session report");
     eprintln!("the daemon's session report: {report}");
     for (i, e) in outs.iter().enumerate() {
         let what = format!("guest {}", i + 1);
@@ -143,12 +135,14 @@ fn a_session_over_a_slow_lossy_link_completes_without_persistent_desyncs() {
     }
 
     // The daemon's own account of the session.
-    let (_, over) = wait_log(&host_log, Duration::from_secs(30), "session over", |l| {
-        l.contains("session over") && l.contains(&code)
-    });
+    let (_, over) = host
+        .log
+        .wait_for(Duration::from_secs(30), "session over", |l| {
+            l.contains("session over") && l.contains(&code)
+        });
     assert!(over.contains("Some(Completed)"), "{over}");
     assert!(over.contains("joined=2"), "{over}");
-    let host_desyncs = count_log(&host_log, |l| l.contains("desync: guest hash differs"));
+    let host_desyncs = host.log.count(|l| l.contains("desync: guest hash differs"));
     eprintln!("the daemon logged {host_desyncs} hash mismatches: {over}");
 
     // The link really was degraded.

@@ -12,38 +12,14 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::binaries::binaries;
+use common::daemon::{self, replay_file};
 use common::{
-    Children, HOST_LOG, Lobby, LogLines, Site, capture_stderr, host_cmd, http_get, join_cmd,
-    lines_of, listed, next_line, outputs_of, session_code, start_lobby, successful_report,
-    wait_log,
+    Children, Lobby, Site, http_get, join_cmd, listed, next_line, outputs_of, start_lobby,
+    successful_report, wait_until,
 };
 use protocol::peer::HostMessage;
-
-/// `host-daemon host` with one bot, one level, one session, starting with
-/// the first guest (plus `extra` flags): its stdout lines and its log.
-fn one_level_host(
-    children: &mut Children,
-    here: &Site,
-    url: &str,
-    extra: &[&str],
-) -> (std::sync::mpsc::Receiver<String>, LogLines) {
-    let mut host = host_cmd(here, url, &["--bots", "1"])
-        .args(["--start-when", "1", "--levels", "1", "--sessions", "1"])
-        .args(extra)
-        .env("RUST_LOG", HOST_LOG)
-        .env("NO_COLOR", "1")
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let lines = lines_of(&mut host);
-    let log = capture_stderr(&mut host, "host");
-    children.0.push(host);
-    (lines, log)
-}
 
 /// A normal end of a one-level run for a bot: the level completed, or
 /// every player died.
@@ -64,19 +40,22 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
     let mut children = Children::default();
     let here = Site::loopback();
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
-    let record_dir = records.path().to_str().expect("a UTF-8 path").to_owned();
-    let (host_lines, host_log) =
-        one_level_host(&mut children, &here, &url, &["--record", &record_dir]);
-    let code = session_code(&host_lines);
+    let host = daemon::host(&here, &url)
+        .args(["--bots", "1"])
+        .one_level(1)
+        .record(records.path())
+        .spawn(&mut children);
+    let code = host.session_code();
 
     let first = children.push(
         join_cmd(&here, &url, &code, "early")
             .spawn()
             .expect("spawn the first join"),
     );
-    wait_log(&host_log, Duration::from_secs(60), "early connected", |l| {
-        l.contains("guest connected") && l.contains("name=early")
-    });
+    host.log
+        .wait_for(Duration::from_secs(60), "early connected", |l| {
+            l.contains("guest connected") && l.contains("name=early")
+        });
     // The level runs for ten seconds: real processes on a real clock, so
     // the wait is real time. The started session, with seats free, stays
     // listed.
@@ -103,9 +82,11 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
             .spawn()
             .expect("spawn the spectator"),
     );
-    let (_, entered) = wait_log(&host_log, Duration::from_secs(60), "the roster add", |l| {
-        l.contains("late joiner entered the level")
-    });
+    let (_, entered) = host
+        .log
+        .wait_for(Duration::from_secs(60), "the roster add", |l| {
+            l.contains("late joiner entered the level")
+        });
     let tick: u64 = entered
         .split("tick=")
         .nth(1)
@@ -134,7 +115,7 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
     assert!(tj + tick <= te + 5 && tj + 100 < te, "ticks {te} and {tj}");
 
     // The daemon's report: both guests reported hashes, none differed.
-    let line = next_line(&host_lines, Duration::from_secs(30), "the session report");
+    let line = next_line(&host.lines, Duration::from_secs(30), "the session report");
     let report: serde_json::Value = serde_json::from_str(&line).expect("a JSON report line");
     assert_eq!(report["type"], "session-report", "{line}");
     let guests: Vec<&serde_json::Value> = report["players"]
@@ -191,16 +172,8 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
         })
         .collect();
     assert_eq!(adds, vec![tick], "the replay's roster adds");
-    let out = Command::new(&binaries().host_daemon)
-        .arg("replay")
-        .arg(&file)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run host-daemon replay");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "replay: {stdout}");
-    let replayed: serde_json::Value =
-        serde_json::from_str(stdout.lines().next().unwrap_or_default()).expect("a JSON line");
+    let (ok, replayed) = replay_file(&file);
+    assert!(ok, "replay: {replayed}");
     assert_eq!(replayed["matches"], true, "{replayed}");
 }
 
@@ -214,8 +187,12 @@ fn a_killed_guest_restarted_with_its_resume_file_comes_back_as_the_same_player()
     let mut children = Children::default();
     let here = Site::loopback();
     let Lobby { url, .. } = start_lobby(&mut children, db.path(), &here);
-    let (host_lines, host_log) = one_level_host(&mut children, &here, &url, &[]);
-    let code = session_code(&host_lines);
+    let host = daemon::host(&here, &url)
+        .args(["--bots", "1"])
+        .one_level(1)
+        .metrics()
+        .spawn(&mut children);
+    let code = host.session_code();
     let resume = files.path().join("resume");
     let resume_arg = resume.to_str().expect("a UTF-8 path").to_owned();
 
@@ -225,16 +202,12 @@ fn a_killed_guest_restarted_with_its_resume_file_comes_back_as_the_same_player()
             .spawn()
             .expect("spawn the guest"),
     );
-    // Admitted: the token is on disk. Let the level run a few seconds.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::fs::read_to_string(&resume).map_or(true, |t| t.trim().is_empty()) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no resume file within 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_secs(5));
+    // Admitted: the token is on disk. Let the level run a few seconds
+    // (150 ticks at 30 Hz).
+    wait_until(Duration::from_secs(60), "the resume file", || {
+        std::fs::read_to_string(&resume).is_ok_and(|t| !t.trim().is_empty())
+    });
+    host.wait_ticks(150, Duration::from_secs(60));
     children.0[first].kill().expect("SIGKILL the guest");
     let _ = children.0[first].wait();
 
@@ -244,9 +217,11 @@ fn a_killed_guest_restarted_with_its_resume_file_comes_back_as_the_same_player()
             .spawn()
             .expect("spawn the guest again"),
     );
-    let (_, resumed) = wait_log(&host_log, Duration::from_secs(60), "the rejoin", |l| {
-        l.contains("player resumed on a fresh connection")
-    });
+    let (_, resumed) = host
+        .log
+        .wait_for(Duration::from_secs(60), "the rejoin", |l| {
+            l.contains("player resumed on a fresh connection")
+        });
     assert!(resumed.contains("player=guest-1"), "{resumed}");
 
     let outs = outputs_of(
@@ -260,7 +235,7 @@ fn a_killed_guest_restarted_with_its_resume_file_comes_back_as_the_same_player()
     assert_eq!(report["playerId"], "guest-1", "{report}");
     assert_eq!(report["resumed"], true, "{report}");
 
-    let line = next_line(&host_lines, Duration::from_secs(30), "the session report");
+    let line = next_line(&host.lines, Duration::from_secs(30), "the session report");
     let host_report: serde_json::Value = serde_json::from_str(&line).expect("a JSON report line");
     let guests: Vec<&serde_json::Value> = host_report["players"]
         .as_array()
@@ -275,12 +250,10 @@ fn a_killed_guest_restarted_with_its_resume_file_comes_back_as_the_same_player()
         report["finalWorldHash"], host_report["finalWorldHash"],
         "{line}"
     );
-    assert!(
-        !host_log
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|(_, l)| l.contains("player removed from the roster")),
+    assert_eq!(
+        host.log
+            .count(|l| l.contains("player removed from the roster")),
+        0,
         "the player was removed"
     );
 }

@@ -8,13 +8,9 @@
 
 mod common;
 
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{
-    Children, HOST_LOG, Lobby, Site, capture_stderr, host_cmd, http_get, join_cmd, lines_of,
-    session_code, start_lobby, wait_log,
-};
+use common::{Children, Lobby, Site, daemon, http_get, join_cmd, start_lobby, wait_until_every};
 
 /// The session's `players` as a joiner reads it.
 fn players(addr: &str, code: &str) -> u64 {
@@ -31,16 +27,8 @@ fn the_lobby_counts_a_joiner_within_a_second_of_its_admission() {
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
     // Two guests start it: after the first the session waits in its lobby
     // with a round open.
-    let mut host = host_cmd(&here, &url, &[])
-        .args(["--start-when", "2", "--levels", "1", "--sessions", "1"])
-        .env("RUST_LOG", HOST_LOG)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let host_log = capture_stderr(&mut host, "host");
-    children.push(host);
-    let code = session_code(&host_lines);
+    let host = daemon::host(&here, &url).one_level(2).spawn(&mut children);
+    let code = host.session_code();
     let before = players(&addr, &code);
 
     children.push(
@@ -48,25 +36,23 @@ fn the_lobby_counts_a_joiner_within_a_second_of_its_admission() {
             .spawn()
             .expect("spawn join"),
     );
-    let (connected, _) = wait_log(
-        &host_log,
-        Duration::from_secs(30),
-        "the joiner connecting",
-        |l| l.contains("guest connected"),
+    let (connected, _) = host
+        .log
+        .wait_for(Duration::from_secs(30), "the joiner connecting", |l| {
+            l.contains("guest connected")
+        });
+    // Polled finely, bounded: the admission (the hello) follows the
+    // connection within milliseconds, the lobby update within one round
+    // trip.
+    let counted = wait_until_every(
+        Duration::from_millis(20),
+        Duration::from_secs(10).saturating_sub(connected.elapsed()),
+        &format!(
+            "players {} (from {before}) after the joiner connected",
+            before + 1
+        ),
+        || players(&addr, &code) == before + 1,
     );
-    // Polled, bounded: the admission (the hello) follows the connection
-    // within milliseconds, the lobby update within one round trip.
-    let deadline = connected + Duration::from_secs(10);
-    let counted = loop {
-        if players(&addr, &code) == before + 1 {
-            break Instant::now();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "players still {before} 10 s after the joiner connected"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
     eprintln!(
         "players {before} -> {} {:?} after the joiner connected",
         before + 1,

@@ -8,10 +8,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{
-    Children, Lobby, Site, admin_request, count_log, http_request, session_code, spawn_logged_host,
-    start_lobby_with, wait_log,
-};
+use common::daemon::{self, DAEMON_NAME};
+use common::{Children, Lobby, Site, admin_request, http_request, start_lobby_with};
 
 const TOKEN: &str = "e2e-moderator-token-0123456789";
 
@@ -29,13 +27,8 @@ fn a_session_a_moderator_ends_is_not_published_again_by_its_daemon() {
         &here,
         &["--admin-token-file", &token_arg],
     );
-    let host = spawn_logged_host(
-        &mut children,
-        &here,
-        &url,
-        &["--start-when", "2", "--levels", "1", "--sessions", "1"],
-    );
-    let code = session_code(&host.lines);
+    let host = daemon::host(&here, &url).one_level(2).spawn(&mut children);
+    let code = host.session_code();
     // Its round is open: the daemon long-polls for an answer.
     let (status, _) = http_request(&addr, "GET", &format!("/session/{code}"), None);
     assert_eq!(status, 200);
@@ -48,8 +41,7 @@ fn a_session_a_moderator_ends_is_not_published_again_by_its_daemon() {
         Some(r#"{"reason":"e2e"}"#),
     );
     assert_eq!(status, 204, "{body}");
-    wait_log(
-        &host.log,
+    host.log.wait_for(
         Duration::from_secs(30),
         "the daemon hearing the moderator",
         |l| l.contains("a moderator of the lobby ended this session"),
@@ -60,8 +52,10 @@ fn a_session_a_moderator_ends_is_not_published_again_by_its_daemon() {
     // A few seconds on: no retries of that session (each would log again or
     // warn of a failed publish), and the lobby lists nothing of it.
     std::thread::sleep(Duration::from_secs(3));
-    let moderated = count_log(&host.log, |l| l.contains("a moderator of the lobby ended"));
-    let retried = count_log(&host.log, |l| l.contains("publishing a round failed"));
+    let moderated = host
+        .log
+        .count(|l| l.contains("a moderator of the lobby ended"));
+    let retried = host.log.count(|l| l.contains("publishing a round failed"));
     assert_eq!((moderated, retried), (1, 0));
     let (_, audit) = admin_request(&addr, TOKEN, "GET", "/admin/audit", None);
     assert!(audit.contains(&format!("\"target\":\"{code}\"")), "{audit}");
@@ -73,8 +67,7 @@ fn a_session_a_moderator_ends_is_not_published_again_by_its_daemon() {
 fn a_daemon_whose_name_the_lobby_refuses_publishes_a_neutral_one() {
     let db = tempfile::tempdir().expect("tempdir");
     let words = db.path().join("words");
-    // `host_cmd` names the daemon `e2e`.
-    std::fs::write(&words, "e2e\n").expect("word list");
+    std::fs::write(&words, format!("{DAEMON_NAME}\n")).expect("word list");
     let mut children = Children::default();
     let here = Site::loopback();
     let words_arg = words.display().to_string();
@@ -84,19 +77,13 @@ fn a_daemon_whose_name_the_lobby_refuses_publishes_a_neutral_one() {
         &here,
         &["--word-list-file", &words_arg],
     );
-    let host = spawn_logged_host(
-        &mut children,
-        &here,
-        &url,
-        &["--levels", "1", "--sessions", "1"],
-    );
-    let code = session_code(&host.lines);
+    let host = daemon::host(&here, &url).one_level(1).spawn(&mut children);
+    let code = host.session_code();
     let (status, body) = http_request(&addr, "GET", &format!("/session/{code}"), None);
     assert_eq!(status, 200, "{body}");
     let view: serde_json::Value = serde_json::from_str(&body).expect("JSON");
     assert_eq!(view["name"], "campfire session");
-    wait_log(
-        &host.log,
+    host.log.wait_for(
         Duration::from_secs(5),
         "the daemon saying its name was refused",
         |l| l.contains("refuses this session's name"),

@@ -9,22 +9,12 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{
-    Children, Site, binaries, http_get, lines_of, metrics_address, next_line, start_lobby,
-};
+use common::{Children, Site, daemon, lines_of, next_line, start_lobby, wait_until};
 
 const SESSIONS: usize = 5;
 const PER_SESSION: usize = 4;
-
-/// One unlabelled series' value from the daemon's metrics.
-fn metric(addr: &str, name: &str) -> f64 {
-    let text = http_get(addr, "/metrics");
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or_else(|| panic!("{name} missing from:\n{text}"))
-}
 
 /// The UDP sockets `ss` lists for process `pid`.
 fn udp_sockets_of(pid: u32) -> Vec<String> {
@@ -48,41 +38,24 @@ fn twenty_guests_share_the_daemons_one_udp_socket() {
     let here = Site::loopback();
     let url = start_lobby(&mut children, db.path(), &here).url;
 
-    let mut host = here
-        .command(&binaries().host_daemon)
+    let sessions = SESSIONS.to_string();
+    let host = daemon::host(&here, &url)
+        .name("one socket")
+        .args(["--bots", "0", "--max-players", "5", "--start-when", "4"])
         .args([
-            "host",
-            "--server",
-            &url,
-            "--name",
-            "one socket",
-            "--bots",
-            "0",
+            "--levels",
+            "1",
+            "--max-ticks",
+            "900",
+            "--sessions",
+            &sessions,
         ])
-        .args(["--max-players", "5", "--start-when", "4", "--levels", "1"])
-        .args(["--max-ticks", "900", "--sessions"])
-        .arg(SESSIONS.to_string())
-        .args(["--metrics-listen", "127.0.0.1:0", "--bind-ip", "127.0.0.1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let pid = host.id();
-    let host_lines = lines_of(&mut host);
-    let metrics_addr = metrics_address(&mut host);
-    children.push(host);
-    let codes: Vec<String> = (0..SESSIONS)
-        .map(|_| {
-            let line = next_line(&host_lines, Duration::from_secs(30), "a session line");
-            line.strip_prefix("session ")
-                .expect("session CODE")
-                .to_owned()
-        })
-        .collect();
+        .metrics()
+        .quiet()
+        .spawn(&mut children);
+    let codes = host.session_codes(SESSIONS);
 
-    let mut swarm = here
-        .command(&binaries().host_daemon)
+    let mut swarm = daemon::host_daemon(&here)
         .args(["swarm", "--server", &url, "--per-session"])
         .arg(PER_SESSION.to_string())
         .args(["--seconds", "240", "--bind-ip", "127.0.0.1"])
@@ -97,12 +70,10 @@ fn twenty_guests_share_the_daemons_one_udp_socket() {
 
     // Every guest admitted and every session running.
     let guests = (SESSIONS * PER_SESSION) as f64;
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while metric(&metrics_addr, "campfire_daemon_guests") < guests {
-        assert!(Instant::now() < deadline, "not every guest got in");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let sockets = udp_sockets_of(pid);
+    wait_until(Duration::from_secs(120), "every guest in", || {
+        host.metric("campfire_daemon_guests") >= guests
+    });
+    let sockets = udp_sockets_of(host.pid);
     assert_eq!(
         sockets.len(),
         1,
@@ -110,14 +81,11 @@ fn twenty_guests_share_the_daemons_one_udp_socket() {
         sockets.join("\n")
     );
     // The connection count is sampled once a second.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while metric(&metrics_addr, "campfire_daemon_webrtc_connections") < guests {
-        assert!(
-            Instant::now() < deadline,
-            "the socket does not carry every guest"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_until(
+        Duration::from_secs(10),
+        "the socket carrying every guest",
+        || host.metric("campfire_daemon_webrtc_connections") >= guests,
+    );
 
     // The sessions end at their tick limit; the swarm reports.
     let line = next_line(&swarm_lines, Duration::from_secs(120), "the swarm's report");

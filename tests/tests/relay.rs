@@ -13,55 +13,29 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::Duration;
 
-use common::binaries::binaries;
+use common::daemon::{self, replay_file};
 use common::{
-    Children, HOST_LOG, Lobby, Site, capture_stderr, join_cmd, lines_of, listed, next_line,
-    outputs_of, session_code, start_lobby, successful_report, wait_log,
+    Children, Lobby, Site, join_cmd, listed, next_line, outputs_of, start_lobby, successful_report,
 };
 
 #[test]
 fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
     let db = tempfile::tempdir().expect("tempdir");
     let records = tempfile::tempdir().expect("tempdir");
-    let record_dir = records.path().to_str().expect("a UTF-8 path").to_owned();
     let mut children = Children::default();
     let here = Site::loopback();
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
-    let mut relay = here
-        .command(&binaries().host_daemon)
-        .args([
-            "relay",
-            "--server",
-            &url,
-            "--name",
-            "e2e relay",
-            "--bind-ip",
-        ])
-        .arg(here.ip.to_string())
-        .args(["--start-when", "3", "--levels", "1", "--sessions", "1"])
-        .args(["--record", &record_dir])
-        .args([
-            "--seed",
-            "11",
-            "--difficulty",
-            "easy",
-            "--snapshot-every",
-            "300",
-        ])
-        .env("RUST_LOG", HOST_LOG)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon relay");
-    let relay_lines = lines_of(&mut relay);
-    let log = capture_stderr(&mut relay, "relay");
-    children.push(relay);
-    let code = session_code(&relay_lines);
+    let relay = daemon::relay(&here, &url)
+        .name("e2e relay")
+        .one_level(3)
+        .record(records.path())
+        .args(["--seed", "11", "--difficulty", "easy"])
+        .args(["--snapshot-every", "300"])
+        .spawn(&mut children);
+    let log = &relay.log;
+    let code = relay.session_code();
     let entry: serde_json::Value =
         serde_json::from_str(&common::http_get(&addr, &format!("/session/{code}")))
             .expect("session JSON");
@@ -73,7 +47,7 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
             .spawn()
             .expect("spawn"),
     );
-    wait_log(&log, Duration::from_secs(60), "the first admission", |l| {
+    log.wait_for(Duration::from_secs(60), "the first admission", |l| {
         l.contains("guest admitted") && l.contains("player-1")
     });
     let mut players = Vec::new();
@@ -95,25 +69,22 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
     players.push(children.push(third()));
     // "second" and "third" race to connect: which of them is player-2 is
     // read off the relay's log.
-    let (_, admitted) = wait_log(
-        &log,
-        Duration::from_secs(60),
-        "the third's admission",
-        |l| l.contains("guest admitted") && l.contains("name=\"third\""),
-    );
+    let (_, admitted) = log.wait_for(Duration::from_secs(60), "the third's admission", |l| {
+        l.contains("guest admitted") && l.contains("name=\"third\"")
+    });
     let third_player = admitted
         .split_whitespace()
         .find_map(|w| w.strip_prefix("player="))
         .expect("the admission names the player")
         .to_owned();
-    wait_log(&log, Duration::from_secs(60), "the level start", |l| {
+    log.wait_for(Duration::from_secs(60), "the level start", |l| {
         l.contains("level started")
     });
-    wait_log(&log, Duration::from_secs(60), "the first authority", |l| {
+    log.wait_for(Duration::from_secs(60), "the first authority", |l| {
         l.contains("authority") && l.contains("player-1")
     });
     // The snapshot of tick 300 (10 s in) verified: the log is anchored.
-    wait_log(&log, Duration::from_secs(60), "a verified snapshot", |l| {
+    log.wait_for(Duration::from_secs(60), "a verified snapshot", |l| {
         l.contains("snapshot verified") && l.contains("tick=300")
     });
     assert!(
@@ -124,23 +95,21 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
     children.0[first]
         .kill()
         .expect("kill the authority's process");
-    wait_log(&log, Duration::from_secs(60), "the handover", |l| {
+    log.wait_for(Duration::from_secs(60), "the handover", |l| {
         l.contains("authority") && l.contains("player-2")
     });
     let late = children.push(join_cmd(&here, &url, &code, "late").spawn().expect("spawn"));
-    let (_, entered) = wait_log(
-        &log,
-        Duration::from_secs(60),
-        "the late joiner's entry",
-        |l| l.contains("player entered the level"),
-    );
+    let (_, entered) = log.wait_for(Duration::from_secs(60), "the late joiner's entry", |l| {
+        l.contains("player entered the level")
+    });
     players.push(late);
     // The third bot's process dies too; restarted with its resume file
     // within the grace, it is the same player again.
     children.0[players[1]].kill().expect("kill the third bot");
+    // Away for real time on purpose (the grace is 10 s), not a wait.
     std::thread::sleep(Duration::from_secs(2));
     players[1] = children.push(third());
-    wait_log(&log, Duration::from_secs(60), "the rejoin", |l| {
+    log.wait_for(Duration::from_secs(60), "the rejoin", |l| {
         l.contains("guest admitted")
             && l.contains(&format!("player={third_player} "))
             && l.contains("slot=4")
@@ -188,7 +157,7 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
     );
     assert!(entered.contains("player-4"), "{entered}");
 
-    let line = next_line(&relay_lines, Duration::from_secs(30), "the relay report");
+    let line = next_line(&relay.lines, Duration::from_secs(30), "the relay report");
     let report: serde_json::Value = serde_json::from_str(&line).expect("a JSON report line");
     assert_eq!(report["type"], "relay-report", "{line}");
     assert_eq!(report["end"], "completed", "{line}");
@@ -209,17 +178,10 @@ fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
     // The recorded level, with its roster add and removal, replays to the
     // final world every bot reached.
     let file = records.path().join(format!("{code}-level-1.replay"));
-    let out = std::process::Command::new(&binaries().host_daemon)
-        .arg("replay")
-        .arg(&file)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run host-daemon replay");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let replay: serde_json::Value = serde_json::from_str(stdout.trim()).expect("a JSON line");
-    assert_eq!(replay["matches"], true, "{stdout}");
+    let (_, replay) = replay_file(&file);
+    assert_eq!(replay["matches"], true, "{replay}");
     assert_eq!(
         replay["finalWorldHash"], reports[0]["finalWorldHash"],
-        "{stdout}"
+        "{replay}"
     );
 }

@@ -8,35 +8,12 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::binaries::binaries;
+use common::daemon::{self, replay_file};
 use common::{
-    Children, Lobby, Site, host_cmd, join_cmd, lines_of, outputs_of, session_code, start_lobby,
-    successful_report,
+    Children, Lobby, Site, join_cmd, outputs_of, start_lobby, successful_report, wait_until,
 };
-
-/// `host-daemon replay FILE`: its exit success and its JSON line.
-fn replay(file: &std::path::Path) -> (bool, serde_json::Value) {
-    let out = Command::new(&binaries().host_daemon)
-        .arg("replay")
-        .arg(file)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run host-daemon replay");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().next().unwrap_or_else(|| {
-        panic!(
-            "replay printed nothing; stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (
-        out.status.success(),
-        serde_json::from_str(line).expect("a JSON line"),
-    )
-}
 
 #[test]
 fn a_recorded_level_replays_to_the_recorded_final_hash() {
@@ -45,15 +22,12 @@ fn a_recorded_level_replays_to_the_recorded_final_hash() {
     let mut children = Children::default();
     let here = Site::loopback();
     let Lobby { url, .. } = start_lobby(&mut children, db.path(), &here);
-    let record_dir = records.path().to_str().expect("a UTF-8 path").to_owned();
-    let mut host = host_cmd(&here, &url, &["--bots", "1", "--record", &record_dir])
-        .args(["--start-when", "1", "--levels", "1", "--sessions", "1"])
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    children.0.push(host);
-    let code = session_code(&host_lines);
+    let host = daemon::host(&here, &url)
+        .args(["--bots", "1"])
+        .record(records.path())
+        .one_level(1)
+        .spawn(&mut children);
+    let code = host.session_code();
     let joiner = children.push(
         join_cmd(&here, &url, &code, "Ada")
             .spawn()
@@ -71,24 +45,15 @@ fn a_recorded_level_replays_to_the_recorded_final_hash() {
     // The level's file is complete once the session ended: its last line
     // is the end record.
     let file = records.path().join(format!("{code}-level-1.replay"));
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let text = loop {
-        let text = std::fs::read_to_string(&file).unwrap_or_default();
-        if text
-            .lines()
+    let mut text = String::new();
+    let what = format!("{}'s end record", file.display());
+    wait_until(Duration::from_secs(15), &what, || {
+        text = std::fs::read_to_string(&file).unwrap_or_default();
+        text.lines()
             .last()
             .is_some_and(|l| l.starts_with("{\"end\""))
-        {
-            break text;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} never got its end record",
-            file.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let (ok, line) = replay(&file);
+    });
+    let (ok, line) = replay_file(&file);
     assert!(ok, "{line}");
     assert_eq!(line["matches"], true, "{line}");
     assert_eq!(line["levelEpoch"], 1);
@@ -107,7 +72,7 @@ fn a_recorded_level_replays_to_the_recorded_final_hash() {
         .to_owned();
     let tampered = records.path().join("tampered.replay");
     std::fs::write(&tampered, text.replace(&recorded, "0123456789abcdef")).expect("write");
-    let (ok, line) = replay(&tampered);
+    let (ok, line) = replay_file(&tampered);
     assert!(!ok, "a mismatch exits non-zero: {line}");
     assert_eq!(line["matches"], false, "{line}");
 }

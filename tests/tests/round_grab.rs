@@ -13,14 +13,14 @@
 
 mod common;
 
-use std::process::Stdio;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
+use common::daemon::{self, Daemon};
 use common::{
-    Children, HOST_LOG, Lobby, Site, capture_stderr, host_cmd, http_request_from, join_cmd,
-    lines_of, outputs_of, session_code, start_lobby, successful_report, wait_log,
+    Children, Lobby, Site, http_request_from, join_cmd, outputs_of, start_lobby, successful_report,
+    wait_until,
 };
 
 /// Where the grabber's requests come from.
@@ -92,55 +92,37 @@ fn a_round_grabbed_with_an_answer_that_never_connects_reopens_at_once() {
     let here = Site::loopback();
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
 
-    // A connect timeout long enough that waiting it out would be obvious.
-    let mut host = host_cmd(&here, &url, &["--connect-timeout", "20"])
-        .args(["--start-when", "1", "--levels", "1", "--sessions", "1"])
-        .env("RUST_LOG", HOST_LOG)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let host_log = capture_stderr(&mut host, "host");
-    children.0.push(host);
-    let code = session_code(&host_lines);
+    let host = patient_host(&here, &url, 1, &mut children);
+    let code = host.session_code();
 
     // The stranger reads the open round and grabs it.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let (round, offer) = loop {
-        if let Some(open) = open_round(&addr, &code) {
-            break open;
-        }
-        assert!(Instant::now() < deadline, "no round opened within 30 s");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let mut open = None;
+    wait_until(Duration::from_secs(30), "an open round", || {
+        open = open_round(&addr, &code);
+        open.is_some()
+    });
+    let (round, offer) = open.expect("an open round");
     let status = grab(&addr, &code, round, &offer);
     assert_eq!(status, 201, "the junk answer wins the round");
     let grabbed = Instant::now();
 
     // The next round opens while the junk connection is still in flight.
-    let reopened = loop {
-        if open_round(&addr, &code).is_some_and(|(r, _)| r > round) {
-            break Instant::now();
-        }
-        assert!(
-            grabbed.elapsed() < Duration::from_secs(30),
-            "no new round within 30 s of the grab"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let reopened = wait_until(
+        Duration::from_secs(30),
+        "a new round after the grab",
+        || open_round(&addr, &code).is_some_and(|(r, _)| r > round),
+    );
     // The real joiner takes the new round and plays the level through.
-    children.0.push(
+    let joiner = children.push(
         join_cmd(&here, &url, &code, "real")
             .spawn()
             .expect("spawn join"),
     );
-    let joiner = children.0.len() - 1;
-    let (failed, line) = wait_log(
-        &host_log,
-        Duration::from_secs(60),
-        "junk join failing",
-        |l| l.contains("a joiner's connection failed") || l.contains("dropped a join"),
-    );
+    let (failed, line) = host
+        .log
+        .wait_for(Duration::from_secs(60), "junk join failing", |l| {
+            l.contains("a joiner's connection failed") || l.contains("dropped a join")
+        });
     assert!(
         reopened < failed,
         "the daemon waited for the junk connection ({line}) before reopening"
@@ -161,14 +143,24 @@ fn a_round_grabbed_with_an_answer_that_never_connects_reopens_at_once() {
     assert_eq!(report["desyncs"], 0, "{report}");
 }
 
+/// `host-daemon host` with one one-level session starting with
+/// `start_when` players, and a connect timeout long enough that waiting it
+/// out would be obvious.
+fn patient_host(here: &Site, url: &str, start_when: usize, children: &mut Children) -> Daemon {
+    daemon::host(here, url)
+        .args(["--connect-timeout", "20"])
+        .one_level(start_when)
+        .spawn(children)
+}
+
 /// Grabs every round of `code` the moment it opens (polling every
 /// `poll_every`) with an answer that never connects, until `stop`,
-/// `max_grabs` rounds or `within`; counts them in `grabbed`; the instants
+/// `max_grabs` rounds or `within`; tells `grabbed` of each; the instants
 /// of the grabs.
 fn grab_every_round(
     addr: &str,
     code: &str,
-    (stop, grabbed): (&AtomicBool, &AtomicUsize),
+    (stop, grabbed): (&AtomicBool, &mpsc::Sender<()>),
     (max_grabs, poll_every): (usize, Duration),
     within: Duration,
 ) -> Vec<Instant> {
@@ -182,9 +174,10 @@ fn grab_every_round(
             last = Some(round);
             if grab(addr, code, round, &offer) == 201 {
                 grabs.push(Instant::now());
-                grabbed.fetch_add(1, Ordering::SeqCst);
+                let _ = grabbed.send(());
             }
         }
+        // The grabber's own pace: it is the load under test.
         std::thread::sleep(poll_every);
     }
     grabs
@@ -198,45 +191,31 @@ struct Grabbed {
     here: Site,
     url: String,
     code: String,
-    host_log: common::LogLines,
+    host: Daemon,
     stop: Arc<AtomicBool>,
-    grabbed: Arc<AtomicUsize>,
+    /// One message per round grabbed.
+    grabbed: mpsc::Receiver<()>,
     grabber: std::thread::JoinHandle<Vec<Instant>>,
 }
 
 /// Starts the lobby, the daemon and the grabber.
-fn grabbed_session(start_when: &str, (max_grabs, poll_every): (usize, Duration)) -> Grabbed {
+fn grabbed_session(start_when: usize, (max_grabs, poll_every): (usize, Duration)) -> Grabbed {
     let db = tempfile::tempdir().expect("tempdir");
     let mut children = Children::default();
     let here = Site::loopback();
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
-    let mut host = host_cmd(&here, &url, &["--connect-timeout", "20"])
-        .args([
-            "--start-when",
-            start_when,
-            "--levels",
-            "1",
-            "--sessions",
-            "1",
-        ])
-        .env("RUST_LOG", HOST_LOG)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let host_log = capture_stderr(&mut host, "host");
-    children.0.push(host);
-    let code = session_code(&host_lines);
+    let host = patient_host(&here, &url, start_when, &mut children);
+    let code = host.session_code();
     let stop = Arc::new(AtomicBool::new(false));
-    let grabbed = Arc::new(AtomicUsize::new(0));
+    let (tell, grabbed) = mpsc::channel();
     let grabber = {
         let (addr, code) = (addr.clone(), code.clone());
-        let (stop, grabbed) = (stop.clone(), grabbed.clone());
+        let stop = stop.clone();
         std::thread::spawn(move || {
             grab_every_round(
                 &addr,
                 &code,
-                (&stop, &grabbed),
+                (&stop, &tell),
                 (max_grabs, poll_every),
                 Duration::from_secs(90),
             )
@@ -248,7 +227,7 @@ fn grabbed_session(start_when: &str, (max_grabs, poll_every): (usize, Duration))
         here,
         url,
         code,
-        host_log,
+        host,
         stop,
         grabbed,
         grabber,
@@ -273,34 +252,31 @@ fn a_grabber_answering_every_round_does_not_lock_the_session() {
         here,
         url,
         code,
-        host_log,
+        host,
         stop,
         grabbed,
         grabber,
-    } = grabbed_session("1", (24, Duration::from_millis(5)));
+    } = grabbed_session(1, (24, Duration::from_millis(5)));
     // The real joiner comes once four rounds are grabbed: under the old
     // policy every join slot was then taken for 20 s.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while grabbed.load(Ordering::SeqCst) < 4 {
-        assert!(
-            Instant::now() < deadline,
-            "the grabber took no 4 rounds in 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(10));
+    for _ in 0..4 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        grabbed
+            .recv_timeout(left)
+            .expect("the grabber took 4 rounds in 30 s");
     }
     let joined_at = Instant::now();
-    children.0.push(
+    let joiner = children.push(
         join_cmd(&here, &url, &code, "real")
             .spawn()
             .expect("spawn join"),
     );
-    let joiner = children.0.len() - 1;
-    let (connected, _) = wait_log(
-        &host_log,
-        Duration::from_secs(60),
-        "the real joiner connecting",
-        |l| l.contains("guest connected") && l.contains("real"),
-    );
+    let (connected, _) =
+        host.log
+            .wait_for(Duration::from_secs(60), "the real joiner connecting", |l| {
+                l.contains("guest connected") && l.contains("real")
+            });
     stop.store(true, Ordering::SeqCst);
     let grabs = grabber.join().expect("the grabber thread");
     eprintln!(
@@ -338,19 +314,14 @@ fn a_fast_poller_answering_every_round_keeps_nobody_out() {
         here,
         url,
         code,
-        host_log,
+        host,
         stop,
         grabbed,
         grabber,
-    } = grabbed_session("2", (usize::MAX, Duration::from_millis(10)));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while grabbed.load(Ordering::SeqCst) == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the grabber took no round in 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    } = grabbed_session(2, (usize::MAX, Duration::from_millis(10)));
+    grabbed
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the grabber took a round in 30 s");
     let mut joiners = Vec::new();
     let mut took = Vec::new();
     for name in ["first", "second"] {
@@ -362,12 +333,11 @@ fn a_fast_poller_answering_every_round_keeps_nobody_out() {
                     .expect("spawn join"),
             ),
         );
-        let (connected, _) = wait_log(
-            &host_log,
-            Duration::from_secs(60),
-            "a real joiner connecting",
-            |l| l.contains("guest connected") && l.contains(name),
-        );
+        let (connected, _) =
+            host.log
+                .wait_for(Duration::from_secs(60), "a real joiner connecting", |l| {
+                    l.contains("guest connected") && l.contains(name)
+                });
         took.push(connected - started);
     }
     stop.store(true, Ordering::SeqCst);

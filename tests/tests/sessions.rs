@@ -13,15 +13,25 @@
 mod common;
 
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{
-    Children, HOST_LOG, Lobby, Site, capture_stderr, host_cmd, http_get, join_cmd, lines_of,
-    listed, next_line, outputs_of, report_of, session_code, start_lobby, successful_report,
-    wait_exit, wait_log, wait_unlisted,
+    Children, Lobby, Site, daemon, http_get, join_cmd, listed, next_line, outputs_of, report_of,
+    start_lobby, successful_report, wait_exit, wait_unlisted,
 };
 use protocol::tick::DISCONNECT_GRACE_MS;
+
+/// `join --bot` guests `g1` and `g2` of session `code`: their indices.
+fn two_guests(children: &mut Children, here: &Site, url: &str, code: &str) -> [usize; 2] {
+    ["g1", "g2"].map(|name| {
+        children.push(
+            join_cmd(here, url, code, name)
+                .spawn()
+                .unwrap_or_else(|e| panic!("spawn join {name}: {e}")),
+        )
+    })
+}
 
 #[test]
 fn two_bot_guests_play_two_levels_through_the_real_lobby() {
@@ -32,43 +42,28 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
 
     // The daemon: one host bot, one extra bot, starts with two guests.
-    let mut host = host_cmd(&here, &url, &["--bots", "1", "--no-late-join"])
+    let host = daemon::host(&here, &url)
+        .args(["--bots", "1", "--no-late-join"])
         .args(["--start-when", "2", "--levels", "2", "--sessions", "1"])
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    children.0.push(host);
-    let host_idx = children.0.len() - 1;
-    let code = session_code(&host_lines);
+        .spawn(&mut children);
+    let code = host.session_code();
     assert!(
         listed(&addr, &code),
         "the lobby lists {code} before the start"
     );
 
     // Two bot guests, racing for the rounds.
-    children.0.push(
-        join_cmd(&here, &url, &code, "g1")
-            .spawn()
-            .expect("spawn join 1"),
-    );
-    children.0.push(
-        join_cmd(&here, &url, &code, "g2")
-            .spawn()
-            .expect("spawn join 2"),
-    );
-    let guests = [children.0.len() - 2, children.0.len() - 1];
+    let guests = two_guests(&mut children, &here, &url, &code);
 
     // Once started, the session leaves the lobby.
     wait_unlisted(&addr, &code);
 
     // A third joiner after the start is turned away.
-    children.0.push(
+    let late_idx = children.push(
         join_cmd(&here, &url, &code, "late")
             .spawn()
             .expect("spawn join 3"),
     );
-    let late_idx = children.0.len() - 1;
     let late = outputs_of(
         &mut children,
         &[late_idx],
@@ -100,7 +95,7 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
 
     // The daemon reports the finished session on stdout: both guests sent
     // hash reports and none differed.
-    let line = next_line(&host_lines, Duration::from_secs(30), "the session report");
+    let line = next_line(&host.lines, Duration::from_secs(30), "the session report");
     let report: serde_json::Value = serde_json::from_str(&line).expect("a JSON report line");
     assert_eq!(report["type"], "session-report", "{line}");
     assert_eq!(report["endReason"], "completed", "{line}");
@@ -122,16 +117,15 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
 
     // The daemon opens a fresh session (--sessions 1), then shuts down
     // gracefully on SIGTERM: exit 0 and nothing left in the lobby.
-    let next = next_line(&host_lines, Duration::from_secs(30), "next session");
+    let next = next_line(&host.lines, Duration::from_secs(30), "next session");
     assert!(next.starts_with("session "), "{next}");
-    let pid = children.0[host_idx].id().to_string();
     let status = Command::new("kill")
-        .args(["-TERM", &pid])
+        .args(["-TERM", &host.pid.to_string()])
         .status()
         .expect("kill -TERM");
     assert!(status.success());
     let status = wait_exit(
-        &mut children.0[host_idx],
+        &mut children.0[host.idx],
         Duration::from_secs(30),
         "the daemon after SIGTERM",
     );
@@ -160,38 +154,34 @@ fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
 
     // Late join off: the session leaves the lobby at its start, which is
     // how this test sees the level running.
-    let mut host = host_cmd(&here, &url, &["--bots", "1", "--no-late-join"])
-        .args(["--start-when", "2", "--levels", "1", "--sessions", "1"])
-        .env("RUST_LOG", HOST_LOG)
-        .env("NO_COLOR", "1")
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let host_log = capture_stderr(&mut host, "host");
-    children.0.push(host);
-    let code = session_code(&host_lines);
+    let host = daemon::host(&here, &url)
+        .args(["--bots", "1", "--no-late-join"])
+        .one_level(2)
+        .metrics()
+        .spawn(&mut children);
+    let code = host.session_code();
 
-    children.0.push(
+    let a = children.push(
         join_cmd(&here, &url, &code, "ga")
             .spawn()
             .expect("spawn join A"),
     );
-    let a = children.0.len() - 1;
-    children.0.push(
+    let b = children.push(
         join_cmd(&here, &url, &code, "gb")
             .spawn()
             .expect("spawn join B"),
     );
-    let b = children.0.len() - 1;
 
-    // The level is running (the session left the lobby), for a few seconds.
+    // The level is running (the session left the lobby), for a few
+    // seconds (90 ticks at 30 Hz).
     wait_unlisted(&addr, &code);
-    std::thread::sleep(Duration::from_secs(3));
+    host.wait_ticks(90, Duration::from_secs(30));
     // A's seat: guests are seated in connection order, slot = guests - 1.
-    let (_, a_connected) = wait_log(&host_log, Duration::from_secs(5), "A connected", |l| {
-        l.contains("guest connected") && l.contains("name=ga")
-    });
+    let (_, a_connected) = host
+        .log
+        .wait_for(Duration::from_secs(5), "A connected", |l| {
+            l.contains("guest connected") && l.contains("name=ga")
+        });
     let a_guests: usize = a_connected
         .split("guests=")
         .nth(1)
@@ -209,7 +199,7 @@ fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
     assert_eq!(status.signal(), Some(9), "guest A: {status}");
 
     // The daemon notices A's transport is gone (ICE consent: ~5 s).
-    let (lost_at, lost) = wait_log(&host_log, Duration::from_secs(40), "A lost", |l| {
+    let (lost_at, lost) = host.log.wait_for(Duration::from_secs(40), "A lost", |l| {
         l.contains("guest transport lost") && l.contains(&format!("slot={a_slot} "))
     });
     eprintln!(
@@ -253,20 +243,18 @@ fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
     } else {
         "TeamEliminated"
     };
-    let (_, over) = wait_log(&host_log, Duration::from_secs(30), "session over", |l| {
-        l.contains("session over") && l.contains(&code)
-    });
+    let (_, over) = host
+        .log
+        .wait_for(Duration::from_secs(30), "session over", |l| {
+            l.contains("session over") && l.contains(&code)
+        });
     assert!(over.contains(&format!("Some({want})")), "{over}");
     assert!(over.contains("joined=2"), "{over}");
     // The synchronized removal itself: exactly one player left the roster,
     // not B, no earlier than the grace after A's transport was seen lost.
-    let removals: Vec<(Instant, String)> = host_log
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(_, l)| l.contains("player removed from the roster"))
-        .cloned()
-        .collect();
+    let removals = host
+        .log
+        .matching(|l| l.contains("player removed from the roster"));
     assert_eq!(removals.len(), 1, "{removals:?}");
     let (removed_at, removed) = &removals[0];
     let b_id = report["playerId"].as_str().unwrap_or_default();
@@ -281,12 +269,12 @@ fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
         *removed_at - lost_at
     );
     // Only A's seat was lost while A's grace ran (B stayed connected).
-    let lost_lines: Vec<String> = host_log
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(t, l)| *t <= lost_at + grace && l.contains("guest transport lost"))
-        .map(|(_, l)| l.clone())
+    let lost_lines: Vec<String> = host
+        .log
+        .matching(|l| l.contains("guest transport lost"))
+        .into_iter()
+        .filter(|(t, _)| *t <= lost_at + grace)
+        .map(|(_, l)| l)
         .collect();
     assert_eq!(lost_lines.len(), 1, "{lost_lines:?}");
     eprintln!(
@@ -308,35 +296,16 @@ fn when_the_host_is_killed_guests_end_with_host_disconnected() {
     let here = Site::loopback();
     let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
 
-    let mut host = host_cmd(
-        &here,
-        &url,
-        &["--start-when", "2", "--levels", "1", "--no-late-join"],
-    )
-    .env("NO_COLOR", "1")
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("spawn host-daemon host");
-    let host_lines = lines_of(&mut host);
-    let _host_log = capture_stderr(&mut host, "host");
-    children.0.push(host);
-    let host_idx = children.0.len() - 1;
-    let code = session_code(&host_lines);
+    let host = daemon::host(&here, &url)
+        .args(["--start-when", "2", "--levels", "1", "--no-late-join"])
+        .metrics()
+        .spawn(&mut children);
+    let code = host.session_code();
+    let guests = two_guests(&mut children, &here, &url, &code);
 
-    children.0.push(
-        join_cmd(&here, &url, &code, "g1")
-            .spawn()
-            .expect("spawn join 1"),
-    );
-    children.0.push(
-        join_cmd(&here, &url, &code, "g2")
-            .spawn()
-            .expect("spawn join 2"),
-    );
-    let guests = [children.0.len() - 2, children.0.len() - 1];
-
+    // The level is running, for a few seconds (90 ticks at 30 Hz).
     wait_unlisted(&addr, &code);
-    std::thread::sleep(Duration::from_secs(3));
+    host.wait_ticks(90, Duration::from_secs(30));
     for &g in &guests {
         assert!(
             children.0[g].try_wait().expect("try_wait").is_none(),
@@ -344,9 +313,9 @@ fn when_the_host_is_killed_guests_end_with_host_disconnected() {
         );
     }
     let killed_at = Instant::now();
-    children.0[host_idx].kill().expect("SIGKILL the daemon");
+    children.0[host.idx].kill().expect("SIGKILL the daemon");
     let status = wait_exit(
-        &mut children.0[host_idx],
+        &mut children.0[host.idx],
         Duration::from_secs(10),
         "the daemon",
     );

@@ -19,7 +19,7 @@ mod common;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Children, Site, binaries, http_get, lines_of, metrics_address, start_lobby_with};
+use common::{Children, Site, daemon, start_lobby_with, wait_until};
 
 /// Guests in the soak.
 const GUESTS: usize = 200;
@@ -27,14 +27,6 @@ const GUESTS: usize = 200;
 const LANES: usize = 4;
 /// Guests joined before the baseline is taken (allocator and pools warm).
 const WARM_UP: usize = 20;
-
-/// One unlabelled series' value from the daemon's metrics.
-fn metric(addr: &str, name: &str) -> f64 {
-    let text = http_get(addr, "/metrics");
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or_else(|| panic!("{name} missing from:\n{text}"))
-}
 
 fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
@@ -51,22 +43,12 @@ fn rss_kib(pid: u32) -> u64 {
         .expect("VmRSS")
 }
 
-/// Polls `f` every 100 ms until it holds, at most `within`.
-fn wait_until(within: Duration, what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + within;
-    while !f() {
-        assert!(Instant::now() < deadline, "{what}: not within {within:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// Runs `count` joiners on `code` one after another; each joins, stays
 /// 0.3 s and leaves. Returns how many reported `left`.
 fn lane(url: String, code: String, count: usize) -> usize {
     let mut left = 0;
     for i in 0..count {
-        let out = Site::loopback()
-            .command(&binaries().host_daemon)
+        let out = daemon::host_daemon(&Site::loopback())
             .args(["join", &code, "--server", &url, "--leave-after", "0.3"])
             .args(["--bind-ip", "127.0.0.1"])
             .args(["--name", &format!("soak-{i}"), "--connect-timeout", "10"])
@@ -116,35 +98,20 @@ fn two_hundred_guests_join_and_leave_and_the_daemon_stays_flat() {
     )
     .url;
 
-    let mut host = Site::loopback()
-        .command(&binaries().host_daemon)
-        .args(["host", "--server", &url, "--name", "soak", "--bots", "0"])
-        .args(["--max-players", "8", "--start-when", "7", "--sessions"])
-        .arg(LANES.to_string())
-        .args(["--metrics-listen", "127.0.0.1:0", "--bind-ip", "127.0.0.1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let pid = host.id();
-    let host_lines = lines_of(&mut host);
-    let metrics_addr = metrics_address(&mut host);
-    children.push(host);
-    let codes: Vec<String> = (0..LANES)
-        .map(|_| {
-            let line = host_lines
-                .recv_timeout(Duration::from_secs(30))
-                .expect("a session line");
-            line.strip_prefix("session ")
-                .expect("session CODE")
-                .to_owned()
-        })
-        .collect();
+    let lanes = LANES.to_string();
+    let host = daemon::host(&Site::loopback(), &url)
+        .name("soak")
+        .args(["--bots", "0", "--max-players", "8", "--start-when", "7"])
+        .args(["--sessions", &lanes])
+        .metrics()
+        .quiet()
+        .spawn(&mut children);
+    let pid = host.pid;
+    let codes = host.session_codes(LANES);
 
     let settled = |expect_guests: f64| {
         wait_until(Duration::from_secs(30), "guests gone", || {
-            metric(&metrics_addr, "campfire_daemon_guests") == expect_guests
+            host.metric("campfire_daemon_guests") == expect_guests
         });
     };
 
@@ -155,7 +122,7 @@ fn two_hundred_guests_join_and_leave_and_the_daemon_stays_flat() {
     // the one socket (the gauge is sampled once a second).
     let rounds_only = || {
         wait_until(Duration::from_secs(30), "connections gone", || {
-            metric(&metrics_addr, "campfire_daemon_webrtc_connections") == LANES as f64
+            host.metric("campfire_daemon_webrtc_connections") == LANES as f64
         });
     };
     rounds_only();
@@ -167,7 +134,7 @@ fn two_hundred_guests_join_and_leave_and_the_daemon_stays_flat() {
     settled(0.0);
     rounds_only();
     assert_eq!(
-        metric(&metrics_addr, "campfire_daemon_sessions"),
+        host.metric("campfire_daemon_sessions"),
         LANES as f64,
         "the sessions never started and are all still open"
     );

@@ -6,24 +6,25 @@
 //! # Layout
 //! - [`binaries`]: where the binaries under test come from (cargo, once).
 //! - [`netns`]: two network namespaces joined by a degraded link.
-//! - this module: children, their output, the lobby, `host` and `join`.
+//! - [`daemon`]: the serving daemons (`host`, `relay`) and `replay`.
+//! - [`log`]: a child's captured stderr and waits on it.
+//! - this module: children, their output, bounded waits, the lobby and
+//!   `join`.
 #![allow(dead_code)] // each test binary uses part of the harness
 
 pub mod binaries;
+pub mod daemon;
+pub mod log;
 pub mod netns;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub use binaries::binaries;
-
-/// The daemon's log filter for tests that read its info lines.
-pub const HOST_LOG: &str =
-    "warn,host_daemon=info,rtc=error,rtc_ice=error,rtc_dtls=error,webrtc=error";
 
 /// Kills every child still running when the test ends (or fails).
 #[derive(Default)]
@@ -100,25 +101,6 @@ pub fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
         }
     });
     rx
-}
-
-/// The address of a `host-daemon` started with `--metrics-listen`, read
-/// off its first stderr line; the rest of its stderr is drained.
-pub fn metrics_address(child: &mut Child) -> String {
-    let stderr = child.stderr.take().expect("piped stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let first = lines
-        .next()
-        .expect("a metrics line")
-        .expect("daemon stderr");
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("unexpected first daemon line: {first}"))
-        .to_owned();
-    std::thread::spawn(move || for _ in lines.by_ref() {});
-    addr
 }
 
 /// The next line from `rx`, waiting at most `within`.
@@ -225,29 +207,43 @@ pub fn listed(addr: &str, code: &str) -> bool {
 
 /// Waits until the lobby no longer lists `code` (the session started).
 pub fn wait_unlisted(addr: &str, code: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while listed(addr, code) {
-        assert!(
-            Instant::now() < deadline,
-            "{code} still listed 60 s after the joins"
-        );
-        std::thread::sleep(Duration::from_millis(200));
+    let what = format!("{code} unlisted after the joins");
+    wait_until(Duration::from_secs(60), &what, || !listed(addr, code));
+}
+
+/// Polls `f` every 100 ms until it holds, at most `within`; the instant
+/// it was seen to hold.
+pub fn wait_until(within: Duration, what: &str, f: impl FnMut() -> bool) -> Instant {
+    wait_until_every(Duration::from_millis(100), within, what, f)
+}
+
+/// [`wait_until`], polling every `every` (finer where the wait is a
+/// latency measurement).
+pub fn wait_until_every(
+    every: Duration,
+    within: Duration,
+    what: &str,
+    mut f: impl FnMut() -> bool,
+) -> Instant {
+    let deadline = Instant::now() + within;
+    loop {
+        if f() {
+            return Instant::now();
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {within:?}");
+        // Processes and sockets on a real clock: nothing to be woken by.
+        std::thread::sleep(every);
     }
 }
 
 /// Waits for a child to exit, at most `within`.
 pub fn wait_exit(child: &mut Child, within: Duration, what: &str) -> ExitStatus {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} still running after {within:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut status = None;
+    wait_until(within, &format!("{what} exiting"), || {
+        status = child.try_wait().expect("try_wait");
+        status.is_some()
+    });
+    status.expect("exited")
 }
 
 /// What a child printed, its status and when it was seen to exit.
@@ -309,6 +305,7 @@ pub fn outputs_of(
             }
             panic!("{what} still running after {within:?}{said}");
         }
+        // std has no timed wait for a child: poll.
         std::thread::sleep(Duration::from_millis(50));
     }
     drains
@@ -397,50 +394,9 @@ pub fn start_lobby_with(children: &mut Children, db: &Path, site: &Site, extra: 
     Lobby { url, addr }
 }
 
-/// `host-daemon host` at `site` against the lobby at `url`, with `args`;
-/// stdout piped (the `session CODE` lines).
-pub fn host_cmd(site: &Site, url: &str, args: &[&str]) -> Command {
-    let mut cmd = site.command(&binaries().host_daemon);
-    cmd.args(["host", "--server", url, "--name", "e2e", "--bind-ip"])
-        .arg(site.ip.to_string())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped());
-    cmd
-}
-
-/// A host daemon started by [`spawn_logged_host`]: its stdout lines and
-/// its logged stderr lines (the daemon itself is in the caller's
-/// [`Children`]).
-pub struct LoggedHost {
-    /// The daemon's stdout lines (`session CODE`, reports).
-    pub lines: mpsc::Receiver<String>,
-    /// The daemon's stderr at `HOST_LOG` level.
-    pub log: LogLines,
-}
-
-/// Spawns [`host_cmd`] with `args`, logging at [`HOST_LOG`], into
-/// `children`.
-pub fn spawn_logged_host(
-    children: &mut Children,
-    site: &Site,
-    url: &str,
-    args: &[&str],
-) -> LoggedHost {
-    let mut host = host_cmd(site, url, args)
-        .env("RUST_LOG", HOST_LOG)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn host-daemon host");
-    let lines = lines_of(&mut host);
-    let log = capture_stderr(&mut host, "host");
-    children.push(host);
-    LoggedHost { lines, log }
-}
-
 /// `host-daemon join CODE --bot` at `site`; stdout and stderr piped.
 pub fn join_cmd(site: &Site, url: &str, code: &str, name: &str) -> Command {
-    let mut cmd = site.command(&binaries().host_daemon);
+    let mut cmd = daemon::host_daemon(site);
     cmd.args([
         "join",
         code,
@@ -461,76 +417,4 @@ pub fn join_cmd(site: &Site, url: &str, code: &str, name: &str) -> Command {
         cmd.env("RUST_LOG", filter).env("NO_COLOR", "1");
     }
     cmd
-}
-
-/// The code of the next `session CODE` line the daemon prints.
-pub fn session_code(host_lines: &mpsc::Receiver<String>) -> String {
-    let line = next_line(host_lines, Duration::from_secs(30), "session");
-    line.strip_prefix("session ")
-        .unwrap_or_else(|| panic!("unexpected host line: {line}"))
-        .trim()
-        .to_owned()
-}
-
-/// A child's stderr lines, ANSI colours stripped, each with the instant it
-/// was read; echoed to the test's stderr.
-pub type LogLines = Arc<Mutex<Vec<(Instant, String)>>>;
-
-/// Captures `child`'s piped stderr into [`LogLines`], echoing with `tag`.
-pub fn capture_stderr(child: &mut Child, tag: &'static str) -> LogLines {
-    let err = child.stderr.take().expect("piped stderr");
-    let log = LogLines::default();
-    let sink = log.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines() {
-            let Ok(line) = line else { break };
-            let line = strip_ansi(&line);
-            eprintln!("[{tag}] {line}");
-            sink.lock().unwrap().push((Instant::now(), line));
-        }
-    });
-    log
-}
-
-fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // CSI: ESC [ params final-byte
-            for d in chars.by_ref() {
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// The first logged line satisfying `pred`, waiting at most `within`.
-pub fn wait_log(
-    log: &LogLines,
-    within: Duration,
-    what: &str,
-    pred: impl Fn(&str) -> bool,
-) -> (Instant, String) {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(hit) = log.lock().unwrap().iter().find(|(_, l)| pred(l)) {
-            return hit.clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no {what} log line within {within:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// How many logged lines satisfy `pred` so far.
-pub fn count_log(log: &LogLines, pred: impl Fn(&str) -> bool) -> usize {
-    log.lock().unwrap().iter().filter(|(_, l)| pred(l)).count()
 }

@@ -255,6 +255,7 @@ impl Emulator {
         drop(self.child.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(5);
         while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            // std has no timed wait for a child: poll.
             std::thread::sleep(Duration::from_millis(50));
         }
         let _ = self.child.kill();
