@@ -178,7 +178,7 @@ impl Campaign {
             ticks: engine.tick(),
             kills: engine.state().players.values().map(|p| p.kills).sum(),
             enemies: engine.map().enemies.len(),
-            world_hash: format!("{hash:016x}"),
+            world_hash: game_api::WorldHash(hash).to_string(),
         }
     }
 
@@ -191,7 +191,7 @@ impl Campaign {
             levels_completed: self.completed,
             levels: self.spec.levels,
             ticks: self.ticks,
-            world_hash: format!("{:016x}", self.hash),
+            world_hash: game_api::WorldHash(self.hash).to_string(),
         }
     }
 }

@@ -404,7 +404,7 @@ fn guest_messages() -> Vec<(&'static str, GuestMessage)> {
             GuestMessage::HashReport {
                 tick: e.tick(),
                 level_epoch: 3,
-                hash: protocol::peer::format_hash(e.world_hash()),
+                hash: protocol::peer::WorldHash(e.world_hash()).to_string(),
             },
         ),
         (
@@ -419,7 +419,7 @@ fn guest_messages() -> Vec<(&'static str, GuestMessage)> {
             GuestMessage::RelaySnapshot {
                 level_epoch: 3,
                 tick: e.tick(),
-                hash: protocol::peer::format_hash(e.world_hash()),
+                hash: protocol::peer::WorldHash(e.world_hash()).to_string(),
                 state: protocol::peer::state_to_base64(&e.save_exact().unwrap()),
             },
         ),
@@ -430,7 +430,7 @@ fn guest_messages() -> Vec<(&'static str, GuestMessage)> {
                 tick: e.tick(),
                 more: true,
                 scores: vec![],
-                final_hash: protocol::peer::format_hash(e.world_hash()),
+                final_hash: protocol::peer::WorldHash(e.world_hash()).to_string(),
             },
         ),
     ]

@@ -420,6 +420,6 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
         spectator: session.is_spectator(),
         final_world_hash: session
             .last_hash()
-            .map(|h| protocol::peer::format_hash(h.2)),
+            .map(|h| game_api::WorldHash(h.2).to_string()),
     })
 }

@@ -216,7 +216,7 @@ impl Replay {
                 let (engine, _) = self.run_to::<E>(Some(tick))?;
                 ReplayOutcome {
                     ticks: engine.tick(),
-                    final_world_hash: format!("{:016x}", engine.world_hash()),
+                    final_world_hash: game_api::WorldHash(engine.world_hash()).to_string(),
                     matches: None,
                 }
             }
@@ -327,7 +327,7 @@ impl Replay {
     /// recorded one.
     pub fn run<E: Engine>(&self) -> Result<ReplayOutcome, ReplayError> {
         let (engine, complete) = self.run_to::<E>(None)?;
-        let final_world_hash = format!("{:016x}", engine.world_hash());
+        let final_world_hash = game_api::WorldHash(engine.world_hash()).to_string();
         let matches = match (&self.end, complete) {
             (Some(end), true) => {
                 Some(end.ticks == engine.tick() && end.final_world_hash == final_world_hash)

@@ -17,6 +17,7 @@ use source::{rust_files, without_comment, workspace};
 
 /// The crates whose sources are checked.
 const CRATES: &[&str] = &[
+    "game-api",
     "lobby-api",
     "protocol",
     "engine",

@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 
 use engine::{Engine, RaycasterEngine};
+use game_api::WorldHash;
 use netcode::replay::{self, Replay};
 use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
-use protocol::peer::format_hash;
 use serde::Serialize;
 
 use crate::view::View;
@@ -113,7 +113,7 @@ impl ReplayViewer {
         let ended = self.next >= self.replay.bundles.len();
         let first = self.replay.bundles.first().map_or(0, |b| b.tick);
         let last_tick = first + self.replay.bundles.len() as u64;
-        let hash = ended.then(|| format_hash(self.engine.world_hash()));
+        let hash = ended.then(|| WorldHash(self.engine.world_hash()).to_string());
         let recorded = self.replay.end.as_ref();
         let matches = match (recorded, &hash) {
             (Some(end), Some(h)) => {

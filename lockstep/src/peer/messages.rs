@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use game_api::WorldHash;
 use protocol::input::PlayerId;
 use protocol::name::distinct_name;
 use protocol::peer::admission::{self, Ask, Offer, Room, Seat};
@@ -71,9 +72,9 @@ impl PeerRelay {
                 tick,
                 level_epoch,
                 hash,
-            } => match u64::from_str_radix(&hash, 16) {
-                Ok(h) => self.relay.hash(slot, level_epoch, tick, h),
-                Err(_) => self.bad(slot, format!("hash {hash:?} is not hex")),
+            } => match WorldHash::parse(&hash) {
+                Some(h) => self.relay.hash(slot, level_epoch, tick, h.0),
+                None => self.bad(slot, format!("hash {hash:?} is not hex")),
             },
             GuestMessage::RelayLevel { level_epoch, level } => {
                 let asked = self.delays_for(self.relay.level_delays());
@@ -100,12 +101,12 @@ impl PeerRelay {
                 tick,
                 hash,
                 state,
-            } => match u64::from_str_radix(&hash, 16) {
-                Ok(h) => {
+            } => match WorldHash::parse(&hash) {
+                Some(h) => {
                     self.relay
-                        .snapshot(slot, level_epoch, tick, h, Arc::from(state.into_bytes()))
+                        .snapshot(slot, level_epoch, tick, h.0, Arc::from(state.into_bytes()))
                 }
-                Err(_) => self.bad(slot, format!("hash {hash:?} is not hex")),
+                None => self.bad(slot, format!("hash {hash:?} is not hex")),
             },
             GuestMessage::RelayLevelEnd {
                 level_epoch,

@@ -161,7 +161,7 @@ impl<E: Engine> GuestSession<E> {
             self.outbox.push(GuestMessage::RelaySnapshot {
                 level_epoch: *e,
                 tick: *t,
-                hash: format!("{hash:016x}"),
+                hash: game_api::WorldHash(*hash).to_string(),
                 state: state_to_base64(state),
             });
             self.authority.asked = None;
@@ -189,7 +189,7 @@ impl<E: Engine> GuestSession<E> {
                 tick,
                 more,
                 scores,
-                final_hash: format!("{:016x}", engine.world_hash()),
+                final_hash: game_api::WorldHash(engine.world_hash()).to_string(),
             });
         }
     }

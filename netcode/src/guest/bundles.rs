@@ -8,7 +8,6 @@ use protocol::input::{InputSnapshot, PlayerId, TickInput};
 use protocol::name::sanitize_display_name;
 use protocol::peer::{
     FEATURE_REDUNDANT_INPUTS, GuestMessage, REDUNDANT_INPUTS, TickInputBundle, TickInputs,
-    format_hash,
 };
 use protocol::tick::HASH_REPORT_INTERVAL_TICKS;
 
@@ -170,7 +169,7 @@ impl<E: Engine> GuestSession<E> {
             self.outbox.push(GuestMessage::HashReport {
                 tick: after,
                 level_epoch: self.level_epoch,
-                hash: format_hash(hash),
+                hash: game_api::WorldHash(hash).to_string(),
             });
         }
         inputs.retain(|id, _| !remove.contains(id));

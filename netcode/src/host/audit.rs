@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use protocol::peer::format_hash;
+use game_api::WorldHash;
 use protocol::tick::RECONCILE_INTERVAL_TICKS;
 
 /// Host hashes kept for comparing guests' reports, ticks.
@@ -46,7 +46,7 @@ impl HashAudit {
         let Some(ours) = self.hashes.get(&(epoch, tick)) else {
             return Verdict::Unknown;
         };
-        let matched = format_hash(*ours) == hash;
+        let matched = WorldHash(*ours).to_string() == hash;
         let previous = last.replace((epoch, tick, !matched));
         if matched {
             return Verdict::Match;
@@ -97,7 +97,10 @@ mod tests {
         }
         let mut last = None;
         assert_eq!(a.judge(1, 5, "x", &mut last), Verdict::Unknown);
-        assert_eq!(a.judge(1, 10, &format_hash(10), &mut last), Verdict::Match);
+        assert_eq!(
+            a.judge(1, 10, &WorldHash(10).to_string(), &mut last),
+            Verdict::Match
+        );
         assert_eq!(
             a.judge(1, 20, "0", &mut last),
             Verdict::Mismatch { persistent: false }

@@ -44,7 +44,7 @@ impl<E: Engine> HostSession<E> {
         };
         let end = ReplayEnd {
             ticks: engine.tick(),
-            final_world_hash: format!("{:016x}", engine.world_hash()),
+            final_world_hash: game_api::WorldHash(engine.world_hash()).to_string(),
         };
         self.events.push(HostEvent::Replay(ReplayRecord::End(end)));
     }

@@ -241,7 +241,7 @@ impl<E: Engine> HostSession<E> {
             final_world_hash: self
                 .engine
                 .as_ref()
-                .map(|e| protocol::peer::format_hash(e.world_hash())),
+                .map(|e| game_api::WorldHash(e.world_hash()).to_string()),
         }
     }
 }

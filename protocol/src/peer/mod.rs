@@ -38,6 +38,7 @@ mod payloads;
 pub use admission::GuestHello;
 pub use channel::{Channel, UNRELIABLE_CHANNEL_ID};
 pub use features::Features;
+pub use game_api::WorldHash;
 pub use outcome::{EndReason, LinkHealth, RefusalReason, ScoreRow};
 pub use payloads::{
     JoinPayload, JoinPoint, ReconciliationSnapshotMessage, RelayLevel, RosterAdd, SessionInit,
@@ -411,11 +412,6 @@ impl GuestMessage {
     }
 }
 
-/// Formats a world hash for [`GuestMessage::HashReport`].
-pub fn format_hash(hash: u64) -> String {
-    format!("{hash:016x}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -693,7 +689,7 @@ mod tests {
                 GuestMessage::SetupAck,
                 GuestMessage::Pong { id: tick },
                 GuestMessage::LevelTransitionAck { level_epoch: epoch },
-                GuestMessage::HashReport { tick: u64::from(tick), level_epoch: epoch, hash: format_hash(hash) },
+                GuestMessage::HashReport { tick: u64::from(tick), level_epoch: epoch, hash: WorldHash(hash).to_string() },
                 GuestMessage::TickInput(TickInput { tick: u64::from(tick), player_id: PlayerId::new(name.clone()), input: InputSnapshot { mouse_delta_x: f64::from(tick) / 8.0, ..InputSnapshot::NEUTRAL } }),
                 GuestMessage::TickInputs(TickInputs { player_id: PlayerId::new(name.clone()), level_epoch: epoch, first_tick: u64::from(tick), inputs: vec![InputSnapshot { fire: true, mouse_delta_x: -f64::from(tick) / 4.0, ..InputSnapshot::NEUTRAL }; 3] }),
             ];

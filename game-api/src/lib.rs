@@ -1,0 +1,19 @@
+//! The line between campfire's network and the games it carries (issue
+//! 47): what the peer protocol, the host and guest sessions and the relay
+//! share with any game, and nothing of one game. Serde only: no I/O, no
+//! clock, no game.
+//!
+//! # Layout
+//!
+//! - [`player`]: a player's identity within a session ([`PlayerId`]).
+//! - [`tick`]: the tick constants every peer shares.
+//! - [`hash`]: the world hash peers compare ([`WorldHash`]) and its text.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod hash;
+pub mod player;
+pub mod tick;
+
+pub use hash::WorldHash;
+pub use player::PlayerId;
