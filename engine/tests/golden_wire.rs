@@ -22,14 +22,20 @@ use engine::Engine;
 use engine::level_gen::generate;
 use protocol::chunk::split;
 use protocol::difficulty::Difficulty;
-use protocol::input::{InputSnapshot, PlayerId, TickInput};
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::peer::TickInput;
 use protocol::peer::{
-    EndReason, GuestHello, GuestMessage, HostMessage, JoinPayload, JoinPoint, LinkHealth,
-    RefusalReason, RelayLevel, RosterAdd, ScoreRow, SessionInit, TickInputBundle, TickInputs,
-    TransitionPayload,
+    EndReason, GuestHello, JoinPayload, JoinPoint, LinkHealth, RefusalReason, RelayLevel,
+    RosterAdd, ScoreRow, SessionInit, TickInputBundle, TickInputs, TransitionPayload,
 };
+use protocol::raycaster::Raycaster;
 use protocol::tick::FIXED_DT;
 use protocol::wire::WireFormat;
+
+/// The raycaster's messages (the envelope's default game, named so that
+/// expressions need no annotation).
+type HostMessage = protocol::peer::HostMessage<Raycaster>;
+type GuestMessage = protocol::peer::GuestMessage<Raycaster>;
 
 use common::{bots, engine, noisy_inputs};
 

@@ -5,8 +5,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use protocol::peer::{GuestMessage, HostMessage};
+use protocol::raycaster::Raycaster;
 use protocol::wire::WireFormat;
+
+/// The raycaster's messages, the wire that ships.
+type HostMessage = protocol::peer::HostMessage<Raycaster>;
+type GuestMessage = protocol::peer::GuestMessage<Raycaster>;
 
 const FORMATS: [WireFormat; 2] = [WireFormat::Json, WireFormat::Compact];
 

@@ -8,12 +8,15 @@
 //! - [`player`]: a player's identity within a session ([`PlayerId`]).
 //! - [`tick`]: the tick constants every peer shares.
 //! - [`hash`]: the world hash peers compare ([`WorldHash`]) and its text.
+//! - [`wire`]: what a game puts on the wire ([`GameWire`]).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod hash;
 pub mod player;
 pub mod tick;
+pub mod wire;
 
 pub use hash::WorldHash;
 pub use player::PlayerId;
+pub use wire::{GameWire, Wire};

@@ -15,7 +15,8 @@
 use std::sync::Arc;
 
 use protocol::BUILD_VERSION;
-use protocol::input::{InputSnapshot, PlayerId, TickInput};
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::peer::TickInput;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_PING, GuestHello, GuestMessage, HostMessage,
 };
@@ -108,7 +109,8 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
             PeerEvent::State(ConnectionState::Closed | ConnectionState::Failed) => break,
             PeerEvent::State(_) => continue,
         };
-        let reply = match HostMessage::decode(&text) {
+        let decoded: Result<HostMessage, _> = HostMessage::decode(&text);
+        let reply: Option<GuestMessage> = match decoded {
             Err(_) => {
                 report.unreadable += 1;
                 None

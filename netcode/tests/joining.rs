@@ -14,6 +14,7 @@ use netcode::link::PeerEvent;
 use netcode::sim::{NetAction, Scenario, final_hash_matches};
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{Channel, EndReason, FEATURE_INPUT_DELAY, GuestMessage, RefusalReason};
+use protocol::raycaster::Raycaster;
 use protocol::tick::{DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS};
 use support::HostSession;
 use support::checks::{assert_in_lockstep, assert_late_lockstep, assert_lockstep, consecutive};
@@ -396,7 +397,7 @@ fn a_spectators_inputs_are_ignored() {
     );
     // It tries to play as itself and as the player: both are dropped.
     for who in ["spectator-1", "guest-1"] {
-        let input = GuestMessage::TickInput(protocol::input::TickInput {
+        let input = GuestMessage::<Raycaster>::TickInput(protocol::peer::TickInput {
             tick: 5,
             player_id: PlayerId::new(who),
             input: InputSnapshot {

@@ -17,6 +17,7 @@ use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
     Channel, EndReason, FEATURE_COMPACT, GuestMessage, HostMessage, TransitionPayload,
 };
+use protocol::raycaster::Raycaster;
 use protocol::tick::{DISCONNECT_GRACE_MS, RECONCILE_INTERVAL_TICKS};
 use protocol::wire::WireFormat;
 use support::checks::{
@@ -244,7 +245,7 @@ fn transition_tamper(times: usize) -> (Tamper, Arc<std::sync::atomic::AtomicUsiz
         let Ok(HostMessage::LevelTransitionChunk {
             level_epoch,
             mut chunk,
-        }) = HostMessage::from_json(text)
+        }) = HostMessage::<Raycaster>::from_json(text)
         else {
             return text.to_owned();
         };
@@ -252,7 +253,7 @@ fn transition_tamper(times: usize) -> (Tamper, Arc<std::sync::atomic::AtomicUsiz
             return text.to_owned();
         }
         chunk.data = chunk.data.replacen('{', "[", 1);
-        HostMessage::LevelTransitionChunk { level_epoch, chunk }
+        HostMessage::<Raycaster>::LevelTransitionChunk { level_epoch, chunk }
             .to_json()
             .unwrap_or_default()
     });
@@ -322,7 +323,7 @@ fn a_guest_that_never_gets_one_tick_ends_saying_so_instead_of_stalling() {
     let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let l = lost.clone();
     let tamper: Tamper = Arc::new(move |_ch: Channel, text: &str| {
-        let Ok(HostMessage::TickInputBundle(mut b)) = HostMessage::decode(text) else {
+        let Ok(HostMessage::TickInputBundle(mut b)) = HostMessage::<Raycaster>::decode(text) else {
             return text.to_owned();
         };
         if b.level_epoch != 1 || b.tick != 40 {
@@ -393,7 +394,8 @@ fn sanitizing_escape_blur_and_cheats_change_nothing() {
     let forged_compact = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let f = forged_compact.clone();
     let forge_compact: Tamper = Arc::new(move |_c: Channel, text: &str| {
-        let Ok(GuestMessage::TickInputs(mut batch)) = GuestMessage::decode(text) else {
+        let Ok(GuestMessage::TickInputs(mut batch)) = GuestMessage::<Raycaster>::decode(text)
+        else {
             return text.to_owned();
         };
         for input in &mut batch.inputs {

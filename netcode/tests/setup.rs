@@ -15,6 +15,7 @@ use protocol::input::PlayerId;
 use protocol::peer::{
     Channel, FEATURE_INPUT_DELAY, FEATURE_WAITING_ROOM, HostMessage, RefusalReason,
 };
+use protocol::raycaster::Raycaster;
 use protocol::tick::DISCONNECT_GRACE_MS;
 use support::HostSession;
 use support::checks::{assert_in_lockstep, ended, player};
@@ -91,7 +92,7 @@ fn setup_merges_sanitized_names_into_every_init() {
 
 fn map_chunk_tamper(truncate: bool) -> Tamper {
     Arc::new(move |_c: Channel, text: &str| {
-        let Ok(HostMessage::MapChunk(mut chunk)) = HostMessage::from_json(text) else {
+        let Ok(HostMessage::MapChunk(mut chunk)) = HostMessage::<Raycaster>::from_json(text) else {
             return text.to_owned();
         };
         if chunk.index == 0 {
@@ -101,7 +102,9 @@ fn map_chunk_tamper(truncate: bool) -> Tamper {
                 chunk.data = chunk.data.replacen("\"width\"", "\"widtH\"", 1);
             }
         }
-        HostMessage::MapChunk(chunk).to_json().unwrap_or_default()
+        HostMessage::<Raycaster>::MapChunk(chunk)
+            .to_json()
+            .unwrap_or_default()
     })
 }
 

@@ -118,20 +118,9 @@ impl Default for InputSnapshot {
     }
 }
 
-/// A player's input tagged with the tick it applies at (`sampled + INPUT_DELAY_TICKS`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TickInput {
-    /// The tick this input applies at.
-    pub tick: u64,
-    /// Whose input it is.
-    pub player_id: PlayerId,
-    /// The input itself.
-    pub input: InputSnapshot,
-}
-
 #[cfg(test)]
 mod tests {
+    type TickInput = crate::peer::TickInput<crate::raycaster::Raycaster>;
     use super::*;
     use proptest::prelude::*;
 

@@ -13,6 +13,8 @@
 //! - [`snapshot`]: the reconciliation snapshot and its parts.
 //! - [`map`]: the game map as it travels over the wire and on disk.
 //! - [`peer`]: peer protocol messages on the `input` and `reconciliation` channels.
+//! - [`raycaster`]: the raycaster's wire type ([`raycaster::Raycaster`]),
+//!   the game the envelope carries unless told otherwise.
 //! - [`chunk`]: chunking and validated reassembly of large peer messages.
 //! - [`tick`]: the netcode tick constants shared by every peer.
 //! - [`wire`]: peer messages as text, JSON or the compact form.
@@ -24,6 +26,7 @@ pub mod difficulty;
 pub mod input;
 pub mod map;
 pub mod peer;
+pub mod raycaster;
 pub mod snapshot;
 pub mod tick;
 pub mod wire;

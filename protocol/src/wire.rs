@@ -24,13 +24,15 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use game_api::GameWire;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::chunk::MAX_PAYLOAD_BYTES;
-use crate::input::{InputSnapshot, MOUSE_STEPS_PER_PIXEL, PlayerId, TickInput};
+use crate::input::PlayerId;
 use crate::peer::{
-    GuestMessage, HostMessage, PeerMessageError, ReconciliationSnapshotMessage, TickInputBundle,
-    TickInputs,
+    GuestMessage, HostMessage, PeerMessageError, ReconciliationSnapshotMessage, TickInput,
+    TickInputBundle, TickInputs,
 };
 use crate::tick::FIXED_DT;
 
@@ -48,114 +50,31 @@ pub enum WireFormat {
     Compact,
 }
 
-/// A compact record.
+/// A compact record, its inputs in the game's compact form `C`.
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
-enum Record {
-    Bundle(Bundle),
+enum Record<C> {
+    Bundle(Bundle<C>),
     Snapshot { level_epoch: u32, deflated: Vec<u8> },
-    Input(u64, String, Input),
-    Inputs(String, u32, u64, Vec<Input>),
+    Input(u64, String, C),
+    Inputs(String, u32, u64, Vec<C>),
 }
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
-struct Bundle {
+struct Bundle<C> {
     tick: u64,
     level_epoch: u32,
     /// Every player's input, in id order.
-    inputs: Vec<(String, Input)>,
+    inputs: Vec<(String, C)>,
     /// Places in `inputs` of the players whose input was held.
     held: Vec<u16>,
     removed: Option<Vec<String>>,
-}
-
-#[derive(Debug, PartialEq, Serialize, Deserialize)]
-struct Input {
-    flags: u16,
-    weapon_select: Option<u8>,
-    mouse: Mouse,
-}
-
-#[derive(Debug, PartialEq, Serialize, Deserialize)]
-enum Mouse {
-    Steps(i32),
-    Exact(f64),
-}
-
-const FLAGS: [fn(&InputSnapshot) -> bool; 12] = [
-    |i| i.move_forward,
-    |i| i.move_back,
-    |i| i.strafe_left,
-    |i| i.strafe_right,
-    |i| i.turn_left,
-    |i| i.turn_right,
-    |i| i.fire,
-    |i| i.use_,
-    |i| i.escape,
-    |i| i.blur,
-    |i| i.pointer_unlock,
-    |i| i.click,
-];
-
-impl Input {
-    fn of(i: &InputSnapshot) -> Self {
-        let flags = FLAGS
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f(i))
-            .fold(0u16, |acc, (bit, _)| acc | 1 << bit);
-        let steps = i.mouse_delta_x * MOUSE_STEPS_PER_PIXEL;
-        // Exact only when the count gives back the very same f64 (and not
-        // for -0.0, whose sign a count would lose).
-        let mouse = match steps {
-            s if s.fract() == 0.0
-                && s.abs() <= f64::from(i32::MAX)
-                && (s != 0.0 || i.mouse_delta_x.is_sign_positive())
-                && f64::from(s as i32) / MOUSE_STEPS_PER_PIXEL == i.mouse_delta_x =>
-            {
-                Mouse::Steps(s as i32)
-            }
-            _ => Mouse::Exact(i.mouse_delta_x),
-        };
-        Self {
-            flags,
-            weapon_select: i.weapon_select,
-            mouse,
-        }
-    }
-
-    /// The input it carries; a mouse movement JSON could not carry (NaN,
-    /// infinite) is an error, so both forms read the same messages.
-    fn snapshot(&self) -> Result<InputSnapshot, PeerMessageError> {
-        let bit = |n: u16| self.flags & (1 << n) != 0;
-        let mouse_delta_x = match self.mouse {
-            Mouse::Steps(s) => f64::from(s) / MOUSE_STEPS_PER_PIXEL,
-            Mouse::Exact(x) if x.is_finite() => x,
-            Mouse::Exact(x) => return Err(compact_error(format!("mouse movement {x}"))),
-        };
-        Ok(InputSnapshot {
-            move_forward: bit(0),
-            move_back: bit(1),
-            strafe_left: bit(2),
-            strafe_right: bit(3),
-            turn_left: bit(4),
-            turn_right: bit(5),
-            fire: bit(6),
-            use_: bit(7),
-            escape: bit(8),
-            blur: bit(9),
-            pointer_unlock: bit(10),
-            click: bit(11),
-            weapon_select: self.weapon_select,
-            mouse_delta_x,
-        })
-    }
 }
 
 fn compact_error(what: impl std::fmt::Display) -> PeerMessageError {
     PeerMessageError::Compact(what.to_string())
 }
 
-fn write(record: &Record) -> Result<String, PeerMessageError> {
+fn write<C: Serialize>(record: &Record<C>) -> Result<String, PeerMessageError> {
     let bytes = postcard::to_allocvec(record).map_err(compact_error)?;
     let mut text = String::with_capacity(1 + bytes.len().div_ceil(3) * 4);
     text.push(MARK);
@@ -163,7 +82,7 @@ fn write(record: &Record) -> Result<String, PeerMessageError> {
     Ok(text)
 }
 
-fn read(text: &str) -> Result<Record, PeerMessageError> {
+fn read<C: DeserializeOwned>(text: &str) -> Result<Record<C>, PeerMessageError> {
     let body = text
         .strip_prefix(MARK)
         .ok_or_else(|| compact_error("not a compact message"))?;
@@ -175,7 +94,7 @@ fn read(text: &str) -> Result<Record, PeerMessageError> {
     Ok(record)
 }
 
-fn bundle_record(b: &TickInputBundle) -> Option<Record> {
+fn bundle_record<W: GameWire>(b: &TickInputBundle<W>) -> Option<Record<W::CompactInput>> {
     // A bundle with a roster add (one per late joiner) goes as JSON: the
     // compact record stays as it was, so replays recorded before late join
     // still read.
@@ -194,7 +113,7 @@ fn bundle_record(b: &TickInputBundle) -> Option<Record> {
         inputs: b
             .inputs
             .iter()
-            .map(|(id, i)| (id.0.clone(), Input::of(i)))
+            .map(|(id, i)| (id.0.clone(), W::compact_input(i)))
             .collect(),
         held,
         removed: b
@@ -204,7 +123,14 @@ fn bundle_record(b: &TickInputBundle) -> Option<Record> {
     }))
 }
 
-fn bundle_of(b: Bundle) -> Result<TickInputBundle, PeerMessageError> {
+/// The input a compact record carries.
+fn input_of<W: GameWire>(c: W::CompactInput) -> Result<W::Input, PeerMessageError> {
+    W::input_from_compact(c).map_err(compact_error)
+}
+
+fn bundle_of<W: GameWire>(
+    b: Bundle<W::CompactInput>,
+) -> Result<TickInputBundle<W>, PeerMessageError> {
     let ids: Vec<PlayerId> = b.inputs.iter().map(|(id, _)| PlayerId::new(id)).collect();
     if ids.windows(2).any(|w| w[0] >= w[1]) {
         return Err(compact_error("bundle inputs out of order"));
@@ -222,7 +148,7 @@ fn bundle_of(b: Bundle) -> Result<TickInputBundle, PeerMessageError> {
         inputs: b
             .inputs
             .into_iter()
-            .map(|(id, i)| Ok((PlayerId::new(id), i.snapshot()?)))
+            .map(|(id, i)| Ok((PlayerId::new(id), input_of::<W>(i)?)))
             .collect::<Result<_, PeerMessageError>>()?,
         held_input_fallback: held,
         roster_remove: b
@@ -232,7 +158,9 @@ fn bundle_of(b: Bundle) -> Result<TickInputBundle, PeerMessageError> {
     })
 }
 
-fn snapshot_record(s: &ReconciliationSnapshotMessage) -> Result<Record, PeerMessageError> {
+fn snapshot_record<W: GameWire>(
+    s: &ReconciliationSnapshotMessage<W>,
+) -> Result<Record<W::CompactInput>, PeerMessageError> {
     let json = serde_json::to_vec(&s.snapshot)?;
     Ok(Record::Snapshot {
         level_epoch: s.level_epoch,
@@ -240,10 +168,10 @@ fn snapshot_record(s: &ReconciliationSnapshotMessage) -> Result<Record, PeerMess
     })
 }
 
-fn snapshot_of(
+fn snapshot_of<W: GameWire>(
     level_epoch: u32,
     deflated: &[u8],
-) -> Result<ReconciliationSnapshotMessage, PeerMessageError> {
+) -> Result<ReconciliationSnapshotMessage<W>, PeerMessageError> {
     let json = miniz_oxide::inflate::decompress_to_vec_with_limit(deflated, MAX_PAYLOAD_BYTES)
         .map_err(|e| compact_error(format!("snapshot: {e}")))?;
     Ok(ReconciliationSnapshotMessage {
@@ -252,7 +180,7 @@ fn snapshot_of(
     })
 }
 
-impl HostMessage {
+impl<W: GameWire> HostMessage<W> {
     /// The message as text in `format` (the compact form only for tick
     /// bundles and snapshots; JSON for everything else and for a bundle
     /// the compact form cannot carry exactly).
@@ -276,7 +204,7 @@ impl HostMessage {
         if !text.starts_with(MARK) {
             return Self::from_json(text);
         }
-        match read(text)? {
+        match read::<W::CompactInput>(text)? {
             Record::Bundle(b) => Ok(HostMessage::TickInputBundle(bundle_of(b)?)),
             Record::Snapshot {
                 level_epoch,
@@ -292,20 +220,20 @@ impl HostMessage {
     }
 }
 
-impl GuestMessage {
+impl<W: GameWire> GuestMessage<W> {
     /// The message as text in `format` (the compact form only for inputs).
     pub fn encode(&self, format: WireFormat) -> Result<String, PeerMessageError> {
         match (format, self) {
             (WireFormat::Compact, GuestMessage::TickInput(t)) => write(&Record::Input(
                 t.tick,
                 t.player_id.0.clone(),
-                Input::of(&t.input),
+                W::compact_input(&t.input),
             )),
             (WireFormat::Compact, GuestMessage::TickInputs(t)) => write(&Record::Inputs(
                 t.player_id.0.clone(),
                 t.level_epoch,
                 t.first_tick,
-                t.inputs.iter().map(Input::of).collect(),
+                t.inputs.iter().map(W::compact_input).collect(),
             )),
             _ => self.to_json(),
         }
@@ -316,11 +244,11 @@ impl GuestMessage {
         if !text.starts_with(MARK) {
             return Self::from_json(text);
         }
-        match read(text)? {
+        match read::<W::CompactInput>(text)? {
             Record::Input(tick, player, input) => Ok(GuestMessage::TickInput(TickInput {
                 tick,
                 player_id: PlayerId::new(player),
-                input: input.snapshot()?,
+                input: input_of::<W>(input)?,
             })),
             Record::Inputs(player, level_epoch, first_tick, inputs) => {
                 Ok(GuestMessage::TickInputs(TickInputs {
@@ -328,8 +256,8 @@ impl GuestMessage {
                     level_epoch,
                     first_tick,
                     inputs: inputs
-                        .iter()
-                        .map(Input::snapshot)
+                        .into_iter()
+                        .map(input_of::<W>)
                         .collect::<Result<_, _>>()?,
                 }))
             }
@@ -342,12 +270,19 @@ impl GuestMessage {
 
 #[cfg(test)]
 mod tests {
+    // The raycaster's messages: the envelope's default game, named so
+    // that expressions need no annotation.
+    type HostMessage = crate::peer::HostMessage<crate::raycaster::Raycaster>;
+    type GuestMessage = crate::peer::GuestMessage<crate::raycaster::Raycaster>;
+    type TickInputBundle = crate::peer::TickInputBundle<crate::raycaster::Raycaster>;
+
     use std::collections::BTreeMap;
 
     use proptest::prelude::*;
 
     use super::*;
-    use crate::input::{MAX_MOUSE_DELTA_X, WEAPON_SLOT_COUNT};
+    use crate::input::{InputSnapshot, MAX_MOUSE_DELTA_X, WEAPON_SLOT_COUNT};
+    use crate::raycaster::{CompactInput as Input, Mouse};
 
     fn input() -> impl Strategy<Value = InputSnapshot> {
         (
@@ -534,7 +469,7 @@ mod tests {
         .unwrap();
         assert!(GuestMessage::decode(&nan).is_err());
         // A snapshot that inflates past the payload limit.
-        let bomb = write(&Record::Snapshot {
+        let bomb = write(&Record::<Input>::Snapshot {
             level_epoch: 1,
             deflated: miniz_oxide::deflate::compress_to_vec(&vec![b' '; MAX_PAYLOAD_BYTES + 1], 9),
         })

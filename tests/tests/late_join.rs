@@ -20,6 +20,7 @@ use common::{
     successful_report, wait_until,
 };
 use protocol::peer::HostMessage;
+use protocol::raycaster::Raycaster;
 
 /// A normal end of a one-level run for a bot: the level completed, or
 /// every player died.
@@ -166,7 +167,7 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
     let text = std::fs::read_to_string(&file).expect("the level's replay");
     let adds: Vec<u64> = text
         .lines()
-        .filter_map(|l| match HostMessage::decode(l) {
+        .filter_map(|l| match HostMessage::<Raycaster>::decode(l) {
             Ok(HostMessage::TickInputBundle(b)) => b.roster_add.map(|_| b.tick),
             _ => None,
         })

@@ -345,6 +345,7 @@ mod tests {
     use protocol::peer::{
         FEATURE_INPUT_DELAY, FEATURE_PING, GuestHello, GuestMessage, PEER_PROTOCOL_VERSION,
     };
+    use protocol::raycaster::Raycaster;
     use std::time::Duration;
 
     #[test]
@@ -357,7 +358,7 @@ mod tests {
         let build = config.build_version.clone();
         let mut relay = PeerRelay::new(config);
         relay.connected(0, None, Duration::ZERO);
-        let hello = GuestMessage::GuestHello(GuestHello {
+        let hello = GuestMessage::<Raycaster>::GuestHello(GuestHello {
             build_version: build,
             protocol_version: PEER_PROTOCOL_VERSION,
             display_name: "Greedy".into(),

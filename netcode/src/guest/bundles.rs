@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use engine::{Engine, LevelStatus};
-use protocol::input::{InputSnapshot, PlayerId, TickInput};
+use protocol::input::{InputSnapshot, PlayerId};
 use protocol::name::sanitize_display_name;
+use protocol::peer::TickInput;
 use protocol::peer::{
     FEATURE_REDUNDANT_INPUTS, GuestMessage, REDUNDANT_INPUTS, TickInputBundle, TickInputs,
 };

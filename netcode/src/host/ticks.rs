@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use engine::{Engine, LevelStatus};
-use protocol::input::{InputSnapshot, PlayerId, TickInput};
+use protocol::input::{InputSnapshot, PlayerId};
+use protocol::peer::TickInput;
 use protocol::peer::{
     EndReason, FEATURE_REDUNDANT_INPUTS, HostMessage, REDUNDANT_INPUTS,
     ReconciliationSnapshotMessage, TickInputBundle, TickInputs,

@@ -6,6 +6,7 @@ use netcode::host::HostConfig;
 use netcode::link::PeerEvent;
 use netcode::stats::GuestSlot;
 use protocol::peer::{Channel, GuestMessage, PEER_PROTOCOL_VERSION};
+use protocol::raycaster::Raycaster;
 
 use super::HostSession;
 
@@ -83,7 +84,7 @@ impl Hello {
 
 impl From<Hello> for PeerEvent {
     fn from(h: Hello) -> Self {
-        let text = GuestMessage::GuestHello(protocol::peer::GuestHello {
+        let text = GuestMessage::<Raycaster>::GuestHello(protocol::peer::GuestHello {
             build_version: h.build,
             protocol_version: PEER_PROTOCOL_VERSION,
             display_name: h.name,

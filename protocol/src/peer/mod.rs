@@ -25,9 +25,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use game_api::GameWire;
+
 use crate::chunk::{Chunk, ChunkEnd};
 use crate::difficulty::Difficulty;
-use crate::input::{PlayerId, TickInput};
+use crate::input::PlayerId;
+use crate::raycaster::Raycaster;
 
 pub mod admission;
 mod channel;
@@ -42,7 +45,7 @@ pub use game_api::WorldHash;
 pub use outcome::{EndReason, LinkHealth, RefusalReason, ScoreRow};
 pub use payloads::{
     JoinPayload, JoinPoint, ReconciliationSnapshotMessage, RelayLevel, RosterAdd, SessionInit,
-    TickInputBundle, TickInputs, TransitionPayload, state_to_base64,
+    TickInput, TickInputBundle, TickInputs, TransitionPayload, state_to_base64,
 };
 
 /// Version of this peer protocol; peers with different versions refuse each
@@ -103,10 +106,11 @@ pub const FEATURE_RESYNC: &str = "resync";
 /// the ones before it (about 270 ms at 30 Hz).
 pub const REDUNDANT_INPUTS: usize = 8;
 
-/// A message from the host to a guest.
+/// A message from the host to a guest, for game `W` (the raycaster
+/// unless named).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
-pub enum HostMessage {
+#[serde(tag = "type", rename_all = "kebab-case", bound = "")]
+pub enum HostMessage<W: GameWire = Raycaster> {
     /// Phase A: the host's build and protocol version.
     #[serde(rename_all = "camelCase")]
     HostHello {
@@ -135,9 +139,9 @@ pub enum HostMessage {
     /// The end marker of the level-1 map.
     MapEnd(ChunkEnd),
     /// The merged inputs of one tick.
-    TickInputBundle(TickInputBundle),
+    TickInputBundle(TickInputBundle<W>),
     /// The periodic authoritative snapshot.
-    ReconciliationSnapshot(ReconciliationSnapshotMessage),
+    ReconciliationSnapshot(ReconciliationSnapshotMessage<W>),
     /// A level transition starts (a fresh attempt resets the guest's state).
     #[serde(rename_all = "camelCase")]
     LevelTransitionInit {
@@ -277,10 +281,11 @@ pub enum HostMessage {
     },
 }
 
-/// A message from a guest to the host.
+/// A message from a guest to the host, for game `W` (the raycaster
+/// unless named).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
-pub enum GuestMessage {
+#[serde(tag = "type", rename_all = "kebab-case", bound = "")]
+pub enum GuestMessage<W: GameWire = Raycaster> {
     /// Phase A reply: the guest's version, display name and features.
     GuestHello(GuestHello),
     /// The guest holds a validated level-1 map and is ready for tick 0.
@@ -291,10 +296,10 @@ pub enum GuestMessage {
         id: u32,
     },
     /// One sampled input, tagged for its tick.
-    TickInput(TickInput),
+    TickInput(TickInput<W>),
     /// The newest inputs of this guest's player, for consecutive ticks
     /// ([`FEATURE_REDUNDANT_INPUTS`] only; at most [`REDUNDANT_INPUTS`]).
-    TickInputs(TickInputs),
+    TickInputs(TickInputs<W>),
     /// The guest has applied a level transition.
     #[serde(rename_all = "camelCase")]
     LevelTransitionAck {
@@ -361,7 +366,7 @@ pub enum PeerMessageError {
     Compact(String),
 }
 
-impl HostMessage {
+impl<W: GameWire> HostMessage<W> {
     /// The data channel this message rides.
     pub fn channel(&self) -> Channel {
         match self {
@@ -387,7 +392,7 @@ impl HostMessage {
     }
 }
 
-impl GuestMessage {
+impl<W: GameWire> GuestMessage<W> {
     /// The data channel this message rides.
     pub fn channel(&self) -> Channel {
         match self {
@@ -414,6 +419,14 @@ impl GuestMessage {
 
 #[cfg(test)]
 mod tests {
+    // The raycaster's messages: the envelope's default game, named so
+    // that expressions need no annotation.
+    type HostMessage = super::HostMessage<crate::raycaster::Raycaster>;
+    type GuestMessage = super::GuestMessage<crate::raycaster::Raycaster>;
+    type TickInput = super::TickInput<crate::raycaster::Raycaster>;
+    type TickInputs = super::TickInputs<crate::raycaster::Raycaster>;
+    type TickInputBundle = super::TickInputBundle<crate::raycaster::Raycaster>;
+
     use super::*;
     use crate::input::InputSnapshot;
     use crate::snapshot::ReconciliationSnapshot;

@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use game_api::GameWire;
 use serde::{Deserialize, Serialize};
 
 use crate::difficulty::Difficulty;
-use crate::input::{InputSnapshot, PlayerId};
+use crate::input::PlayerId;
 use crate::map::GameMap;
-use crate::snapshot::{Carryover, ReconciliationSnapshot};
+use crate::raycaster::Raycaster;
+use crate::snapshot::Carryover;
 
 /// Phase B of setup: everything a guest needs before the map (spec
 /// "Session setup", steps 2-6b).
@@ -125,11 +127,23 @@ impl JoinPayload {
     }
 }
 
+/// A player's input tagged with the tick it applies at (`sampled + INPUT_DELAY_TICKS`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", bound = "")]
+pub struct TickInput<W: GameWire = Raycaster> {
+    /// The tick this input applies at.
+    pub tick: u64,
+    /// Whose input it is.
+    pub player_id: PlayerId,
+    /// The input itself.
+    pub input: W::Input,
+}
+
 /// One player's inputs for the consecutive ticks `first_tick..`, sent again
 /// with each newer one ([`GuestMessage::TickInputs`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TickInputs {
+#[serde(rename_all = "camelCase", bound = "")]
+pub struct TickInputs<W: GameWire = Raycaster> {
     /// Whose inputs they are.
     pub player_id: PlayerId,
     /// The level they belong to (unordered delivery can carry one across a
@@ -138,13 +152,13 @@ pub struct TickInputs {
     /// The tick the first input applies at.
     pub first_tick: u64,
     /// Oldest first; the last is the newest input.
-    pub inputs: Vec<InputSnapshot>,
+    pub inputs: Vec<W::Input>,
 }
 
 /// What every peer advances from for one tick (spec §1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TickInputBundle {
+#[serde(rename_all = "camelCase", bound = "")]
+pub struct TickInputBundle<W: GameWire = Raycaster> {
     /// The tick these inputs drive.
     pub tick: u64,
     /// Always `FIXED_DT`.
@@ -152,7 +166,7 @@ pub struct TickInputBundle {
     /// The level epoch the bundle belongs to.
     pub level_epoch: u32,
     /// An input for every roster member.
-    pub inputs: BTreeMap<PlayerId, InputSnapshot>,
+    pub inputs: BTreeMap<PlayerId, W::Input>,
     /// Players whose input is their last one held over.
     pub held_input_fallback: Vec<PlayerId>,
     /// Players removed at the start of this tick.
@@ -179,13 +193,13 @@ pub struct RosterAdd {
 /// A reconciliation snapshot on the wire: the engine's payload plus the
 /// level epoch (the `type` tag comes from [`HostMessage`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReconciliationSnapshotMessage {
+#[serde(rename_all = "camelCase", bound = "")]
+pub struct ReconciliationSnapshotMessage<W: GameWire = Raycaster> {
     /// The level epoch it reflects.
     pub level_epoch: u32,
     /// The snapshot's fields.
     #[serde(flatten)]
-    pub snapshot: ReconciliationSnapshot,
+    pub snapshot: W::Snapshot,
 }
 
 /// The chunked payload of a level transition (spec §7).

@@ -1,0 +1,118 @@
+//! The raycaster's wire, as the peer envelope carries it (issue 47): its
+//! input, its reconciliation snapshot and its input's compact form. A
+//! stop on the way: these types move next to the engine, and the envelope
+//! names them only through [`Raycaster`], its default game.
+
+use game_api::GameWire;
+use serde::{Deserialize, Serialize};
+
+use crate::input::{InputSnapshot, MOUSE_STEPS_PER_PIXEL};
+use crate::snapshot::ReconciliationSnapshot;
+
+/// The raycaster, as the wire knows it. Never built: it names the game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Raycaster {}
+
+impl GameWire for Raycaster {
+    type Input = InputSnapshot;
+    type Snapshot = ReconciliationSnapshot;
+    type CompactInput = CompactInput;
+
+    fn compact_input(input: &InputSnapshot) -> CompactInput {
+        CompactInput::of(input)
+    }
+
+    fn input_from_compact(compact: CompactInput) -> Result<InputSnapshot, String> {
+        compact.snapshot()
+    }
+}
+
+/// An [`InputSnapshot`] in the compact form: one varint of flag bits, the
+/// weapon slot when one is selected, and the mouse movement as a count of
+/// 1/64 pixels when that count is exact (any other value travels as the
+/// full `f64`).
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompactInput {
+    pub(crate) flags: u16,
+    pub(crate) weapon_select: Option<u8>,
+    pub(crate) mouse: Mouse,
+}
+
+/// A mouse movement in the compact form.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+pub enum Mouse {
+    /// A count of 1/64 pixels.
+    Steps(i32),
+    /// Any other value, exactly.
+    Exact(f64),
+}
+
+const FLAGS: [fn(&InputSnapshot) -> bool; 12] = [
+    |i| i.move_forward,
+    |i| i.move_back,
+    |i| i.strafe_left,
+    |i| i.strafe_right,
+    |i| i.turn_left,
+    |i| i.turn_right,
+    |i| i.fire,
+    |i| i.use_,
+    |i| i.escape,
+    |i| i.blur,
+    |i| i.pointer_unlock,
+    |i| i.click,
+];
+
+impl CompactInput {
+    pub(crate) fn of(i: &InputSnapshot) -> Self {
+        let flags = FLAGS
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f(i))
+            .fold(0u16, |acc, (bit, _)| acc | 1 << bit);
+        let steps = i.mouse_delta_x * MOUSE_STEPS_PER_PIXEL;
+        // Exact only when the count gives back the very same f64 (and not
+        // for -0.0, whose sign a count would lose).
+        let mouse = match steps {
+            s if s.fract() == 0.0
+                && s.abs() <= f64::from(i32::MAX)
+                && (s != 0.0 || i.mouse_delta_x.is_sign_positive())
+                && f64::from(s as i32) / MOUSE_STEPS_PER_PIXEL == i.mouse_delta_x =>
+            {
+                Mouse::Steps(s as i32)
+            }
+            _ => Mouse::Exact(i.mouse_delta_x),
+        };
+        Self {
+            flags,
+            weapon_select: i.weapon_select,
+            mouse,
+        }
+    }
+
+    /// The input it carries; a mouse movement JSON could not carry (NaN,
+    /// infinite) is an error, so both forms read the same messages.
+    pub(crate) fn snapshot(&self) -> Result<InputSnapshot, String> {
+        let bit = |n: u16| self.flags & (1 << n) != 0;
+        let mouse_delta_x = match self.mouse {
+            Mouse::Steps(s) => f64::from(s) / MOUSE_STEPS_PER_PIXEL,
+            Mouse::Exact(x) if x.is_finite() => x,
+            Mouse::Exact(x) => return Err(format!("mouse movement {x}")),
+        };
+        Ok(InputSnapshot {
+            move_forward: bit(0),
+            move_back: bit(1),
+            strafe_left: bit(2),
+            strafe_right: bit(3),
+            turn_left: bit(4),
+            turn_right: bit(5),
+            fire: bit(6),
+            use_: bit(7),
+            escape: bit(8),
+            blur: bit(9),
+            pointer_unlock: bit(10),
+            click: bit(11),
+            weapon_select: self.weapon_select,
+            mouse_delta_x,
+        })
+    }
+}
