@@ -14,11 +14,15 @@
 //! - [`driver`]: the async loops that run a session over a transport:
 //!   time, bounded queues, logs and metrics for the session's events.
 //! - [`lobby_client`]: [`lobby_client::LobbyClient`], the lobby server's HTTP
-//!   API for hosts (sessions, offer rounds, answers) and joiners.
-//! - [`hosting`]: always-on bot-hosted sessions in the lobby (`host`);
-//!   [`stdout`]: its `session CODE` and `session-report` lines.
-//! - [`relaying`]: relay sessions in the lobby (`relay`): the same driver,
-//!   rounds and transports as `hosting`, no engine.
+//!   API for publishing sessions (entries, offer rounds, answers) and for
+//!   joiners.
+//! - [`serving`]: always-on sessions served through the lobby, host
+//!   sessions (`host`) or relay sessions (`relay`): their lobby entries,
+//!   offer rounds and joins; [`stdout`]: its `session CODE` and
+//!   `session-report` lines.
+//! - [`relaying`]: the relay session (`relay`) that [`serving`] serves
+//!   through the same driver, rounds and transports as a host session, no
+//!   engine.
 //! - [`joining`]: a (bot) guest joining through the lobby (`join`).
 //! - [`swarm`]: many light guests in one process, no engine (`swarm`, the
 //!   load tool that pushes one daemon to a thousand guests).
@@ -37,13 +41,13 @@ pub mod campaign;
 pub mod commands;
 pub mod control;
 pub mod driver;
-pub mod hosting;
 pub mod joining;
 pub mod lobby_client;
 pub mod metrics;
 pub mod realtime;
 pub mod relaying;
 pub mod replay_files;
+pub mod serving;
 pub mod stdout;
 pub mod swarm;
 pub mod transport;

@@ -9,7 +9,7 @@ use netcode::sim::{NetAction, Outcome, Scenario};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
-use crate::driver::{Guest, Host, HostProgress, Observers, run_guest, run_host};
+use crate::driver::{Guest, Host, Observers, ServedProgress, run_guest, run_served};
 use crate::metrics::SessionMetrics;
 use crate::transport::PeerLink;
 use crate::transport::simnet::{LinkControl, SimReceiver, SimSender, link};
@@ -24,7 +24,7 @@ pub async fn run(
 ) -> Outcome<engine::RaycasterEngine> {
     let started = Instant::now();
     let (link_tx, link_rx) = mpsc::channel::<SimLink>(64);
-    let (progress_tx, mut progress_rx) = watch::channel(HostProgress::default());
+    let (progress_tx, mut progress_rx) = watch::channel(ServedProgress::default());
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let mut controls: Vec<LinkControl> = Vec::new();
     let mut guest_tasks = Vec::new();
@@ -39,7 +39,7 @@ pub async fn run(
             std::future::pending::<()>().await;
         }
     };
-    let host_task = tokio::spawn(run_host(
+    let host_task = tokio::spawn(run_served(
         Host::new(scenario.host),
         link_rx,
         shutdown,

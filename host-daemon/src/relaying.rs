@@ -14,7 +14,7 @@ use netcode::stats::GuestSlot;
 use serde::Serialize;
 
 use crate::control::view::{PlayerKind, PlayerView, SessionFigures};
-use crate::driver::{EventLog, HostProgress, Served};
+use crate::driver::{EventLog, Served, ServedProgress};
 use crate::transport::{ConnectionState, PeerEvent};
 
 /// A relay session served by the daemon: the relay and its slot count.
@@ -174,9 +174,9 @@ impl Served for RelaySession {
         self.relay.relay().ended().is_some()
     }
 
-    fn progress(&self) -> HostProgress {
+    fn progress(&self) -> ServedProgress {
         let core = self.relay.relay();
-        HostProgress {
+        ServedProgress {
             ticks: core.stats().frames,
             started: core.phase() != RelayPhase::Lobby,
             seats_taken: self.relay.seats_taken(),

@@ -1,4 +1,4 @@
-//! The control API (issue 46) in front of the real hosting loop and the
+//! The control API (issue 46) in front of the real serving loop and the
 //! real lobby server: a tester's order opens a session in the lobby, the
 //! API shows it, refuses what it cannot do, ends it, and keeps its report.
 //!
@@ -12,7 +12,7 @@ use host_daemon::commands::{Cli, Command, host};
 use host_daemon::control::hub::ControlHub;
 use host_daemon::control::token::ControlToken;
 use host_daemon::control::view::{DaemonInfo, SessionKind, SessionList, SessionView};
-use host_daemon::hosting::{self, ControlDesk};
+use host_daemon::serving::{self, ControlDesk};
 use lobby_server::{Application, Config};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -70,7 +70,7 @@ async fn daemon(lobby: &Lobby, shutdown: watch::Receiver<bool>) -> String {
     let Command::Host(args) = cli.command else {
         unreachable!()
     };
-    let config = host::hosting_config(&args).expect("config");
+    let config = host::serving_config(&args).expect("config");
     let (hub, orders) = ControlHub::new(None);
     let addr = host_daemon::control::serve(
         "127.0.0.1:0".parse().unwrap(),
@@ -86,7 +86,7 @@ async fn daemon(lobby: &Lobby, shutdown: watch::Receiver<bool>) -> String {
         orders,
         max_sessions: 1,
     };
-    tokio::spawn(hosting::run(config, shutdown, Some(desk)));
+    tokio::spawn(serving::run(config, shutdown, Some(desk)));
     format!("http://{addr}")
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use host_daemon::lobby_client::{LobbyClient, SignalingError};
 use host_daemon::transport::webrtc::{
-    Endpoint, GuestAnswer, HostOffer, WebRtcLink, WebRtcOptions, WebRtcReceiver, WebRtcSender,
+    Endpoint, GuestAnswer, OpenOffer, WebRtcLink, WebRtcOptions, WebRtcReceiver, WebRtcSender,
 };
 use host_daemon::transport::{
     ConnectionState, PeerEvent, PeerReceiver, PeerSender, TransportError,
@@ -173,7 +173,7 @@ async fn host_and_guest_connect_through_the_lobby_and_exchange_in_order() {
 
     // Host: a complete offer, published as round 1 of a new session.
     let host_endpoint = Endpoint::bind(&opts).await.expect("host endpoint");
-    let offer = HostOffer::new(&host_endpoint).await.expect("host offer");
+    let offer = OpenOffer::new(&host_endpoint).await.expect("host offer");
     assert_loopback_only(offer.offer_sdp());
     let host_lobby = LobbyClient::new(&lobby.base).expect("client");
     let session = host_lobby
@@ -333,7 +333,7 @@ async fn connect_pair(opts: &WebRtcOptions) -> (WebRtcLink, WebRtcLink) {
 
 /// Host and guest ends of one connection between two endpoints.
 async fn connect_on(host: &Endpoint, guest: &Endpoint) -> (WebRtcLink, WebRtcLink) {
-    let offer = HostOffer::new(host).await.expect("offer");
+    let offer = OpenOffer::new(host).await.expect("offer");
     let answer = GuestAnswer::new(guest, offer.offer_sdp())
         .await
         .expect("answer");
@@ -510,7 +510,7 @@ async fn lobby_refusals_are_typed_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_netcode_session_runs_in_lockstep_over_webrtc() {
-    use host_daemon::driver::{Guest, Host, Observers, run_guest, run_host};
+    use host_daemon::driver::{Guest, Host, Observers, run_guest, run_served};
     use netcode::guest::GuestConfig;
     use netcode::host::HostConfig;
     use netcode::plan::GeneratedCampaign;
@@ -522,7 +522,7 @@ async fn a_netcode_session_runs_in_lockstep_over_webrtc() {
     let (incoming_tx, incoming) = tokio::sync::mpsc::channel(1);
     incoming_tx.send(host_link).await.expect("queued");
     drop(incoming_tx);
-    let host = tokio::spawn(run_host(
+    let host = tokio::spawn(run_served(
         Host::new(HostConfig {
             plan: std::sync::Arc::new(GeneratedCampaign {
                 seed: 11,
@@ -601,7 +601,7 @@ async fn the_one_socket_and_the_advertised_address_shape_the_offer() {
     // Three offers, one socket: the same single candidate in each.
     let mut offers = Vec::new();
     for _ in 0..3 {
-        let offer = HostOffer::new(&endpoint).await.expect("offer");
+        let offer = OpenOffer::new(&endpoint).await.expect("offer");
         assert_eq!(
             candidates(offer.offer_sdp()),
             vec![("127.0.0.1".to_owned(), port.to_string())],
@@ -626,7 +626,7 @@ async fn the_one_socket_and_the_advertised_address_shape_the_offer() {
     })
     .await
     .expect("endpoint");
-    let offer = HostOffer::new(&mapped).await.expect("offer");
+    let offer = OpenOffer::new(&mapped).await.expect("offer");
     let sdp = offer.offer_sdp().to_owned();
     offer.close().await;
     assert!(!sdp.contains("127.0.0.1"), "{sdp}");
@@ -755,7 +755,7 @@ async fn binding_requests_that_fail_their_checks_route_nothing() {
                 .expect("attacker socket"),
         );
     }
-    let offer = HostOffer::new(&host).await.expect("offer");
+    let offer = OpenOffer::new(&host).await.expect("offer");
     let (host_ufrag, host_password) = ice_credentials(offer.offer_sdp());
     for a in &attackers {
         let forged = binding_request(&format!("{host_ufrag}:anyone"), Some(&host_password));
@@ -849,7 +849,7 @@ async fn a_host_that_vanishes_is_reported_disconnected_then_failed() {
             .expect("host runtime");
         let link = rt.block_on(async move {
             let endpoint = Endpoint::bind(&host_opts).await.expect("endpoint");
-            let offer = HostOffer::new(&endpoint).await.expect("offer");
+            let offer = OpenOffer::new(&endpoint).await.expect("offer");
             offer_tx.send(offer.offer_sdp().to_owned()).expect("sent");
             let answer = answer_rx.await.expect("answer");
             let link = offer.accept(&answer).await.expect("host link");
@@ -1128,7 +1128,7 @@ async fn a_joiner_spraying_from_many_sources_gets_a_handful_answered() {
     // The sprayer answers a round like any joiner (a real answer, so the
     // host applies it), then forges its checks from many sources.
     let sprayer = Endpoint::bind(&opts).await.expect("sprayer endpoint");
-    let offer = HostOffer::new(&host).await.expect("offer");
+    let offer = OpenOffer::new(&host).await.expect("offer");
     let (host_ufrag, host_password) = ice_credentials(offer.offer_sdp());
     let answer = GuestAnswer::new(&sprayer, offer.offer_sdp())
         .await
@@ -1198,7 +1198,7 @@ async fn a_forged_source_cannot_take_a_guests_route() {
     let (mut h, mut g) = connect_on(&host, &victim).await;
 
     let stranger = Endpoint::bind(&opts).await.expect("stranger endpoint");
-    let offer = HostOffer::new(&host).await.expect("offer");
+    let offer = OpenOffer::new(&host).await.expect("offer");
     let (host_ufrag, host_password) = ice_credentials(offer.offer_sdp());
     let answer = GuestAnswer::new(&stranger, offer.offer_sdp())
         .await

@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use crate::control::hub::ControlHub;
 use crate::control::token::ControlToken;
 use crate::control::view::{DaemonInfo, SessionKind};
-use crate::hosting::{ControlDesk, HostingConfig};
+use crate::serving::{ControlDesk, ServingConfig};
 
 /// `--control-listen` and its companions.
 #[derive(Args, Debug, Clone)]
@@ -43,10 +43,10 @@ fn parse_listen(text: &str) -> Result<SocketAddr, String> {
 }
 
 impl ControlArgs {
-    /// Starts the control API if asked: the desk the hosting loop takes.
+    /// Starts the control API if asked: the desk the serving loop takes.
     pub async fn start(
         &self,
-        config: &HostingConfig,
+        config: &ServingConfig,
         shutdown: watch::Receiver<bool>,
     ) -> anyhow::Result<Option<ControlDesk>> {
         let Some(addr) = self.control_listen else {

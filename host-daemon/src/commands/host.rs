@@ -9,7 +9,7 @@ use netcode::plan::{FixedCampaign, LevelPlan};
 
 use super::serving::{self, ServingArgs};
 use crate::campaign::Campaign;
-use crate::hosting::HostingConfig;
+use crate::serving::ServingConfig;
 
 /// `host` flags.
 #[derive(Args, Debug)]
@@ -39,8 +39,8 @@ pub struct HostArgs {
     max_ticks: u64,
 }
 
-/// The hosting configuration the flags describe.
-pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
+/// The serving configuration the flags describe.
+pub fn serving_config(a: &HostArgs) -> anyhow::Result<ServingConfig> {
     let mut config = a.serving.config(&a.name, a.start_when)?;
     if let Some(dir) = &a.campaign {
         let campaign = Campaign::load(dir)?;
@@ -67,5 +67,5 @@ pub fn hosting_config(a: &HostArgs) -> anyhow::Result<HostingConfig> {
 
 /// Runs `host-daemon host` until SIGTERM or Ctrl-C.
 pub fn run(args: HostArgs) -> anyhow::Result<()> {
-    serving::run(hosting_config(&args)?, &args.serving)
+    serving::run(serving_config(&args)?, &args.serving)
 }

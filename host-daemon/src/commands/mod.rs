@@ -143,7 +143,7 @@ mod tests {
         ));
     }
 
-    fn host(args: &[&str]) -> anyhow::Result<crate::hosting::HostingConfig> {
+    fn host(args: &[&str]) -> anyhow::Result<crate::serving::ServingConfig> {
         let cli = Cli::try_parse_from(
             ["host-daemon", "host", "--server", "http://127.0.0.1:1"]
                 .iter()
@@ -152,7 +152,7 @@ mod tests {
         let Command::Host(a) = cli.command else {
             anyhow::bail!("not host");
         };
-        host::hosting_config(&a)
+        host::serving_config(&a)
     }
 
     #[test]
@@ -218,7 +218,7 @@ mod tests {
         assert!(parse(&["--difficulty", "nightmare"]).is_err());
     }
 
-    fn relay(args: &[&str]) -> anyhow::Result<crate::hosting::HostingConfig> {
+    fn relay(args: &[&str]) -> anyhow::Result<crate::serving::ServingConfig> {
         let cli = Cli::try_parse_from(
             ["host-daemon", "relay", "--server", "http://127.0.0.1:1"]
                 .iter()
@@ -227,7 +227,7 @@ mod tests {
         let Command::Relay(a) = cli.command else {
             anyhow::bail!("not relay");
         };
-        relay::relaying_config(&a)
+        relay::serving_config(&a)
     }
 
     #[test]

@@ -15,7 +15,7 @@ use netcode::plan::GeneratedCampaign;
 use protocol::tick::{MAX_INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS};
 
 use super::serving::{self, ServingArgs};
-use crate::hosting::HostingConfig;
+use crate::serving::ServingConfig;
 
 /// `relay` flags.
 #[derive(Args, Debug)]
@@ -45,8 +45,8 @@ pub struct RelayArgs {
     max_seats_per_address: usize,
 }
 
-/// The hosting configuration the flags describe.
-pub fn relaying_config(a: &RelayArgs) -> anyhow::Result<HostingConfig> {
+/// The serving configuration the flags describe.
+pub fn serving_config(a: &RelayArgs) -> anyhow::Result<ServingConfig> {
     let serving = &a.serving;
     let difficulty = serving.difficulty()?;
     let delays = MIN_INPUT_DELAY_TICKS..=MAX_INPUT_DELAY_TICKS;
@@ -98,5 +98,5 @@ pub fn relaying_config(a: &RelayArgs) -> anyhow::Result<HostingConfig> {
 
 /// Runs `host-daemon relay` until SIGTERM or Ctrl-C.
 pub fn run(args: RelayArgs) -> anyhow::Result<()> {
-    serving::run(relaying_config(&args)?, &args.serving)
+    serving::run(serving_config(&args)?, &args.serving)
 }

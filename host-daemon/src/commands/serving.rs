@@ -17,8 +17,8 @@ use netcode::plan::GeneratedCampaign;
 use super::control::ControlArgs;
 use super::ice::IceArgs;
 use super::shutdown_signal;
-use crate::hosting::{self, HostingConfig};
 use crate::metrics::{DaemonMetrics, serve as serve_metrics};
+use crate::serving::ServingConfig;
 
 /// The flags `host` and `relay` share.
 #[derive(Args, Debug, Clone)]
@@ -100,9 +100,9 @@ impl ServingArgs {
     /// The configuration these flags describe, for sessions named `name`
     /// that start with `start_when` (at least one): generated levels, no
     /// bots and no relay, which `host` and `relay` then fill in.
-    pub fn config(&self, name: &str, start_when: usize) -> anyhow::Result<HostingConfig> {
+    pub fn config(&self, name: &str, start_when: usize) -> anyhow::Result<ServingConfig> {
         let difficulty = self.difficulty()?;
-        Ok(HostingConfig {
+        Ok(ServingConfig {
             server: self.server.clone(),
             name: name.to_owned(),
             public: self.public(),
@@ -136,7 +136,7 @@ impl ServingArgs {
 
 /// Runs `config` until SIGTERM or Ctrl-C, with the metrics and the
 /// control API `args` ask for.
-pub fn run(mut config: HostingConfig, args: &ServingArgs) -> anyhow::Result<()> {
+pub fn run(mut config: ServingConfig, args: &ServingArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async move {
         if let Some(addr) = args.metrics_listen {
             config.metrics = Some(serve_metrics_at(addr).await?);
@@ -147,7 +147,7 @@ pub fn run(mut config: HostingConfig, args: &ServingArgs) -> anyhow::Result<()> 
             let _ = tx.send(true);
         });
         let desk = args.control.start(&config, rx.clone()).await?;
-        hosting::run(config, rx, desk).await
+        crate::serving::run(config, rx, desk).await
     })
 }
 

@@ -1,5 +1,5 @@
 //! [`ControlHub`]: what the control API knows of the daemon's sessions and
-//! how it asks for more. The hosting loop registers each session it opens,
+//! how it asks for more. The serving loop registers each session it opens,
 //! feeds its figures while it plays, and files its report when it ends;
 //! the API reads the registry, asks the loop to open sessions, and stops
 //! them. Every change bumps a version the dashboard's event stream follows.
@@ -17,7 +17,7 @@ use super::view::{OpenRequest, SessionFigures, SessionList, SessionState, Sessio
 /// oldest is forgotten first.
 pub const FINISHED_KEPT: usize = 64;
 
-/// How long an open waits for the hosting loop to create the session in
+/// How long an open waits for the serving loop to create the session in
 /// the lobby.
 pub const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -79,7 +79,7 @@ pub struct ControlHub {
 }
 
 impl ControlHub {
-    /// A hub whose open orders go to the returned receiver (the hosting
+    /// A hub whose open orders go to the returned receiver (the serving
     /// loop's); replay files are looked up in `replay_dir` (`--record`).
     pub fn new(replay_dir: Option<PathBuf>) -> (Self, mpsc::Receiver<OpenOrder>) {
         let (orders, rx) = mpsc::channel(8);
@@ -108,7 +108,7 @@ impl ControlHub {
         self.version.subscribe()
     }
 
-    /// Asks the hosting loop to open a session; its code once the lobby
+    /// Asks the serving loop to open a session; its code once the lobby
     /// has it.
     pub async fn open(&self, request: OpenRequest) -> Result<String, OpenRefused> {
         let (reply, answer) = oneshot::channel();

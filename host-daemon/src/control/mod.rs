@@ -7,7 +7,7 @@
 //!
 //! - [`view`]: the API's wire types (a session as testers see it, what
 //!   an order may set).
-//! - [`hub`]: [`hub::ControlHub`], the registry the hosting loop files its
+//! - [`hub`]: [`hub::ControlHub`], the registry the serving loop files its
 //!   sessions in and the API reads, and the queue of open orders.
 //! - [`api`]: the axum routes, the OpenAPI document and the dashboard's
 //!   files (`dashboard.html`, `dashboard.js`, embedded).

@@ -42,8 +42,9 @@ pub enum OpenedBy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PlayerKind {
-    /// The daemon's own player.
-    Host,
+    /// The host's own player (the daemon's). `"host"` on the wire.
+    #[serde(rename = "host")]
+    HostPlayer,
     /// A bot the daemon drives.
     Bot,
     /// A person (or a `join --bot`) over the network.
@@ -194,4 +195,24 @@ pub struct DaemonInfo {
     pub standing_sessions: usize,
     /// Sessions testers may have open at once through this API.
     pub max_control_sessions: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PlayerKind;
+
+    #[test]
+    fn player_kinds_keep_their_wire_names() {
+        for (kind, wire) in [
+            (PlayerKind::HostPlayer, "host"),
+            (PlayerKind::Bot, "bot"),
+            (PlayerKind::Guest, "guest"),
+        ] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), wire);
+            assert_eq!(
+                serde_json::from_value::<PlayerKind>(wire.into()).unwrap(),
+                kind
+            );
+        }
+    }
 }

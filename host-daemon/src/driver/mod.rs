@@ -12,13 +12,13 @@
 //!
 //! # Layout
 //!
-//! - here: the loops, [`run_host`] and [`run_guest`] / [`run_guest_until`].
+//! - here: the loops, [`run_served`] and [`run_guest`] / [`run_guest_until`].
 //! - `queues`: the bounded queues between a loop and its transports: one
 //!   writer task per peer, and readers feeding the loop.
 //! - `events`: where a session's events go: the rate-limited log, the
 //!   metrics, the replay files ([`EventLog`]).
-//! - `served`: what [`run_host`] drives ([`Served`]: a host session or a
-//!   relay) and where it stands ([`HostProgress`]).
+//! - `served`: what [`run_served`] drives ([`Served`]: a host session or a
+//!   relay) and where it stands ([`ServedProgress`]).
 
 mod events;
 mod queues;
@@ -45,9 +45,9 @@ pub use events::EventLog;
 use events::{Warnings, log_guest_event};
 pub use queues::{READER_QUEUE_EVENTS, WRITER_QUEUE_MESSAGES};
 use queues::{WriterCommand, Writers, spawn_reader, spawn_writer};
-pub use served::{HostProgress, Served};
+pub use served::{Served, ServedProgress};
 
-/// Events a host session takes from its queue before it polls again.
+/// Events a served session takes from its queue before it polls again.
 const EVENT_BATCH: usize = 64;
 
 /// The daemon's sessions, over its one engine.
@@ -67,14 +67,15 @@ fn encode_host(msg: &HostMessage, format: WireFormat) -> Option<(Channel, String
     }
 }
 
-/// How often a host's [`SessionFigures`] are sampled for its observers.
+/// How often a served session's [`SessionFigures`] are sampled for its
+/// observers.
 pub const FIGURES_EVERY: Duration = Duration::from_millis(500);
 
-/// Who follows a running host; each is optional.
+/// Who follows a served session; each is optional.
 #[derive(Debug, Default)]
 pub struct Observers {
-    /// Follows the session's [`HostProgress`].
-    pub progress: Option<watch::Sender<HostProgress>>,
+    /// Follows the session's [`ServedProgress`].
+    pub progress: Option<watch::Sender<ServedProgress>>,
     /// Counts its events.
     pub metrics: Option<SessionMetrics>,
     /// Writes its replay records.
@@ -83,11 +84,11 @@ pub struct Observers {
     pub figures: Option<watch::Sender<SessionFigures>>,
 }
 
-/// Runs a host until its session ends or `shutdown` resolves. New guest
-/// connections arrive on `incoming` at any time (late ones are refused by
-/// the session); `observers` follow it. Returns the finished session,
-/// after every writer drained.
-pub async fn run_host<T: Served, S: PeerSender, R: PeerReceiver>(
+/// Runs a served session (a host session or a relay) until it ends or
+/// `shutdown` resolves. New guest connections arrive on `incoming` at any
+/// time (late ones are refused by the session); `observers` follow it.
+/// Returns the finished session, after every writer drained.
+pub async fn run_served<T: Served, S: PeerSender, R: PeerReceiver>(
     mut session: T,
     mut incoming: mpsc::Receiver<PeerLink<S, R>>,
     shutdown: impl Future<Output = ()>,

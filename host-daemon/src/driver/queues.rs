@@ -104,7 +104,7 @@ pub(super) fn spawn_reader<R: PeerReceiver, T: Send + Copy + 'static>(
     });
 }
 
-/// The host's writers, one per guest slot.
+/// A served session's writers, one per guest slot.
 pub(super) struct Writers {
     /// Each slot's writer, while it takes more.
     pub(super) by_slot: Vec<Option<Writer>>,

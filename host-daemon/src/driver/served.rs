@@ -1,6 +1,6 @@
-//! What [`run_host`](super::run_host) drives: a [`Served`] session (the
+//! What [`run_served`](super::run_served) drives: a [`Served`] session (the
 //! daemon's host session, or a relay), and where it stands
-//! ([`HostProgress`]).
+//! ([`ServedProgress`]).
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -13,9 +13,10 @@ use super::events::{EventLog, log_host_event};
 use crate::control::view::{PlayerKind, PlayerView, SessionFigures};
 use crate::transport::PeerEvent;
 
-/// Where a running host session stands, for whoever publishes it.
+/// Where a served session (host or relay) stands, for whoever publishes
+/// it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HostProgress {
+pub struct ServedProgress {
     /// Ticks run, all levels.
     pub ticks: u64,
     /// Whether the session left its lobby (no more guests are admitted).
@@ -31,7 +32,7 @@ pub struct HostProgress {
 
 /// A session the daemon serves to guests over its transports: a host
 /// session ([`Host`]) or a relay ([`crate::relaying`]).
-/// [`run_host`](super::run_host) drives either.
+/// [`run_served`](super::run_served) drives either.
 pub trait Served: Send + 'static {
     /// A new guest connection at `now`, from `origin` where the transport
     /// knows it: its slot.
@@ -47,7 +48,7 @@ pub trait Served: Send + 'static {
     /// Whether the session is over.
     fn is_over(&self) -> bool;
     /// Where it stands.
-    fn progress(&self) -> HostProgress;
+    fn progress(&self) -> ServedProgress;
     /// Takes what to send, logging and counting what happened.
     fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput>;
     /// Counts `bytes` sent on connection `slot`.
@@ -81,8 +82,8 @@ impl Served for Host {
         self.ended().is_some()
     }
 
-    fn progress(&self) -> HostProgress {
-        HostProgress {
+    fn progress(&self) -> ServedProgress {
+        ServedProgress {
             ticks: self.stats().ticks,
             started: self.started(),
             seats_taken: self.seats_taken(),
@@ -107,7 +108,7 @@ impl Served for Host {
                 id: p.player_id.as_str().to_owned(),
                 name: p.name,
                 kind: match p.kind {
-                    ReportKind::Host => PlayerKind::Host,
+                    ReportKind::Host => PlayerKind::HostPlayer,
                     ReportKind::Bot => PlayerKind::Bot,
                     ReportKind::Guest => PlayerKind::Guest,
                 },

@@ -1,6 +1,7 @@
 //! A client for the lobby server's signaling API (`docs/api.md`).
 //!
-//! Hosts: [`LobbyClient::create_session`], then one
+//! Publishing a session (the lobby entry's owner, the API's "host"):
+//! [`LobbyClient::create_session`] (a [`PublishedSession`]), then one
 //! [`LobbyClient::publish_round`] per joiner with a complete offer,
 //! [`LobbyClient::wait_answer`] (one long-poll) or
 //! [`LobbyClient::await_answer`] (long-polls until a deadline) for its
@@ -18,9 +19,9 @@
 //! TTL), and a retried answer can come back as
 //! [`SignalingError::RoundTaken`] when the first attempt actually won.
 
-mod hosting;
 mod http;
 mod joining;
+mod publishing;
 
 use std::time::Duration;
 
@@ -116,10 +117,11 @@ pub enum SignalingError {
     Protocol(String),
 }
 
-/// A session this client created: the code players type, and the host's
-/// bearer token (never logged).
+/// A session this client published (created in the lobby): the code
+/// players type, and the owner's bearer token (the API's `hostToken`;
+/// never logged).
 #[derive(Clone)]
-pub struct HostedSession {
+pub struct PublishedSession {
     /// The session's code.
     pub code: String,
     token: String,
@@ -131,9 +133,9 @@ pub struct HostedSession {
     pub ice_servers: Vec<IceServer>,
 }
 
-impl std::fmt::Debug for HostedSession {
+impl std::fmt::Debug for PublishedSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostedSession")
+        f.debug_struct("PublishedSession")
             .field("code", &self.code)
             .field("round", &self.round)
             .field("expires_at", &self.expires_at)

@@ -12,16 +12,16 @@
 //! sends, closes) as commands. There is no task, socket or buffer per
 //! connection besides what `str0m` keeps.
 //!
-//! One peer connection per guest, star topology. The host makes a
-//! [`HostOffer`]: the channels (`input`, `reconciliation`, reliable and
-//! ordered; `input-unreliable`, unordered with no retransmissions,
-//! negotiated) and the complete offer SDP (non-trickle: the endpoint's one
-//! host candidate is in it). [`HostOffer::accept`] applies the joiner's
-//! answer and waits until every channel is open. The guest makes a
-//! [`GuestAnswer`] from the offer, publishes its answer, and
-//! [`GuestAnswer::connect`] waits for the host's channels to open. Both end
-//! in a [`WebRtcLink`], a [`PeerLink`] of [`WebRtcSender`] and
-//! [`WebRtcReceiver`].
+//! One peer connection per guest, star topology. The serving side (a host
+//! or a relay) makes an [`OpenOffer`]: the channels (`input`,
+//! `reconciliation`, reliable and ordered; `input-unreliable`, unordered
+//! with no retransmissions, negotiated) and the complete offer SDP
+//! (non-trickle: the endpoint's one host candidate is in it).
+//! [`OpenOffer::accept`] applies the joiner's answer and waits until every
+//! channel is open. The guest makes a [`GuestAnswer`] from the offer,
+//! publishes its answer, and [`GuestAnswer::connect`] waits for the offer's
+//! channels to open. Both end in a [`WebRtcLink`], a [`PeerLink`] of
+//! [`WebRtcSender`] and [`WebRtcReceiver`].
 //!
 //! How it behaves, and why:
 //!
@@ -84,7 +84,7 @@ mod sources;
 
 pub use endpoint::Endpoint;
 pub use link::{WebRtcReceiver, WebRtcSender};
-pub use setup::{AnsweredOffer, GuestAnswer, HostOffer};
+pub use setup::{AnsweredOffer, GuestAnswer, OpenOffer};
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;

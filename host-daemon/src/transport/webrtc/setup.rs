@@ -22,28 +22,29 @@ async fn open(
     ))
 }
 
-/// The host's side of one connection before a joiner answered: the
-/// connection exists in the endpoint, its channels are declared, the offer
-/// is complete.
-pub struct HostOffer {
+/// The serving side (a host or a relay) of one connection, its offer open
+/// until a joiner answers: the connection exists in the endpoint, its
+/// channels are declared, the offer is complete. Answered, it becomes an
+/// [`AnsweredOffer`].
+pub struct OpenOffer {
     conn: Conn,
     events: mpsc::UnboundedReceiver<PeerEvent>,
     offer: String,
 }
 
-impl std::fmt::Debug for HostOffer {
+impl std::fmt::Debug for OpenOffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostOffer").finish_non_exhaustive()
+        f.debug_struct("OpenOffer").finish_non_exhaustive()
     }
 }
 
-impl HostOffer {
+impl OpenOffer {
     /// A new connection on `endpoint` with the `input` and `reconciliation`
     /// channels (reliable, ordered) and `input-unreliable` (unordered, no
     /// retransmissions), and its complete offer.
     pub async fn new(endpoint: &Endpoint) -> Result<Self, WebRtcError> {
         let (conn, events, offer) = open(endpoint, Command::Offer).await?;
-        Ok(HostOffer {
+        Ok(OpenOffer {
             conn,
             events,
             offer,

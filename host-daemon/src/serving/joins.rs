@@ -1,4 +1,4 @@
-//! The answers one hosted session is connecting: `netcode`'s join policy
+//! The answers one served session is connecting: `netcode`'s join policy
 //! ([`JoinSlots`]) applied to WebRTC connections on tokio's clock.
 //!
 //! Each answer is connected by its own task, which reports the first ICE
@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::{self, JoinSet};
 use tokio::time::Instant;
 
-use crate::transport::webrtc::{HostOffer, WebRtcError, WebRtcLink};
+use crate::transport::webrtc::{OpenOffer, WebRtcError, WebRtcLink};
 
 /// A join that ended on its own.
 pub(super) struct Joined {
@@ -77,7 +77,7 @@ impl Joins {
 
     /// Connects `answer_sdp` (from `name`) in the background; drops the
     /// oldest join without ICE progress when every slot is taken.
-    pub(super) fn start(&mut self, offer: HostOffer, answer_sdp: String, name: String) {
+    pub(super) fn start(&mut self, offer: OpenOffer, answer_sdp: String, name: String) {
         let admitted = self.slots.admit(self.now());
         if let Some(dropped) = admitted.evicted {
             self.cancels.remove(&dropped);
@@ -155,7 +155,7 @@ impl Joins {
 /// waits for the channels to open, or for the word to give up.
 async fn connect(
     id: JoinId,
-    offer: HostOffer,
+    offer: OpenOffer,
     answer_sdp: String,
     name: String,
     mut cancel: oneshot::Receiver<()>,

@@ -1,4 +1,5 @@
-//! The host's calls: create, update, rounds, answers, refresh, delete.
+//! Publishing a session, the calls of the lobby entry's owner (the API's
+//! "host"): create, update, rounds, answers, refresh, delete.
 
 use std::time::Duration;
 
@@ -6,7 +7,7 @@ use protocol::api::{AnswerView, PutSessionRequest, PutSessionResponse};
 use reqwest::{Method, StatusCode};
 
 use super::http::Ctx;
-use super::{HostedSession, LobbyClient, SignalingError};
+use super::{LobbyClient, PublishedSession, SignalingError};
 
 impl LobbyClient {
     /// Creates a session (`req.code` is ignored); with `req.offer`, round 1
@@ -14,7 +15,7 @@ impl LobbyClient {
     pub async fn create_session(
         &self,
         req: &PutSessionRequest,
-    ) -> Result<HostedSession, SignalingError> {
+    ) -> Result<PublishedSession, SignalingError> {
         let mut req = req.clone();
         req.code = None;
         let (_, resp) = self
@@ -24,7 +25,7 @@ impl LobbyClient {
         let token = resp
             .host_token
             .ok_or_else(|| SignalingError::Protocol("create response without a token".into()))?;
-        Ok(HostedSession {
+        Ok(PublishedSession {
             code: resp.code.to_string(),
             token,
             round: resp.round,
@@ -37,7 +38,7 @@ impl LobbyClient {
     /// set here), a new round when `req.offer` is present; refreshes the TTL.
     pub async fn update(
         &self,
-        session: &HostedSession,
+        session: &PublishedSession,
         req: &PutSessionRequest,
     ) -> Result<PutSessionResponse, SignalingError> {
         let mut req = req.clone();
@@ -57,7 +58,7 @@ impl LobbyClient {
     /// Publishes a new offer round (replacing an unanswered one); returns its number.
     pub async fn publish_round(
         &self,
-        session: &HostedSession,
+        session: &PublishedSession,
         offer: String,
     ) -> Result<u32, SignalingError> {
         let resp = self
@@ -76,7 +77,7 @@ impl LobbyClient {
     /// Refreshes the session's TTL, changing nothing else.
     pub async fn refresh(
         &self,
-        session: &HostedSession,
+        session: &PublishedSession,
     ) -> Result<PutSessionResponse, SignalingError> {
         self.update(session, &PutSessionRequest::default()).await
     }
@@ -85,7 +86,7 @@ impl LobbyClient {
     /// admits nobody more).
     pub async fn set_public(
         &self,
-        session: &HostedSession,
+        session: &PublishedSession,
         public: bool,
     ) -> Result<PutSessionResponse, SignalingError> {
         self.update(
@@ -102,7 +103,7 @@ impl LobbyClient {
     /// caps it): `Some` once answered, `None` when the wait ran out.
     pub async fn wait_answer(
         &self,
-        session: &HostedSession,
+        session: &PublishedSession,
         round: u32,
         wait: Duration,
     ) -> Result<Option<AnswerView>, SignalingError> {
@@ -133,7 +134,7 @@ impl LobbyClient {
     /// (`None`), each poll at most `per_poll`. Each poll refreshes the TTL.
     pub async fn await_answer(
         &self,
-        session: &HostedSession,
+        session: &PublishedSession,
         round: u32,
         total: Duration,
         per_poll: Duration,
@@ -151,7 +152,7 @@ impl LobbyClient {
     }
 
     /// Ends the session now (pending answer polls end with 404).
-    pub async fn delete(&self, session: &HostedSession) -> Result<(), SignalingError> {
+    pub async fn delete(&self, session: &PublishedSession) -> Result<(), SignalingError> {
         let path = format!("/session/{}", session.code);
         self.call::<(), serde_json::Value>(
             Method::DELETE,

@@ -11,10 +11,10 @@ use netcode::host::join_slots::JoinPolicy;
 use netcode::host::rounds::{self, RoundPolicy, Seats};
 
 use super::joins::{Joined, Joins};
-use super::{HostingConfig, RETRY_PAUSE};
-use crate::driver::HostProgress;
-use crate::lobby_client::{HostedSession, LobbyClient, SignalingError};
-use crate::transport::webrtc::{Endpoint, HostOffer, WebRtcLink};
+use super::{RETRY_PAUSE, ServingConfig};
+use crate::driver::ServedProgress;
+use crate::lobby_client::{LobbyClient, PublishedSession, SignalingError};
+use crate::transport::webrtc::{Endpoint, OpenOffer, WebRtcLink};
 
 /// How long one answer long-poll waits (the server caps it).
 const ANSWER_POLL: Duration = Duration::from_millis(rounds::ANSWER_POLL_MS);
@@ -23,7 +23,7 @@ const ANSWER_POLL: Duration = Duration::from_millis(rounds::ANSWER_POLL_MS);
 /// shows that count; a failure is logged and tried again at the next call.
 async fn publish_players(
     client: &LobbyClient,
-    session: &HostedSession,
+    session: &PublishedSession,
     players: u32,
     published: &mut Option<u32>,
 ) {
@@ -54,14 +54,14 @@ async fn publish_players(
 /// most a second, never stop it. Joins in flight do not hold seats: the
 /// session refuses a joiner beyond its seats at its hello.
 pub(super) async fn round_loop(
-    config: &HostingConfig,
+    config: &ServingConfig,
     endpoint: &Endpoint,
     client: &LobbyClient,
-    session: &HostedSession,
+    session: &PublishedSession,
     links: mpsc::Sender<WebRtcLink>,
-    mut progress: watch::Receiver<HostProgress>,
+    mut progress: watch::Receiver<ServedProgress>,
 ) {
-    let mut open: Option<(HostOffer, u32)> = None;
+    let mut open: Option<(OpenOffer, u32)> = None;
     let mut joins = Joins::new(JoinPolicy {
         connect_deadline: endpoint.options().connect_timeout,
         ..JoinPolicy::default()
@@ -94,7 +94,7 @@ pub(super) async fn round_loop(
             let opens_at = joins.round_opens_at();
             if seat_free && opens_at <= Instant::now() {
                 // A seat is free: open a round.
-                let offer = match HostOffer::new(endpoint).await {
+                let offer = match OpenOffer::new(endpoint).await {
                     Ok(o) => o,
                     Err(e) => {
                         tracing::warn!(error = %e, "gathering an offer failed; retrying");
@@ -197,7 +197,7 @@ pub(super) async fn round_loop(
 
 /// What of a session's progress the round loop acts on: the start and the
 /// seats, never the tick count (which changes 60 times a second).
-fn seats_view(p: &HostProgress) -> (bool, usize, usize) {
+fn seats_view(p: &ServedProgress) -> (bool, usize, usize) {
     (p.started, p.seats_taken, p.spectators)
 }
 
@@ -207,8 +207,8 @@ fn seats_view(p: &HostProgress) -> (bool, usize, usize) {
 /// made every session drop and reopen its poll (and its connection to the
 /// lobby) on every tick.
 async fn seats_changed(
-    progress: &mut watch::Receiver<HostProgress>,
-    seen: &HostProgress,
+    progress: &mut watch::Receiver<ServedProgress>,
+    seen: &ServedProgress,
 ) -> Result<(), watch::error::RecvError> {
     let seen = seats_view(seen);
     progress
@@ -223,7 +223,7 @@ async fn seats_changed(
 async fn hand_over(
     joined: Joined,
     links: &mpsc::Sender<WebRtcLink>,
-    progress: &mut watch::Receiver<HostProgress>,
+    progress: &mut watch::Receiver<ServedProgress>,
     handed: &mut usize,
 ) -> bool {
     let Joined { name, link } = joined;
@@ -276,7 +276,7 @@ mod tests {
 
     #[test]
     fn ticks_do_not_end_a_wait_for_the_seats_and_a_seat_change_does() {
-        let (tx, mut rx) = watch::channel(HostProgress::default());
+        let (tx, mut rx) = watch::channel(ServedProgress::default());
         let seen = *rx.borrow_and_update();
         let mut wait = Box::pin(seats_changed(&mut rx, &seen));
         for tick in 1..=120 {
@@ -292,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_change_made_before_the_wait_ends_it_at_once() {
-        let (tx, mut rx) = watch::channel(HostProgress::default());
+        let (tx, mut rx) = watch::channel(ServedProgress::default());
         let seen = *rx.borrow_and_update();
         tx.send_modify(|p| p.started = true);
         let mut wait = Box::pin(seats_changed(&mut rx, &seen));

@@ -11,11 +11,11 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use super::rounds::round_loop;
-use super::{HostingConfig, REFRESH_EVERY, SessionOutcome};
+use super::{REFRESH_EVERY, ServingConfig, SessionOutcome};
 use crate::control::hub::{ControlHub, OpenRefused};
 use crate::control::view::{OpenedBy, SessionFigures, SessionKind, SessionState, SessionView};
-use crate::driver::{Host, HostProgress, Observers, Served, run_host};
-use crate::lobby_client::{HostedSession, LobbyClient, SignalingError};
+use crate::driver::{Host, Observers, Served, ServedProgress, run_served};
+use crate::lobby_client::{LobbyClient, PublishedSession, SignalingError};
 use crate::metrics::DaemonMetrics;
 use crate::relaying::RelaySession;
 use crate::replay_files::ReplayFiles;
@@ -55,7 +55,7 @@ impl Ticket {
     }
 }
 
-fn create_request(config: &HostingConfig) -> PutSessionRequest {
+fn create_request(config: &ServingConfig) -> PutSessionRequest {
     PutSessionRequest {
         public: Some(config.public),
         name: Some(config.name.clone()),
@@ -104,8 +104,8 @@ pub const NEUTRAL_HOST_NAME: &str = "bots";
 /// and the name it is listed under.
 async fn create_session(
     client: &LobbyClient,
-    config: &HostingConfig,
-) -> Result<(HostedSession, String), SignalingError> {
+    config: &ServingConfig,
+) -> Result<(PublishedSession, String), SignalingError> {
     let request = create_request(config);
     match client.create_session(&request).await {
         Err(SignalingError::Refused {
@@ -132,7 +132,7 @@ async fn create_session(
 
 /// One session from creation to deletion.
 pub async fn run_session(
-    config: Arc<HostingConfig>,
+    config: Arc<ServingConfig>,
     endpoint: Endpoint,
     client: LobbyClient,
     shutdown: watch::Receiver<bool>,
@@ -211,7 +211,7 @@ pub async fn run_session(
     })
 }
 
-async fn delete(client: &LobbyClient, session: &HostedSession) {
+async fn delete(client: &LobbyClient, session: &PublishedSession) {
     if let Err(e) = client.delete(session).await
         && !matches!(
             e,
@@ -234,22 +234,22 @@ struct SessionControl {
 /// lobby entry current, until it ends. Returns it, finished.
 async fn serve<T: Served>(
     served: T,
-    config: &Arc<HostingConfig>,
+    config: &Arc<ServingConfig>,
     client: &LobbyClient,
-    session: &HostedSession,
+    session: &PublishedSession,
     endpoint: &Endpoint,
     shutdown: watch::Receiver<bool>,
     control: SessionControl,
 ) -> anyhow::Result<T> {
     let metrics = config.metrics.as_ref().map(DaemonMetrics::session);
     let (link_tx, link_rx) = mpsc::channel::<WebRtcLink>(8);
-    let (progress_tx, progress_rx) = watch::channel(HostProgress::default());
+    let (progress_tx, progress_rx) = watch::channel(ServedProgress::default());
     let SessionControl {
         stop: stop_tx,
         figures,
     } = control;
     let stop_rx = stop_tx.subscribe();
-    let host_shutdown = {
+    let served_shutdown = {
         let mut a = shutdown.clone();
         let mut b = stop_rx.clone();
         async move {
@@ -263,10 +263,10 @@ async fn serve<T: Served>(
         .record_dir
         .as_deref()
         .map(|dir| ReplayFiles::new(dir, session.code.as_str()));
-    let host_run = run_host(
+    let served_run = run_served(
         served,
         link_rx,
-        host_shutdown,
+        served_shutdown,
         Observers {
             progress: Some(progress_tx),
             metrics,
@@ -274,7 +274,7 @@ async fn serve<T: Served>(
             figures,
         },
     );
-    let mut host_task = tokio::spawn(host_run);
+    let mut served_task = tokio::spawn(served_run);
     let opened = Instant::now();
     let mut rounds = std::pin::pin!(round_loop(
         config,
@@ -291,9 +291,9 @@ async fn serve<T: Served>(
     let mut lobby_timed_out = false;
     let mut refresh = tokio::time::interval_at(opened + REFRESH_EVERY, REFRESH_EVERY);
     refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let host = loop {
+    let finished = loop {
         tokio::select! {
-            h = &mut host_task => break h.context("the host session task failed")?,
+            h = &mut served_task => break h.context("the served session task failed")?,
             () = &mut rounds, if !rounds_done => rounds_done = true,
             _ = refresh.tick() => {
                 // Answer polls refresh the TTL too; this covers the rest
@@ -335,11 +335,11 @@ async fn serve<T: Served>(
             }
         }
     };
-    Ok(host)
+    Ok(finished)
 }
 
 /// The view of a session just opened.
-fn view_of(config: &HostingConfig, code: &str, name: String, opened_by: OpenedBy) -> SessionView {
+fn view_of(config: &ServingConfig, code: &str, name: String, opened_by: OpenedBy) -> SessionView {
     let opened_at_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
@@ -392,7 +392,7 @@ fn follow_figures(
 /// figures.
 async fn file_report<R: serde::Serialize>(
     ticket: &Ticket,
-    session: &HostedSession,
+    session: &PublishedSession,
     figures_done: Option<tokio::task::JoinHandle<()>>,
     end: Option<String>,
     report: &R,

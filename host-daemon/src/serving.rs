@@ -1,26 +1,27 @@
-//! `host-daemon host`: bot-hosted sessions published through the lobby and
-//! played over real WebRTC.
+//! Serving sessions through the lobby, what `host-daemon host` and
+//! `host-daemon relay` run: host sessions (the daemon plays, with its bots)
+//! or, with [`ServingConfig::relay`], relay sessions ([`crate::relaying`]),
+//! published through the lobby and played over real WebRTC.
 //!
-//! Each session is created in the lobby (`hostKind: daemon`) and its code
-//! printed on stdout as one line `session CODE` (and, when it is over, one
-//! JSON line `{"type":"session-report",...}`). A round loop then keeps
-//! exactly one offer round open while the session waits in its lobby and
-//! has a free seat: it gathers a complete offer (with the daemon's own ICE
-//! servers, or else those the lobby hands out), publishes it, long-polls
-//! its answer (each poll refreshes the TTL), connects it over WebRTC in the
-//! background while the next round opens, and hands the link to the host
-//! session's admission, keeping `players` current (republished as soon as
-//! the session admits or loses a guest, round or no round). A guest that
-//! leaves before the start frees its seat, and a round opens again. Once
-//! the session has started, rounds go on while a seat is free (late join:
-//! the host session admits the joiner into the running level), up to
-//! every guest seat; the session caps its guests itself, so two joiners
-//! racing for the last seat cost the slower one a `session-full`. With
-//! late join off (`--no-late-join`) no further round is published once
+//! Each session is created in the lobby (`hostKind: daemon`, or `relay`)
+//! and its code printed on stdout as one line `session CODE` (and, when it
+//! is over, one JSON line `{"type":"session-report",...}`). A round loop
+//! then keeps exactly one offer round open while the session waits in its
+//! lobby and has a free seat: it gathers a complete offer (with the
+//! daemon's own ICE servers, or else those the lobby hands out), publishes
+//! it, long-polls its answer (each poll refreshes the TTL), connects it
+//! over WebRTC in the background while the next round opens, and hands the
+//! link to the served session's admission, keeping `players` current
+//! (republished as soon as the session admits or loses a guest, round or no
+//! round). A guest that leaves before the start frees its seat, and a round
+//! opens again. Once the session has started, rounds go on while a seat is
+//! free (late join: the session admits the joiner into the running level),
+//! up to every guest seat; the session caps its guests itself, so two
+//! joiners racing for the last seat cost the slower one a `session-full`.
+//! With late join off (`--no-late-join`) no further round is published once
 //! the session has started and it is PUT `public: false`; a round still
-//! open then is still served, and the host session refuses its joiner
-//! with `session-started`. The lobby entry is deleted when the session
-//! ends.
+//! open then is still served, and the session refuses its joiner with
+//! `session-started`. The lobby entry is deleted when the session ends.
 //! With `sessions` K, K sessions run at once and a fresh one is opened
 //! whenever one ends, until shutdown.
 
@@ -56,9 +57,10 @@ const RETRY_PAUSE: Duration = Duration::from_millis(netcode::host::rounds::RETRY
 /// Consecutive session failures after which the daemon gives up.
 const MAX_CONSECUTIVE_FAILURES: u32 = 5;
 
-/// What `host-daemon host` runs.
+/// What `host-daemon host` and `host-daemon relay` run (the flags they
+/// share build it: `commands::serving`).
 #[derive(Clone, Debug)]
-pub struct HostingConfig {
+pub struct ServingConfig {
     /// The lobby server's base URL.
     pub server: String,
     /// The session's name in the lobby.
@@ -98,7 +100,7 @@ pub struct HostingConfig {
     pub relay: Option<PeerRelayConfig>,
 }
 
-impl HostingConfig {
+impl ServingConfig {
     /// Guest seats: `max_players` minus the host's player and its bots.
     pub fn guest_seats(&self) -> usize {
         let local = self.bots + u32::from(self.host.host_player.is_some());
@@ -125,7 +127,7 @@ pub struct SessionOutcome {
     pub levels_completed: u32,
 }
 
-/// What the control API hands the hosting loop: where it files what the
+/// What the control API hands the serving loop: where it files what the
 /// sessions do, its open orders, and how many of those may run at once.
 #[derive(Debug)]
 pub struct ControlDesk {
@@ -143,7 +145,7 @@ pub struct ControlDesk {
 /// `sessions` it keeps open itself, which may then be none) and files
 /// every session in the control API's registry.
 pub async fn run(
-    config: HostingConfig,
+    config: ServingConfig,
     shutdown: watch::Receiver<bool>,
     desk: Option<ControlDesk>,
 ) -> anyhow::Result<()> {

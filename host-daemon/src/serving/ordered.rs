@@ -8,7 +8,7 @@ use netcode::plan::{FixedCampaign, GeneratedCampaign, LevelPlan};
 use protocol::difficulty::Difficulty;
 use protocol::name::SESSION_NAME_MAX_CHARS;
 
-use super::HostingConfig;
+use super::ServingConfig;
 use crate::control::view::OpenRequest;
 
 /// The most levels an ordered campaign may have.
@@ -18,7 +18,7 @@ pub const MAX_ORDERED_LEVELS: u32 = 50;
 pub const MAX_ORDERED_PLAYERS: u32 = 16;
 
 /// `base` with what `order` sets, or why it cannot be run.
-pub fn ordered_config(base: &HostingConfig, order: &OpenRequest) -> Result<HostingConfig, String> {
+pub fn ordered_config(base: &ServingConfig, order: &OpenRequest) -> Result<ServingConfig, String> {
     let mut config = base.clone();
     if let Some(name) = &order.name {
         let name = name.trim();
@@ -89,7 +89,7 @@ pub fn ordered_config(base: &HostingConfig, order: &OpenRequest) -> Result<Hosti
 /// The level plan with the order's seed and level count: generated levels,
 /// or the daemon's campaign folder (whose level count is its own).
 fn replanned(
-    config: &mut HostingConfig,
+    config: &mut ServingConfig,
     order: &OpenRequest,
 ) -> Result<Arc<dyn LevelPlan>, String> {
     let seed = order.seed.unwrap_or(config.seed);
@@ -117,12 +117,12 @@ mod tests {
     use crate::commands::{Cli, Command, host, relay};
     use clap::Parser;
 
-    fn base(kind: &str) -> HostingConfig {
+    fn base(kind: &str) -> ServingConfig {
         let cli =
             Cli::try_parse_from(["host-daemon", kind, "--server", "http://127.0.0.1:1"]).unwrap();
         match cli.command {
-            Command::Host(a) => host::hosting_config(&a).unwrap(),
-            Command::Relay(a) => relay::relaying_config(&a).unwrap(),
+            Command::Host(a) => host::serving_config(&a).unwrap(),
+            Command::Relay(a) => relay::serving_config(&a).unwrap(),
             _ => unreachable!(),
         }
     }
