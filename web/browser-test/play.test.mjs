@@ -34,7 +34,8 @@ test('a browser guest and a bot guest play a level to the end with zero desyncs'
   await page.locator('#view').focus();
   await page.keyboard.press('Tab');
   await until(async () => (await guestState(page)).mode === 'automap', 2_000, 'the automap');
-  await new Promise((r) => setTimeout(r, 200));
+  // Two frames drawn in automap mode: the screenshot shows the map.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   await page.screenshot({ path: join(OUTPUT, 'play-automap.png') });
   await page.keyboard.press('Tab');
 

@@ -86,8 +86,13 @@ test('/play?replay=URL&tick=N stops at tick N; Play goes on from there', { timeo
   assert.equal(stopped.replay.tick, 120);
   assert.equal(stopped.replay.playing, false);
   assert.match(stopped.said, /stopped at tick 120/);
-  // Still there a moment later: paused.
-  await new Promise((r) => setTimeout(r, 300));
+  // Still there ten frames later (a playing replay moves a tick a frame
+  // or more): paused.
+  await page.evaluate(() => new Promise((r) => {
+    let left = 10;
+    const frame = () => (--left > 0 ? requestAnimationFrame(frame) : r(null));
+    requestAnimationFrame(frame);
+  }));
   assert.equal((await guestState(page)).replay.tick, 120);
   await page.locator('#replay-toggle').click();
   const going = await until(async () => {

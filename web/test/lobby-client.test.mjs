@@ -209,8 +209,24 @@ test('a joiner whose reads are rate limited waits as the server says and still t
     const hosted = await client.createSession({ ...lobbyFields });
     assert.equal(hosted.round, null, 'no round open yet');
     const fake = /** @type {any} */ (FakePeerConnection);
-    const joining = client.join(hosted.code, { name: 'Bob', RTCPeerConnection: fake, roundWaitMs: 10_000 });
-    await new Promise((r) => setTimeout(r, 600));
+    // The joiner's own client tells when it first meets a 429.
+    /** @type {() => void} */
+    let limited = () => {};
+    const metLimit = new Promise((resolve) => { limited = () => resolve(null); });
+    const joiner = new LobbyClient(strict.url, {
+      fetch: async (url, init) => {
+        const res = await fetch(url, init);
+        if (res.status === 429) limited();
+        return res;
+      },
+    });
+    const joining = joiner.join(hosted.code, { name: 'Bob', RTCPeerConnection: fake, roundWaitMs: 10_000 });
+    let bound;
+    await Promise.race([
+      metLimit,
+      new Promise((_, reject) => { bound = setTimeout(() => reject(new Error('the joiner met no 429 within 5 s')), 5_000); }),
+    ]);
+    clearTimeout(bound);
     assert.equal(await client.publishRound(hosted, SDP, {}), 1);
     const joined = await joining;
     assert.equal(joined.view.round, 1);
