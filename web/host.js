@@ -10,6 +10,7 @@
 // maxPlayers, difficulty and public=0 as further options.
 
 import { LobbyClient, LobbyError } from './lib/lobby-client.js';
+import { SESSION_NAME_MAX_CHARS } from './lib/facts.js';
 import { BrowserHost } from './lib/browser-host.js';
 import { GameScreen } from './lib/game-screen.js';
 import { displayNameOf } from './lib/name.js';
@@ -112,7 +113,9 @@ function settings() {
   const seedParam = Number(q('seed'));
   const startWhen = q('startWhen') === null ? null : clampInt(Number(q('startWhen')), 1, 15, 1);
   return {
-    name: (scripted ? q('name') ?? '' : /** @type {HTMLInputElement} */ ($('session-name')).value).trim().slice(0, 64),
+    // The lobby's limit, in code points (a string's slice counts UTF-16 units).
+    name: [...(scripted ? q('name') ?? '' : /** @type {HTMLInputElement} */ ($('session-name')).value).trim()]
+      .slice(0, SESSION_NAME_MAX_CHARS).join(''),
     hostName: (scripted ? q('hostName') ?? 'Host' : /** @type {HTMLInputElement} */ ($('player-name')).value).trim(),
     maxPlayers: clampInt(scripted ? Number(q('maxPlayers') ?? 4) : num('max-players'), 2, 16, 4),
     difficulty: (scripted ? q('difficulty') : /** @type {HTMLSelectElement} */ ($('difficulty')).value) || 'normal',

@@ -18,7 +18,7 @@ use protocol::code::{CODE_ALPHABET, CODE_LEN, CODE_SEPARATORS};
 use protocol::input::{InputSnapshot, MAX_MOUSE_DELTA_X, WEAPON_SLOT_COUNT};
 use protocol::join;
 use protocol::map::Tile;
-use protocol::name::{DISPLAY_NAME_MAX_CHARS, sanitize_display_name};
+use protocol::name::{DISPLAY_NAME_MAX_CHARS, SESSION_NAME_MAX_CHARS, sanitize_display_name};
 use protocol::peer::{Channel, PEER_PROTOCOL_VERSION, UNRELIABLE_CHANNEL_ID};
 use protocol::tick::{
     CORRECTION_SMOOTH_MS, COUNTDOWN_TICKS, DISCONNECT_GRACE_MS, FIXED_DT,
@@ -129,6 +129,11 @@ pub fn facts() -> Vec<Fact> {
             "DISPLAY_NAME_MAX_CHARS",
             "Longest display name, in characters (code points).",
             DISPLAY_NAME_MAX_CHARS,
+        ),
+        fact(
+            "SESSION_NAME_MAX_CHARS",
+            "Longest session name the lobby keeps, in characters (code points).",
+            SESSION_NAME_MAX_CHARS,
         ),
         fact(
             "NEUTRAL_INPUT",

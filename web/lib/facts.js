@@ -51,6 +51,9 @@ export const WEAPON_SLOT_COUNT = 6;
 /** Longest display name, in characters (code points). */
 export const DISPLAY_NAME_MAX_CHARS = 32;
 
+/** Longest session name the lobby keeps, in characters (code points). */
+export const SESSION_NAME_MAX_CHARS = 64;
+
 /** The all-neutral input. */
 export const NEUTRAL_INPUT = Object.freeze({"moveForward":false,"moveBack":false,"strafeLeft":false,"strafeRight":false,"turnLeft":false,"turnRight":false,"mouseDeltaX":0.0,"fire":false,"use":false,"weaponSelect":null,"escape":false,"blur":false,"pointerUnlock":false,"click":false});
 
