@@ -54,8 +54,9 @@ fn info() -> DaemonInfo {
 }
 
 /// A daemon keeping no session of its own, with the control API on
-/// 127.0.0.1:0 allowing one ordered session; its base URL.
-async fn daemon(lobby: &Lobby, shutdown: watch::Receiver<bool>) -> String {
+/// 127.0.0.1:0 allowing one ordered session: its base URL, and word of
+/// every change of its sessions (as its event stream hears it).
+async fn daemon(lobby: &Lobby, shutdown: watch::Receiver<bool>) -> (String, watch::Receiver<u64>) {
     let cli = Cli::try_parse_from([
         "host-daemon",
         "host",
@@ -81,13 +82,14 @@ async fn daemon(lobby: &Lobby, shutdown: watch::Receiver<bool>) -> String {
     )
     .await
     .expect("control API");
+    let changes = hub.changes();
     let desk = ControlDesk {
         hub,
         orders,
         max_sessions: 1,
     };
     tokio::spawn(serving::run(config, shutdown, Some(desk)));
-    format!("http://{addr}")
+    (format!("http://{addr}"), changes)
 }
 
 async fn call(method: reqwest::Method, url: String, body: Option<Value>) -> (StatusCode, Value) {
@@ -120,7 +122,7 @@ async fn view(control: &str, code: &str) -> SessionView {
 async fn a_tester_opens_a_session_sees_it_ends_it_and_reads_its_report() {
     let lobby = lobby().await;
     let (stop, shutdown) = watch::channel(false);
-    let control = daemon(&lobby, shutdown).await;
+    let (control, mut changes) = daemon(&lobby, shutdown).await;
     use reqwest::Method;
 
     let (status, body) = call(Method::GET, format!("{control}/api/sessions"), None).await;
@@ -206,16 +208,20 @@ async fn a_tester_opens_a_session_sees_it_ends_it_and_reads_its_report() {
     )
     .await;
     assert_eq!(status, StatusCode::ACCEPTED);
-    let mut ended = None;
-    for _ in 0..100 {
-        let v = view(&control, &code).await;
-        if serde_json::to_value(v.state).unwrap() == "ended" {
-            ended = Some(v);
-            break;
+    // Read the view again on each change of the sessions until it ends
+    // (marking the changes seen first, so none slips between).
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            changes.borrow_and_update();
+            let v = view(&control, &code).await;
+            if serde_json::to_value(v.state).unwrap() == "ended" {
+                return v;
+            }
+            changes.changed().await.expect("the control hub lives");
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let ended = ended.expect("the session ends within 10 s");
+    })
+    .await
+    .expect("the session ends within 10 s");
     assert_eq!(ended.end.as_deref(), Some("host-shutdown"));
     let (status, report) = call(
         Method::GET,
