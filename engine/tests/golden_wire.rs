@@ -28,7 +28,7 @@ use protocol::peer::{
     EndReason, GuestHello, JoinPayload, JoinPoint, LinkHealth, RefusalReason, RelayLevel,
     RosterAdd, ScoreRow, SessionInit, TickInputBundle, TickInputs, TransitionPayload,
 };
-use protocol::raycaster::Raycaster;
+use protocol::raycaster::{CampaignSeed, LevelSeed, Raycaster, Settings};
 use protocol::tick::FIXED_DT;
 use protocol::wire::WireFormat;
 
@@ -104,17 +104,19 @@ fn run(ticks: u64) -> (engine::RaycasterEngine, BTreeMap<PlayerId, InputSnapshot
 fn host_messages() -> Vec<(&'static str, HostMessage)> {
     let (mut e, inputs) = run(120);
     let roster = e.roster();
-    let transition = TransitionPayload {
+    let transition: TransitionPayload = TransitionPayload {
         level_index: 1,
-        gameplay_seed: 4_000_000_007,
+        head: LevelSeed {
+            gameplay_seed: 4_000_000_007,
+        },
         roster: roster.clone(),
         player_count: 3,
         carryovers: e.carryovers(),
-        map: generate(7, 2, 3),
+        body: generate(7, 2, 3),
         input_delays: delays(&roster),
     };
     let (level_chunks, level_end) = split(&serde_json::to_string(&transition).unwrap());
-    let join = JoinPayload::new(generate(7, 1, 3), &e.save_exact().unwrap());
+    let join = JoinPayload::<Raycaster>::new(generate(7, 1, 3), &e.save_exact().unwrap());
     let (join_chunks, join_end) = split(&serde_json::to_string(&join).unwrap());
     let mut removed = roster.clone();
     removed.truncate(1);
@@ -193,8 +195,12 @@ fn host_messages() -> Vec<(&'static str, HostMessage)> {
                 fixed_dt: FIXED_DT,
                 input_delay_ticks: 3,
                 reconcile_interval_ticks: 30,
-                gameplay_seed: 2_660_163_510,
-                difficulty: Difficulty::Hard,
+                head: LevelSeed {
+                    gameplay_seed: 2_660_163_510,
+                },
+                settings: Settings {
+                    difficulty: Difficulty::Hard,
+                },
                 player_count: 3,
                 player_names: names(&roster),
                 input_delays: delays(&roster),
@@ -212,8 +218,10 @@ fn host_messages() -> Vec<(&'static str, HostMessage)> {
                 fixed_dt: FIXED_DT,
                 input_delay_ticks: 1,
                 reconcile_interval_ticks: 30,
-                gameplay_seed: 5,
-                difficulty: Difficulty::Easy,
+                head: LevelSeed { gameplay_seed: 5 },
+                settings: Settings {
+                    difficulty: Difficulty::Easy,
+                },
                 player_count: 3,
                 player_names: names(&roster),
                 input_delays: BTreeMap::new(),
@@ -302,9 +310,11 @@ fn host_messages() -> Vec<(&'static str, HostMessage)> {
                 level_index: 1,
                 roster: names(&roster),
                 input_delays: delays(&roster),
-                campaign_seed: 11,
+                campaign: CampaignSeed { campaign_seed: 11 },
                 levels: 2,
-                difficulty: Difficulty::Normal,
+                settings: Settings {
+                    difficulty: Difficulty::Normal,
+                },
             },
         ),
         (
@@ -342,11 +352,13 @@ fn guest_messages() -> Vec<(&'static str, GuestMessage)> {
     let level = RelayLevel::new(
         TransitionPayload {
             level_index: 1,
-            gameplay_seed: 4_000_000_007,
+            head: LevelSeed {
+                gameplay_seed: 4_000_000_007,
+            },
             roster: roster.clone(),
             player_count: 3,
             carryovers: e.carryovers(),
-            map: generate(7, 2, 3),
+            body: generate(7, 2, 3),
             input_delays: BTreeMap::new(),
         },
         &start.save_exact().unwrap(),

@@ -32,6 +32,25 @@ pub trait GameWire: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// An input as the `compact` feature writes it (a postcard record,
     /// which is not self-describing: its fields are the bytes).
     type CompactInput: Serialize + DeserializeOwned;
+    /// Session-wide settings every level is built with, flattened into the
+    /// session init and a relay's level ask.
+    ///
+    /// This and [`GameWire::LevelHead`] and [`GameWire::Campaign`] are
+    /// flattened into the envelope's objects: each must serialize as a map
+    /// (a struct with named fields; an empty struct is fine), with keys
+    /// that no other part and no envelope field uses.
+    type Settings: Wire;
+    /// A level's small facts beside its roster (a seed, say), flattened
+    /// into the session init and the transition payload.
+    type LevelHead: Wire;
+    /// A level's content: `map` in the transition and join payloads, and
+    /// on its own in the first level's chunks.
+    type LevelBody: Wire;
+    /// What one player carries from a level to the next.
+    type Carryover: Wire;
+    /// What a relay session's authority builds every level from,
+    /// flattened into the relay's level ask.
+    type Campaign: Wire;
 
     /// `input` in the compact form, exactly: reading it back gives the
     /// same input.

@@ -12,6 +12,7 @@ use protocol::peer::{
     EndReason, FEATURE_RELAY, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RelayLevel,
     ScoreRow, TransitionPayload,
 };
+use protocol::raycaster::LevelSeed;
 use protocol::tick::INPUT_DELAY_TICKS;
 
 use lockstep::peer::{PeerEvent, PeerOutput, PeerRelay, PeerRelayConfig};
@@ -75,11 +76,13 @@ impl Session {
         let roster = self.relay.relay().roster();
         let payload = TransitionPayload {
             level_index,
-            gameplay_seed: epoch,
+            head: LevelSeed {
+                gameplay_seed: epoch,
+            },
             player_count: roster.len() as u32,
             roster,
             carryovers: Default::default(),
-            map: GameMap {
+            body: GameMap {
                 width: 0,
                 height: 0,
                 tiles: vec![],

@@ -165,7 +165,7 @@ fn a_joiner_loads_the_exact_state_and_applies_the_bundles_that_outran_it() {
         for t in [39, 40, 41] {
             feed(&mut g, bundle(1, t, &both));
         }
-        feed_chunked(&mut g, &JoinPayload::new(map.clone(), state));
+        feed_chunked(&mut g, &JoinPayload::<Raycaster>::new(map.clone(), state));
         g
     };
     let g = join(&state);

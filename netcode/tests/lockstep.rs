@@ -17,6 +17,7 @@ use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{
     Channel, EndReason, FEATURE_COMPACT, GuestMessage, HostMessage, TransitionPayload,
 };
+use protocol::raycaster::LevelSeed;
 use protocol::raycaster::Raycaster;
 use protocol::tick::{DISCONNECT_GRACE_MS, RECONCILE_INTERVAL_TICKS};
 use protocol::wire::WireFormat;
@@ -507,13 +508,13 @@ fn transition_stale_epoch_bundles_are_discarded() {
     feed(&mut g, bundle(1, 0, &neutral));
     assert_eq!(g.engine().unwrap().tick(), 1);
     // Level 2 arrives over the reconciliation channel.
-    let payload = TransitionPayload {
+    let payload: TransitionPayload = TransitionPayload {
         level_index: 1,
-        gameplay_seed: 77,
+        head: LevelSeed { gameplay_seed: 77 },
         roster: roster.clone(),
         player_count: 2,
         carryovers: g.engine().unwrap().carryovers(),
-        map: generate(3, 1, 2),
+        body: generate(3, 1, 2),
         input_delays: BTreeMap::new(),
     };
     let (chunks, end) = split(&serde_json::to_string(&payload).unwrap());

@@ -15,6 +15,7 @@ use netcode::link::{ConnectionState, PeerEvent as LinkEvent};
 use netcode::sim::{End, LinkConfig, Network};
 use protocol::difficulty::Difficulty;
 use protocol::peer::{EndReason, HostMessage};
+use protocol::raycaster::{CampaignSeed, Settings};
 use support::guest_by_hand::host_hello;
 
 type Guest = GuestSession<RaycasterEngine>;
@@ -450,9 +451,11 @@ fn an_ask_beyond_the_bounds_gets_no_level() {
             .map(|i| (PlayerId::new(format!("player-{i}")), String::new()))
             .collect(),
         input_delays: Default::default(),
-        campaign_seed: 3,
+        campaign: CampaignSeed { campaign_seed: 3 },
         levels: 2,
-        difficulty: Difficulty::Easy,
+        settings: Settings {
+            difficulty: Difficulty::Easy,
+        },
     };
     g.drain_outbox();
     for (players, level) in [(1000, 0), (0, 0), (2, 2)] {

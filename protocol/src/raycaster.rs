@@ -6,8 +6,10 @@
 use game_api::GameWire;
 use serde::{Deserialize, Serialize};
 
+use crate::difficulty::Difficulty;
 use crate::input::{InputSnapshot, MOUSE_STEPS_PER_PIXEL};
-use crate::snapshot::ReconciliationSnapshot;
+use crate::map::GameMap;
+use crate::snapshot::{Carryover, ReconciliationSnapshot};
 
 /// The raycaster, as the wire knows it. Never built: it names the game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,6 +19,11 @@ impl GameWire for Raycaster {
     type Input = InputSnapshot;
     type Snapshot = ReconciliationSnapshot;
     type CompactInput = CompactInput;
+    type Settings = Settings;
+    type LevelHead = LevelSeed;
+    type LevelBody = GameMap;
+    type Carryover = Carryover;
+    type Campaign = CampaignSeed;
 
     fn compact_input(input: &InputSnapshot) -> CompactInput {
         CompactInput::of(input)
@@ -24,6 +31,38 @@ impl GameWire for Raycaster {
 
     fn input_from_compact(compact: CompactInput) -> Result<InputSnapshot, String> {
         compact.snapshot()
+    }
+}
+
+/// The raycaster's session settings: `difficulty` on the wire.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    /// The session's difficulty.
+    pub difficulty: Difficulty,
+}
+
+/// A raycaster level's head: `gameplaySeed` on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LevelSeed {
+    /// The level's gameplay seed (the PRNG stream's first state).
+    pub gameplay_seed: u32,
+}
+
+/// What a relay's authority builds the raycaster's levels from:
+/// `campaignSeed` on the wire (maps and gameplay seeds derive from it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignSeed {
+    /// The campaign's seed.
+    pub campaign_seed: u32,
+}
+
+/// Seed 1, a relay's default campaign.
+impl Default for CampaignSeed {
+    fn default() -> Self {
+        Self { campaign_seed: 1 }
     }
 }
 

@@ -10,6 +10,7 @@ use protocol::peer::{
     EndReason, FEATURE_RESYNC, HostMessage, JoinPayload, JoinPoint, RosterAdd, ScoreRow,
     SessionInit, TickInputBundle,
 };
+use protocol::raycaster::{CampaignSeed, Settings};
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 use protocol::wire::WireFormat;
 
@@ -107,9 +108,13 @@ impl PeerRelay {
                     level_index,
                     roster,
                     input_delays: self.delays_for(&input_delays),
-                    campaign_seed: self.config.campaign_seed,
+                    campaign: CampaignSeed {
+                        campaign_seed: self.config.campaign_seed,
+                    },
                     levels: self.config.levels,
-                    difficulty: self.config.difficulty,
+                    settings: Settings {
+                        difficulty: self.config.difficulty,
+                    },
                 };
                 self.broadcast(slots, msg);
             }
@@ -224,8 +229,10 @@ impl PeerRelay {
                         .copied()
                         .unwrap_or(self.fallback_delay()),
                     reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
-                    gameplay_seed: p.gameplay_seed,
-                    difficulty: self.config.difficulty,
+                    head: p.head,
+                    settings: Settings {
+                        difficulty: self.config.difficulty,
+                    },
                     player_count: p.player_count,
                     player_names: self.names(),
                     input_delays: self.delays_for(&p.input_delays),
@@ -234,7 +241,7 @@ impl PeerRelay {
                     spectator: false,
                 };
                 self.send(slot, HostMessage::SessionInit(init));
-                let map = serde_json::to_string(&p.map).unwrap_or_default();
+                let map = serde_json::to_string(&p.body).unwrap_or_default();
                 let (chunks, end) = split(&map);
                 for c in chunks {
                     self.send(slot, HostMessage::MapChunk(c));
@@ -380,8 +387,10 @@ impl PeerRelay {
                 .or_else(|| self.relay.player_delay(&me))
                 .unwrap_or(self.fallback_delay()),
             reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
-            gameplay_seed: level.payload.gameplay_seed,
-            difficulty: self.config.difficulty,
+            head: level.payload.head,
+            settings: Settings {
+                difficulty: self.config.difficulty,
+            },
             player_count: level.payload.player_count,
             player_names: self.names(),
             input_delays: self.delays_for(roster),
@@ -399,8 +408,8 @@ impl PeerRelay {
             spectator,
         };
         self.send(slot, HostMessage::SessionInit(init));
-        let payload = JoinPayload {
-            map: level.payload.map.clone(),
+        let payload: JoinPayload = JoinPayload {
+            body: level.payload.body.clone(),
             state: state.to_owned(),
         };
         let text = serde_json::to_string(&payload).unwrap_or_default();

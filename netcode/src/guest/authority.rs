@@ -11,6 +11,7 @@ use protocol::input::PlayerId;
 use protocol::peer::{
     FEATURE_RELAY, GuestMessage, RelayLevel, ScoreRow, TransitionPayload, state_to_base64,
 };
+use protocol::raycaster::LevelSeed;
 
 use super::GuestSession;
 use crate::plan::{GeneratedCampaign, LevelPlan};
@@ -92,19 +93,21 @@ impl<E: Engine> GuestSession<E> {
             .into_iter()
             .filter(|(p, _)| ask.roster.contains_key(p))
             .collect();
-        let payload = TransitionPayload {
+        let payload: TransitionPayload = TransitionPayload {
             level_index: ask.level_index,
-            gameplay_seed: ask.campaign.gameplay_seed(ask.level_index),
+            head: LevelSeed {
+                gameplay_seed: ask.campaign.gameplay_seed(ask.level_index),
+            },
             roster: players.clone(),
             player_count,
             carryovers: carryovers.clone(),
-            map: ask.campaign.map(ask.level_index, player_count),
+            body: ask.campaign.map(ask.level_index, player_count),
             input_delays: ask.input_delays.clone(),
         };
         let setup = LevelSetup {
-            map: payload.map.clone(),
+            map: payload.body.clone(),
             roster: players,
-            seed: payload.gameplay_seed,
+            seed: payload.head.gameplay_seed,
             difficulty: ask.difficulty,
             player_count,
             carryovers,

@@ -84,19 +84,19 @@ impl<E: Engine> GuestSession<E> {
                 level_index,
                 roster,
                 input_delays,
-                campaign_seed,
+                campaign,
                 levels,
-                difficulty,
+                settings,
             } => self.on_relay_ask_level(authority::LevelAsk {
                 epoch: level_epoch,
                 level_index,
                 roster,
                 input_delays,
                 campaign: crate::plan::GeneratedCampaign {
-                    seed: campaign_seed,
+                    seed: campaign.campaign_seed,
                     levels,
                 },
-                difficulty,
+                difficulty: settings.difficulty,
             }),
             HostMessage::RelayAskSnapshot { level_epoch, tick } => {
                 self.on_relay_ask_snapshot(level_epoch, tick);

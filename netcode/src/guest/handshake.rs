@@ -156,7 +156,7 @@ impl<E: Engine> GuestSession<E> {
         };
         if init.join.is_some() {
             match r.finish_parse::<JoinPayload>(end) {
-                Ok(payload) => self.finish_setup(*init, payload.map.clone(), Some(&payload)),
+                Ok(payload) => self.finish_setup(*init, payload.body.clone(), Some(&payload)),
                 Err(e) => self.end(GuestEnd::SetupFailed(format!("join transfer: {e}"))),
             }
             return;
@@ -173,8 +173,8 @@ impl<E: Engine> GuestSession<E> {
         let setup = LevelSetup {
             map,
             roster: init.roster.clone(),
-            seed: init.gameplay_seed,
-            difficulty: init.difficulty,
+            seed: init.head.gameplay_seed,
+            difficulty: init.settings.difficulty,
             player_count: init.player_count,
             carryovers: BTreeMap::new(),
             input_delays: init.input_delays.clone(),

@@ -79,9 +79,9 @@ impl<E: Engine> GuestSession<E> {
         };
         let level_index = p.level_index;
         let setup = LevelSetup {
-            map: p.map,
+            map: p.body,
             roster: p.roster,
-            seed: p.gameplay_seed,
+            seed: p.head.gameplay_seed,
             difficulty,
             player_count: p.player_count,
             carryovers: p.carryovers,

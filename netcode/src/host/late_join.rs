@@ -23,6 +23,7 @@ use protocol::input::PlayerId;
 use protocol::peer::{
     FEATURE_INPUT_DELAY, HostMessage, JoinPayload, JoinPoint, RosterAdd, SessionInit,
 };
+use protocol::raycaster::{LevelSeed, Raycaster, Settings};
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{HostEvent, HostOutput, HostSession};
@@ -165,7 +166,7 @@ impl<E: Engine> HostSession<E> {
             .save_exact()
             .map_err(|e| format!("saving the state: {e}"))
             .and_then(|state| {
-                serde_json::to_string(&JoinPayload::new(level.map.clone(), &state))
+                serde_json::to_string(&JoinPayload::<Raycaster>::new(level.map.clone(), &state))
                     .map_err(|e| format!("encoding the state: {e}"))
             });
         let text = match text {
@@ -208,8 +209,12 @@ impl<E: Engine> HostSession<E> {
                 fixed_dt: FIXED_DT,
                 input_delay_ticks,
                 reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
-                gameplay_seed: seed,
-                difficulty: self.config.difficulty,
+                head: LevelSeed {
+                    gameplay_seed: seed,
+                },
+                settings: Settings {
+                    difficulty: self.config.difficulty,
+                },
                 player_count,
                 player_names: self.names.clone(),
                 input_delays: if fitted {

@@ -10,6 +10,7 @@ use protocol::chunk::split;
 use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
 use protocol::peer::{EndReason, FEATURE_INPUT_DELAY, HostMessage, SessionInit};
+use protocol::raycaster::{LevelSeed, Settings};
 use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{HostEvent, HostSession, Phase};
@@ -139,8 +140,12 @@ impl<E: Engine> HostSession<E> {
                 tick_rate_hz: TICK_RATE_HZ,
                 fixed_dt: FIXED_DT,
                 reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
-                gameplay_seed: seed,
-                difficulty: self.config.difficulty,
+                head: LevelSeed {
+                    gameplay_seed: seed,
+                },
+                settings: Settings {
+                    difficulty: self.config.difficulty,
+                },
                 player_count: self.player_count,
                 player_names: self.names.clone(),
                 input_delays: self.inputs.delays().clone(),

@@ -7,6 +7,7 @@ use std::time::Duration;
 use engine::{Engine, LevelSetup};
 use protocol::chunk::split;
 use protocol::peer::{EndReason, HostMessage, TransitionPayload};
+use protocol::raycaster::LevelSeed;
 use protocol::tick::{TICK_RATE_HZ, TRANSITION_ACK_TIMEOUT_MS, TRANSITION_RETRY_LIMIT};
 
 use super::{HostEvent, HostSession, Phase};
@@ -38,19 +39,21 @@ impl<E: Engine> HostSession<E> {
         let player_count = u32::try_from(roster.len()).unwrap_or(u32::MAX);
         // Refitted to the links as they are now.
         let delays = self.level_delays(&roster);
-        let payload = TransitionPayload {
+        let payload: TransitionPayload = TransitionPayload {
             level_index: self.level_index,
-            gameplay_seed: self.config.plan.gameplay_seed(self.level_index),
+            head: LevelSeed {
+                gameplay_seed: self.config.plan.gameplay_seed(self.level_index),
+            },
             player_count,
             roster: roster.clone(),
             carryovers: carryovers.clone(),
-            map: self.config.plan.map(self.level_index, player_count),
+            body: self.config.plan.map(self.level_index, player_count),
             input_delays: delays.clone(),
         };
         let setup = LevelSetup {
-            map: payload.map.clone(),
+            map: payload.body.clone(),
             roster,
-            seed: payload.gameplay_seed,
+            seed: payload.head.gameplay_seed,
             difficulty: self.config.difficulty,
             player_count,
             carryovers,

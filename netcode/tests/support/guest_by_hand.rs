@@ -10,6 +10,7 @@ use protocol::chunk::split;
 use protocol::difficulty::Difficulty;
 use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{HostMessage, JoinPoint, PEER_PROTOCOL_VERSION, SessionInit, TickInputBundle};
+use protocol::raycaster::{LevelSeed, Settings};
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 use serde::Serialize;
 
@@ -47,8 +48,10 @@ pub fn session_init(
         fixed_dt: FIXED_DT,
         input_delay_ticks: INPUT_DELAY_TICKS,
         reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
-        gameplay_seed: 5,
-        difficulty: Difficulty::Normal,
+        head: LevelSeed { gameplay_seed: 5 },
+        settings: Settings {
+            difficulty: Difficulty::Normal,
+        },
         player_count,
         player_names: BTreeMap::new(),
         input_delays: BTreeMap::new(),

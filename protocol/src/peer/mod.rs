@@ -28,7 +28,6 @@ use thiserror::Error;
 use game_api::GameWire;
 
 use crate::chunk::{Chunk, ChunkEnd};
-use crate::difficulty::Difficulty;
 use crate::input::PlayerId;
 use crate::raycaster::Raycaster;
 
@@ -132,8 +131,9 @@ pub enum HostMessage<W: GameWire = Raycaster> {
         /// Human-readable detail.
         detail: String,
     },
-    /// Phase B: roster, constants, seed, difficulty, names.
-    SessionInit(SessionInit),
+    /// Phase B: roster, constants, the first level's head, the settings,
+    /// names.
+    SessionInit(SessionInit<W>),
     /// One chunk of the level-1 map.
     MapChunk(Chunk),
     /// The end marker of the level-1 map.
@@ -236,12 +236,15 @@ pub enum HostMessage<W: GameWire = Raycaster> {
         roster: BTreeMap<PlayerId, String>,
         /// Every player's input delay, ticks.
         input_delays: BTreeMap<PlayerId, u64>,
-        /// The campaign's seed: maps and gameplay seeds derive from it.
-        campaign_seed: u32,
+        /// What the levels are built from (the raycaster's: the campaign
+        /// seed maps and gameplay seeds derive from).
+        #[serde(flatten)]
+        campaign: W::Campaign,
         /// Levels in the campaign.
         levels: u32,
-        /// The session's difficulty.
-        difficulty: Difficulty,
+        /// The session's settings.
+        #[serde(flatten)]
+        settings: W::Settings,
     },
     /// To a relay session's authority: answer with the world at `tick`
     /// (before that tick's bundle), [`GuestMessage::RelaySnapshot`].
@@ -323,7 +326,7 @@ pub enum GuestMessage<W: GameWire = Raycaster> {
         /// The level's epoch.
         level_epoch: u32,
         /// The level (boxed: it holds a map).
-        level: Box<RelayLevel>,
+        level: Box<RelayLevel<W>>,
     },
     /// A relay session's authority answers [`HostMessage::RelayAskSnapshot`].
     #[serde(rename_all = "camelCase")]
@@ -426,9 +429,12 @@ mod tests {
     type TickInput = super::TickInput<crate::raycaster::Raycaster>;
     type TickInputs = super::TickInputs<crate::raycaster::Raycaster>;
     type TickInputBundle = super::TickInputBundle<crate::raycaster::Raycaster>;
+    type SessionInit = super::SessionInit<crate::raycaster::Raycaster>;
 
     use super::*;
+    use crate::difficulty::Difficulty;
     use crate::input::InputSnapshot;
+    use crate::raycaster::{LevelSeed, Settings};
     use crate::snapshot::ReconciliationSnapshot;
     use crate::snapshot::{AmmoPools, PlayerSnapshot};
     use proptest::prelude::*;
@@ -657,8 +663,8 @@ mod tests {
                     fixed_dt: crate::tick::FIXED_DT,
                     input_delay_ticks: crate::tick::INPUT_DELAY_TICKS,
                     reconcile_interval_ticks: crate::tick::RECONCILE_INTERVAL_TICKS,
-                    gameplay_seed: seed,
-                    difficulty: Difficulty::Hard,
+                    head: LevelSeed { gameplay_seed: seed },
+                    settings: Settings { difficulty: Difficulty::Hard },
                     player_count: ids.len() as u32,
                     player_names: ids.iter().map(|i| (i.clone(), name.clone())).collect(),
                     input_delays: ids.iter().map(|i| (i.clone(), 2)).collect(),

@@ -9,17 +9,14 @@ use base64::engine::general_purpose::STANDARD;
 use game_api::GameWire;
 use serde::{Deserialize, Serialize};
 
-use crate::difficulty::Difficulty;
 use crate::input::PlayerId;
-use crate::map::GameMap;
 use crate::raycaster::Raycaster;
-use crate::snapshot::Carryover;
 
 /// Phase B of setup: everything a guest needs before the map (spec
 /// "Session setup", steps 2-6b).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionInit {
+#[serde(rename_all = "camelCase", bound = "")]
+pub struct SessionInit<W: GameWire = Raycaster> {
     /// Every player id, sorted ascending.
     pub roster: Vec<PlayerId>,
     /// The receiving guest's own id.
@@ -33,11 +30,14 @@ pub struct SessionInit {
     pub input_delay_ticks: u64,
     /// Ticks between reconciliation snapshots.
     pub reconcile_interval_ticks: u64,
-    /// The level-1 gameplay seed.
-    pub gameplay_seed: u32,
-    /// The session's difficulty.
-    pub difficulty: Difficulty,
-    /// Player count for elite scaling.
+    /// The first level's head (the raycaster's: its gameplay seed).
+    #[serde(flatten)]
+    pub head: W::LevelHead,
+    /// The session's settings (the raycaster's: its difficulty).
+    #[serde(flatten)]
+    pub settings: W::Settings,
+    /// The number of players the level was built for (the raycaster
+    /// scales its elites by it).
     pub player_count: u32,
     /// Every player's sanitized display name ("" for none).
     pub player_names: BTreeMap<PlayerId, String>,
@@ -84,18 +84,19 @@ pub struct JoinPoint {
 
 /// What the map chunks carry for a guest joining a running level.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JoinPayload {
-    /// The level's map, as a level-1 map would be sent.
-    pub map: GameMap,
+#[serde(rename_all = "camelCase", bound = "")]
+pub struct JoinPayload<W: GameWire = Raycaster> {
+    /// The level's content, as a first level's would be sent (`map`).
+    #[serde(rename = "map")]
+    pub body: W::LevelBody,
     /// The engine's exact state at [`JoinPoint::tick`], base64 (standard
     /// alphabet, padded): everything the world hash covers.
     pub state: String,
 }
 
-impl RelayLevel {
+impl<W: GameWire> RelayLevel<W> {
     /// The level from its payload and the engine's exact state bytes.
-    pub fn new(payload: TransitionPayload, state: &[u8]) -> Self {
+    pub fn new(payload: TransitionPayload<W>, state: &[u8]) -> Self {
         Self {
             payload,
             state: STANDARD.encode(state),
@@ -108,11 +109,12 @@ pub fn state_to_base64(state: &[u8]) -> String {
     STANDARD.encode(state)
 }
 
-impl JoinPayload {
-    /// The payload for `map` and the engine's exact state bytes.
-    pub fn new(map: GameMap, state: &[u8]) -> Self {
+impl<W: GameWire> JoinPayload<W> {
+    /// The payload for a level's content and the engine's exact state
+    /// bytes.
+    pub fn new(body: W::LevelBody, state: &[u8]) -> Self {
         Self {
-            map,
+            body,
             state: STANDARD.encode(state),
         }
     }
@@ -204,20 +206,22 @@ pub struct ReconciliationSnapshotMessage<W: GameWire = Raycaster> {
 
 /// The chunked payload of a level transition (spec §7).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TransitionPayload {
+#[serde(rename_all = "camelCase", bound = "")]
+pub struct TransitionPayload<W: GameWire = Raycaster> {
     /// Index of the level starting (0 is the first).
     pub level_index: u32,
-    /// The fresh gameplay seed.
-    pub gameplay_seed: u32,
+    /// The level's head (the raycaster's: its fresh gameplay seed).
+    #[serde(flatten)]
+    pub head: W::LevelHead,
     /// The roster the level starts with, sorted.
     pub roster: Vec<PlayerId>,
-    /// Player count for elite scaling.
+    /// The number of players the level was built for.
     pub player_count: u32,
     /// Per-player carryovers (authoritative; guests discard their own).
-    pub carryovers: BTreeMap<PlayerId, Carryover>,
-    /// The next level's map.
-    pub map: GameMap,
+    pub carryovers: BTreeMap<PlayerId, W::Carryover>,
+    /// The next level's content (`map`).
+    #[serde(rename = "map")]
+    pub body: W::LevelBody,
     /// Every player's input delay for this level, refitted to the links
     /// ([`FEATURE_INPUT_DELAY`]); absent when delays are fixed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -229,10 +233,10 @@ pub struct TransitionPayload {
 /// exact state at tick 0 (carryovers applied), from which a relay rebuilds
 /// a peer that joins before the first verified snapshot.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RelayLevel {
+#[serde(rename_all = "camelCase", bound = "")]
+pub struct RelayLevel<W: GameWire = Raycaster> {
     /// The level, as a transition would carry it.
-    pub payload: TransitionPayload,
+    pub payload: TransitionPayload<W>,
     /// The exact state at tick 0, base64 (as [`JoinPayload::state`]).
     pub state: String,
 }
