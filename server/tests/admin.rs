@@ -31,6 +31,21 @@ async fn admin_server() -> (TestServer, tempfile::NamedTempFile) {
     (srv, file)
 }
 
+/// A server with the admin API and its rate limits on, `tweak` setting the
+/// budgets under test.
+async fn rate_limited_admin_server(
+    tweak: impl FnOnce(&mut lobby_server::Config),
+) -> (TestServer, tempfile::NamedTempFile) {
+    let file = token_file();
+    let path = file.path().to_owned();
+    let srv = TestServer::start_rate_limited(|c| {
+        c.admin_token_file = Some(path);
+        tweak(c);
+    })
+    .await;
+    (srv, file)
+}
+
 fn ip(s: &str) -> IpAddr {
     s.parse().expect("an address")
 }
@@ -63,6 +78,33 @@ async fn post_admin(srv: &TestServer, path: &str, body: Value) -> reqwest::Respo
     admin(srv, reqwest::Method::POST, path, Some(ALICE), Some(body)).await
 }
 
+/// A DELETE of the admin API with Alice's token.
+async fn delete_admin(srv: &TestServer, path: &str) -> reqwest::Response {
+    admin(srv, reqwest::Method::DELETE, path, Some(ALICE), None).await
+}
+
+/// Bob asks the server to read its word list again.
+async fn reload_words(srv: &TestServer) -> reqwest::Response {
+    admin(
+        srv,
+        reqwest::Method::POST,
+        "/admin/words/reload",
+        Some(BOB),
+        None,
+    )
+    .await
+}
+
+/// The actions of an audit page's entries, in the page's order.
+fn audit_actions(page: &Value) -> Vec<&str> {
+    page["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["action"].as_str().expect("an action"))
+        .collect()
+}
+
 async fn block(srv: &TestServer, token: &str, prefix: &str, reason: &str) -> reqwest::Response {
     let body = json!({"prefix": prefix, "durationSecs": 3600, "reason": reason});
     admin(
@@ -78,10 +120,7 @@ async fn block(srv: &TestServer, token: &str, prefix: &str, reason: &str) -> req
 /// A session created from `from`; (code, token).
 async fn create_from(srv: &TestServer, from: &reqwest::Client) -> reqwest::Response {
     from.put(srv.url("/session"))
-        .json(&json!({
-            "name": "Friday co-op", "hostName": "Ada", "maxPlayers": 4, "build": "b1",
-            "hostKind": "player", "offer": SDP,
-        }))
+        .json(&common::session_body())
         .send()
         .await
         .expect("PUT /session")
@@ -216,15 +255,7 @@ async fn a_blocked_prefix_is_refused_on_create_update_and_answer_while_another_i
             ("alice", "block", "127.0.55.0/24", "junk sessions"),
         ]
     );
-    let metrics = srv
-        .client
-        .get(srv.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = srv.metrics().await;
     assert!(metrics.contains("admin_actions_total 2"), "{metrics}");
     assert!(metrics.contains("blocked_requests_total 3"), "{metrics}");
 }
@@ -292,23 +323,9 @@ async fn bad_admin_input_is_refused_and_changes_nothing() {
     }
     let res = post_admin(&srv, "/admin/blocks", json!({"prefix": 5})).await;
     assert_error(res, 400, "invalid_json").await;
-    let res = admin(
-        &srv,
-        reqwest::Method::DELETE,
-        "/admin/blocks/77",
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let res = delete_admin(&srv, "/admin/blocks/77").await;
     assert_error(res, 404, "not_found").await;
-    let res = admin(
-        &srv,
-        reqwest::Method::DELETE,
-        "/admin/blocks/x",
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let res = delete_admin(&srv, "/admin/blocks/x").await;
     assert_error(res, 400, "invalid_field").await;
     for query in ["limit=0", "limit=201", "limit=x", "before=x", "before=0"] {
         let path = format!("/admin/audit?{query}");
@@ -346,11 +363,7 @@ async fn the_audit_log_pages_newest_first() {
 
 #[tokio::test]
 async fn guessing_admin_tokens_is_rate_limited_per_address() {
-    let file = token_file();
-    let path = file.path().to_owned();
-    let srv = TestServer::start_with(|c| {
-        c.admin_token_file = Some(path);
-        c.disable_rate_limits = false;
+    let (srv, _file) = rate_limited_admin_server(|c| {
         c.admin_requests_per_minute = 5;
     })
     .await;
@@ -413,11 +426,7 @@ async fn a_hidden_session_leaves_the_lobby_and_its_feed_but_stays_joinable() {
     let hide = json!({"hidden": true, "reason": "rude name"});
     let res = post_admin(&srv, &format!("/admin/sessions/{code}/hide"), hide).await;
     assert_eq!(res.status(), 204);
-    let (event, data) = events
-        .next_event(std::time::Duration::from_secs(5))
-        .await
-        .expect("an event");
-    assert_eq!(event, "removed");
+    let data = events.expect_event("removed", "an event").await;
     assert_eq!(
         serde_json::from_str::<Value>(&data).unwrap()["code"],
         code.as_str()
@@ -455,12 +464,7 @@ async fn a_hidden_session_leaves_the_lobby_and_its_feed_but_stays_joinable() {
     assert_eq!(listed, both, "listed again");
     let res = admin(&srv, reqwest::Method::GET, "/admin/audit", Some(BOB), None).await;
     let page: Value = res.json().await.unwrap();
-    let actions: Vec<&str> = page["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["action"].as_str().unwrap())
-        .collect();
+    let actions = audit_actions(&page);
     assert_eq!(actions, ["unhide", "hide"]);
     // An unknown session is 404 and logs nothing.
     let res = post_admin(
@@ -657,32 +661,17 @@ async fn players_report_sessions_and_moderators_see_the_most_reported_first() {
     let (second, _) = srv.create().await;
     let (quiet, _) = srv.create().await;
     let spam = json!({"reason": "spam"});
-    assert_eq!(
-        report_from(&srv, "127.0.10.1", &second, spam.clone())
-            .await
-            .status(),
-        204
-    );
-    assert_eq!(
-        report_from(&srv, "127.0.10.1", &first, spam.clone())
-            .await
-            .status(),
-        204
-    );
-    // A repeat from the same address changes nothing.
-    assert_eq!(
-        report_from(&srv, "127.0.10.1", &first, spam.clone())
-            .await
-            .status(),
-        204
-    );
     let named = json!({"reason": "offensive_name", "text": " the name \u{7} is a slur "});
-    assert_eq!(
-        report_from(&srv, "127.0.10.2", &first, named)
-            .await
-            .status(),
-        204
-    );
+    for (from, code, body) in [
+        ("127.0.10.1", &second, spam.clone()),
+        ("127.0.10.1", &first, spam.clone()),
+        // A repeat from the same address changes nothing.
+        ("127.0.10.1", &first, spam.clone()),
+        ("127.0.10.2", &first, named),
+    ] {
+        let res = report_from(&srv, from, code, body).await;
+        assert_eq!(res.status(), 204, "{from} reports {code}");
+    }
 
     let page = list_sessions(&srv, "?sort=reports").await;
     let order: Vec<(&str, u64)> = page["sessions"]
@@ -742,25 +731,13 @@ async fn players_report_sessions_and_moderators_see_the_most_reported_first() {
     let res = report_from(&srv, "127.0.10.3", &second, spam).await;
     assert_error(res, 410, "session_ended").await;
     assert_eq!(list_sessions(&srv, "?reported=true").await["total"], 1);
-    let metrics = srv
-        .client
-        .get(srv.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = srv.metrics().await;
     assert!(metrics.contains("lobby_reports_total 3"), "{metrics}");
 }
 
 #[tokio::test]
 async fn reports_are_budgeted_per_address_and_per_session() {
-    let file = token_file();
-    let path = file.path().to_owned();
-    let srv = TestServer::start_with(|c| {
-        c.admin_token_file = Some(path);
-        c.disable_rate_limits = false;
+    let (srv, _file) = rate_limited_admin_server(|c| {
         c.reports_per_minute = 2;
         c.max_reports_per_session = 3;
     })
@@ -788,14 +765,7 @@ async fn reports_are_budgeted_per_address_and_per_session() {
         let res = report_from(&srv, &format!("127.0.20.{i}"), &codes[0], spam.clone()).await;
         assert_eq!(res.status(), expected, "reporter {i} of the first session");
     }
-    let res = admin(
-        &srv,
-        reqwest::Method::GET,
-        &format!("/admin/sessions/{}", codes[0]),
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let res = get_admin(&srv, &format!("/admin/sessions/{}", codes[0])).await;
     assert_eq!(res.json::<Value>().await.unwrap()["reports"], 3);
 }
 
@@ -811,11 +781,7 @@ async fn a_refused_word_is_refused_on_create_and_update_naming_the_field() {
     })
     .await;
     let create = |extra: Value| {
-        let mut body = json!({"name": "Friday co-op", "hostName": "Ada", "maxPlayers": 4,
-            "build": "b1", "hostKind": "player", "offer": SDP});
-        for (k, v) in extra.as_object().unwrap() {
-            body[k] = v.clone();
-        }
+        let body = common::session_body_with(extra);
         let req = srv.client.put(srv.url("/session")).json(&body);
         async move { req.send().await.unwrap() }
     };
@@ -841,14 +807,7 @@ async fn a_refused_word_is_refused_on_create_and_update_naming_the_field() {
     // A moderator reloads a longer list; sessions already named keep
     // updating what they do not rename.
     std::fs::write(words.path(), "badword\nrude*\nfriday\n").unwrap();
-    let res = admin(
-        &srv,
-        reqwest::Method::POST,
-        "/admin/words/reload",
-        Some(BOB),
-        None,
-    )
-    .await;
+    let res = reload_words(&srv).await;
     assert_eq!(res.status(), 200);
     assert_eq!(res.json::<Value>().await.unwrap(), json!({"entries": 3}));
     assert_error(create(json!({})).await, 400, "name_refused").await;
@@ -862,14 +821,7 @@ async fn a_refused_word_is_refused_on_create_and_update_naming_the_field() {
     assert_eq!(page["entries"][0]["actor"], "bob");
     // Without a list file the reload is 404.
     let (off, _file) = admin_server().await;
-    let res = admin(
-        &off,
-        reqwest::Method::POST,
-        "/admin/words/reload",
-        Some(BOB),
-        None,
-    )
-    .await;
+    let res = reload_words(&off).await;
     assert_error(res, 404, "not_found").await;
 }
 
@@ -913,12 +865,7 @@ async fn a_block_can_end_every_session_of_its_prefix() {
     assert_eq!(srv.get_session(&kept).await.status(), 200);
     let res = get_admin(&srv, "/admin/audit").await;
     let page: Value = res.json().await.unwrap();
-    let actions: Vec<&str> = page["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["action"].as_str().unwrap())
-        .collect();
+    let actions = audit_actions(&page);
     assert_eq!(actions, ["end", "end", "block"]);
 }
 
@@ -926,7 +873,7 @@ async fn a_block_can_end_every_session_of_its_prefix() {
 async fn the_moderation_page_is_served_only_with_the_admin_api_and_never_cached() {
     let off = TestServer::start().await;
     for path in ["/admin", "/web/admin.js"] {
-        let res = off.client.get(off.url(path)).send().await.unwrap();
+        let res = off.get(path).await;
         assert_eq!(res.status(), 404, "{path}");
     }
     let (srv, _file) = admin_server().await;
@@ -934,7 +881,7 @@ async fn the_moderation_page_is_served_only_with_the_admin_api_and_never_cached(
         ("/admin", "text/html"),
         ("/web/admin.js", "text/javascript"),
     ] {
-        let res = srv.client.get(srv.url(path)).send().await.unwrap();
+        let res = srv.get(path).await;
         assert_eq!(res.status(), 200, "{path}");
         assert_eq!(res.headers()["cache-control"], "no-store", "{path}");
         let content_type = res.headers()["content-type"].to_str().unwrap().to_owned();

@@ -440,15 +440,7 @@ async fn a_session_in_progress_is_listed_as_such_until_its_host_says_otherwise()
 /// Issue 46: `bots` and `startAt` as `GET /lobby` and `GET
 /// /session/{code}` show them (the same in both).
 async fn bots_and_start(srv: &TestServer, code: &str) -> (Value, Value) {
-    let page: Value = srv
-        .client
-        .get(srv.url("/lobby"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let page: Value = srv.get_json("/lobby").await;
     let listed = page["sessions"]
         .as_array()
         .unwrap()
@@ -456,15 +448,7 @@ async fn bots_and_start(srv: &TestServer, code: &str) -> (Value, Value) {
         .find(|s| s["code"] == code)
         .unwrap_or_else(|| panic!("{code} is listed: {page}"))
         .clone();
-    let view: Value = srv
-        .client
-        .get(srv.url(&format!("/session/{code}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let view: Value = srv.get_json(&format!("/session/{code}")).await;
     assert_eq!(
         (&listed["bots"], &listed["startAt"]),
         (&view["bots"], &view["startAt"])
@@ -586,12 +570,7 @@ async fn get_answer_statuses() {
     let (code, token) = srv.create().await;
     assert_eq!(srv.poll(&code, &token, 1, 0).await.status(), 204);
     assert_error(srv.poll(&code, "wrong", 1, 0).await, 403, "wrong_token").await;
-    let res = srv
-        .client
-        .get(srv.url(&format!("/session/{code}/answer?round=1")))
-        .send()
-        .await
-        .unwrap();
+    let res = srv.get(&format!("/session/{code}/answer?round=1")).await;
     assert_error(res, 403, "wrong_token").await;
     assert_error(srv.poll(&code, &token, 7, 0).await, 404, "no_such_round").await;
     assert_error(
@@ -625,33 +604,17 @@ async fn delete_ends_the_session() {
     .await;
     // A wrong token deletes nothing (on PostgreSQL the check is in the DELETE).
     assert_error(
-        srv.client
-            .delete(&url)
-            .bearer_auth("not-the-token")
-            .send()
-            .await
-            .unwrap(),
+        srv.delete_session(&code, "not-the-token").await,
         403,
         "wrong_token",
     )
     .await;
     assert_eq!(srv.get_session(&code).await.status(), 200);
-    let res = srv
-        .client
-        .delete(&url)
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let res = srv.delete_session(&code, &token).await;
     assert_eq!(res.status(), 204);
     assert_error(srv.get_session(&code).await, 404, "no_such_session").await;
     assert_error(
-        srv.client
-            .delete(&url)
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap(),
+        srv.delete_session(&code, &token).await,
         404,
         "no_such_session",
     )
@@ -661,12 +624,7 @@ async fn delete_ends_the_session() {
 #[tokio::test]
 async fn unknown_routes_and_methods_answer_in_json() {
     let srv = TestServer::start().await;
-    assert_error(
-        srv.client.get(srv.url("/nope")).send().await.unwrap(),
-        404,
-        "not_found",
-    )
-    .await;
+    assert_error(srv.get("/nope").await, 404, "not_found").await;
     assert_error(
         srv.client.post(srv.url("/lobby")).send().await.unwrap(),
         405,
@@ -690,21 +648,8 @@ async fn an_unreachable_database_is_a_503_not_a_panic() {
         .advance_ms(lobby_server::sessions::REFRESH_STEP_MS);
     assert_error(srv.poll(&code, &token, 1, 0).await, 503, "unavailable").await;
     assert_error(srv.answer(&code, 1, "x").await, 503, "unavailable").await;
-    assert_error(
-        srv.client.get(srv.url("/readyz")).send().await.unwrap(),
-        503,
-        "unavailable",
-    )
-    .await;
-    assert_eq!(
-        srv.client
-            .get(srv.url("/healthz"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_error(srv.get("/readyz").await, 503, "unavailable").await;
+    assert_eq!(srv.get("/healthz").await.status(), 200);
     let res = srv.get_session(&code).await;
     if common::postgres_selected() {
         assert_error(res, 503, "unavailable").await;
@@ -814,8 +759,7 @@ async fn sessions_survive_a_restart() {
 
 #[tokio::test]
 async fn creates_are_rate_limited_per_address() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.creates_per_minute = 3;
     })
     .await;
@@ -837,8 +781,7 @@ async fn creates_are_rate_limited_per_address() {
 
 #[tokio::test]
 async fn host_updates_are_rate_limited_per_session_after_the_token_check() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.updates_per_minute = 5;
     })
     .await;
@@ -872,8 +815,7 @@ async fn host_updates_are_rate_limited_per_session_after_the_token_check() {
 
 #[tokio::test]
 async fn code_misses_block_every_lookup_from_that_address() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.misses_per_minute = 2;
     })
     .await;
@@ -891,13 +833,12 @@ async fn code_misses_block_every_lookup_from_that_address() {
 async fn answers_are_rate_limited_and_forwarded_for_is_trusted_only_when_configured() {
     let limited = |trust: bool| {
         move |c: &mut lobby_server::Config| {
-            c.disable_rate_limits = false;
             c.answers_per_minute = 1;
             c.trust_forwarded_for = trust;
         }
     };
     for trust in [false, true] {
-        let srv = TestServer::start_with(limited(trust)).await;
+        let srv = TestServer::start_rate_limited(limited(trust)).await;
         let (code, _) = srv.create().await;
         let post = |ip: &'static str| {
             srv.client
@@ -922,8 +863,7 @@ async fn answers_are_rate_limited_and_forwarded_for_is_trusted_only_when_configu
 /// stays open, and a joiner from another address takes it.
 #[tokio::test]
 async fn one_address_takes_few_rounds_of_a_session_and_reads_are_budgeted() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.answers_per_session_per_minute = 2;
         c.session_reads_per_minute = 60;
         c.session_read_burst = 5;
@@ -1060,30 +1000,18 @@ async fn sse_delivers_added_updated_and_removed() {
     let mut events = SseReader::new(res);
 
     let (code, token) = srv.create().await;
-    let (event, data) = events
-        .next_event(Duration::from_secs(5))
-        .await
-        .expect("added event");
-    assert_eq!(event, "added");
+    let data = events.expect_event("added", "added event").await;
     assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["code"], code);
 
     srv.put(&json!({"code": code, "players": 3}), Some(&token))
         .await;
-    let (event, data) = events
-        .next_event(Duration::from_secs(5))
-        .await
-        .expect("updated event");
-    assert_eq!(event, "updated");
+    let data = events.expect_event("updated", "updated event").await;
     assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["players"], 3);
 
     // Going private (the host started the level) removes it from the lobby.
     srv.put(&json!({"code": code, "public": false}), Some(&token))
         .await;
-    let (event, data) = events
-        .next_event(Duration::from_secs(5))
-        .await
-        .expect("removed event");
-    assert_eq!(event, "removed");
+    let data = events.expect_event("removed", "removed event").await;
     assert_eq!(
         serde_json::from_str::<Value>(&data).unwrap(),
         json!({"code": code})
@@ -1113,6 +1041,13 @@ async fn sse_reports_expiry_and_delete_as_removed() {
         events.next_event(Duration::from_secs(5)).await.unwrap(),
         ("removed".into(), json!({"code": expiring}).to_string())
     );
+}
+
+/// The codes of a lobby page's sessions, in the page's order.
+fn codes_of(sessions: &[Value]) -> impl Iterator<Item = String> + '_ {
+    sessions
+        .iter()
+        .map(|s| s["code"].as_str().expect("a code").to_owned())
 }
 
 #[tokio::test]
@@ -1154,11 +1089,7 @@ async fn lobby_filters_and_pages_with_a_stable_cursor() {
         if let Some(next) = page["nextCursor"].as_str() {
             assert_eq!(Some(&next), positions.last());
         }
-        seen.extend(
-            sessions
-                .iter()
-                .map(|s| s["code"].as_str().unwrap().to_owned()),
-        );
+        seen.extend(codes_of(sessions));
         match page["nextCursor"].as_str() {
             Some(c) => cursor = Some(c.to_owned()),
             None => break,
@@ -1200,12 +1131,7 @@ async fn lobby_filters_and_pages_with_a_stable_cursor() {
         "?cursor=garbage",
         "?hasSpace=maybe",
     ] {
-        let res = srv
-            .client
-            .get(srv.url(&format!("/lobby{bad}")))
-            .send()
-            .await
-            .unwrap();
+        let res = srv.get(&format!("/lobby{bad}")).await;
         assert_error(res, 400, "invalid_field").await;
     }
 }
@@ -1317,15 +1243,7 @@ async fn invented_http_methods_do_not_grow_the_metrics() {
             .unwrap();
         assert!(res.status().is_client_error(), "{}", res.status());
     }
-    let text = srv
-        .client
-        .get(srv.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = srv.metrics().await;
     assert!(
         !text.contains("INVENTED"),
         "an invented method became a label"
@@ -1345,15 +1263,7 @@ async fn metrics_count_the_exchange() {
     srv.answer(&code, 1, "a").await;
     srv.answer(&code, 1, "b").await;
     srv.poll(&code, &token, 1, 0).await;
-    let text = srv
-        .client
-        .get(srv.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = srv.metrics().await;
     for line in [
         "lobby_sessions_live 1",
         "lobby_rounds_published_total 1",
@@ -1370,15 +1280,7 @@ async fn metrics_count_the_exchange() {
 #[tokio::test]
 async fn openapi_describes_every_route() {
     let srv = TestServer::start().await;
-    let doc: Value = srv
-        .client
-        .get(srv.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc: Value = srv.get_json("/openapi.json").await;
     let paths = doc["paths"].as_object().unwrap();
     for (path, method) in [
         ("/session", "put"),
@@ -1618,11 +1520,7 @@ async fn lobby_search_and_total_combine_with_every_filter_and_the_cursor() {
                         assert_eq!(page["totalCapped"], false, "{what}");
                         let sessions = page["sessions"].as_array().unwrap();
                         assert!(sessions.len() <= 4, "{what}");
-                        seen.extend(
-                            sessions
-                                .iter()
-                                .map(|s| s["code"].as_str().unwrap().to_owned()),
-                        );
+                        seen.extend(codes_of(sessions));
                         match page["nextCursor"].as_str() {
                             Some(c) => cursor = Some(c.to_owned()),
                             None => break,
@@ -1671,11 +1569,8 @@ async fn lobby_search_is_bounded_and_sanitized() {
         assert_eq!(page["sessions"].as_array().unwrap().len(), found, "q={q:?}");
     }
     let res = srv
-        .client
-        .get(srv.url(&format!("/lobby/events?q={}", "x".repeat(65))))
-        .send()
-        .await
-        .unwrap();
+        .get(&format!("/lobby/events?q={}", "x".repeat(65)))
+        .await;
     assert_error(res, 400, "invalid_field").await;
 }
 
@@ -1758,12 +1653,7 @@ async fn client_chosen_page_keys_cannot_grow_the_page_cache_past_its_budget() {
         let code = lobby_api::code::SessionCode::parse("ABCDEFGH").unwrap();
         let cursor =
             lobby_api::lobby_order::LobbyPosition::new(common::START_MS + 1_000_000 + i, code);
-        let res = srv
-            .client
-            .get(srv.url(&format!("/lobby?limit=100&cursor={cursor}")))
-            .send()
-            .await
-            .unwrap();
+        let res = srv.get(&format!("/lobby?limit=100&cursor={cursor}")).await;
         assert_eq!(res.status(), 200);
         served += res.bytes().await.unwrap().len();
         assert!(srv.state.lobby.cached_page_bytes() <= PAGE_CACHE_BYTES);
@@ -1773,12 +1663,7 @@ async fn client_chosen_page_keys_cannot_grow_the_page_cache_past_its_budget() {
         "the test served {served} bytes: more than the budget"
     );
     // A build filter no session can match is refused, not cached.
-    let res = srv
-        .client
-        .get(srv.url(&format!("/lobby?build={}", "b".repeat(65))))
-        .send()
-        .await
-        .unwrap();
+    let res = srv.get(&format!("/lobby?build={}", "b".repeat(65))).await;
     assert_error(res, 400, "invalid_field").await;
 }
 
@@ -1786,8 +1671,7 @@ async fn client_chosen_page_keys_cannot_grow_the_page_cache_past_its_budget() {
 /// unbounded sessions.
 #[tokio::test]
 async fn live_sessions_per_address_are_capped_by_ipv6_network_and_freed_by_delete_and_sweep() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.creates_per_minute = 1_000;
         c.max_sessions_per_address = 3;
         c.trust_forwarded_for = true;
@@ -1841,9 +1725,7 @@ async fn live_sessions_per_address_are_capped_by_ipv6_network_and_freed_by_delet
     )
     .await;
     // ...and expired ones once swept.
-    srv.clock
-        .advance_ms(srv.config.session_ttl as i64 * 1000 + 1);
-    lobby_server::sessions::sweep(&srv.state).await.unwrap();
+    srv.expire_sessions_and_sweep().await;
     for _ in 0..3 {
         assert_eq!(create_from("2001:db8:7:7::7").await.unwrap().status(), 201);
     }
@@ -1872,17 +1754,14 @@ async fn creates_beyond_the_lobby_wide_cap_get_503_until_a_session_ends() {
     assert_eq!(srv.put(&body, None).await.status(), 201);
     assert_error(srv.put(&body, None).await, 503, "lobby_full").await;
     // The sweep recounts: expired sessions free their places.
-    srv.clock
-        .advance_ms(srv.config.session_ttl as i64 * 1000 + 1);
-    lobby_server::sessions::sweep(&srv.state).await.unwrap();
+    srv.expire_sessions_and_sweep().await;
     assert_eq!(srv.put(&body, None).await.status(), 201);
 }
 
 /// Issue 14, attack 7: a free, unlimited `waitMs=0` poll kept a session alive.
 #[tokio::test]
 async fn answer_polls_are_budgeted_per_session_and_strangers_cannot_spend_it() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.answer_polls_per_minute = 5;
     })
     .await;

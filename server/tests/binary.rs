@@ -60,6 +60,30 @@ fn serving(mut child: Child) -> Server {
     Server { child, base, logs }
 }
 
+impl Server {
+    /// `PUT /session` of a daemon-hosted session with an open round.
+    async fn create_session(&self, client: &reqwest::Client) -> reqwest::Response {
+        client
+            .put(format!("{}/session", self.base))
+            .json(&json!({"name": "n", "hostName": "h", "maxPlayers": 3, "build": "b", "hostKind": "daemon", "offer": SDP}))
+            .send()
+            .await
+            .expect("PUT /session")
+    }
+
+    /// The body of `GET /session/{code}`, whatever the status.
+    async fn session_view(&self, client: &reqwest::Client, code: &str) -> Value {
+        client
+            .get(format!("{}/session/{code}", self.base))
+            .send()
+            .await
+            .expect("GET /session")
+            .json()
+            .await
+            .expect("a JSON body")
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         // A failing test must not leave a server running.
@@ -96,12 +120,7 @@ async fn the_binary_serves_stops_on_sigterm_and_keeps_sessions_across_restarts()
     let client = reqwest::Client::new();
 
     let mut server = start(&db);
-    let res = client
-        .put(format!("{}/session", server.base))
-        .json(&json!({"name": "n", "hostName": "h", "maxPlayers": 3, "build": "b", "hostKind": "daemon", "offer": SDP}))
-        .send()
-        .await
-        .unwrap();
+    let res = server.create_session(&client).await;
     assert_eq!(res.status(), 201);
     let created: Value = res.json().await.unwrap();
     let (code, token) = (
@@ -138,14 +157,7 @@ async fn the_binary_serves_stops_on_sigterm_and_keeps_sessions_across_restarts()
     assert_eq!(poll.await.unwrap().unwrap().status(), 204);
 
     let mut server = start(&db);
-    let view: Value = client
-        .get(format!("{}/session/{code}", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let view = server.session_view(&client, code).await;
     assert_eq!(view["round"], 1);
     let res = client
         .put(format!("{}/session", server.base))
@@ -183,12 +195,7 @@ async fn an_acknowledged_change_survives_a_kill_9() {
     let db = common::TestDb::new().await;
     let client = reqwest::Client::new();
     let mut server = start(&db);
-    let res = client
-        .put(format!("{}/session", server.base))
-        .json(&json!({"name": "n", "hostName": "h", "maxPlayers": 3, "build": "b", "hostKind": "daemon", "offer": SDP}))
-        .send()
-        .await
-        .unwrap();
+    let res = server.create_session(&client).await;
     let created: Value = res.json().await.unwrap();
     let code = created["code"].as_str().unwrap().to_owned();
     let res = client
@@ -203,14 +210,7 @@ async fn an_acknowledged_change_survives_a_kill_9() {
     server.child.wait().unwrap();
 
     let mut server = start(&db);
-    let view: Value = client
-        .get(format!("{}/session/{code}", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let view = server.session_view(&client, &code).await;
     assert_eq!(view["code"], code.as_str());
     assert_eq!(
         view["round"],
@@ -374,16 +374,8 @@ async fn sighup_reloads_the_word_list() {
     let create = |name: &'static str| {
         let (client, url) = (client.clone(), format!("{}/session", server.base));
         async move {
-            let body = json!({"name": name, "hostName": "Ada", "maxPlayers": 4, "build": "b1",
-                "hostKind": "player", "offer": SDP});
-            client
-                .put(url)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-                .status()
-                .as_u16()
+            let body = common::session_body_with(json!({"name": name}));
+            common::create_status(&client, url, &body).await
         }
     };
     assert_eq!(create("Friday co-op").await, 201);

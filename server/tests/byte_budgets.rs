@@ -54,8 +54,7 @@ async fn open_round(srv: &TestServer, code: &str) -> Value {
 
 #[tokio::test]
 async fn the_bytes_one_address_holds_are_capped() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.max_session_bytes_per_address = BUDGET;
     })
     .await;

@@ -90,8 +90,7 @@ async fn eventually_status(
 
 #[tokio::test]
 async fn behind_a_trusted_proxy_each_forwarded_client_is_capped_not_the_proxy() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.trust_forwarded_for = true;
         c.max_connections_per_address = 4;
         c.max_event_streams_per_address = 100;
@@ -158,8 +157,7 @@ async fn behind_a_trusted_proxy_each_forwarded_client_is_capped_not_the_proxy() 
 
 #[tokio::test]
 async fn a_peer_outside_the_trusted_proxies_is_its_own_client_whatever_it_forwards() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.trust_forwarded_for = true;
         c.trusted_proxies = vec!["127.0.0.2/32".parse().unwrap()];
         c.max_event_streams_per_address = 2;
@@ -221,8 +219,7 @@ async fn metrics_answer_only_allowed_clients() {
 
 #[tokio::test]
 async fn a_client_that_never_reads_loses_its_connections_after_the_write_stall_timeout() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.max_connections_per_address = 4;
         c.write_stall_timeout_ms = 300;
         // Only the write stall timeout may close these connections.

@@ -39,8 +39,7 @@ async fn connect(srv: &TestServer) -> TcpStream {
 
 #[tokio::test]
 async fn connections_over_the_per_address_cap_are_answered_503_and_freed_slots_reused() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.max_connections_per_address = 3;
     })
     .await;
@@ -135,8 +134,7 @@ async fn the_total_connection_cap_holds_for_every_address() {
 async fn a_newcomer_is_served_while_many_addresses_fill_the_door() {
     const DOOR: usize = 256;
     const PER_ADDRESS: usize = 32;
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.max_connections = DOOR;
         c.max_connections_per_address = PER_ADDRESS;
     })
@@ -292,8 +290,7 @@ async fn a_slow_client_cannot_hold_a_stopping_server_and_the_store_is_flushed() 
 
 #[tokio::test]
 async fn event_streams_per_address_and_long_polls_per_session_are_capped() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.max_event_streams_per_address = 2;
         c.max_long_polls_per_session = 1;
     })
@@ -341,11 +338,9 @@ async fn the_header_timeout_does_not_cut_a_long_response() {
     // Well past the header timeout, the stream still delivers.
     tokio::time::sleep(Duration::from_millis(800)).await;
     let (code, _) = srv.create().await;
-    let (name, data) = events
-        .next_event(Duration::from_secs(5))
-        .await
-        .expect("the stream is still open");
-    assert_eq!(name, "added");
+    let data = events
+        .expect_event("added", "the stream is still open")
+        .await;
     assert!(data.contains(&code), "{data}");
 }
 
@@ -366,10 +361,8 @@ async fn with_rate_limits_off_event_streams_are_not_capped_per_address() {
     }
     let (code, _) = srv.create().await;
     let mut events = common::SseReader::new(open.remove(5));
-    let (name, data) = events
-        .next_event(Duration::from_secs(5))
-        .await
-        .expect("the sixth stream is live");
-    assert_eq!(name, "added");
+    let data = events
+        .expect_event("added", "the sixth stream is live")
+        .await;
     assert!(data.contains(&code), "{data}");
 }

@@ -89,8 +89,7 @@ async fn a_page_examines_a_bounded_number_of_candidates_and_hands_back_a_cursor(
 /// Issue 14, finding 8: every host update went to every subscriber at once.
 #[tokio::test]
 async fn a_burst_of_host_updates_reaches_a_subscriber_as_one_and_before_the_removal() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.updates_per_minute = 10_000;
         // Nothing falls due during the test: only the removal releases what is held.
         c.feed_update_interval_ms = 600_000;
@@ -135,8 +134,7 @@ async fn a_burst_of_host_updates_reaches_a_subscriber_as_one_and_before_the_remo
 #[tokio::test]
 async fn held_host_updates_go_out_once_per_interval_with_the_latest_state() {
     const INTERVAL_MS: u64 = 200;
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.updates_per_minute = 10_000;
         c.feed_update_interval_ms = INTERVAL_MS;
     })

@@ -46,8 +46,7 @@ async fn a_search_of_more_than_eight_words_is_refused() {
 
 #[tokio::test]
 async fn pages_rendered_afresh_are_budgeted_per_address_and_cached_pages_are_free() {
-    let srv = TestServer::start_with(|c| {
-        c.disable_rate_limits = false;
+    let srv = TestServer::start_rate_limited(|c| {
         c.lobby_pages_per_minute = 1;
         c.lobby_page_burst = 3;
     })

@@ -7,7 +7,7 @@ mod common;
 use common::TestServer;
 
 async fn get(srv: &TestServer, path: &str) -> (u16, String, String) {
-    let res = srv.client.get(srv.url(path)).send().await.unwrap();
+    let res = srv.get(path).await;
     let status = res.status().as_u16();
     let ct = res
         .headers()
@@ -69,12 +69,7 @@ async fn pages_and_modules_are_served_with_their_types() {
 
     // The WebAssembly module: its type, its magic number, and a policy
     // that lets this origin compile it and nothing looser.
-    let res = srv
-        .client
-        .get(srv.url("/web/campfire.wasm"))
-        .send()
-        .await
-        .unwrap();
+    let res = srv.get("/web/campfire.wasm").await;
     assert_eq!(res.status().as_u16(), 200);
     assert_eq!(res.headers()["content-type"], "application/wasm");
     let csp = res.headers()["content-security-policy"]
@@ -97,7 +92,7 @@ async fn pages_and_modules_are_served_with_their_types() {
     for page in [&lobby, &play] {
         assert!(!page.contains("http://") && !page.contains("https://"));
     }
-    let res = srv.client.get(srv.url("/")).send().await.unwrap();
+    let res = srv.get("/").await;
     let csp = res.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.starts_with("default-src 'self'"), "{csp}");
     assert_eq!(res.headers()["x-content-type-options"], "nosniff");
@@ -107,7 +102,7 @@ async fn pages_and_modules_are_served_with_their_types() {
     );
     // The play page may fetch a replay file from any http(s) URL, and
     // still runs only this origin's scripts.
-    let res = srv.client.get(srv.url("/play")).send().await.unwrap();
+    let res = srv.get("/play").await;
     let csp = res.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.contains("connect-src 'self' http: https:;"), "{csp}");
     assert!(

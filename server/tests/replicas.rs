@@ -32,6 +32,32 @@ async fn two_replicas(tweak: impl Fn(&mut Config)) -> (TestServer, TestServer, A
     (a, b, db)
 }
 
+/// The admin token of Alice, the one moderator of
+/// [`two_replicas_with_admin_api`].
+const ALICE: &str = "alice-token-0123456789abcdef";
+
+/// [`two_replicas`] with the admin API on, Alice its one moderator; the
+/// token file is returned to be kept for the test.
+async fn two_replicas_with_admin_api()
+-> (TestServer, TestServer, Arc<TestDb>, tempfile::NamedTempFile) {
+    let tokens = tempfile::NamedTempFile::new().expect("a temporary file");
+    std::fs::write(tokens.path(), format!("alice:{ALICE}\n")).expect("written");
+    let path = tokens.path().to_owned();
+    let (a, b, db) = two_replicas(move |c| c.admin_token_file = Some(path.clone())).await;
+    (a, b, db, tokens)
+}
+
+/// A POST of the admin API on `srv` with Alice's token.
+async fn post_admin(srv: &TestServer, path: &str, body: &Value) -> reqwest::Response {
+    srv.client
+        .post(srv.url(path))
+        .bearer_auth(ALICE)
+        .json(body)
+        .send()
+        .await
+        .expect("an admin call")
+}
+
 async fn wait_until_polling(srv: &TestServer) {
     eventually(
         Duration::from_secs(5),
@@ -115,11 +141,7 @@ async fn lobby_events_on_a_report_sessions_created_and_removed_on_b() {
     let (a, b, _db) = two_replicas(|_| {}).await;
     let mut events = a.subscribe("").await;
     let (code, token) = b.create().await;
-    let (event, data) = events
-        .next_event(Duration::from_secs(5))
-        .await
-        .expect("added on A");
-    assert_eq!(event, "added");
+    let data = events.expect_event("added", "added on A").await;
     assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["code"], code);
     assert_eq!(
         a.lobby("").await["sessions"][0]["code"],
@@ -129,11 +151,7 @@ async fn lobby_events_on_a_report_sessions_created_and_removed_on_b() {
 
     b.put(&json!({"code": code, "public": false}), Some(&token))
         .await;
-    let (event, _) = events
-        .next_event(Duration::from_secs(5))
-        .await
-        .expect("removed on A");
-    assert_eq!(event, "removed");
+    events.expect_event("removed", "removed on A").await;
     assert_eq!(a.lobby("").await["sessions"], json!([]));
 }
 
@@ -141,38 +159,16 @@ async fn lobby_events_on_a_report_sessions_created_and_removed_on_b() {
 /// second (the change feed), and lifted there as fast.
 #[tokio::test]
 async fn a_block_placed_on_replica_a_is_enforced_on_replica_b_within_a_second() {
-    let tokens = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(tokens.path(), "alice:alice-token-0123456789abcdef\n").unwrap();
-    let path = tokens.path().to_owned();
-    let (a, b, _db) = two_replicas(move |c| c.admin_token_file = Some(path.clone())).await;
+    let (a, b, _db, _tokens) = two_replicas_with_admin_api().await;
     let blocked = common::client_from("127.0.55.5".parse().unwrap());
     let create = |srv: &TestServer| {
         let (client, url) = (blocked.clone(), srv.url("/session"));
-        async move {
-            let body = json!({
-                "name": "Friday co-op", "hostName": "Ada", "maxPlayers": 4, "build": "b1",
-                "hostKind": "player", "offer": SDP,
-            });
-            client
-                .put(url)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-                .status()
-                .as_u16()
-        }
+        async move { common::create_status(&client, url, &common::session_body()).await }
     };
     assert_eq!(create(&b).await, 201);
     let placed = Instant::now();
-    let res = a
-        .client
-        .post(a.url("/admin/blocks"))
-        .bearer_auth("alice-token-0123456789abcdef")
-        .json(&json!({"prefix": "127.0.55.0/24", "durationSecs": 600, "reason": "spam"}))
-        .send()
-        .await
-        .unwrap();
+    let block = json!({"prefix": "127.0.55.0/24", "durationSecs": 600, "reason": "spam"});
+    let res = post_admin(&a, "/admin/blocks", &block).await;
     assert_eq!(res.status(), 201);
     let id = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
     let left = Duration::from_secs(1).saturating_sub(placed.elapsed());
@@ -190,7 +186,7 @@ async fn a_block_placed_on_replica_a_is_enforced_on_replica_b_within_a_second() 
     let res = a
         .client
         .delete(a.url(&format!("/admin/blocks/{id}")))
-        .bearer_auth("alice-token-0123456789abcdef")
+        .bearer_auth(ALICE)
         .send()
         .await
         .unwrap();
@@ -206,11 +202,7 @@ async fn a_block_placed_on_replica_a_is_enforced_on_replica_b_within_a_second() 
 /// through A is `410 session_ended` on B, each within a second.
 #[tokio::test]
 async fn a_session_hidden_or_ended_on_replica_a_is_so_on_replica_b_within_a_second() {
-    const TOKEN: &str = "alice-token-0123456789abcdef";
-    let tokens = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(tokens.path(), format!("alice:{TOKEN}\n")).unwrap();
-    let path = tokens.path().to_owned();
-    let (a, b, _db) = two_replicas(move |c| c.admin_token_file = Some(path.clone())).await;
+    let (a, b, _db, _tokens) = two_replicas_with_admin_api().await;
     let (hidden, _) = b.create().await;
     let (ended, _) = b.create().await;
     let listed_on_b = |code: String| {
@@ -227,14 +219,8 @@ async fn a_session_hidden_or_ended_on_replica_a_is_so_on_replica_b_within_a_seco
     };
     assert!(listed_on_b(hidden.clone()).await);
     let started = Instant::now();
-    let res = a
-        .client
-        .post(a.url(&format!("/admin/sessions/{hidden}/hide")))
-        .bearer_auth(TOKEN)
-        .json(&json!({"hidden": true, "reason": "rude"}))
-        .send()
-        .await
-        .unwrap();
+    let hide = json!({"hidden": true, "reason": "rude"});
+    let res = post_admin(&a, &format!("/admin/sessions/{hidden}/hide"), &hide).await;
     assert_eq!(res.status(), 204);
     let left = Duration::from_secs(1).saturating_sub(started.elapsed());
     eventually(left, "unlisted on B", || async {
@@ -246,14 +232,8 @@ async fn a_session_hidden_or_ended_on_replica_a_is_so_on_replica_b_within_a_seco
         started.elapsed()
     );
     let started = Instant::now();
-    let res = a
-        .client
-        .post(a.url(&format!("/admin/sessions/{ended}/end")))
-        .bearer_auth(TOKEN)
-        .json(&json!({"reason": "spam"}))
-        .send()
-        .await
-        .unwrap();
+    let end = json!({"reason": "spam"});
+    let res = post_admin(&a, &format!("/admin/sessions/{ended}/end"), &end).await;
     assert_eq!(res.status(), 204);
     let left = Duration::from_secs(1).saturating_sub(started.elapsed());
     eventually(left, "B answers 410", || async {
@@ -275,21 +255,13 @@ async fn a_session_going_in_progress_on_b_is_shown_so_on_a() {
     let (a, b, _db) = two_replicas(|_| {}).await;
     let mut events = a.subscribe("").await;
     let (code, token) = b.create().await;
-    let (event, _) = events
-        .next_event(Duration::from_secs(5))
-        .await
-        .expect("added on A");
-    assert_eq!(event, "added");
+    events.expect_event("added", "added on A").await;
     // Nothing but `inProgress` changes: the trigger must still announce it.
     let res = b
         .put(&json!({"code": code, "inProgress": true}), Some(&token))
         .await;
     assert_eq!(res.status(), 200);
-    let (event, data) = events
-        .next_event(Duration::from_secs(5))
-        .await
-        .expect("updated on A");
-    assert_eq!(event, "updated");
+    let data = events.expect_event("updated", "updated on A").await;
     assert_eq!(
         serde_json::from_str::<Value>(&data).unwrap()["inProgress"],
         true
@@ -334,23 +306,10 @@ async fn replicas_ride_out_a_database_outage() {
     ))
     .await;
     for srv in [&a, &b] {
-        assert_error(
-            srv.client.get(srv.url("/readyz")).send().await.unwrap(),
-            503,
-            "unavailable",
-        )
-        .await;
+        assert_error(srv.get("/readyz").await, 503, "unavailable").await;
         assert_error(srv.get_session(&code).await, 503, "unavailable").await;
         assert_error(srv.answer(&code, 1, "x").await, 503, "unavailable").await;
-        assert_eq!(
-            srv.client
-                .get(srv.url("/healthz"))
-                .send()
-                .await
-                .unwrap()
-                .status(),
-            200
-        );
+        assert_eq!(srv.get("/healthz").await.status(), 200);
     }
 
     // It comes back: everything works again without a restart, nothing was lost.

@@ -58,6 +58,39 @@ pub fn client_from(ip: std::net::IpAddr) -> reqwest::Client {
         .expect("a client on that address")
 }
 
+/// The body of a default create: "Friday co-op", a public session that a
+/// player hosts, with an open round.
+pub fn session_body() -> Value {
+    json!({
+        "name": "Friday co-op", "hostName": "Ada", "maxPlayers": 4, "build": "b1",
+        "hostKind": "player", "offer": SDP,
+    })
+}
+
+/// [`session_body`] with the fields of `extra` set over it.
+pub fn session_body_with(extra: Value) -> Value {
+    let mut body = session_body();
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+    body
+}
+
+/// The status of `PUT /session` with `body`, sent by `client` to `url`
+/// (a client of its own: another address, or another process's server).
+pub async fn create_status(client: &reqwest::Client, url: String, body: &Value) -> u16 {
+    client
+        .put(url)
+        .json(body)
+        .send()
+        .await
+        .expect("PUT /session")
+        .status()
+        .as_u16()
+}
+
 /// Where the manual clock starts (2026-01-01T00:00:00Z).
 pub const START_MS: i64 = 1_767_225_600_000;
 
@@ -191,12 +224,23 @@ impl TestServer {
         Self::start_with(|_| {}).await
     }
 
+    /// A server with rate limits off (unless `tweak` turns them on) and
+    /// `tweak` applied to its configuration.
     pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> Self {
         let db = Arc::new(TestDb::new().await);
         let mut config = Config::for_tests(db.url());
         config.disable_rate_limits = true;
         tweak(&mut config);
         Self::start_in(db, config, ManualClock::new(START_MS)).await
+    }
+
+    /// A server with its rate limits on, `tweak` setting the budgets under test.
+    pub async fn start_rate_limited(tweak: impl FnOnce(&mut Config)) -> Self {
+        Self::start_with(|c| {
+            c.disable_rate_limits = false;
+            tweak(c);
+        })
+        .await
     }
 
     /// Starts a server over an existing database and configuration.
@@ -247,6 +291,39 @@ impl TestServer {
         }
     }
 
+    /// `GET {path}` with no credentials: the response, whatever its status.
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    }
+
+    /// `GET {path}`'s body as JSON, whatever the status.
+    pub async fn get_json(&self, path: &str) -> Value {
+        self.get(path).await.json().await.expect("a JSON body")
+    }
+
+    /// The text of `GET /metrics` (the Prometheus exposition).
+    pub async fn metrics(&self) -> String {
+        self.get("/metrics")
+            .await
+            .text()
+            .await
+            .expect("metrics text")
+    }
+
+    /// Moves the clock a millisecond past the session TTL and runs the
+    /// sweep: every session not refreshed since is expired and gone.
+    pub async fn expire_sessions_and_sweep(&self) {
+        self.clock
+            .advance_ms(self.config.session_ttl as i64 * 1000 + 1);
+        lobby_server::sessions::sweep(&self.state)
+            .await
+            .expect("the sweep runs");
+    }
+
     pub async fn put(&self, body: &Value, token: Option<&str>) -> reqwest::Response {
         let mut req = self.client.put(self.url("/session")).json(body);
         if let Some(t) = token {
@@ -262,16 +339,7 @@ impl TestServer {
 
     /// Creates a session from the default body with `extra` fields merged in.
     pub async fn create_with(&self, extra: Value) -> (String, String) {
-        let mut body = json!({
-            "name": "Friday co-op", "hostName": "Ada", "maxPlayers": 4, "build": "b1",
-            "hostKind": "player", "offer": SDP,
-        });
-        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
-            for (k, v) in e {
-                b.insert(k.clone(), v.clone());
-            }
-        }
-        let res = self.put(&body, None).await;
+        let res = self.put(&session_body_with(extra), None).await;
         assert_eq!(
             res.status(),
             201,
@@ -407,6 +475,14 @@ impl SseReader {
             stream: Box::pin(res.bytes_stream()),
             buffer: String::new(),
         }
+    }
+
+    /// The next event's data, within 5 s, asserting the event is `event`
+    /// (panics naming `what` when none comes).
+    pub async fn expect_event(&mut self, event: &str, what: &str) -> String {
+        let (got, data) = self.next_event(Duration::from_secs(5)).await.expect(what);
+        assert_eq!(got, event);
+        data
     }
 
     /// The next (event, data) pair, skipping comments and keep-alives.
