@@ -100,21 +100,29 @@ fn run(ticks: u64) -> (engine::RaycasterEngine, BTreeMap<PlayerId, InputSnapshot
     (e, last)
 }
 
-/// Every host message, named.
-fn host_messages() -> Vec<(&'static str, HostMessage)> {
-    let (mut e, inputs) = run(120);
-    let roster = e.roster();
-    let transition: TransitionPayload = TransitionPayload {
+/// The second level of campaign 7 for `e`'s players, with `input_delays`.
+fn second_level(
+    e: &engine::RaycasterEngine,
+    input_delays: BTreeMap<PlayerId, u64>,
+) -> TransitionPayload {
+    TransitionPayload {
         level_index: 1,
         head: LevelSeed {
             gameplay_seed: 4_000_000_007,
         },
-        roster: roster.clone(),
+        roster: e.roster(),
         player_count: 3,
         carryovers: e.carryovers(),
         body: generate(7, 2, 3),
-        input_delays: delays(&roster),
-    };
+        input_delays,
+    }
+}
+
+/// Every host message, named.
+fn host_messages() -> Vec<(&'static str, HostMessage)> {
+    let (mut e, inputs) = run(120);
+    let roster = e.roster();
+    let transition = second_level(&e, delays(&roster));
     let (level_chunks, level_end) = split(&serde_json::to_string(&transition).unwrap());
     let join = JoinPayload::<Raycaster>::new(generate(7, 1, 3), &e.save_exact().unwrap());
     let (join_chunks, join_end) = split(&serde_json::to_string(&join).unwrap());
@@ -350,17 +358,7 @@ fn guest_messages() -> Vec<(&'static str, GuestMessage)> {
     let me = roster[1].clone();
     let start = engine(7, 2, 3, 4_000_000_007);
     let level = RelayLevel::new(
-        TransitionPayload {
-            level_index: 1,
-            head: LevelSeed {
-                gameplay_seed: 4_000_000_007,
-            },
-            roster: roster.clone(),
-            player_count: 3,
-            carryovers: e.carryovers(),
-            body: generate(7, 2, 3),
-            input_delays: BTreeMap::new(),
-        },
+        second_level(&e, BTreeMap::new()),
         &start.save_exact().unwrap(),
     );
     vec![
