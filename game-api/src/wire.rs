@@ -52,6 +52,12 @@ pub trait GameWire: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// flattened into the relay's level ask.
     type Campaign: Wire;
 
+    /// `input` as the game plays it: whatever a peer may send (a value out
+    /// of range, a key only the local client uses) made one the
+    /// simulation takes. Every peer that orders inputs (a host, a relay)
+    /// applies it to what guests send, so all peers play the same input.
+    fn sanitize(input: &Self::Input) -> Self::Input;
+
     /// `input` in the compact form, exactly: reading it back gives the
     /// same input.
     fn compact_input(input: &Self::Input) -> Self::CompactInput;

@@ -11,6 +11,7 @@ use lockstep::relay::{Origin, RelayEnd, RelayEvent, RelayPhase, RelayStats};
 use netcode::host::HostOutput;
 use netcode::replay::{REPLAY_FORMAT, ReplayEnd, ReplayHeader, ReplayRecord};
 use netcode::stats::GuestSlot;
+use protocol::raycaster::Raycaster;
 use serde::Serialize;
 
 use crate::control::view::{PlayerKind, PlayerView, SessionFigures};
@@ -20,7 +21,7 @@ use crate::transport::{ConnectionState, PeerEvent};
 /// A relay session served by the daemon: the relay and its slot count.
 #[derive(Debug)]
 pub struct RelaySession {
-    relay: PeerRelay,
+    relay: PeerRelay<Raycaster>,
     next_slot: GuestSlot,
     /// The guest count the metrics last heard.
     guests_counted: Option<usize>,
@@ -30,7 +31,7 @@ pub struct RelaySession {
 
 impl RelaySession {
     /// Serves `relay`.
-    pub fn new(relay: PeerRelay) -> Self {
+    pub fn new(relay: PeerRelay<Raycaster>) -> Self {
         Self {
             relay,
             next_slot: 0,
@@ -40,7 +41,7 @@ impl RelaySession {
     }
 
     /// The relay.
-    pub fn relay(&self) -> &PeerRelay {
+    pub fn relay(&self) -> &PeerRelay<Raycaster> {
         &self.relay
     }
 
@@ -270,13 +271,13 @@ fn origin_of(ip: IpAddr) -> Origin {
 
 /// A relayed level's record in the replay format of a host's: `host-daemon
 /// replay` plays it.
-fn replay_record(record: &LevelRecord) -> ReplayRecord {
+fn replay_record(record: &LevelRecord<Raycaster>) -> ReplayRecord {
     match record {
         LevelRecord::Begin {
             epoch,
             level,
             names,
-            difficulty,
+            settings,
             build,
         } => ReplayRecord::Begin(Box::new(ReplayHeader {
             format: REPLAY_FORMAT,
@@ -284,7 +285,7 @@ fn replay_record(record: &LevelRecord) -> ReplayRecord {
             level_epoch: *epoch,
             level_index: level.level_index,
             gameplay_seed: level.head.gameplay_seed,
-            difficulty: *difficulty,
+            difficulty: settings.difficulty,
             player_count: level.player_count,
             roster: level.roster.clone(),
             names: names.clone(),
@@ -300,7 +301,7 @@ fn replay_record(record: &LevelRecord) -> ReplayRecord {
     }
 }
 
-fn log_relay_event(event: &RelayPeerEvent, log: &mut EventLog) {
+fn log_relay_event(event: &RelayPeerEvent<Raycaster>, log: &mut EventLog) {
     match event {
         RelayPeerEvent::Admitted(slot, player, name) => match player {
             Some(player) => tracing::info!(slot, %player, name, "guest admitted"),

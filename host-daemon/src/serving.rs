@@ -30,6 +30,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use protocol::peer::EndReason;
+use protocol::raycaster::Raycaster;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
@@ -97,7 +98,7 @@ pub struct ServingConfig {
     /// `host-daemon relay`: serve relay sessions with this configuration
     /// instead of host sessions (`host` above then only says whether
     /// late join is on; no host player, no bots).
-    pub relay: Option<PeerRelayConfig>,
+    pub relay: Option<PeerRelayConfig<Raycaster>>,
 }
 
 impl ServingConfig {

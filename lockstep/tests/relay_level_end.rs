@@ -12,7 +12,7 @@ use protocol::peer::{
     EndReason, FEATURE_RELAY, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RelayLevel,
     ScoreRow, TransitionPayload,
 };
-use protocol::raycaster::LevelSeed;
+use protocol::raycaster::{LevelSeed, Raycaster};
 use protocol::tick::INPUT_DELAY_TICKS;
 
 use lockstep::peer::{PeerEvent, PeerOutput, PeerRelay, PeerRelayConfig};
@@ -21,7 +21,7 @@ use lockstep::relay::{RelayConfig, RelayEnd, RelayPhase, Slot};
 /// A relay and its guests, played by hand on a virtual clock. Slot `n`
 /// is `player-{n + 1}`; slot 0 is the authority.
 struct Session {
-    relay: PeerRelay,
+    relay: PeerRelay<Raycaster>,
     players: usize,
     now: Duration,
 }

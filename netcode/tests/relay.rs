@@ -15,21 +15,21 @@ use netcode::link::{ConnectionState, PeerEvent as LinkEvent};
 use netcode::sim::{End, LinkConfig, Network};
 use protocol::difficulty::Difficulty;
 use protocol::peer::{EndReason, HostMessage};
-use protocol::raycaster::{CampaignSeed, Settings};
+use protocol::raycaster::{CampaignSeed, Raycaster, Settings};
 use support::guest_by_hand::host_hello;
 
 type Guest = GuestSession<RaycasterEngine>;
 
 struct Session {
-    relay: PeerRelay,
+    relay: PeerRelay<Raycaster>,
     net: Network,
     guests: Vec<Option<Guest>>,
     now: Duration,
-    events: Vec<PeerEvent>,
+    events: Vec<PeerEvent<Raycaster>>,
 }
 
 impl Session {
-    fn new(config: PeerRelayConfig) -> Self {
+    fn new(config: PeerRelayConfig<Raycaster>) -> Self {
         Self {
             relay: PeerRelay::new(config),
             net: Network::default(),
@@ -221,16 +221,18 @@ fn poll_backlog_away(g: &mut Guest, now: Duration) {
     panic!("a guest reports a backlog that polling does not apply");
 }
 
-fn config(start_players: usize, levels: u32) -> PeerRelayConfig {
+fn config(start_players: usize, levels: u32) -> PeerRelayConfig<Raycaster> {
     PeerRelayConfig {
         rejoin_secret: Some([9; 32]),
         relay: RelayConfig {
             start_players,
             ..RelayConfig::default()
         },
-        campaign_seed: 11,
+        campaign: CampaignSeed { campaign_seed: 11 },
         levels,
-        difficulty: Difficulty::Easy,
+        settings: Settings {
+            difficulty: Difficulty::Easy,
+        },
         ..PeerRelayConfig::default()
     }
 }

@@ -25,6 +25,10 @@ impl GameWire for Raycaster {
     type Carryover = Carryover;
     type Campaign = CampaignSeed;
 
+    fn sanitize(input: &InputSnapshot) -> InputSnapshot {
+        input.sanitized()
+    }
+
     fn compact_input(input: &InputSnapshot) -> CompactInput {
         CompactInput::of(input)
     }

@@ -49,6 +49,10 @@ impl GameWire for Counter {
     type Carryover = u64;
     type Campaign = NoCampaign;
 
+    fn sanitize(input: &u8) -> u8 {
+        (*input).min(254)
+    }
+
     fn compact_input(input: &u8) -> u8 {
         *input
     }

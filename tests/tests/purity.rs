@@ -164,7 +164,7 @@ const PURE: &[Pure] = &[
     },
     Pure {
         name: "lockstep",
-        forbidden: &[IMPURE, UNORDERED, ENGINE],
+        forbidden: &[IMPURE, UNORDERED, ENGINE, RAYCASTER],
         allowed: &["game-api", "protocol", "serde_json", "hmac", "sha2"],
         required: &["protocol"],
     },

@@ -259,7 +259,7 @@ mod tests {
             None,
             "fitted"
         );
-        assert_eq!((r.levels, r.campaign_seed), (2, 9));
+        assert_eq!((r.levels, r.campaign.campaign_seed), (2, 9));
         assert_eq!(r.relay.max_spectators, 2);
         assert!(r.relay.late_join);
         assert!(

@@ -12,6 +12,7 @@ use lockstep::peer::PeerRelayConfig;
 use lockstep::relay::{DEFAULT_SNAPSHOT_INTERVAL, MAX_SNAPSHOT_INTERVAL, RelayConfig};
 use netcode::host::HostConfig;
 use netcode::plan::GeneratedCampaign;
+use protocol::raycaster::{CampaignSeed, Settings};
 use protocol::tick::{MAX_INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS};
 
 use super::serving::{self, ServingArgs};
@@ -85,9 +86,11 @@ pub fn serving_config(a: &RelayArgs) -> anyhow::Result<ServingConfig> {
             max_seats_per_origin: a.max_seats_per_address.max(1),
             ..RelayConfig::default()
         },
-        campaign_seed: serving.seed,
+        campaign: CampaignSeed {
+            campaign_seed: serving.seed,
+        },
         levels,
-        difficulty,
+        settings: Settings { difficulty },
         input_delay: a.input_delay,
         hello_timeout: Duration::from_secs(serving.hello_timeout.max(1)),
         record: serving.record.is_some(),

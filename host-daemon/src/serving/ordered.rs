@@ -55,9 +55,10 @@ pub fn ordered_config(base: &ServingConfig, order: &OpenRequest) -> Result<Servi
         if order.bots.is_some_and(|b| b > 0) {
             return Err("a relay has no bots; its players play".to_owned());
         }
-        relay.difficulty = difficulty;
-        relay.campaign_seed = order.seed.unwrap_or(relay.campaign_seed);
-        config.seed = relay.campaign_seed;
+        relay.settings.difficulty = difficulty;
+        let seed = &mut relay.campaign.campaign_seed;
+        *seed = order.seed.unwrap_or(*seed);
+        config.seed = *seed;
         relay.levels = order.levels.unwrap_or(relay.levels);
     } else {
         if let Some(bots) = order.bots {
@@ -213,6 +214,6 @@ mod tests {
         )
         .unwrap();
         let r = r.relay.unwrap();
-        assert_eq!((r.levels, r.campaign_seed), (3, 9));
+        assert_eq!((r.levels, r.campaign.campaign_seed), (3, 9));
     }
 }

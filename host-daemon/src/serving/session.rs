@@ -344,7 +344,7 @@ fn view_of(config: &ServingConfig, code: &str, name: String, opened_by: OpenedBy
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     let (kind, levels, difficulty) = match &config.relay {
-        Some(relay) => (SessionKind::Relay, relay.levels, relay.difficulty),
+        Some(relay) => (SessionKind::Relay, relay.levels, relay.settings.difficulty),
         None => (
             SessionKind::Host,
             config.host.plan.level_count(),

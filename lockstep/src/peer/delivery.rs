@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
+use game_api::GameWire;
 use protocol::chunk::split;
-use protocol::input::{InputSnapshot, PlayerId};
+use protocol::input::PlayerId;
 use protocol::peer::{
     EndReason, FEATURE_RESYNC, HostMessage, JoinPayload, JoinPoint, RosterAdd, ScoreRow,
     SessionInit, TickInputBundle,
 };
-use protocol::raycaster::{CampaignSeed, Settings};
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 use protocol::wire::WireFormat;
 
@@ -20,9 +20,9 @@ use crate::relay::{RelayEnd, RelayEvent, RelayMessage, RelayOutput, Slot};
 
 use super::{LevelRecord, PeerEvent, PeerOutput, PeerRelay};
 
-impl PeerRelay {
+impl<W: GameWire> PeerRelay<W> {
     /// Queues `msg` for `slot` in the form that connection reads.
-    pub(super) fn send(&mut self, slot: Slot, msg: HostMessage) {
+    pub(super) fn send(&mut self, slot: Slot, msg: HostMessage<W>) {
         let format = self.format_of(slot);
         self.outbox.push(PeerOutput::Send(slot, msg, format));
     }
@@ -35,7 +35,7 @@ impl PeerRelay {
     }
 
     /// Queues `msg` for every slot of `slots`: one broadcast per form.
-    pub(super) fn broadcast(&mut self, slots: Vec<Slot>, msg: HostMessage) {
+    pub(super) fn broadcast(&mut self, slots: Vec<Slot>, msg: HostMessage<W>) {
         let (compact, json): (Vec<Slot>, Vec<Slot>) = slots
             .into_iter()
             .partition(|s| self.format_of(*s) == WireFormat::Compact);
@@ -75,7 +75,7 @@ impl PeerRelay {
         self.resyncing.clear();
     }
 
-    pub(super) fn deliver(&mut self, slots: Vec<Slot>, msg: RelayMessage<InputSnapshot>) {
+    pub(super) fn deliver(&mut self, slots: Vec<Slot>, msg: RelayMessage<W::Input>) {
         match msg {
             RelayMessage::Authority {
                 epoch,
@@ -108,13 +108,9 @@ impl PeerRelay {
                     level_index,
                     roster,
                     input_delays: self.delays_for(&input_delays),
-                    campaign: CampaignSeed {
-                        campaign_seed: self.config.campaign_seed,
-                    },
+                    campaign: self.config.campaign.clone(),
                     levels: self.config.levels,
-                    settings: Settings {
-                        difficulty: self.config.difficulty,
-                    },
+                    settings: self.config.settings.clone(),
                 };
                 self.broadcast(slots, msg);
             }
@@ -133,7 +129,7 @@ impl PeerRelay {
                         epoch,
                         level: Box::new(level.payload.clone()),
                         names: self.names(),
-                        difficulty: self.config.difficulty,
+                        settings: self.config.settings.clone(),
                         build: self.config.build_version.clone(),
                     };
                     self.events.push(PeerEvent::Record(begin));
@@ -229,10 +225,8 @@ impl PeerRelay {
                         .copied()
                         .unwrap_or(self.fallback_delay()),
                     reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
-                    head: p.head,
-                    settings: Settings {
-                        difficulty: self.config.difficulty,
-                    },
+                    head: p.head.clone(),
+                    settings: self.config.settings.clone(),
                     player_count: p.player_count,
                     player_names: self.names(),
                     input_delays: self.delays_for(&p.input_delays),
@@ -296,12 +290,7 @@ impl PeerRelay {
         }
     }
 
-    pub(super) fn send_catch_up(
-        &mut self,
-        slot: Slot,
-        epoch: u32,
-        catch_up: &CatchUp<InputSnapshot>,
-    ) {
+    pub(super) fn send_catch_up(&mut self, slot: Slot, epoch: u32, catch_up: &CatchUp<W::Input>) {
         let Some((_, level)) = self.level.clone().filter(|(e, _)| *e == epoch) else {
             return;
         };
@@ -387,10 +376,8 @@ impl PeerRelay {
                 .or_else(|| self.relay.player_delay(&me))
                 .unwrap_or(self.fallback_delay()),
             reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
-            head: level.payload.head,
-            settings: Settings {
-                difficulty: self.config.difficulty,
-            },
+            head: level.payload.head.clone(),
+            settings: self.config.settings.clone(),
             player_count: level.payload.player_count,
             player_names: self.names(),
             input_delays: self.delays_for(roster),
@@ -408,7 +395,7 @@ impl PeerRelay {
             spectator,
         };
         self.send(slot, HostMessage::SessionInit(init));
-        let payload: JoinPayload = JoinPayload {
+        let payload = JoinPayload::<W> {
             body: level.payload.body.clone(),
             state: state.to_owned(),
         };
@@ -439,7 +426,7 @@ impl PeerRelay {
 pub const MAX_RESYNCS: u32 = 3;
 
 /// A frame as the peer protocol's tick bundle.
-fn bundle(frame: &Frame<InputSnapshot>) -> TickInputBundle {
+fn bundle<W: GameWire>(frame: &Frame<W::Input>) -> TickInputBundle<W> {
     TickInputBundle {
         tick: frame.tick,
         dt: FIXED_DT,

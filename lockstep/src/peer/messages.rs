@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use game_api::WorldHash;
+use game_api::{GameWire, WorldHash};
 use protocol::input::PlayerId;
 use protocol::name::distinct_name;
 use protocol::peer::admission::{self, Ask, Offer, Room, Seat};
@@ -31,7 +31,7 @@ pub(super) enum Asked {
     Player(String),
 }
 
-impl PeerRelay {
+impl<W: GameWire> PeerRelay<W> {
     pub(super) fn bad(&mut self, slot: Slot, why: String) {
         self.events.push(PeerEvent::BadMessage(slot, why));
     }
@@ -40,7 +40,7 @@ impl PeerRelay {
         self.connections.get(&slot)?.admitted.as_ref()?.as_ref()
     }
 
-    pub(super) fn on_message(&mut self, slot: Slot, msg: GuestMessage, now: Duration) {
+    pub(super) fn on_message(&mut self, slot: Slot, msg: GuestMessage<W>, now: Duration) {
         let epoch = self.relay.epoch();
         match msg {
             GuestMessage::GuestHello(hello) => self.on_hello(slot, hello, now),
@@ -56,7 +56,7 @@ impl PeerRelay {
             GuestMessage::Pong { id } => self.on_pong(slot, id, now),
             GuestMessage::TickInput(t) => {
                 if self.player_of(slot) == Some(&t.player_id) {
-                    self.relay.input(slot, epoch, t.tick, t.input.sanitized());
+                    self.relay.input(slot, epoch, t.tick, W::sanitize(&t.input));
                 }
             }
             GuestMessage::TickInputs(batch) => {
@@ -64,7 +64,7 @@ impl PeerRelay {
                     for (i, input) in batch.inputs.into_iter().enumerate() {
                         let tick = batch.first_tick + i as u64;
                         self.relay
-                            .input(slot, batch.level_epoch, tick, input.sanitized());
+                            .input(slot, batch.level_epoch, tick, W::sanitize(&input));
                     }
                 }
             }
@@ -351,7 +351,7 @@ mod tests {
     #[test]
     fn a_hello_takes_up_only_the_features_the_relay_offered() {
         // The spec's fixed delay: the relay offers neither pings nor delays.
-        let config = PeerRelayConfig {
+        let config = PeerRelayConfig::<Raycaster> {
             input_delay: Some(protocol::tick::INPUT_DELAY_TICKS),
             ..PeerRelayConfig::default()
         };

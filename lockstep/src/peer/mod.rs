@@ -6,8 +6,10 @@
 //! unchanged. The guest that took up [`FEATURE_RELAY`] and is named the
 //! authority also answers the relay's asks ([`HostMessage::RelayAskLevel`],
 //! [`HostMessage::RelayAskSnapshot`]) and reports each level's end. The
-//! relay parses campfire's wire types (maps and states stay opaque
-//! strings to it) and never runs the game: see [`crate::relay`].
+//! relay reads the peer envelope, carries the game's parts (`W`, a
+//! [`GameWire`]: its levels, settings and inputs) without looking inside
+//! beyond [`GameWire::sanitize`], and never runs the game: see
+//! [`crate::relay`].
 //!
 //! Here: the relay's configuration, outputs and events and the calls its
 //! driver makes; `messages` handles what guests send, `delivery` what the
@@ -17,9 +19,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use game_api::GameWire;
 use protocol::BUILD_VERSION;
-use protocol::difficulty::Difficulty;
-use protocol::input::{InputSnapshot, PlayerId};
+use protocol::input::PlayerId;
 use protocol::peer::{
     FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_RELAY, FEATURE_RESYNC, Features,
     GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel, TickInputBundle,
@@ -41,19 +43,19 @@ use crate::relay::{Origin, Relay, RelayConfig, RelayEvent, Slot};
 /// level carries a map and a state).
 pub const MAX_GUEST_MESSAGE_BYTES: usize = 1024 * 1024;
 
-/// What a campfire relay is configured with.
+/// What a campfire relay is configured with, for the game `W`.
 #[derive(Clone, Debug)]
-pub struct PeerRelayConfig {
+pub struct PeerRelayConfig<W: GameWire> {
     /// The relay session itself.
     pub relay: RelayConfig,
     /// Build identifier guests must match.
     pub build_version: String,
-    /// The campaign's seed.
-    pub campaign_seed: u32,
+    /// What the authority builds every level from.
+    pub campaign: W::Campaign,
     /// Levels in the campaign.
     pub levels: u32,
-    /// The session's difficulty.
-    pub difficulty: Difficulty,
+    /// The session's settings, in every level.
+    pub settings: W::Settings,
     /// Every player's input delay, ticks, when fixed (other than the
     /// spec's, guests must take up `input-delay`); `None` fits each
     /// player's to its link, as a host does (see `probes`).
@@ -72,14 +74,18 @@ pub struct PeerRelayConfig {
     pub rejoin_secret: Option<[u8; 32]>,
 }
 
-impl Default for PeerRelayConfig {
+impl<W: GameWire> Default for PeerRelayConfig<W>
+where
+    W::Campaign: Default,
+    W::Settings: Default,
+{
     fn default() -> Self {
         Self {
             relay: RelayConfig::default(),
             build_version: BUILD_VERSION.to_owned(),
-            campaign_seed: 1,
+            campaign: W::Campaign::default(),
             levels: 3,
-            difficulty: Difficulty::Normal,
+            settings: W::Settings::default(),
             input_delay: None,
             hello_timeout: Duration::from_secs(5),
             record: false,
@@ -93,18 +99,18 @@ impl Default for PeerRelayConfig {
 /// compact one for connections that took up `compact`; it applies to tick
 /// bundles only).
 #[derive(Clone, Debug)]
-pub enum PeerOutput {
+pub enum PeerOutput<W: GameWire> {
     /// Send to one connection.
-    Send(Slot, HostMessage, WireFormat),
+    Send(Slot, HostMessage<W>, WireFormat),
     /// Send the same message to several, all in one form.
-    Broadcast(Vec<Slot>, HostMessage, WireFormat),
+    Broadcast(Vec<Slot>, HostMessage<W>, WireFormat),
     /// Close a connection.
     Close(Slot),
 }
 
 /// What happened, for the driver's log and counters.
 #[derive(Clone, Debug, PartialEq)]
-pub enum PeerEvent {
+pub enum PeerEvent<W: GameWire> {
     /// A connection was let in: its player (`None`: a spectator) and name.
     Admitted(Slot, Option<PlayerId>, String),
     /// The relay session's own event.
@@ -116,28 +122,28 @@ pub enum PeerEvent {
     /// A guest sent more than its budget: disconnected.
     OverBudget(Slot),
     /// What a replay file records (with [`PeerRelayConfig::record`]).
-    Record(LevelRecord),
+    Record(LevelRecord<W>),
 }
 
 /// One record of a relayed level, for a replay file.
 #[derive(Clone, Debug, PartialEq)]
-pub enum LevelRecord {
+pub enum LevelRecord<W: GameWire> {
     /// A level starts, as its authority built it.
     Begin {
         /// The level's epoch.
         epoch: u32,
         /// The level.
-        level: Box<TransitionPayload>,
+        level: Box<TransitionPayload<W>>,
         /// Display names by player.
         names: BTreeMap<PlayerId, String>,
-        /// The session's difficulty.
-        difficulty: Difficulty,
+        /// The session's settings.
+        settings: W::Settings,
         /// The relay's build.
         build: String,
     },
     /// One tick's bundle, as sent (a level's last ones may follow its end
     /// tick: every peer stops at the end).
-    Bundle(TickInputBundle),
+    Bundle(TickInputBundle<W>),
     /// The authority ended the level at `tick` with this world hash.
     End {
         /// The tick.
@@ -174,14 +180,15 @@ struct Connection {
     resumed: bool,
 }
 
-/// A relay session for campfire's peers.
+/// A relay session for campfire's peers, playing the game `W` (whose
+/// inputs it orders and whose levels it carries, unread).
 #[derive(Debug)]
-pub struct PeerRelay {
-    config: PeerRelayConfig,
-    relay: Relay<InputSnapshot>,
+pub struct PeerRelay<W: GameWire> {
+    config: PeerRelayConfig<W>,
+    relay: Relay<W::Input>,
     connections: BTreeMap<Slot, Connection>,
     /// The current level as its authority built it.
-    level: Option<(u32, RelayLevel)>,
+    level: Option<(u32, RelayLevel<W>)>,
     /// Run totals per player: `(kill score, kills)` of levels ended.
     run_scores: BTreeMap<PlayerId, (u32, u32)>,
     /// Times each player was rebuilt in place this level, whatever
@@ -190,8 +197,8 @@ pub struct PeerRelay {
     player_resyncs: BTreeMap<PlayerId, u32>,
     /// The latest level end: `(epoch, tick, team eliminated)`.
     last_end: Option<(u32, u64, bool)>,
-    outbox: Vec<PeerOutput>,
-    events: Vec<PeerEvent>,
+    outbox: Vec<PeerOutput<W>>,
+    events: Vec<PeerEvent<W>>,
     /// Connections handed to the relay so far.
     connections_ever: usize,
     /// The players' rejoin tokens, when the relay takes rejoins.
@@ -200,9 +207,9 @@ pub struct PeerRelay {
     resyncing: BTreeSet<Slot>,
 }
 
-impl PeerRelay {
+impl<W: GameWire> PeerRelay<W> {
     /// A relay waiting for guests.
-    pub fn new(config: PeerRelayConfig) -> Self {
+    pub fn new(config: PeerRelayConfig<W>) -> Self {
         let rejoins = config.rejoin_secret.map(RejoinTokens::new);
         Self {
             relay: Relay::new(config.relay.clone()),
@@ -243,18 +250,18 @@ impl PeerRelay {
     }
 
     /// The relay session underneath.
-    pub fn relay(&self) -> &Relay<InputSnapshot> {
+    pub fn relay(&self) -> &Relay<W::Input> {
         &self.relay
     }
 
     /// Takes what should be sent.
-    pub fn drain_outbox(&mut self) -> Vec<PeerOutput> {
+    pub fn drain_outbox(&mut self) -> Vec<PeerOutput<W>> {
         self.pump();
         std::mem::take(&mut self.outbox)
     }
 
     /// Takes what happened.
-    pub fn drain_events(&mut self) -> Vec<PeerEvent> {
+    pub fn drain_events(&mut self) -> Vec<PeerEvent<W>> {
         self.pump();
         std::mem::take(&mut self.events)
     }
@@ -396,7 +403,7 @@ impl PeerRelay {
             self.bad(slot, format!("a message of {} bytes", text.len()));
             return;
         }
-        match GuestMessage::decode(text) {
+        match GuestMessage::<W>::decode(text) {
             Ok(msg) => self.on_message(slot, msg, now),
             Err(e) => self.bad(slot, e.to_string()),
         }

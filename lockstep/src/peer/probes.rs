@@ -16,6 +16,7 @@
 
 use std::time::Duration;
 
+use game_api::GameWire;
 use protocol::peer::{FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage};
 use protocol::tick::INPUT_DELAY_TICKS;
 
@@ -103,7 +104,7 @@ impl Connection {
     }
 }
 
-impl PeerRelay {
+impl<W: GameWire> PeerRelay<W> {
     /// Whether this relay fits delays to links (no fixed delay set).
     pub(super) fn fits_delays(&self) -> bool {
         self.config.input_delay.is_none()
