@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use engine::level_gen::generate;
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::snapshot::ReconciliationSnapshot;
 use engine::{BotController, Difficulty, Engine, LevelSetup, RaycasterEngine};
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::snapshot::ReconciliationSnapshot;
 
 const TICKS: u64 = 600;
 

@@ -4,7 +4,7 @@
 //! else roam to PRNG-picked points inside the home room. Attack cooldowns
 //! are jittered from the shared stream.
 
-use protocol::map::GameMap;
+use crate::wire::map::GameMap;
 
 use crate::enemy::{EnemyStats, stats};
 use crate::geom::Vec2;
@@ -107,7 +107,7 @@ fn engage(
 fn wander(
     state: &mut SimState,
     index: usize,
-    home: protocol::map::RoomRect,
+    home: crate::wire::map::RoomRect,
     st: &EnemyStats,
     dt: f64,
 ) {

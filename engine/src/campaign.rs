@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use protocol::input::PlayerId;
-use protocol::snapshot::Carryover;
+use crate::wire::input::PlayerId;
+use crate::wire::snapshot::Carryover;
 use serde::Serialize;
 
 use crate::level_gen::generate;

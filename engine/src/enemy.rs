@@ -1,8 +1,8 @@
 //! Enemy archetypes and per-enemy state. The per-tick AI lives in
 //! [`crate::world`] because it reads players and draws from the shared stream.
 
-use protocol::map::{EnemyKind, MapEnemy};
-use protocol::snapshot::EnemySnapshot;
+use crate::wire::map::{EnemyKind, MapEnemy};
+use crate::wire::snapshot::EnemySnapshot;
 use serde::{Deserialize, Serialize};
 
 use crate::geom::Vec2;

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::map::{GameMap, MapError};
-use protocol::snapshot::{Carryover, PlayerScore, ReconciliationSnapshot};
+use crate::wire::input::{InputSnapshot, PlayerId};
+use crate::wire::map::{GameMap, MapError};
+use crate::wire::snapshot::{Carryover, PlayerScore, ReconciliationSnapshot};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 

@@ -2,8 +2,8 @@
 //! mutations (opening a locked door, revealing a secret region by flood
 //! fill). Every mutation bumps `version` and reports its tile deltas.
 
-use protocol::map::{GameMap, Tile};
-use protocol::snapshot::TileMutation;
+use crate::wire::map::{GameMap, Tile};
+use crate::wire::snapshot::TileMutation;
 use serde::{Deserialize, Serialize};
 
 use crate::geom::Vec2;

@@ -2,7 +2,7 @@
 //! connects, the exit is reachable from the spawn by collecting keys and
 //! opening doors, and each door's key is reachable without passing that door.
 
-use protocol::map::{GameMap, Tile};
+use crate::wire::map::{GameMap, Tile};
 use thiserror::Error;
 
 use crate::grid::{Grid, cell};
@@ -13,7 +13,7 @@ use crate::pathing::{Cell, contains, reachable};
 pub enum PlayabilityError {
     /// The map failed [`GameMap::validate`].
     #[error("invalid map: {0}")]
-    Invalid(#[from] protocol::map::MapError),
+    Invalid(#[from] crate::wire::map::MapError),
     /// A spawn is cut off from the first spawn.
     #[error("spawn {0} is not connected to spawn 0")]
     SpawnIsolated(usize),

@@ -22,6 +22,7 @@
 //!   [`map_io`]: maps to and from JSON.
 //! - [`bot`]: the bot controller; [`campaign`]: an offline all-bot campaign (`botmatch`).
 //! - [`sync_test`]: the save/re-simulate/compare harness.
+//! - [`wire`]: the raycaster's wire types (input, snapshot, map, difficulty) and its [`wire::Raycaster`] game wire.
 //! - [`transfer`]: the exact state transfer (the whole world at a tick, compact), for late joiners, rejoiners and spectators.
 //!
 //! # Determinism
@@ -41,7 +42,7 @@
 //! ```
 //! use std::collections::BTreeMap;
 //! use engine::{BotController, Difficulty, Engine, LevelSetup, LevelStatus, RaycasterEngine};
-//! use protocol::input::PlayerId;
+//! use game_api::PlayerId;
 //!
 //! let roster = vec![PlayerId::new("alice"), PlayerId::new("bob")];
 //! let setup = LevelSetup {
@@ -91,6 +92,7 @@ pub mod state;
 pub mod sync_test;
 pub mod transfer;
 pub mod weapon;
+pub mod wire;
 pub mod world;
 
 pub use bot::BotController;

@@ -2,7 +2,7 @@
 //! callers read and write the text. Loading validates structure and
 //! playability, so a bad map file is a clear error, never a panic.
 
-use protocol::map::{GameMap, MapError};
+use crate::wire::map::{GameMap, MapError};
 use thiserror::Error;
 
 use crate::level_check::{PlayabilityError, check_playable};

@@ -1,7 +1,7 @@
 //! A mine's state: spotted, armed (its fuse burning) or spent. What a mine
 //! does each tick is [`crate::mine_system`].
 
-use protocol::snapshot::MineSnapshot;
+use crate::wire::snapshot::MineSnapshot;
 use serde::{Deserialize, Serialize};
 
 /// One mine's state (index-aligned with `GameMap.mines`).

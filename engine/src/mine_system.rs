@@ -2,7 +2,7 @@
 //! one steps close, and detonate after a short fuse, hurting players and
 //! enemies in reach.
 
-use protocol::map::GameMap;
+use crate::wire::map::GameMap;
 
 use crate::combat;
 use crate::geom::Vec2;

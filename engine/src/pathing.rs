@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use protocol::map::Tile;
+use crate::wire::map::Tile;
 
 use crate::grid::Grid;
 

@@ -1,8 +1,8 @@
 //! Per-player state (the raycaster camera model, health, ammo, weapons,
 //! keys, score) and the per-tick movement and turning rules.
 
-use protocol::input::InputSnapshot;
-use protocol::snapshot::{AmmoPools, Carryover, PlayerSnapshot};
+use crate::wire::input::InputSnapshot;
+use crate::wire::snapshot::{AmmoPools, Carryover, PlayerSnapshot};
 use serde::{Deserialize, Serialize};
 
 use crate::geom::Vec2;

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::snapshot::{Carryover, LevelOutcome, PlayerScore, ReconciliationSnapshot};
+use crate::wire::input::{InputSnapshot, PlayerId};
+use crate::wire::snapshot::{Carryover, LevelOutcome, PlayerScore, ReconciliationSnapshot};
 
 use crate::bot::BotController;
 use crate::engine::{Engine, EngineError, LevelSetup, LevelStatus};

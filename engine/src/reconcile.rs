@@ -11,10 +11,10 @@
 
 use std::collections::BTreeSet;
 
-use protocol::input::WEAPON_SLOT_COUNT;
-use protocol::map::GameMap;
-use protocol::map::LootKind;
-use protocol::snapshot::{
+use crate::wire::input::WEAPON_SLOT_COUNT;
+use crate::wire::map::GameMap;
+use crate::wire::map::LootKind;
+use crate::wire::snapshot::{
     EnemyResidual, PlayerResidual, ReconciliationSnapshot, ResidualState, TileMutation,
 };
 use protocol::tick::MAX_INPUT_DELAY_TICKS;

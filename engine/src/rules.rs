@@ -1,6 +1,9 @@
 //! Game-balance constants and the difficulty model. Changing any value here
 //! changes the simulation, so every peer must run the same build.
 
+/// Ticks of the exit countdown (five seconds) before a level is complete.
+pub const COUNTDOWN_TICKS: u32 = 150;
+
 /// Player collision radius, tiles.
 pub const PLAYER_RADIUS: f64 = 0.2;
 /// Radius within which an enemy's hitscan shot can hit a player, tiles.
@@ -56,7 +59,7 @@ pub const LOOT_HEALTH_AMOUNT: u32 = 25;
 /// Ammo pool caps: bullets, rockets, smg, gas.
 pub const AMMO_CAPS: [u32; 4] = [200, 50, 300, 200];
 
-pub use protocol::difficulty::Difficulty;
+pub use crate::wire::difficulty::Difficulty;
 
 /// How a [`Difficulty`] scales the enemies (the engine's half of the
 /// difficulty model; the wire type lives in `protocol`).

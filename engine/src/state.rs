@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use protocol::input::PlayerId;
-use protocol::snapshot::{LevelOutcome, PlayerScore};
+use crate::wire::input::PlayerId;
+use crate::wire::snapshot::{LevelOutcome, PlayerScore};
 use serde::{Deserialize, Serialize};
 
 use crate::enemy::Enemy;

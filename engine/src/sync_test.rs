@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use protocol::input::{InputSnapshot, PlayerId};
+use crate::wire::input::{InputSnapshot, PlayerId};
 use thiserror::Error;
 
 use crate::engine::{Engine, EngineError};

@@ -66,7 +66,7 @@ pub(crate) fn load(engine: &mut RaycasterEngine, bytes: &[u8]) -> Result<(), Eng
 mod tests {
     use std::collections::BTreeMap;
 
-    use protocol::input::{InputSnapshot, PlayerId};
+    use crate::wire::input::{InputSnapshot, PlayerId};
 
     use crate::bot::BotController;
     use crate::engine::{Engine, LevelSetup, LevelStatus};

@@ -1,9 +1,9 @@
 //! The weapon table: six slots, the first three (knife, pistol, shotgun) in
 //! every player's starting set, the rest unlockable through loot.
 
-use protocol::input::WEAPON_SLOT_COUNT;
-use protocol::map::LootKind;
-use protocol::snapshot::AmmoPools;
+use crate::wire::input::WEAPON_SLOT_COUNT;
+use crate::wire::map::LootKind;
+use crate::wire::snapshot::AmmoPools;
 
 /// Which pool a weapon draws from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,10 +16,10 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::map::{GameMap, Tile};
-use protocol::snapshot::{LevelOutcome, PlayerScore, TileMutation};
-use protocol::tick::{COUNTDOWN_TICKS, FIXED_DT, INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
+use crate::wire::input::{InputSnapshot, PlayerId};
+use crate::wire::map::{GameMap, Tile};
+use crate::wire::snapshot::{LevelOutcome, PlayerScore, TileMutation};
+use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
 use serde::{Deserialize, Serialize};
 
 use crate::ai;
@@ -33,7 +33,7 @@ use crate::mine::Mine;
 use crate::mine_system;
 use crate::player::Player;
 use crate::rng::Mulberry32;
-use crate::rules::{PICKUP_RADIUS, USE_REACH};
+use crate::rules::{COUNTDOWN_TICKS, PICKUP_RADIUS, USE_REACH};
 use crate::state::SimState;
 use crate::weapon::{self, AmmoPool, SWAP_TIME};
 

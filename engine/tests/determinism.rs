@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use engine::RaycasterEngine;
 use engine::engine::{Engine, EngineError, LevelSetup, LevelStatus};
 use engine::sync_test::{self, SyncTestError, TickInputs};
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::snapshot::{Carryover, ReconciliationSnapshot};
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::snapshot::{Carryover, ReconciliationSnapshot};
 
 use common::{bot_inputs, bots, engine, noisy_inputs};
 
@@ -197,7 +197,7 @@ impl Engine for LeakyEngine {
     fn carryovers(&self) -> BTreeMap<PlayerId, Carryover> {
         BTreeMap::new()
     }
-    fn scores(&self) -> BTreeMap<PlayerId, protocol::snapshot::PlayerScore> {
+    fn scores(&self) -> BTreeMap<PlayerId, engine::wire::snapshot::PlayerScore> {
         BTreeMap::new()
     }
     fn difficulty(&self) -> engine::Difficulty {

@@ -5,8 +5,8 @@
 use engine::level_check::{PlayabilityError, check_playable};
 use engine::level_gen::generate;
 use engine::map_io::{MapLoadError, map_from_json, map_to_json};
+use engine::wire::map::{GameMap, MapError, Tile};
 use proptest::prelude::*;
-use protocol::map::{GameMap, MapError, Tile};
 
 #[test]
 fn two_hundred_seeds_give_playable_maps() {
@@ -105,7 +105,7 @@ fn key_behind_its_own_door_is_reported() {
     let mut map = generate(3, 0, 1);
     let door = map.doors[0];
     // Move the key to the exit tile, which lies behind every door.
-    map.keys[0].position = protocol::map::MapPoint {
+    map.keys[0].position = engine::wire::map::MapPoint {
         x: f64::from(map.exit.x) + 0.5,
         y: f64::from(map.exit.y) + 0.5,
     };

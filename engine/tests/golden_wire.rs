@@ -20,22 +20,20 @@ use std::path::PathBuf;
 
 use engine::Engine;
 use engine::level_gen::generate;
-use protocol::chunk::split;
-use protocol::difficulty::Difficulty;
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::peer::TickInput;
-use protocol::peer::{
-    EndReason, GuestHello, JoinPayload, JoinPoint, LinkHealth, RefusalReason, RelayLevel,
-    RosterAdd, ScoreRow, SessionInit, TickInputBundle, TickInputs, TransitionPayload,
+use engine::wire::TickInput;
+use engine::wire::difficulty::Difficulty;
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::raycaster::{CampaignSeed, LevelSeed, Settings};
+use engine::wire::{
+    GuestMessage, HostMessage, JoinPayload, RelayLevel, SessionInit, TickInputBundle, TickInputs,
+    TransitionPayload,
 };
-use protocol::raycaster::{CampaignSeed, LevelSeed, Raycaster, Settings};
+use protocol::chunk::split;
+use protocol::peer::{
+    EndReason, GuestHello, JoinPoint, LinkHealth, RefusalReason, RosterAdd, ScoreRow,
+};
 use protocol::tick::FIXED_DT;
 use protocol::wire::WireFormat;
-
-/// The raycaster's messages (the envelope's default game, named so that
-/// expressions need no annotation).
-type HostMessage = protocol::peer::HostMessage<Raycaster>;
-type GuestMessage = protocol::peer::GuestMessage<Raycaster>;
 
 use common::{bots, engine, noisy_inputs};
 
@@ -124,7 +122,7 @@ fn host_messages() -> Vec<(&'static str, HostMessage)> {
     let roster = e.roster();
     let transition = second_level(&e, delays(&roster));
     let (level_chunks, level_end) = split(&serde_json::to_string(&transition).unwrap());
-    let join = JoinPayload::<Raycaster>::new(generate(7, 1, 3), &e.save_exact().unwrap());
+    let join = JoinPayload::new(generate(7, 1, 3), &e.save_exact().unwrap());
     let (join_chunks, join_end) = split(&serde_json::to_string(&join).unwrap());
     let mut removed = roster.clone();
     removed.truncate(1);
@@ -149,7 +147,7 @@ fn host_messages() -> Vec<(&'static str, HostMessage)> {
         roster_add: None,
         ..bundle.clone()
     };
-    let snapshot = protocol::peer::ReconciliationSnapshotMessage {
+    let snapshot = engine::wire::ReconciliationSnapshotMessage {
         level_epoch: 3,
         snapshot: e.snapshot(),
     };

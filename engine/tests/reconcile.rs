@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use engine::RaycasterEngine;
 use engine::engine::{Engine, EngineError};
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::map::LootKind;
-use protocol::snapshot::{LootDropSnapshot, LootSource, ReconciliationSnapshot};
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::map::LootKind;
+use engine::wire::snapshot::{LootDropSnapshot, LootSource, ReconciliationSnapshot};
 
 use common::{bot_inputs, bots, engine};
 
@@ -151,10 +151,10 @@ fn bad_snapshots_are_rejected_without_side_effects() {
         Err(EngineError::BadSnapshot { .. })
     ));
     let mut s = good.clone();
-    s.grid_delta.push(protocol::snapshot::TileMutation {
+    s.grid_delta.push(engine::wire::snapshot::TileMutation {
         x: 9999,
         y: 0,
-        value: protocol::map::Tile::Floor,
+        value: engine::wire::map::Tile::Floor,
     });
     assert!(matches!(
         e.apply_snapshot(&s),
@@ -390,7 +390,7 @@ fn hostile_inputs_cannot_break_the_world() {
     }
     for p in e.state().players.values() {
         assert!(p.pos.is_finite() && p.dir.is_finite() && p.plane.is_finite());
-        assert!(p.weapon_index < protocol::input::WEAPON_SLOT_COUNT);
+        assert!(p.weapon_index < engine::wire::input::WEAPON_SLOT_COUNT);
     }
     // Still encodes, so it still hashes and reconciles.
     let snap = e.snapshot();

@@ -5,12 +5,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use protocol::raycaster::Raycaster;
 use protocol::wire::WireFormat;
 
 /// The raycaster's messages, the wire that ships.
-type HostMessage = protocol::peer::HostMessage<Raycaster>;
-type GuestMessage = protocol::peer::GuestMessage<Raycaster>;
+type HostMessage = engine::wire::HostMessage;
+type GuestMessage = engine::wire::GuestMessage;
 
 const FORMATS: [WireFormat; 2] = [WireFormat::Json, WireFormat::Compact];
 

@@ -9,12 +9,15 @@
 //! - [`tick`]: the tick constants every peer shares.
 //! - [`hash`]: the world hash peers compare ([`WorldHash`]) and its text.
 //! - [`wire`]: what a game puts on the wire ([`GameWire`]).
+//! - `toy` (feature `toy`): the smallest game, for the network side's tests.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod hash;
 pub mod player;
 pub mod tick;
+#[cfg(feature = "toy")]
+pub mod toy;
 pub mod wire;
 
 pub use hash::WorldHash;

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use protocol::map::GameMap;
+use engine::wire::map::GameMap;
 use thiserror::Error;
 
 /// Why a campaign folder cannot be used.

@@ -6,12 +6,12 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
+use engine::wire::raycaster::Raycaster;
 use lockstep::peer::{LevelRecord, PeerEvent as RelayPeerEvent, PeerOutput, PeerRelay};
 use lockstep::relay::{Origin, RelayEnd, RelayEvent, RelayPhase, RelayStats};
 use netcode::host::HostOutput;
 use netcode::replay::{REPLAY_FORMAT, ReplayEnd, ReplayHeader, ReplayRecord};
 use netcode::stats::GuestSlot;
-use protocol::raycaster::Raycaster;
 use serde::Serialize;
 
 use crate::control::view::{PlayerKind, PlayerView, SessionFigures};

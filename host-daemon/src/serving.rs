@@ -29,8 +29,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use engine::wire::raycaster::Raycaster;
 use protocol::peer::EndReason;
-use protocol::raycaster::Raycaster;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
@@ -89,7 +89,7 @@ pub struct ServingConfig {
     /// The campaign seed (the plan's maps and gameplay seeds derive from it).
     pub seed: u32,
     /// `--campaign DIR`'s maps, when the plan plays a folder.
-    pub campaign_maps: Option<Vec<protocol::map::GameMap>>,
+    pub campaign_maps: Option<Vec<engine::wire::map::GameMap>>,
     /// Where sessions report their metrics, if anywhere.
     pub metrics: Option<DaemonMetrics>,
     /// `--record DIR`: each level's replay file goes here (the host config

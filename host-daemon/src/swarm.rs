@@ -14,12 +14,11 @@
 
 use std::sync::Arc;
 
+use engine::wire::TickInput;
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::{GuestMessage, HostMessage};
 use protocol::BUILD_VERSION;
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::peer::TickInput;
-use protocol::peer::{
-    EndReason, FEATURE_COMPACT, FEATURE_PING, GuestHello, GuestMessage, HostMessage,
-};
+use protocol::peer::{EndReason, FEATURE_COMPACT, FEATURE_PING, GuestHello};
 use protocol::wire::WireFormat;
 use serde::Serialize;
 

@@ -174,30 +174,27 @@ impl<I: Clone + Default> InputBuffer<I> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use protocol::input::InputSnapshot;
+    /// A game's input for these tests: a byte, whose default (0) is the
+    /// neutral input.
+    type Input = u8;
+    const NEUTRAL: Input = 0;
 
-    fn fire() -> InputSnapshot {
-        InputSnapshot {
-            fire: true,
-            ..InputSnapshot::NEUTRAL
-        }
+    fn fire() -> Input {
+        1
     }
 
     #[test]
     fn the_held_input_is_the_newest_received_whatever_the_arrival_order() {
         let p = PlayerId::new("p");
         let players = [p.clone()];
-        let mut b = InputBuffer::<InputSnapshot>::default();
+        let mut b = InputBuffer::<Input>::default();
         assert_eq!(b.insert(p.clone(), 7, fire(), 8), Placement::Late);
         // Tick 6's input overtook nothing: it is older than what is held.
-        assert_eq!(
-            b.insert(p.clone(), 6, InputSnapshot::NEUTRAL, 8),
-            Placement::Stale
-        );
+        assert_eq!(b.insert(p.clone(), 6, NEUTRAL, 8), Placement::Stale);
         assert_eq!(b.take(8, &players, &BTreeSet::new()).inputs[&p], fire());
         b.start_level(BTreeMap::new());
         assert_eq!(
-            b.insert(p.clone(), 6, InputSnapshot::NEUTRAL, 0),
+            b.insert(p.clone(), 6, NEUTRAL, 0),
             Placement::Buffered,
             "a new level starts a new count"
         );
@@ -207,7 +204,7 @@ mod tests {
     fn a_missing_input_holds_the_last_received_even_a_late_one() {
         let p = PlayerId::new("p");
         let players = [p.clone()];
-        let mut b = InputBuffer::<InputSnapshot>::default();
+        let mut b = InputBuffer::<Input>::default();
         assert_eq!(b.insert(p.clone(), 5, fire(), 6), Placement::Late);
         let t = b.take(6, &players, &BTreeSet::new());
         assert_eq!(t.held, vec![p.clone()]);
@@ -218,7 +215,7 @@ mod tests {
     fn a_late_joiner_gets_neutral_until_its_first_delayed_input_can_arrive() {
         let (early, late) = (PlayerId::new("a"), PlayerId::new("b"));
         let players = [early.clone(), late.clone()];
-        let mut b = InputBuffer::<InputSnapshot>::default();
+        let mut b = InputBuffer::<Input>::default();
         b.join(late.clone(), 100, 5);
         assert_eq!(b.delay(&late), 5);
         assert_eq!(b.delay(&early), INPUT_DELAY_TICKS);
@@ -242,25 +239,19 @@ mod tests {
     fn grace_and_the_first_ticks_get_neutral_and_far_inputs_are_dropped() {
         let p = PlayerId::new("p");
         let players = [p.clone()];
-        let mut b = InputBuffer::<InputSnapshot>::default();
+        let mut b = InputBuffer::<Input>::default();
         let t = b.take(0, &players, &BTreeSet::new());
         assert!(t.held.is_empty());
-        assert_eq!(t.inputs[&p], InputSnapshot::NEUTRAL);
+        assert_eq!(t.inputs[&p], NEUTRAL);
         assert_eq!(
             b.insert(p.clone(), 10 + INPUT_WINDOW_TICKS + 1, fire(), 10),
             Placement::TooFarAhead
         );
         assert_eq!(b.insert(p.clone(), 11, fire(), 10), Placement::Buffered);
         // A copy of tick 11, or an older input arriving after it, is stale.
-        assert_eq!(
-            b.insert(p.clone(), 11, InputSnapshot::NEUTRAL, 10),
-            Placement::Stale
-        );
+        assert_eq!(b.insert(p.clone(), 11, NEUTRAL, 10), Placement::Stale);
         assert_eq!(b.insert(p.clone(), 9, fire(), 10), Placement::Stale);
         let grace: BTreeSet<PlayerId> = players.iter().cloned().collect();
-        assert_eq!(
-            b.take(11, &players, &grace).inputs[&p],
-            InputSnapshot::NEUTRAL
-        );
+        assert_eq!(b.take(11, &players, &grace).inputs[&p], NEUTRAL);
     }
 }

@@ -5,23 +5,25 @@
 
 use std::time::Duration;
 
+use game_api::toy::{Start, Toy};
 use protocol::BUILD_VERSION;
 use protocol::input::PlayerId;
-use protocol::map::{GameMap, TilePos};
-use protocol::peer::{
-    EndReason, FEATURE_RELAY, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RelayLevel,
-    ScoreRow, TransitionPayload,
-};
-use protocol::raycaster::{LevelSeed, Raycaster};
+use protocol::peer::{EndReason, FEATURE_RELAY, PEER_PROTOCOL_VERSION, ScoreRow};
 use protocol::tick::INPUT_DELAY_TICKS;
 
 use lockstep::peer::{PeerEvent, PeerOutput, PeerRelay, PeerRelayConfig};
 use lockstep::relay::{RelayConfig, RelayEnd, RelayPhase, Slot};
 
+// The toy game: the relay's level-end rules are the same for any game.
+type GuestMessage = protocol::peer::GuestMessage<Toy>;
+type HostMessage = protocol::peer::HostMessage<Toy>;
+type RelayLevel = protocol::peer::RelayLevel<Toy>;
+type TransitionPayload = protocol::peer::TransitionPayload<Toy>;
+
 /// A relay and its guests, played by hand on a virtual clock. Slot `n`
 /// is `player-{n + 1}`; slot 0 is the authority.
 struct Session {
-    relay: PeerRelay<Raycaster>,
+    relay: PeerRelay<Toy>,
     players: usize,
     now: Duration,
 }
@@ -76,25 +78,13 @@ impl Session {
         let roster = self.relay.relay().roster();
         let payload = TransitionPayload {
             level_index,
-            head: LevelSeed {
-                gameplay_seed: epoch,
+            head: Start {
+                start: u64::from(epoch),
             },
             player_count: roster.len() as u32,
             roster,
             carryovers: Default::default(),
-            body: GameMap {
-                width: 0,
-                height: 0,
-                tiles: vec![],
-                spawns: vec![],
-                enemies: vec![],
-                mines: vec![],
-                ammo_pickups: vec![],
-                keys: vec![],
-                doors: vec![],
-                exit: TilePos { x: 0, y: 0 },
-                rooms: vec![],
-            },
+            body: vec![],
             input_delays: Default::default(),
         };
         let level = Box::new(RelayLevel {

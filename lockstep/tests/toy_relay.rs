@@ -1,13 +1,13 @@
-//! The peer relay plays a game that is not the raycaster (issue 47): a
-//! toy whose input is one byte, whose settings, level head, level body
-//! and campaign are its own structs. The relay asks the authority for a
+//! The peer relay plays a game that is not the raycaster (issue 47): the
+//! toy (`game_api::toy`), whose input is one byte and whose settings,
+//! level head, level body and campaign are its own structs. The relay asks the authority for a
 //! level in the toy's campaign and settings, hands the toy's level to the
 //! other guest, sanitizes inputs by the toy's rule and bundles them in
 //! both wire forms. Guests are played by hand on a virtual clock.
 
 use std::time::Duration;
 
-use game_api::GameWire;
+use game_api::toy::{NOT_A_MOVE, Rounds, Speed, Start, Toy};
 use protocol::BUILD_VERSION;
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
 use protocol::input::PlayerId;
@@ -17,52 +17,9 @@ use protocol::peer::{
 };
 use protocol::tick::INPUT_DELAY_TICKS;
 use protocol::wire::WireFormat;
-use serde::{Deserialize, Serialize};
 
 use lockstep::peer::{PeerOutput, PeerRelay, PeerRelayConfig};
 use lockstep::relay::{RelayConfig, RelayPhase, Slot};
-
-/// The toy: a byte per player per tick; 255 is not a move.
-#[derive(Clone, Debug, PartialEq)]
-enum Toy {}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct Speed {
-    speed: u8,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Start {
-    start: u64,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct Rounds {
-    rounds: u8,
-}
-
-impl GameWire for Toy {
-    type Input = u8;
-    type Snapshot = u64;
-    type CompactInput = u8;
-    type Settings = Speed;
-    type LevelHead = Start;
-    type LevelBody = Vec<u8>;
-    type Carryover = u64;
-    type Campaign = Rounds;
-
-    fn sanitize(input: &u8) -> u8 {
-        (*input).min(254)
-    }
-
-    fn compact_input(input: &u8) -> u8 {
-        *input
-    }
-
-    fn input_from_compact(compact: u8) -> Result<u8, String> {
-        Ok(compact)
-    }
-}
 
 /// What the relay sent, by slot, in the form it was sent in.
 fn sent(relay: &mut PeerRelay<Toy>) -> Vec<(Slot, HostMessage<Toy>, WireFormat)> {
@@ -180,7 +137,7 @@ fn the_relay_carries_a_toy_games_levels_settings_and_inputs() {
 
     // Inputs go out sanitized by the toy's rule, in each guest's form.
     let tick = relay.relay().next_tick() + INPUT_DELAY_TICKS;
-    for (slot, input) in [(0, 255), (1, 5)] {
+    for (slot, input) in [(0, NOT_A_MOVE), (1, 5)] {
         let input = GuestMessage::TickInput(TickInput {
             tick,
             player_id: PlayerId::new(format!("player-{}", slot + 1)),
@@ -215,7 +172,7 @@ fn the_relay_carries_a_toy_games_levels_settings_and_inputs() {
         assert_eq!(
             inputs,
             vec![
-                (PlayerId::new("player-1"), 254),
+                (PlayerId::new("player-1"), NOT_A_MOVE - 1),
                 (PlayerId::new("player-2"), 5)
             ]
         );

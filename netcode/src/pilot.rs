@@ -8,8 +8,8 @@
 
 use std::collections::VecDeque;
 
+use engine::wire::input::{InputSnapshot, MAX_MOUSE_DELTA_X, PlayerId};
 use engine::{Bot, Engine};
-use protocol::input::{InputSnapshot, MAX_MOUSE_DELTA_X, PlayerId};
 use protocol::tick::INPUT_DELAY_TICKS;
 
 /// A bot whose inputs are applied its input delay after it samples them.

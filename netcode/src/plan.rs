@@ -5,7 +5,7 @@ use std::fmt::Debug;
 
 use engine::level_gen::generate;
 use engine::rng::Mulberry32;
-use protocol::map::GameMap;
+use engine::wire::map::GameMap;
 
 /// The levels of one session.
 pub trait LevelPlan: Debug + Send + Sync {

@@ -12,8 +12,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use engine::wire::input::{InputSnapshot, PlayerId};
 use engine::{Engine, LevelStatus};
-use protocol::input::{InputSnapshot, PlayerId};
 
 /// At most this many ticks are predicted past the confirmed state (800
 /// ms): beyond it a stalled link would let the local player run off

@@ -24,11 +24,11 @@
 
 use std::collections::BTreeMap;
 
+use engine::wire::input::PlayerId;
+use engine::wire::map::GameMap;
+use engine::wire::snapshot::Carryover;
+use engine::wire::{HostMessage, TickInputBundle};
 use engine::{Engine, LevelSetup};
-use protocol::input::PlayerId;
-use protocol::map::GameMap;
-use protocol::peer::{HostMessage, TickInputBundle};
-use protocol::snapshot::Carryover;
 use protocol::wire::WireFormat;
 use serde::{Deserialize, Serialize};
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use protocol::input::PlayerId;
+use engine::wire::input::PlayerId;
 use protocol::peer::RefusalReason;
 
 use crate::rtt::RttEstimate;

@@ -7,14 +7,14 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use engine::wire::GuestMessage;
+use engine::wire::input::{InputSnapshot, PlayerId};
 use engine::{Engine, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd};
 use netcode::host::{HostConfig, HostPhase};
 use netcode::link::PeerEvent;
 use netcode::sim::{NetAction, Scenario, final_hash_matches};
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::peer::{Channel, EndReason, FEATURE_INPUT_DELAY, GuestMessage, RefusalReason};
-use protocol::raycaster::Raycaster;
+use protocol::peer::{Channel, EndReason, FEATURE_INPUT_DELAY, RefusalReason};
 use protocol::tick::{DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS};
 use support::HostSession;
 use support::checks::{assert_in_lockstep, assert_late_lockstep, assert_lockstep, consecutive};
@@ -117,7 +117,8 @@ fn a_late_joiner_over_a_75_ms_link_is_live_within_two_seconds() {
 fn a_joiner_loads_the_exact_state_and_applies_the_bundles_that_outran_it() {
     use engine::LevelSetup;
     use engine::level_gen::generate;
-    use protocol::peer::{JoinPayload, JoinPoint};
+    use engine::wire::JoinPayload;
+    use protocol::peer::JoinPoint;
 
     let me = PlayerId::new("guest-2");
     let host_id = PlayerId::new("host");
@@ -165,7 +166,7 @@ fn a_joiner_loads_the_exact_state_and_applies_the_bundles_that_outran_it() {
         for t in [39, 40, 41] {
             feed(&mut g, bundle(1, t, &both));
         }
-        feed_chunked(&mut g, &JoinPayload::<Raycaster>::new(map.clone(), state));
+        feed_chunked(&mut g, &JoinPayload::new(map.clone(), state));
         g
     };
     let g = join(&state);
@@ -397,7 +398,7 @@ fn a_spectators_inputs_are_ignored() {
     );
     // It tries to play as itself and as the player: both are dropped.
     for who in ["spectator-1", "guest-1"] {
-        let input = GuestMessage::<Raycaster>::TickInput(protocol::peer::TickInput {
+        let input = GuestMessage::TickInput(engine::wire::TickInput {
             tick: 5,
             player_id: PlayerId::new(who),
             input: InputSnapshot {

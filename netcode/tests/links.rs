@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine::wire::input::{InputSnapshot, PlayerId};
 use engine::{Engine, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd};
 use netcode::host::HostConfig;
 use netcode::sim::{LinkConfig, Scenario, Sim, Summary, Tamper};
-use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{EndReason, FEATURE_COMPACT};
 use protocol::tick::{INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS};
 use support::checks::{assert_lockstep, ended, player};

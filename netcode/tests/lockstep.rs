@@ -9,16 +9,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::raycaster::LevelSeed;
+use engine::wire::{GuestMessage, HostMessage, TransitionPayload};
 use engine::{Engine, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd, GuestFault};
 use netcode::host::HostConfig;
 use netcode::sim::{LinkConfig, NetAction, Summary, Tamper, final_hash_matches};
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::peer::{
-    Channel, EndReason, FEATURE_COMPACT, GuestMessage, HostMessage, TransitionPayload,
-};
-use protocol::raycaster::LevelSeed;
-use protocol::raycaster::Raycaster;
+use protocol::peer::{Channel, EndReason, FEATURE_COMPACT};
 use protocol::tick::{DISCONNECT_GRACE_MS, RECONCILE_INTERVAL_TICKS};
 use protocol::wire::WireFormat;
 use support::checks::{
@@ -246,7 +244,7 @@ fn transition_tamper(times: usize) -> (Tamper, Arc<std::sync::atomic::AtomicUsiz
         let Ok(HostMessage::LevelTransitionChunk {
             level_epoch,
             mut chunk,
-        }) = HostMessage::<Raycaster>::from_json(text)
+        }) = HostMessage::from_json(text)
         else {
             return text.to_owned();
         };
@@ -254,7 +252,7 @@ fn transition_tamper(times: usize) -> (Tamper, Arc<std::sync::atomic::AtomicUsiz
             return text.to_owned();
         }
         chunk.data = chunk.data.replacen('{', "[", 1);
-        HostMessage::<Raycaster>::LevelTransitionChunk { level_epoch, chunk }
+        HostMessage::LevelTransitionChunk { level_epoch, chunk }
             .to_json()
             .unwrap_or_default()
     });
@@ -324,7 +322,7 @@ fn a_guest_that_never_gets_one_tick_ends_saying_so_instead_of_stalling() {
     let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let l = lost.clone();
     let tamper: Tamper = Arc::new(move |_ch: Channel, text: &str| {
-        let Ok(HostMessage::TickInputBundle(mut b)) = HostMessage::<Raycaster>::decode(text) else {
+        let Ok(HostMessage::TickInputBundle(mut b)) = HostMessage::decode(text) else {
             return text.to_owned();
         };
         if b.level_epoch != 1 || b.tick != 40 {
@@ -395,8 +393,7 @@ fn sanitizing_escape_blur_and_cheats_change_nothing() {
     let forged_compact = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let f = forged_compact.clone();
     let forge_compact: Tamper = Arc::new(move |_c: Channel, text: &str| {
-        let Ok(GuestMessage::TickInputs(mut batch)) = GuestMessage::<Raycaster>::decode(text)
-        else {
+        let Ok(GuestMessage::TickInputs(mut batch)) = GuestMessage::decode(text) else {
             return text.to_owned();
         };
         for input in &mut batch.inputs {
@@ -553,7 +550,7 @@ fn transition_stale_epoch_bundles_are_discarded() {
     let sent = g.drain_outbox();
     assert!(sent.iter().any(|m| matches!(
         m,
-        protocol::peer::GuestMessage::LevelTransitionAck { level_epoch: 2 }
+        engine::wire::GuestMessage::LevelTransitionAck { level_epoch: 2 }
     )));
     assert!(g.ended().is_none());
 }
@@ -564,7 +561,7 @@ fn transition_stale_epoch_bundles_are_discarded() {
 fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
     use engine::LevelSetup;
     use engine::level_gen::generate;
-    use protocol::peer::ReconciliationSnapshotMessage;
+    use engine::wire::ReconciliationSnapshotMessage;
 
     let me = PlayerId::new("guest-1");
     let roster = vec![me.clone(), PlayerId::new("host")];

@@ -7,15 +7,16 @@ mod support;
 
 use std::time::Duration;
 
+use engine::wire::HostMessage;
+use engine::wire::difficulty::Difficulty;
+use engine::wire::raycaster::{CampaignSeed, Raycaster, Settings};
 use engine::{Engine, RaycasterEngine};
 use lockstep::peer::{PeerEvent, PeerOutput, PeerRelay, PeerRelayConfig};
 use lockstep::relay::{RelayConfig, RelayEnd, RelayEvent};
 use netcode::guest::{GuestConfig, GuestEnd, GuestFault, GuestSession};
 use netcode::link::{ConnectionState, PeerEvent as LinkEvent};
 use netcode::sim::{End, LinkConfig, Network};
-use protocol::difficulty::Difficulty;
-use protocol::peer::{EndReason, HostMessage};
-use protocol::raycaster::{CampaignSeed, Raycaster, Settings};
+use protocol::peer::EndReason;
 use support::guest_by_hand::host_hello;
 
 type Guest = GuestSession<RaycasterEngine>;
@@ -436,9 +437,10 @@ fn a_rejoin_token_resumes_its_player_once() {
 
 #[test]
 fn an_ask_beyond_the_bounds_gets_no_level() {
+    use engine::wire::GuestMessage;
+    use engine::wire::input::PlayerId;
     use netcode::guest::GuestEvent;
-    use protocol::input::PlayerId;
-    use protocol::peer::{Channel, FEATURE_RELAY, GuestMessage};
+    use protocol::peer::{Channel, FEATURE_RELAY};
     let mut g = Guest::new(GuestConfig::default());
     let now = Duration::ZERO;
     let send = |g: &mut Guest, msg: HostMessage| {

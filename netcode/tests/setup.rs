@@ -7,15 +7,13 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine::wire::HostMessage;
+use engine::wire::input::PlayerId;
 use netcode::guest::{GuestConfig, GuestEnd};
 use netcode::host::{HostConfig, HostOutput, HostPhase};
 use netcode::link::{ConnectionState, PeerEvent};
 use netcode::sim::{LinkConfig, Tamper, final_hash_matches};
-use protocol::input::PlayerId;
-use protocol::peer::{
-    Channel, FEATURE_INPUT_DELAY, FEATURE_WAITING_ROOM, HostMessage, RefusalReason,
-};
-use protocol::raycaster::Raycaster;
+use protocol::peer::{Channel, FEATURE_INPUT_DELAY, FEATURE_WAITING_ROOM, RefusalReason};
 use protocol::tick::DISCONNECT_GRACE_MS;
 use support::HostSession;
 use support::checks::{assert_in_lockstep, ended, player};
@@ -92,7 +90,7 @@ fn setup_merges_sanitized_names_into_every_init() {
 
 fn map_chunk_tamper(truncate: bool) -> Tamper {
     Arc::new(move |_c: Channel, text: &str| {
-        let Ok(HostMessage::MapChunk(mut chunk)) = HostMessage::<Raycaster>::from_json(text) else {
+        let Ok(HostMessage::MapChunk(mut chunk)) = HostMessage::from_json(text) else {
             return text.to_owned();
         };
         if chunk.index == 0 {
@@ -102,9 +100,7 @@ fn map_chunk_tamper(truncate: bool) -> Tamper {
                 chunk.data = chunk.data.replacen("\"width\"", "\"widtH\"", 1);
             }
         }
-        HostMessage::<Raycaster>::MapChunk(chunk)
-            .to_json()
-            .unwrap_or_default()
+        HostMessage::MapChunk(chunk).to_json().unwrap_or_default()
     })
 }
 

@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::snapshot::{Carryover, PlayerScore, ReconciliationSnapshot};
 use engine::{Difficulty, Engine, EngineError, IdleBot, LevelSetup, LevelStatus};
 use netcode::guest::{GuestConfig, GuestEnd, GuestFault};
 use netcode::host::{HostConfig, HostSession};
 use netcode::plan::GeneratedCampaign;
 use netcode::sim::{LinkConfig, Scenario, final_hash_matches, run};
-use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::EndReason;
-use protocol::snapshot::{Carryover, PlayerScore, ReconciliationSnapshot};
 use protocol::tick::RECONCILE_INTERVAL_TICKS;
 
 /// Ticks a stub level lasts.
@@ -241,7 +241,7 @@ fn a_silent_connection_loses_its_seat_at_the_hello_deadline() {
     let out = h.drain_outbox();
     assert!(out.iter().any(|o| matches!(
         o,
-        netcode::host::HostOutput::Send(s, protocol::peer::HostMessage::JoinRefused { reason: protocol::peer::RefusalReason::BadHandshake, .. }, _) if *s == slot
+        netcode::host::HostOutput::Send(s, engine::wire::HostMessage::JoinRefused { reason: protocol::peer::RefusalReason::BadHandshake, .. }, _) if *s == slot
     )), "{out:?}");
     assert!(out.contains(&netcode::host::HostOutput::Close(slot)));
     assert_eq!(h.next_wakeup(), None);

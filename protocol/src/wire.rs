@@ -7,10 +7,9 @@
 //! Postcard writes integers as varints and strings and lists with a length
 //! prefix; on top of that:
 //!
-//! - an input is one varint of flag bits, the weapon slot when one is
-//!   selected, and the mouse movement as a count of 1/64 pixels (the
-//!   resolution [`InputSnapshot::sanitized`] rounds to, so the count is
-//!   exact; any other value travels as the full `f64`);
+//! - an input is the game's own compact record
+//!   ([`GameWire::CompactInput`]; the raycaster's is a varint of flag bits,
+//!   the weapon slot and the mouse movement as a count of 1/64 pixels);
 //! - a tick bundle lists each player's id and input once, and names the held
 //!   inputs by their place in that list; `dt` is implied (it is always
 //!   `FIXED_DT`);
@@ -29,12 +28,12 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::chunk::MAX_PAYLOAD_BYTES;
-use crate::input::PlayerId;
 use crate::peer::{
     GuestMessage, HostMessage, PeerMessageError, ReconciliationSnapshotMessage, TickInput,
     TickInputBundle, TickInputs,
 };
 use crate::tick::FIXED_DT;
+use game_api::PlayerId;
 
 /// The first character of a compact message.
 const MARK: char = '~';
@@ -270,69 +269,26 @@ impl<W: GameWire> GuestMessage<W> {
 
 #[cfg(test)]
 mod tests {
-    // The raycaster's messages: the envelope's default game, named so
-    // that expressions need no annotation.
-    type HostMessage = crate::peer::HostMessage<crate::raycaster::Raycaster>;
-    type GuestMessage = crate::peer::GuestMessage<crate::raycaster::Raycaster>;
-    type TickInputBundle = crate::peer::TickInputBundle<crate::raycaster::Raycaster>;
+    // The toy game: the compact form's rules are the envelope's, whatever
+    // the game (the raycaster's input codec is tested in `engine::wire`).
+    type HostMessage = crate::peer::HostMessage<Toy>;
+    type GuestMessage = crate::peer::GuestMessage<Toy>;
+    type TickInputBundle = crate::peer::TickInputBundle<Toy>;
 
     use std::collections::BTreeMap;
 
+    use game_api::toy::{NOT_A_MOVE, Toy};
     use proptest::prelude::*;
 
     use super::*;
-    use crate::input::{InputSnapshot, MAX_MOUSE_DELTA_X, WEAPON_SLOT_COUNT};
-    use crate::raycaster::{CompactInput as Input, Mouse};
-
-    fn input() -> impl Strategy<Value = InputSnapshot> {
-        (
-            any::<[bool; 12]>(),
-            proptest::option::of(0..WEAPON_SLOT_COUNT),
-            prop_oneof![
-                Just(0.0),
-                Just(-0.0),
-                (-4096i32 * 64..=4096 * 64).prop_map(|s| f64::from(s) / 64.0),
-                any::<f64>().prop_filter("finite", |x| x.is_finite()),
-            ],
-        )
-            .prop_map(|(b, weapon_select, mouse_delta_x)| InputSnapshot {
-                move_forward: b[0],
-                move_back: b[1],
-                strafe_left: b[2],
-                strafe_right: b[3],
-                turn_left: b[4],
-                turn_right: b[5],
-                fire: b[6],
-                use_: b[7],
-                escape: b[8],
-                blur: b[9],
-                pointer_unlock: b[10],
-                click: b[11],
-                weapon_select,
-                mouse_delta_x,
-            })
-    }
-
-    /// Bit-for-bit equality, so -0.0 and 0.0 count as different.
-    fn same(a: &InputSnapshot, b: &InputSnapshot) -> bool {
-        a == b && a.mouse_delta_x.to_bits() == b.mouse_delta_x.to_bits()
-    }
 
     fn bundle(players: usize, tick: u64) -> TickInputBundle {
-        let inputs: BTreeMap<PlayerId, InputSnapshot> = (0..players)
+        let inputs: BTreeMap<PlayerId, u8> = (0..players)
             .map(|i| {
-                let id = if i == 0 {
-                    "host".to_owned()
-                } else {
-                    format!("guest-{i}")
-                };
-                let input = InputSnapshot {
-                    move_forward: true,
-                    fire: tick % 3 == 0,
-                    mouse_delta_x: -3.25 + i as f64,
-                    ..InputSnapshot::NEUTRAL
-                };
-                (PlayerId::new(id), input.sanitized())
+                (
+                    PlayerId::new(format!("guest-{i}")),
+                    (tick + i as u64) as u8 % 9,
+                )
             })
             .collect();
         TickInputBundle {
@@ -348,39 +304,11 @@ mod tests {
 
     proptest! {
         #[test]
-        fn every_input_reads_back_bit_for_bit(i in input()) {
-            prop_assert!(same(&Input::of(&i).snapshot().unwrap(), &i));
-        }
-
-        #[test]
-        fn sanitized_mouse_movement_travels_as_a_count(i in input()) {
-            let clean = i.sanitized();
-            prop_assert!(matches!(Input::of(&clean).mouse, Mouse::Steps(_)), "{:?}", clean);
-            prop_assert!(clean.mouse_delta_x.abs() <= MAX_MOUSE_DELTA_X);
-            prop_assert!(same(&clean.sanitized(), &clean), "sanitizing twice changes nothing");
-        }
-
-        #[test]
         fn garbage_after_the_mark_is_an_error_not_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             let text = format!("{MARK}{}", URL_SAFE_NO_PAD.encode(&bytes));
             let _ = HostMessage::decode(&text);
             let _ = GuestMessage::decode(&text);
         }
-    }
-
-    #[test]
-    fn a_five_player_bundle_is_a_small_fraction_of_its_json() {
-        let b = HostMessage::TickInputBundle(bundle(5, 300));
-        let json = b.encode(WireFormat::Json).unwrap();
-        let compact = b.encode(WireFormat::Compact).unwrap();
-        assert!(compact.starts_with(MARK));
-        assert!(
-            compact.len() * 8 < json.len(),
-            "{} bytes compact, {} JSON",
-            compact.len(),
-            json.len()
-        );
-        assert_eq!(HostMessage::decode(&compact).unwrap(), b);
     }
 
     #[test]
@@ -429,10 +357,7 @@ mod tests {
         let unordered = write(&Record::Bundle(Bundle {
             tick: 1,
             level_epoch: 1,
-            inputs: vec![
-                ("b".into(), Input::of(&InputSnapshot::NEUTRAL)),
-                ("a".into(), Input::of(&InputSnapshot::NEUTRAL)),
-            ],
+            inputs: vec![("b".into(), 0u8), ("a".into(), 0u8)],
             held: vec![],
             removed: None,
         }))
@@ -441,35 +366,30 @@ mod tests {
         let past = write(&Record::Bundle(Bundle {
             tick: 1,
             level_epoch: 1,
-            inputs: vec![("a".into(), Input::of(&InputSnapshot::NEUTRAL))],
+            inputs: vec![("a".into(), 0u8)],
             held: vec![1],
             removed: None,
         }))
         .unwrap();
         assert!(HostMessage::decode(&past).is_err());
-        let mut bytes = postcard::to_allocvec(&Record::Input(
-            1,
-            "g".into(),
-            Input::of(&InputSnapshot::NEUTRAL),
-        ))
-        .unwrap();
+        let mut bytes = postcard::to_allocvec(&Record::Input(1, "g".into(), 0u8)).unwrap();
         bytes.push(0);
         let trailing = format!("{MARK}{}", URL_SAFE_NO_PAD.encode(&bytes));
         assert!(GuestMessage::decode(&trailing).is_err());
-        // A mouse movement JSON could not carry either.
-        let nan = write(&Record::Input(
-            1,
-            "g".into(),
-            Input {
-                flags: 0,
-                weapon_select: None,
-                mouse: Mouse::Exact(f64::NAN),
-            },
-        ))
+        // An input the game's compact form refuses, in a bundle too.
+        let refused = write(&Record::Input(1, "g".into(), NOT_A_MOVE)).unwrap();
+        assert!(GuestMessage::decode(&refused).is_err());
+        let refused = write(&Record::Bundle(Bundle {
+            tick: 1,
+            level_epoch: 1,
+            inputs: vec![("a".into(), NOT_A_MOVE)],
+            held: vec![],
+            removed: None,
+        }))
         .unwrap();
-        assert!(GuestMessage::decode(&nan).is_err());
+        assert!(HostMessage::decode(&refused).is_err());
         // A snapshot that inflates past the payload limit.
-        let bomb = write(&Record::<Input>::Snapshot {
+        let bomb = write(&Record::<u8>::Snapshot {
             level_epoch: 1,
             deflated: miniz_oxide::deflate::compress_to_vec(&vec![b' '; MAX_PAYLOAD_BYTES + 1], 9),
         })

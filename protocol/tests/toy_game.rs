@@ -1,10 +1,11 @@
-//! The envelope carries any game: a toy game whose input is one byte and
-//! whose snapshot is a counter travels in both wire forms, with no type of
-//! the raycaster in sight.
+//! The envelope carries any game: the toy game (`game_api::toy`), whose
+//! input is one byte and whose snapshot is a counter, travels in both wire
+//! forms, with no type of the raycaster in sight.
 
 use std::collections::BTreeMap;
 
-use game_api::{GameWire, PlayerId};
+use game_api::PlayerId;
+use game_api::toy::{Count, Rounds, Speed, Start, Toy};
 use protocol::chunk::split;
 use protocol::peer::{
     GuestMessage, HostMessage, JoinPayload, ReconciliationSnapshotMessage, RelayLevel, SessionInit,
@@ -12,57 +13,6 @@ use protocol::peer::{
 };
 use protocol::tick::FIXED_DT;
 use protocol::wire::WireFormat;
-use serde::{Deserialize, Serialize};
-
-/// A game of one-byte inputs (255 is not a move).
-#[derive(Clone, Debug, PartialEq)]
-enum Counter {}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Count {
-    total: u64,
-}
-
-/// How fast the counter counts (the session's settings).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Speed {
-    speed: u8,
-}
-
-/// Where a level's count starts (its head).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Start {
-    start: u64,
-}
-
-/// A counter has no campaign.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct NoCampaign {}
-
-impl GameWire for Counter {
-    type Input = u8;
-    type Snapshot = Count;
-    type CompactInput = u8;
-    type Settings = Speed;
-    type LevelHead = Start;
-    type LevelBody = Vec<u8>;
-    type Carryover = u64;
-    type Campaign = NoCampaign;
-
-    fn sanitize(input: &u8) -> u8 {
-        (*input).min(254)
-    }
-
-    fn compact_input(input: &u8) -> u8 {
-        *input
-    }
-
-    fn input_from_compact(compact: u8) -> Result<u8, String> {
-        (compact != 255)
-            .then_some(compact)
-            .ok_or_else(|| "255 is not a move".to_owned())
-    }
-}
 
 fn both<M>(msg: &M, encode: impl Fn(&M, WireFormat) -> String) -> [String; 2] {
     [
@@ -74,7 +24,7 @@ fn both<M>(msg: &M, encode: impl Fn(&M, WireFormat) -> String) -> [String; 2] {
 #[test]
 fn a_toy_games_messages_travel_in_both_forms() {
     let a = PlayerId::new("a");
-    let bundle = HostMessage::<Counter>::TickInputBundle(TickInputBundle {
+    let bundle = HostMessage::<Toy>::TickInputBundle(TickInputBundle {
         tick: 9,
         dt: FIXED_DT,
         level_epoch: 1,
@@ -83,7 +33,7 @@ fn a_toy_games_messages_travel_in_both_forms() {
         roster_remove: None,
         roster_add: None,
     });
-    let snapshot = HostMessage::<Counter>::ReconciliationSnapshot(ReconciliationSnapshotMessage {
+    let snapshot = HostMessage::<Toy>::ReconciliationSnapshot(ReconciliationSnapshotMessage {
         level_epoch: 1,
         snapshot: Count { total: 42 },
     });
@@ -93,10 +43,10 @@ fn a_toy_games_messages_travel_in_both_forms() {
             json.starts_with('{') && compact.starts_with('~'),
             "{json} {compact}"
         );
-        assert_eq!(HostMessage::<Counter>::decode(&json).unwrap(), msg);
-        assert_eq!(HostMessage::<Counter>::decode(&compact).unwrap(), msg);
+        assert_eq!(HostMessage::<Toy>::decode(&json).unwrap(), msg);
+        assert_eq!(HostMessage::<Toy>::decode(&compact).unwrap(), msg);
     }
-    let json = HostMessage::<Counter>::ReconciliationSnapshot(ReconciliationSnapshotMessage {
+    let json = HostMessage::<Toy>::ReconciliationSnapshot(ReconciliationSnapshotMessage {
         level_epoch: 1,
         snapshot: Count { total: 42 },
     })
@@ -106,12 +56,12 @@ fn a_toy_games_messages_travel_in_both_forms() {
         json,
         r#"{"type":"reconciliation-snapshot","levelEpoch":1,"total":42}"#
     );
-    let input = GuestMessage::<Counter>::TickInput(TickInput {
+    let input = GuestMessage::<Toy>::TickInput(TickInput {
         tick: 9,
         player_id: a.clone(),
         input: 7,
     });
-    let inputs = GuestMessage::<Counter>::TickInputs(TickInputs {
+    let inputs = GuestMessage::<Toy>::TickInputs(TickInputs {
         player_id: a,
         level_epoch: 1,
         first_tick: 7,
@@ -119,27 +69,27 @@ fn a_toy_games_messages_travel_in_both_forms() {
     });
     for msg in [input, inputs] {
         for text in both(&msg, |m, f| m.encode(f).unwrap()) {
-            assert_eq!(GuestMessage::<Counter>::decode(&text).unwrap(), msg);
+            assert_eq!(GuestMessage::<Toy>::decode(&text).unwrap(), msg);
         }
     }
 }
 
 #[test]
 fn a_compact_input_the_game_refuses_is_an_error() {
-    let bad = GuestMessage::<Counter>::TickInput(TickInput {
+    let bad = GuestMessage::<Toy>::TickInput(TickInput {
         tick: 1,
         player_id: PlayerId::new("a"),
         input: 255,
     });
     let compact = bad.encode(WireFormat::Compact).unwrap();
-    let err = GuestMessage::<Counter>::decode(&compact).unwrap_err();
+    let err = GuestMessage::<Toy>::decode(&compact).unwrap_err();
     assert!(err.to_string().contains("255 is not a move"), "{err}");
 }
 
 #[test]
 fn a_toy_games_levels_travel_in_its_own_parts() {
     let a = PlayerId::new("a");
-    let init = HostMessage::<Counter>::SessionInit(SessionInit {
+    let init = HostMessage::<Toy>::SessionInit(SessionInit {
         roster: vec![a.clone()],
         your_player_id: a.clone(),
         tick_rate_hz: 30,
@@ -160,25 +110,25 @@ fn a_toy_games_levels_travel_in_its_own_parts() {
         json.contains(r#""reconcileIntervalTicks":30,"start":5,"speed":2,"playerCount":1,"#),
         "{json}"
     );
-    assert_eq!(HostMessage::<Counter>::decode(&json).unwrap(), init);
+    assert_eq!(HostMessage::<Toy>::decode(&json).unwrap(), init);
 
-    let ask = HostMessage::<Counter>::RelayAskLevel {
+    let ask = HostMessage::<Toy>::RelayAskLevel {
         level_epoch: 2,
         level_index: 1,
         roster: BTreeMap::from([(a.clone(), "Ada".to_owned())]),
         input_delays: BTreeMap::from([(a.clone(), 3)]),
-        campaign: NoCampaign {},
+        campaign: Rounds { rounds: 4 },
         levels: 2,
         settings: Speed { speed: 2 },
     };
     let json = ask.to_json().unwrap();
     assert_eq!(
         json,
-        r#"{"type":"relay-ask-level","levelEpoch":2,"levelIndex":1,"roster":{"a":"Ada"},"inputDelays":{"a":3},"levels":2,"speed":2}"#
+        r#"{"type":"relay-ask-level","levelEpoch":2,"levelIndex":1,"roster":{"a":"Ada"},"inputDelays":{"a":3},"rounds":4,"levels":2,"speed":2}"#
     );
-    assert_eq!(HostMessage::<Counter>::decode(&json).unwrap(), ask);
+    assert_eq!(HostMessage::<Toy>::decode(&json).unwrap(), ask);
 
-    let payload = TransitionPayload::<Counter> {
+    let payload = TransitionPayload::<Toy> {
         level_index: 1,
         head: Start { start: 9 },
         roster: vec![a.clone()],
@@ -197,18 +147,18 @@ fn a_toy_games_levels_travel_in_its_own_parts() {
     for c in &chunks {
         whole.push(c).unwrap();
     }
-    let back: TransitionPayload<Counter> = whole.finish_parse(&end).unwrap();
+    let back: TransitionPayload<Toy> = whole.finish_parse(&end).unwrap();
     assert_eq!(back, payload);
 
-    let level = GuestMessage::<Counter>::RelayLevel {
+    let level = GuestMessage::<Toy>::RelayLevel {
         level_epoch: 2,
         level: Box::new(RelayLevel::new(payload, &[7, 7])),
     };
     assert_eq!(
-        GuestMessage::<Counter>::decode(&level.to_json().unwrap()).unwrap(),
+        GuestMessage::<Toy>::decode(&level.to_json().unwrap()).unwrap(),
         level
     );
-    let join = JoinPayload::<Counter>::new(vec![4], &[1]);
+    let join = JoinPayload::<Toy>::new(vec![4], &[1]);
     assert_eq!(
         serde_json::to_string(&join).unwrap(),
         r#"{"map":[4],"state":"AQ=="}"#

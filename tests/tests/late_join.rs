@@ -19,8 +19,7 @@ use common::{
     Children, Lobby, Site, http_get, join_cmd, listed, next_line, outputs_of, start_lobby,
     successful_report, wait_until,
 };
-use protocol::peer::HostMessage;
-use protocol::raycaster::Raycaster;
+use engine::wire::HostMessage;
 
 /// A normal end of a one-level run for a bot: the level completed, or
 /// every player died.
@@ -167,7 +166,7 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
     let text = std::fs::read_to_string(&file).expect("the level's replay");
     let adds: Vec<u64> = text
         .lines()
-        .filter_map(|l| match HostMessage::<Raycaster>::decode(l) {
+        .filter_map(|l| match HostMessage::decode(l) {
             Ok(HostMessage::TickInputBundle(b)) => b.roster_add.map(|_| b.tick),
             _ => None,
         })

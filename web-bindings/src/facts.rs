@@ -11,19 +11,20 @@
 
 use std::collections::BTreeMap;
 
+use engine::rules::COUNTDOWN_TICKS;
+use engine::wire::input::{InputSnapshot, MAX_MOUSE_DELTA_X, WEAPON_SLOT_COUNT};
+use engine::wire::map::Tile;
+use engine::wire::snapshot::{CORRECTION_SMOOTH_MS, SNAP_THRESHOLD_TILES};
 use netcode::host::rounds;
 use netcode::link::ConnectionState;
 use protocol::chunk::{CHUNK_SIZE_BYTES, MAX_PAYLOAD_BYTES};
 use protocol::code::{CODE_ALPHABET, CODE_LEN, CODE_SEPARATORS};
-use protocol::input::{InputSnapshot, MAX_MOUSE_DELTA_X, WEAPON_SLOT_COUNT};
 use protocol::join;
-use protocol::map::Tile;
 use protocol::name::{DISPLAY_NAME_MAX_CHARS, SESSION_NAME_MAX_CHARS, sanitize_display_name};
 use protocol::peer::{Channel, PEER_PROTOCOL_VERSION, UNRELIABLE_CHANNEL_ID};
 use protocol::tick::{
-    CORRECTION_SMOOTH_MS, COUNTDOWN_TICKS, DISCONNECT_GRACE_MS, FIXED_DT,
-    HASH_REPORT_INTERVAL_TICKS, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, SNAP_THRESHOLD_TILES,
-    TICK_RATE_HZ,
+    DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, INPUT_DELAY_TICKS,
+    RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ,
 };
 use serde::Serialize;
 

@@ -10,12 +10,13 @@
 
 use std::time::Duration;
 
+use engine::wire::GuestMessage;
+use engine::wire::input::InputSnapshot;
 use engine::{Engine, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd, GuestEvent, GuestPhase, GuestSession};
 use netcode::link::{ConnectionState, PeerEvent};
 use protocol::BUILD_VERSION;
-use protocol::input::InputSnapshot;
-use protocol::peer::{Channel, GuestMessage, ScoreRow};
+use protocol::peer::{Channel, ScoreRow};
 use serde::{Deserialize, Serialize};
 
 use crate::view::View;

@@ -14,12 +14,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine::wire::input::{InputSnapshot, PlayerId};
 use engine::{Difficulty, Engine, RaycasterEngine};
 use netcode::host::{HostConfig, HostOutput, HostPhase, HostSession, SessionReport};
 use netcode::link::{ConnectionState, PeerEvent};
 use netcode::plan::GeneratedCampaign;
 use protocol::BUILD_VERSION;
-use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::{Channel, ScoreRow};
 use serde::{Deserialize, Serialize};
 

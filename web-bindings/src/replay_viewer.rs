@@ -6,10 +6,10 @@
 
 use std::collections::BTreeMap;
 
+use engine::wire::input::PlayerId;
 use engine::{Engine, RaycasterEngine};
 use game_api::WorldHash;
 use netcode::replay::{self, Replay};
-use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
 use serde::Serialize;
 

@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 
 use engine::enemy::Enemy;
 use engine::weapon::{owned_list, weapon};
+use engine::wire::input::PlayerId;
+use engine::wire::map::{EnemyKind, LootKind, Tile};
+use engine::wire::snapshot::AmmoPools;
 use engine::{Engine, RaycasterEngine};
-use protocol::input::PlayerId;
-use protocol::map::{EnemyKind, LootKind, Tile};
-use protocol::snapshot::AmmoPools;
 use serde::Serialize;
 
 /// One tick of the world as a renderer sees it.

@@ -21,7 +21,7 @@ mod placement;
 mod rooms;
 mod secrets;
 
-use protocol::map::{GameMap, MapPoint, RoomRect, Tile, TilePos};
+use crate::wire::map::{GameMap, MapPoint, RoomRect, Tile, TilePos};
 
 use crate::level_check::check_playable;
 use crate::rng::Mulberry32;

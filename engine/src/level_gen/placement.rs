@@ -1,7 +1,7 @@
 //! Where the map's entities go: spawns, locked doors and their keys,
 //! enemies, mines and pickups.
 
-use protocol::map::{
+use crate::wire::map::{
     EnemyKind, LootKind, MapEnemy, MapKey, MapPickup, MapPoint, RoomRect, Tile, TilePos,
 };
 

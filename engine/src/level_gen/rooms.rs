@@ -1,7 +1,7 @@
 //! The room chain: one room per cell, the cells in boustrophedon order,
 //! and the corridor that links each room to the next.
 
-use protocol::map::{RoomRect, TilePos};
+use crate::wire::map::{RoomRect, TilePos};
 
 use super::{Builder, CELL, ROWS};
 

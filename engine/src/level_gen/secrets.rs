@@ -1,7 +1,7 @@
 //! Secret rooms: small regions of secret wall hidden behind a room's wall,
 //! each with a pickup inside.
 
-use protocol::map::{LootKind, MapPickup, MapPoint, RoomRect, Tile};
+use crate::wire::map::{LootKind, MapPickup, MapPoint, RoomRect, Tile};
 
 use super::{Builder, CELL};
 

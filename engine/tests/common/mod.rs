@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use engine::level_gen::generate;
+use engine::wire::input::{InputSnapshot, PlayerId};
 use engine::{BotController, Difficulty, Engine, LevelSetup, RaycasterEngine};
-use protocol::input::{InputSnapshot, PlayerId};
 
 pub fn roster(n: u32) -> Vec<PlayerId> {
     (0..n).map(|i| PlayerId::new(format!("p{i}"))).collect()

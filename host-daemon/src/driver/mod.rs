@@ -29,11 +29,12 @@ use std::future::Future;
 use std::time::Duration;
 
 use engine::RaycasterEngine;
+use engine::wire::HostMessage;
 use netcode::guest::{GuestEvent, GuestSession};
 use netcode::host::{HostOutput, HostSession};
 use netcode::link::ConnectionState;
 use netcode::stats::GuestSlot;
-use protocol::peer::{Channel, HostMessage};
+use protocol::peer::Channel;
 use protocol::wire::WireFormat;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until};

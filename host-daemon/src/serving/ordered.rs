@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use engine::wire::difficulty::Difficulty;
 use netcode::plan::{FixedCampaign, GeneratedCampaign, LevelPlan};
-use protocol::difficulty::Difficulty;
 use protocol::name::SESSION_NAME_MAX_CHARS;
 
 use super::ServingConfig;

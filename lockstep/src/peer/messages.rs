@@ -342,23 +342,23 @@ impl<W: GameWire> PeerRelay<W> {
 #[cfg(test)]
 mod tests {
     use super::super::{PeerRelay, PeerRelayConfig};
+    use game_api::toy::Toy;
     use protocol::peer::{
         FEATURE_INPUT_DELAY, FEATURE_PING, GuestHello, GuestMessage, PEER_PROTOCOL_VERSION,
     };
-    use protocol::raycaster::Raycaster;
     use std::time::Duration;
 
     #[test]
     fn a_hello_takes_up_only_the_features_the_relay_offered() {
         // The spec's fixed delay: the relay offers neither pings nor delays.
-        let config = PeerRelayConfig::<Raycaster> {
+        let config = PeerRelayConfig::<Toy> {
             input_delay: Some(protocol::tick::INPUT_DELAY_TICKS),
             ..PeerRelayConfig::default()
         };
         let build = config.build_version.clone();
         let mut relay = PeerRelay::new(config);
         relay.connected(0, None, Duration::ZERO);
-        let hello = GuestMessage::<Raycaster>::GuestHello(GuestHello {
+        let hello = GuestMessage::<Toy>::GuestHello(GuestHello {
             build_version: build,
             protocol_version: PEER_PROTOCOL_VERSION,
             display_name: "Greedy".into(),

@@ -5,13 +5,12 @@
 
 use std::collections::BTreeMap;
 
+use engine::wire::difficulty::Difficulty;
+use engine::wire::input::PlayerId;
+use engine::wire::raycaster::LevelSeed;
+use engine::wire::{GuestMessage, RelayLevel, TransitionPayload};
 use engine::{Engine, LevelSetup, LevelStatus};
-use protocol::difficulty::Difficulty;
-use protocol::input::PlayerId;
-use protocol::peer::{
-    FEATURE_RELAY, GuestMessage, RelayLevel, ScoreRow, TransitionPayload, state_to_base64,
-};
-use protocol::raycaster::LevelSeed;
+use protocol::peer::{FEATURE_RELAY, ScoreRow, state_to_base64};
 
 use super::GuestSession;
 use crate::plan::{GeneratedCampaign, LevelPlan};

@@ -3,13 +3,12 @@
 
 use std::time::Duration;
 
+use engine::wire::TickInput;
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::{GuestMessage, TickInputBundle, TickInputs};
 use engine::{Engine, LevelStatus};
-use protocol::input::{InputSnapshot, PlayerId};
 use protocol::name::sanitize_display_name;
-use protocol::peer::TickInput;
-use protocol::peer::{
-    FEATURE_REDUNDANT_INPUTS, GuestMessage, REDUNDANT_INPUTS, TickInputBundle, TickInputs,
-};
+use protocol::peer::{FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
 use protocol::tick::HASH_REPORT_INTERVAL_TICKS;
 
 use super::{AppliedTick, GuestEnd, GuestEvent, GuestFault, GuestSession, Phase};

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use engine::wire::input::PlayerId;
 use protocol::BUILD_VERSION;
-use protocol::input::PlayerId;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,
     FEATURE_RELAY, FEATURE_RESYNC, FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,

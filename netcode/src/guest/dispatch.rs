@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use engine::Engine;
-use protocol::peer::{GuestMessage, HostMessage};
+use engine::wire::{GuestMessage, HostMessage};
 
 use super::{GuestEnd, GuestEvent, GuestSession, WaitingRoom, authority};
 use crate::link::{ConnectionState, PeerEvent};

@@ -5,13 +5,11 @@
 
 use std::collections::BTreeMap;
 
+use engine::wire::map::GameMap;
+use engine::wire::{GuestMessage, JoinPayload, SessionInit};
 use engine::{Engine, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
-use protocol::map::GameMap;
-use protocol::peer::{
-    FEATURE_INPUT_DELAY, GuestHello, GuestMessage, JoinPayload, JoinPoint, PEER_PROTOCOL_VERSION,
-    SessionInit,
-};
+use protocol::peer::{FEATURE_INPUT_DELAY, GuestHello, JoinPoint, PEER_PROTOCOL_VERSION};
 use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};

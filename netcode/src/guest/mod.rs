@@ -32,10 +32,11 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use engine::Engine;
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::{GuestMessage, SessionInit, TickInputBundle};
 use protocol::chunk::Reassembler;
-use protocol::input::{InputSnapshot, PlayerId};
 use protocol::peer::Features;
-use protocol::peer::{EndReason, GuestMessage, ScoreRow, SessionInit, TickInputBundle};
+use protocol::peer::{EndReason, ScoreRow};
 use protocol::tick::{DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS};
 use protocol::wire::WireFormat;
 
@@ -49,7 +50,7 @@ use snapshots::SnapshotBacklog;
 
 /// Who is in a session that has not started, and what its start waits
 /// for, as the host said
-/// ([`HostMessage::WaitingRoom`](protocol::peer::HostMessage::WaitingRoom)).
+/// ([`HostMessage::WaitingRoom`](engine::wire::HostMessage::WaitingRoom)).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WaitingRoom {
     /// Display names of the players in (the host's own first).

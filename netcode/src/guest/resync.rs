@@ -1,6 +1,6 @@
 //! A relay's in-place rebuild of a desynced guest (the `resync` feature).
 //!
-//! The relay sends [`HostMessage::Resync`](protocol::peer::HostMessage::Resync)
+//! The relay sends [`HostMessage::Resync`](engine::wire::HostMessage::Resync)
 //! on the input channel, then, on the other channel, a session init with a
 //! join point (its latest verified snapshot) and the level's state; the
 //! bundles from the join tick on follow the marker. The two channels may
@@ -16,7 +16,8 @@
 //! sampled inputs started over from the join tick.
 
 use engine::Engine;
-use protocol::peer::{FEATURE_RESYNC, SessionInit};
+use engine::wire::SessionInit;
+use protocol::peer::FEATURE_RESYNC;
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};
 
@@ -100,7 +101,7 @@ impl<E: Engine> GuestSession<E> {
     }
 
     /// Holds a bundle while a resync waits for its other half.
-    pub(super) fn hold_for_resync(&mut self, bundle: protocol::peer::TickInputBundle) {
+    pub(super) fn hold_for_resync(&mut self, bundle: engine::wire::TickInputBundle) {
         if self.backlog.len() >= MAX_HELD_WHILE_RESYNCING {
             self.end(GuestEnd::Failed(
                 "a resync's state took too long to arrive".into(),

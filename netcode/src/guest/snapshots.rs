@@ -5,10 +5,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use engine::wire::ReconciliationSnapshotMessage;
+use engine::wire::input::PlayerId;
+use engine::wire::snapshot::{CORRECTION_SMOOTH_MS, SNAP_THRESHOLD_TILES};
 use engine::{Engine, LevelStatus};
-use protocol::input::PlayerId;
-use protocol::peer::{FEATURE_RELAY, ReconciliationSnapshotMessage};
-use protocol::tick::{CORRECTION_SMOOTH_MS, RECONCILE_INTERVAL_TICKS, SNAP_THRESHOLD_TILES};
+use protocol::peer::FEATURE_RELAY;
+use protocol::tick::RECONCILE_INTERVAL_TICKS;
 
 use super::{GuestEvent, GuestSession, RenderOffset};
 

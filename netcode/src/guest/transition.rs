@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
+use engine::wire::{GuestMessage, TransitionPayload};
 use engine::{Engine, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
-use protocol::peer::{FEATURE_INPUT_DELAY, GuestMessage, TransitionPayload};
+use protocol::peer::FEATURE_INPUT_DELAY;
 
 use super::{GuestEvent, GuestSession};
 use crate::delay;

@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use engine::Engine;
-use protocol::input::PlayerId;
+use engine::wire::HostMessage;
+use engine::wire::input::PlayerId;
 use protocol::name::distinct_name;
 use protocol::peer::admission::{self, Admission, Offer, Room, Seat};
 use protocol::peer::{
-    FEATURE_INPUT_DELAY, FEATURE_PING, GuestHello, HostMessage, PEER_PROTOCOL_VERSION,
-    RefusalReason,
+    FEATURE_INPUT_DELAY, FEATURE_PING, GuestHello, PEER_PROTOCOL_VERSION, RefusalReason,
 };
 
 use super::seat_table::GuestSeat;

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine::Difficulty;
+use engine::wire::HostMessage;
+use engine::wire::input::PlayerId;
 use protocol::BUILD_VERSION;
-use protocol::input::PlayerId;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,
-    FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, HostMessage, RefusalReason,
+    FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
 };
 use protocol::wire::WireFormat;
 

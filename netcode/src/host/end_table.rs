@@ -4,8 +4,9 @@
 use std::collections::BTreeSet;
 
 use engine::Engine;
-use protocol::input::PlayerId;
-use protocol::peer::{EndReason, HostMessage, LinkHealth, ScoreRow};
+use engine::wire::HostMessage;
+use engine::wire::input::PlayerId;
+use protocol::peer::{EndReason, LinkHealth, ScoreRow};
 
 use super::{HostEvent, HostOutput, HostSession, Phase};
 

@@ -2,7 +2,7 @@
 //! level at the start of the next tick, a `rosterAdd` every peer applies
 //! at that tick (the mirror of a removal), and then gets the session init
 //! with a join point and the world's exact state at the tick after it
-//! ([`protocol::peer::JoinPayload`]). From that tick on it hears every
+//! ([`engine::wire::JoinPayload`]). From that tick on it hears every
 //! bundle like any guest; bundles that outrun the state (they ride
 //! another channel) wait on its side.
 //!
@@ -18,12 +18,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use engine::Engine;
+use engine::wire::input::PlayerId;
+use engine::wire::raycaster::{LevelSeed, Settings};
+use engine::wire::{HostMessage, JoinPayload, SessionInit};
 use protocol::chunk::split;
-use protocol::input::PlayerId;
-use protocol::peer::{
-    FEATURE_INPUT_DELAY, HostMessage, JoinPayload, JoinPoint, RosterAdd, SessionInit,
-};
-use protocol::raycaster::{LevelSeed, Raycaster, Settings};
+use protocol::peer::{FEATURE_INPUT_DELAY, JoinPoint, RosterAdd};
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{HostEvent, HostOutput, HostSession};
@@ -166,7 +165,7 @@ impl<E: Engine> HostSession<E> {
             .save_exact()
             .map_err(|e| format!("saving the state: {e}"))
             .and_then(|state| {
-                serde_json::to_string(&JoinPayload::<Raycaster>::new(level.map.clone(), &state))
+                serde_json::to_string(&JoinPayload::new(level.map.clone(), &state))
                     .map_err(|e| format!("encoding the state: {e}"))
             });
         let text = match text {

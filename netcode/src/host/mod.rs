@@ -45,8 +45,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use engine::Engine;
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::peer::{EndReason, GuestMessage, HostMessage};
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::{GuestMessage, HostMessage};
+use protocol::peer::EndReason;
 use protocol::wire::WireFormat;
 
 pub use config::{DEFAULT_MAX_SPECTATORS, HostConfig, HostEvent, HostOutput};

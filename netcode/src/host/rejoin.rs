@@ -16,7 +16,7 @@
 use std::time::Duration;
 
 use engine::Engine;
-use protocol::input::PlayerId;
+use engine::wire::input::PlayerId;
 use protocol::name::sanitize_display_name;
 use protocol::peer::Features;
 

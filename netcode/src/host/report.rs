@@ -4,7 +4,7 @@
 //! JSON line; a browser host shows it.
 
 use engine::Engine;
-use protocol::input::PlayerId;
+use engine::wire::input::PlayerId;
 use protocol::peer::EndReason;
 use serde::Serialize;
 

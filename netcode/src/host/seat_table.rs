@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use engine::wire::input::PlayerId;
 use lockstep::budget::{GuestBudget, GuestBudgetPolicy};
-use protocol::input::PlayerId;
 use protocol::peer::Features;
 
 use crate::stats::GuestSlot;

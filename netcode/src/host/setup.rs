@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use engine::wire::input::PlayerId;
+use engine::wire::raycaster::{LevelSeed, Settings};
+use engine::wire::{HostMessage, SessionInit};
 use engine::{Engine, LevelSetup};
 use protocol::chunk::split;
-use protocol::input::PlayerId;
 use protocol::name::sanitize_display_name;
-use protocol::peer::{EndReason, FEATURE_INPUT_DELAY, HostMessage, SessionInit};
-use protocol::raycaster::{LevelSeed, Settings};
+use protocol::peer::{EndReason, FEATURE_INPUT_DELAY};
 use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{HostEvent, HostSession, Phase};

@@ -19,10 +19,11 @@
 use std::time::Duration;
 
 use engine::Engine;
-use protocol::input::PlayerId;
+use engine::wire::HostMessage;
+use engine::wire::input::PlayerId;
 use protocol::name::distinct_name;
+use protocol::peer::FEATURE_SPECTATORS;
 use protocol::peer::admission::Admission;
-use protocol::peer::{FEATURE_SPECTATORS, HostMessage};
 use protocol::wire::WireFormat;
 
 use super::{HostEvent, HostOutput, HostSession};

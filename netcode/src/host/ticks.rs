@@ -5,13 +5,11 @@ use crate::replay::ReplayRecord;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use engine::wire::TickInput;
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::{HostMessage, ReconciliationSnapshotMessage, TickInputBundle, TickInputs};
 use engine::{Engine, LevelStatus};
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::peer::TickInput;
-use protocol::peer::{
-    EndReason, FEATURE_REDUNDANT_INPUTS, HostMessage, REDUNDANT_INPUTS,
-    ReconciliationSnapshotMessage, TickInputBundle, TickInputs,
-};
+use protocol::peer::{EndReason, FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
 };

@@ -4,10 +4,11 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use engine::wire::raycaster::LevelSeed;
+use engine::wire::{HostMessage, TransitionPayload};
 use engine::{Engine, LevelSetup};
 use protocol::chunk::split;
-use protocol::peer::{EndReason, HostMessage, TransitionPayload};
-use protocol::raycaster::LevelSeed;
+use protocol::peer::EndReason;
 use protocol::tick::{TICK_RATE_HZ, TRANSITION_ACK_TIMEOUT_MS, TRANSITION_RETRY_LIMIT};
 
 use super::{HostEvent, HostSession, Phase};

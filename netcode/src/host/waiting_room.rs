@@ -6,7 +6,8 @@
 //! session init's roster takes over.
 
 use engine::Engine;
-use protocol::peer::{FEATURE_WAITING_ROOM, HostMessage};
+use engine::wire::HostMessage;
+use protocol::peer::FEATURE_WAITING_ROOM;
 use protocol::wire::WireFormat;
 
 use super::{HostOutput, HostSession, Phase};

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use engine::wire::input::PlayerId;
 use netcode::guest::GuestEnd;
 use netcode::sim::final_hash_matches;
-use protocol::input::PlayerId;
 
 use super::{GuestSession, Outcome};
 

@@ -4,13 +4,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use engine::wire::difficulty::Difficulty;
+use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::raycaster::{LevelSeed, Settings};
+use engine::wire::{HostMessage, SessionInit, TickInputBundle};
 use netcode::guest::GuestConfig;
 use netcode::link::PeerEvent;
 use protocol::chunk::split;
-use protocol::difficulty::Difficulty;
-use protocol::input::{InputSnapshot, PlayerId};
-use protocol::peer::{HostMessage, JoinPoint, PEER_PROTOCOL_VERSION, SessionInit, TickInputBundle};
-use protocol::raycaster::{LevelSeed, Settings};
+use protocol::peer::{JoinPoint, PEER_PROTOCOL_VERSION};
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 use serde::Serialize;
 

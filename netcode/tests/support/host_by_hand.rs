@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
+use engine::wire::GuestMessage;
 use netcode::host::HostConfig;
 use netcode::link::PeerEvent;
 use netcode::stats::GuestSlot;
-use protocol::peer::{Channel, GuestMessage, PEER_PROTOCOL_VERSION};
-use protocol::raycaster::Raycaster;
+use protocol::peer::{Channel, PEER_PROTOCOL_VERSION};
 
 use super::HostSession;
 
@@ -84,7 +84,7 @@ impl Hello {
 
 impl From<Hello> for PeerEvent {
     fn from(h: Hello) -> Self {
-        let text = GuestMessage::<Raycaster>::GuestHello(protocol::peer::GuestHello {
+        let text = GuestMessage::GuestHello(protocol::peer::GuestHello {
             build_version: h.build,
             protocol_version: PEER_PROTOCOL_VERSION,
             display_name: h.name,

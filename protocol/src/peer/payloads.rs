@@ -10,13 +10,12 @@ use game_api::GameWire;
 use serde::{Deserialize, Serialize};
 
 use crate::input::PlayerId;
-use crate::raycaster::Raycaster;
 
 /// Phase B of setup: everything a guest needs before the map (spec
 /// "Session setup", steps 2-6b).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
-pub struct SessionInit<W: GameWire = Raycaster> {
+pub struct SessionInit<W: GameWire> {
     /// Every player id, sorted ascending.
     pub roster: Vec<PlayerId>,
     /// The receiving guest's own id.
@@ -85,7 +84,7 @@ pub struct JoinPoint {
 /// What the map chunks carry for a guest joining a running level.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
-pub struct JoinPayload<W: GameWire = Raycaster> {
+pub struct JoinPayload<W: GameWire> {
     /// The level's content, as a first level's would be sent (`map`).
     #[serde(rename = "map")]
     pub body: W::LevelBody,
@@ -132,7 +131,7 @@ impl<W: GameWire> JoinPayload<W> {
 /// A player's input tagged with the tick it applies at (`sampled + INPUT_DELAY_TICKS`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
-pub struct TickInput<W: GameWire = Raycaster> {
+pub struct TickInput<W: GameWire> {
     /// The tick this input applies at.
     pub tick: u64,
     /// Whose input it is.
@@ -145,7 +144,7 @@ pub struct TickInput<W: GameWire = Raycaster> {
 /// with each newer one ([`GuestMessage::TickInputs`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
-pub struct TickInputs<W: GameWire = Raycaster> {
+pub struct TickInputs<W: GameWire> {
     /// Whose inputs they are.
     pub player_id: PlayerId,
     /// The level they belong to (unordered delivery can carry one across a
@@ -160,7 +159,7 @@ pub struct TickInputs<W: GameWire = Raycaster> {
 /// What every peer advances from for one tick (spec §1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
-pub struct TickInputBundle<W: GameWire = Raycaster> {
+pub struct TickInputBundle<W: GameWire> {
     /// The tick these inputs drive.
     pub tick: u64,
     /// Always `FIXED_DT`.
@@ -196,7 +195,7 @@ pub struct RosterAdd {
 /// level epoch (the `type` tag comes from [`HostMessage`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
-pub struct ReconciliationSnapshotMessage<W: GameWire = Raycaster> {
+pub struct ReconciliationSnapshotMessage<W: GameWire> {
     /// The level epoch it reflects.
     pub level_epoch: u32,
     /// The snapshot's fields.
@@ -207,7 +206,7 @@ pub struct ReconciliationSnapshotMessage<W: GameWire = Raycaster> {
 /// The chunked payload of a level transition (spec §7).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
-pub struct TransitionPayload<W: GameWire = Raycaster> {
+pub struct TransitionPayload<W: GameWire> {
     /// Index of the level starting (0 is the first).
     pub level_index: u32,
     /// The level's head (the raycaster's: its fresh gameplay seed).
@@ -234,7 +233,7 @@ pub struct TransitionPayload<W: GameWire = Raycaster> {
 /// a peer that joins before the first verified snapshot.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
-pub struct RelayLevel<W: GameWire = Raycaster> {
+pub struct RelayLevel<W: GameWire> {
     /// The level, as a transition would carry it.
     pub payload: TransitionPayload<W>,
     /// The exact state at tick 0, base64 (as [`JoinPayload::state`]).

@@ -1,15 +1,14 @@
-//! The raycaster's wire, as the peer envelope carries it (issue 47): its
-//! input, its reconciliation snapshot and its input's compact form. A
-//! stop on the way: these types move next to the engine, and the envelope
-//! names them only through [`Raycaster`], its default game.
+//! [`Raycaster`], the raycaster's [`GameWire`]: which of its types the
+//! peer envelope carries, its session settings, level head and campaign,
+//! and its input's compact form.
 
 use game_api::GameWire;
 use serde::{Deserialize, Serialize};
 
-use crate::difficulty::Difficulty;
-use crate::input::{InputSnapshot, MOUSE_STEPS_PER_PIXEL};
-use crate::map::GameMap;
-use crate::snapshot::{Carryover, ReconciliationSnapshot};
+use crate::wire::difficulty::Difficulty;
+use crate::wire::input::{InputSnapshot, MOUSE_STEPS_PER_PIXEL};
+use crate::wire::map::GameMap;
+use crate::wire::snapshot::{Carryover, ReconciliationSnapshot};
 
 /// The raycaster, as the wire knows it. Never built: it names the game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,5 +156,46 @@ impl CompactInput {
             weapon_select: self.weapon_select,
             mouse_delta_x,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::wire::input::MAX_MOUSE_DELTA_X;
+    use crate::wire::input::tests::arb_input;
+
+    /// Bit-for-bit equality, so -0.0 and 0.0 count as different.
+    fn same(a: &InputSnapshot, b: &InputSnapshot) -> bool {
+        a == b && a.mouse_delta_x.to_bits() == b.mouse_delta_x.to_bits()
+    }
+
+    proptest! {
+        #[test]
+        fn every_input_reads_back_bit_for_bit(i in arb_input()) {
+            prop_assert!(same(&CompactInput::of(&i).snapshot().unwrap(), &i));
+        }
+
+        #[test]
+        fn sanitized_mouse_movement_travels_as_a_count(i in arb_input()) {
+            let clean = i.sanitized();
+            prop_assert!(matches!(CompactInput::of(&clean).mouse, Mouse::Steps(_)), "{:?}", clean);
+            prop_assert!(clean.mouse_delta_x.abs() <= MAX_MOUSE_DELTA_X);
+            prop_assert!(same(&clean.sanitized(), &clean), "sanitizing twice changes nothing");
+        }
+    }
+
+    #[test]
+    fn a_mouse_movement_json_could_not_carry_is_refused() {
+        for x in [f64::NAN, f64::INFINITY] {
+            let compact = CompactInput {
+                flags: 0,
+                weapon_select: None,
+                mouse: Mouse::Exact(x),
+            };
+            assert!(Raycaster::input_from_compact(compact).is_err(), "{x}");
+        }
     }
 }

@@ -7,15 +7,15 @@
 //! the difference over the frames held is the log's cost per frame (the
 //! input buffer and judge stay near empty: inputs are taken as they come).
 //!
-//! `cargo run --release -p lockstep --example log_bytes -- [players] [ticks]`
+//! `cargo run --release -p netcode --example relay_log_bytes -- [players] [ticks]`
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Duration;
 
+use engine::wire::input::InputSnapshot;
 use lockstep::relay::{Entry, Origin, Relay, RelayConfig, RelayPhase};
-use protocol::input::InputSnapshot;
 
 /// The system allocator, counting the bytes live.
 struct Counting;

@@ -6,14 +6,21 @@
 //! Map-authored entities are identified by their index in the [`GameMap`]
 //! lists; runtime loot drops by their `id` string.
 //!
-//! [`GameMap`]: crate::map::GameMap
+//! [`GameMap`]: crate::wire::map::GameMap
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::input::PlayerId;
-pub use crate::map::{LootKind, Tile};
+use crate::wire::input::PlayerId;
+pub use crate::wire::map::{LootKind, Tile};
+
+/// Position corrections at or above this many tiles snap in rendering too;
+/// smaller ones are smoothed over [`CORRECTION_SMOOTH_MS`].
+pub const SNAP_THRESHOLD_TILES: f64 = 0.5;
+
+/// Rendering window over which a small correction decays to zero.
+pub const CORRECTION_SMOOTH_MS: u64 = 150;
 
 /// The four ammo pools.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -233,7 +240,7 @@ pub struct ResidualState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<LevelOutcome>,
     /// The session's difficulty.
-    pub difficulty: crate::difficulty::Difficulty,
+    pub difficulty: crate::wire::difficulty::Difficulty,
     /// Player count for elite scaling.
     pub player_count: u32,
     /// Whether the level started with more than one player.
