@@ -4,6 +4,7 @@
 //!
 //! `cargo bench -p engine --bench tick -- --warm-up-time 1 --measurement-time 3`
 
+use engine::wire::raycaster::{LevelSeed, Settings};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -12,7 +13,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use engine::level_gen::generate;
 use engine::wire::input::{InputSnapshot, PlayerId};
 use engine::wire::snapshot::ReconciliationSnapshot;
-use engine::{BotController, Difficulty, Engine, LevelSetup, RaycasterEngine};
+use engine::{BotController, Difficulty, Game, LevelSetup, RaycasterEngine};
 
 const TICKS: u64 = 600;
 
@@ -20,12 +21,14 @@ type Inputs = BTreeMap<PlayerId, InputSnapshot>;
 
 fn level(players: u32) -> RaycasterEngine {
     let setup = LevelSetup {
-        map: generate(1, 2, players),
+        body: generate(1, 2, players),
         roster: (0..players)
             .map(|i| PlayerId::new(format!("p{i}")))
             .collect(),
-        seed: 7,
-        difficulty: Difficulty::Normal,
+        head: LevelSeed { gameplay_seed: 7 },
+        settings: Settings {
+            difficulty: Difficulty::Normal,
+        },
         player_count: players,
         carryovers: BTreeMap::new(),
         input_delays: BTreeMap::new(),

@@ -300,17 +300,3 @@ fn pick_weapon(me: &Player, dist: f64) -> u8 {
         KNIFE
     }
 }
-
-impl crate::engine::Bot<RaycasterEngine> for BotController {
-    fn new(player: PlayerId) -> Self {
-        BotController::new(player)
-    }
-
-    fn player_id(&self) -> &PlayerId {
-        BotController::player_id(self)
-    }
-
-    fn decide(&mut self, world: &RaycasterEngine) -> InputSnapshot {
-        BotController::decide(self, world)
-    }
-}

@@ -7,6 +7,7 @@
 //! the caller's business (this crate reads no clock): time
 //! [`Campaign::play`], which runs only the simulation.
 
+use crate::wire::raycaster::{LevelSeed, Settings};
 use std::collections::BTreeMap;
 
 use crate::wire::input::PlayerId;
@@ -14,9 +15,8 @@ use crate::wire::snapshot::Carryover;
 use serde::Serialize;
 
 use crate::level_gen::generate;
-use crate::{
-    BotController, Difficulty, Engine, EngineError, LevelSetup, LevelStatus, RaycasterEngine,
-};
+use crate::{BotController, Difficulty, EngineError, LevelSetup, LevelStatus, RaycasterEngine};
+use game_api::Game;
 
 /// What a campaign is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,14 +125,18 @@ impl Campaign {
         }
         let level = self.next_level;
         let setup = LevelSetup {
-            map: generate(self.spec.seed, level, self.spec.players),
+            body: generate(self.spec.seed, level, self.spec.players),
             roster: self.roster.clone(),
-            seed: self
-                .spec
-                .seed
-                .wrapping_mul(2_654_435_761)
-                .wrapping_add(level),
-            difficulty: self.spec.difficulty,
+            head: LevelSeed {
+                gameplay_seed: self
+                    .spec
+                    .seed
+                    .wrapping_mul(2_654_435_761)
+                    .wrapping_add(level),
+            },
+            settings: Settings {
+                difficulty: self.spec.difficulty,
+            },
             player_count: self.spec.players,
             carryovers: self.carryovers.clone(),
             input_delays: BTreeMap::new(),

@@ -3,7 +3,7 @@
 //!
 //! # Layout
 //!
-//! - [`engine`]: the [`Engine`] trait the netcode layer drives, its [`Bot`], [`LevelSetup`], [`LevelStatus`], [`EngineError`].
+//! - [`engine`]: the raycaster's [`LevelSetup`] and [`EngineError`], and [`Engine`], what its own tools need beyond [`Game`] (the interface the sessions drive, from `game-api`).
 //! - [`state`]: [`state::SimState`], all simulation state (what the world hash covers).
 //! - [`world`]: the reference engine [`RaycasterEngine`] and the per-tick system order.
 //! - [`raycaster`]: the [`Engine`] interface over it (tick, snapshots, transfers, bots).
@@ -20,7 +20,8 @@
 //! - [`rng`]: the mulberry32 stream; [`hash`]: the FNV-1a world hash; [`geom`]: vectors.
 //! - [`level_gen`]: the deterministic level generator; [`level_check`]: playability checks;
 //!   [`map_io`]: maps to and from JSON.
-//! - [`bot`]: the bot controller; [`campaign`]: an offline all-bot campaign (`botmatch`).
+//! - [`plan`]: the raycaster's level plans (a generated campaign, fixed maps).
+//! - [`bot`]: the bot controller; [`pilot`]: the bot the sessions run ([`DelayAwareBot`]); [`campaign`]: an offline all-bot campaign (`botmatch`).
 //! - [`sync_test`]: the save/re-simulate/compare harness.
 //! - [`wire`]: the raycaster's wire types (input, snapshot, map, difficulty) and its [`wire::Raycaster`] game wire.
 //! - [`transfer`]: the exact state transfer (the whole world at a tick, compact), for late joiners, rejoiners and spectators.
@@ -41,15 +42,16 @@
 //!
 //! ```
 //! use std::collections::BTreeMap;
-//! use engine::{BotController, Difficulty, Engine, LevelSetup, LevelStatus, RaycasterEngine};
+//! use engine::wire::raycaster::{LevelSeed, Settings};
+//! use engine::{BotController, Difficulty, Game, LevelSetup, LevelStatus, RaycasterEngine};
 //! use game_api::PlayerId;
 //!
 //! let roster = vec![PlayerId::new("alice"), PlayerId::new("bob")];
 //! let setup = LevelSetup {
-//!     map: engine::level_gen::generate(42, 0, 2),
+//!     head: LevelSeed { gameplay_seed: 7 },
+//!     body: engine::level_gen::generate(42, 0, 2),
+//!     settings: Settings { difficulty: Difficulty::Normal },
 //!     roster: roster.clone(),
-//!     seed: 7,
-//!     difficulty: Difficulty::Normal,
 //!     player_count: 2,
 //!     carryovers: BTreeMap::new(),
 //!     input_delays: BTreeMap::new(),
@@ -83,6 +85,8 @@ pub mod map_io;
 pub mod mine;
 pub mod mine_system;
 pub mod pathing;
+pub mod pilot;
+pub mod plan;
 pub mod player;
 pub mod raycaster;
 pub mod reconcile;
@@ -97,5 +101,7 @@ pub mod world;
 
 pub use bot::BotController;
 pub use engine::{Bot, Engine, EngineError, IdleBot, LevelSetup, LevelStatus};
+pub use game_api::Game;
+pub use pilot::DelayAwareBot;
 pub use rules::{Difficulty, DifficultyScaling};
 pub use world::RaycasterEngine;

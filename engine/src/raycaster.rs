@@ -1,5 +1,5 @@
-//! The [`Engine`] trait over [`RaycasterEngine`]: the interface netcode
-//! drives, put together from the world's tick ([`crate::world`]), snapshots
+//! [`Game`] and [`Engine`] over [`RaycasterEngine`]: the interface the
+//! sessions drive and the raycaster's own, put together from the world's tick ([`crate::world`]), snapshots
 //! ([`crate::reconcile`]), exact transfers ([`crate::transfer`]) and the
 //! bots ([`crate::bot`]).
 
@@ -8,16 +8,40 @@ use std::collections::BTreeMap;
 use crate::wire::input::{InputSnapshot, PlayerId};
 use crate::wire::snapshot::{Carryover, LevelOutcome, PlayerScore, ReconciliationSnapshot};
 
-use crate::bot::BotController;
-use crate::engine::{Engine, EngineError, LevelSetup, LevelStatus};
+use game_api::{Game, LevelPlan, LevelSpec, LevelStatus};
+
+use crate::engine::{Engine, EngineError, LevelSetup};
+
 use crate::hash::hash_value;
+use crate::pilot::DelayAwareBot;
+use crate::plan::GeneratedCampaign;
 use crate::reconcile;
 use crate::rng::Mulberry32;
 use crate::rules::Difficulty;
+use crate::wire::Raycaster;
+use crate::wire::raycaster::CampaignSeed;
+use crate::wire::snapshot::{CORRECTION_SMOOTH_MS, SNAP_THRESHOLD_TILES};
 use crate::world::{RaycasterEngine, SavedWorld};
 
-impl Engine for RaycasterEngine {
-    type Bot = BotController;
+impl Game for RaycasterEngine {
+    type Wire = Raycaster;
+    type Bot = DelayAwareBot;
+    type Error = EngineError;
+    const SNAP_THRESHOLD: f64 = SNAP_THRESHOLD_TILES;
+    const CORRECTION_SMOOTH_MS: u64 = CORRECTION_SMOOTH_MS;
+
+    /// The campaign generated from the campaign's seed.
+    fn campaign_level(
+        campaign: &CampaignSeed,
+        index: u32,
+        player_count: u32,
+    ) -> LevelSpec<Raycaster> {
+        let plan = GeneratedCampaign {
+            seed: campaign.campaign_seed,
+            levels: index.saturating_add(1),
+        };
+        plan.level(index, player_count)
+    }
 
     fn new_level(setup: LevelSetup) -> Result<Self, EngineError> {
         RaycasterEngine::start(setup)
@@ -41,14 +65,6 @@ impl Engine for RaycasterEngine {
         reconcile::validate(self, snapshot)?;
         reconcile::apply(self, snapshot);
         Ok(())
-    }
-
-    fn rng_state(&self) -> u32 {
-        self.state.rng.state()
-    }
-
-    fn set_rng_state(&mut self, state: u32) {
-        self.state.rng = Mulberry32::from_state(state);
     }
 
     fn world_hash(&self) -> u64 {
@@ -84,26 +100,12 @@ impl Engine for RaycasterEngine {
         self.all_scores()
     }
 
-    fn difficulty(&self) -> Difficulty {
-        self.state.difficulty
-    }
-
-    fn player_positions(&self) -> BTreeMap<PlayerId, (f64, f64)> {
+    fn positions(&self) -> BTreeMap<PlayerId, (f64, f64)> {
         self.state
             .players
             .iter()
             .map(|(id, p)| (id.clone(), (p.pos.x, p.pos.y)))
             .collect()
-    }
-
-    fn save_state(&self) -> Result<String, EngineError> {
-        serde_json::to_string(&self.saved()).map_err(|e| EngineError::BadState(e.to_string()))
-    }
-
-    fn load_state(&mut self, state: &str) -> Result<(), EngineError> {
-        let saved: SavedWorld =
-            serde_json::from_str(state).map_err(|e| EngineError::BadState(e.to_string()))?;
-        self.restore(saved)
     }
 
     fn add_player(&mut self, player: &PlayerId, input_delay: u64) {
@@ -116,5 +118,42 @@ impl Engine for RaycasterEngine {
 
     fn load_exact(&mut self, bytes: &[u8]) -> Result<(), EngineError> {
         crate::transfer::load(self, bytes)
+    }
+
+    /// Flips bits of the PRNG and moves the player `me` a fifth of a tile
+    /// and takes 17 of its health, through a snapshot applied back.
+    fn scramble(&mut self, me: Option<&PlayerId>) -> Result<(), String> {
+        self.set_rng_state(self.rng_state() ^ 0xDEAD_BEEF);
+        let mut snap = self.snapshot();
+        if let Some(p) = me.and_then(|id| snap.players.get_mut(id)) {
+            p.pos_x += 0.2;
+            p.health = (p.health - 17.0).max(1.0);
+        }
+        snap.grid_delta.clear();
+        self.apply_snapshot(&snap).map_err(|e| e.to_string())
+    }
+}
+
+impl Engine for RaycasterEngine {
+    fn rng_state(&self) -> u32 {
+        self.state.rng.state()
+    }
+
+    fn set_rng_state(&mut self, state: u32) {
+        self.state.rng = Mulberry32::from_state(state);
+    }
+
+    fn difficulty(&self) -> Difficulty {
+        self.state.difficulty
+    }
+
+    fn save_state(&self) -> Result<String, EngineError> {
+        serde_json::to_string(&self.saved()).map_err(|e| EngineError::BadState(e.to_string()))
+    }
+
+    fn load_state(&mut self, state: &str) -> Result<(), EngineError> {
+        let saved: SavedWorld =
+            serde_json::from_str(state).map_err(|e| EngineError::BadState(e.to_string()))?;
+        self.restore(saved)
     }
 }

@@ -73,19 +73,23 @@ mod tests {
     use crate::level_gen::generate;
     use crate::rules::Difficulty;
     use crate::world::RaycasterEngine;
+    use game_api::Game;
 
     use super::*;
+    use crate::wire::raycaster::{LevelSeed, Settings};
 
     /// Level 7 of seed 11 on hard: a big level that five bots take more
     /// than 3,000 ticks to finish.
     fn setup(players: u32) -> LevelSetup {
         LevelSetup {
-            map: generate(11, 7, players),
+            body: generate(11, 7, players),
             roster: (0..players)
                 .map(|i| PlayerId::new(format!("p{i}")))
                 .collect(),
-            seed: 5,
-            difficulty: Difficulty::Hard,
+            head: LevelSeed { gameplay_seed: 5 },
+            settings: Settings {
+                difficulty: Difficulty::Hard,
+            },
             player_count: players,
             carryovers: BTreeMap::new(),
             input_delays: BTreeMap::new(),
@@ -170,7 +174,7 @@ mod tests {
         trailing.extend(miniz_oxide::deflate::compress_to_vec(&trailing_record, 9));
         let another_level = {
             let mut s = setup(2);
-            s.map = generate(12, 3, 2);
+            s.body = generate(12, 3, 2);
             RaycasterEngine::new_level(s)
                 .expect("level")
                 .save_exact()

@@ -14,6 +14,7 @@
 //! 8. Team elimination, then the exit gate and countdown.
 //! 9. `levelTime += FIXED_DT`, `tick += 1`.
 
+use crate::wire::raycaster::{LevelSeed, Settings};
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::wire::input::{InputSnapshot, PlayerId};
@@ -291,13 +292,15 @@ impl RaycasterEngine {
         }
     }
 
-    /// A level's first tick from its setup (`Engine::new_level`).
+    /// A level's first tick from its setup (`Game::new_level`).
     pub(crate) fn start(setup: LevelSetup) -> Result<Self, EngineError> {
         let LevelSetup {
-            map,
+            head: LevelSeed {
+                gameplay_seed: seed,
+            },
+            body: map,
+            settings: Settings { difficulty },
             roster,
-            seed,
-            difficulty,
             player_count,
             carryovers,
             input_delays,
@@ -433,19 +436,22 @@ impl RaycasterEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Engine, LevelStatus};
+    use crate::engine::LevelStatus;
     use crate::level_gen::generate;
     use crate::rules::Difficulty;
     use crate::weapon::PISTOL;
+    use game_api::Game;
 
     fn level(players: u32) -> RaycasterEngine {
         let setup = LevelSetup {
-            map: generate(9, 0, players),
+            body: generate(9, 0, players),
             roster: (0..players)
                 .map(|i| PlayerId::new(format!("p{i}")))
                 .collect(),
-            seed: 3,
-            difficulty: Difficulty::Normal,
+            head: LevelSeed { gameplay_seed: 3 },
+            settings: Settings {
+                difficulty: Difficulty::Normal,
+            },
             player_count: players,
             carryovers: BTreeMap::new(),
             input_delays: BTreeMap::new(),

@@ -2,7 +2,8 @@
 
 mod common;
 
-use engine::engine::{Engine, LevelStatus};
+use engine::Game;
+use engine::engine::LevelStatus;
 
 /// Tick budget for one level: 6,000 ticks, 200 seconds of game time.
 const BUDGET: u64 = 6_000;

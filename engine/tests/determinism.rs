@@ -7,6 +7,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use engine::Game;
 use engine::RaycasterEngine;
 use engine::engine::{Engine, EngineError, LevelSetup, LevelStatus};
 use engine::sync_test::{self, SyncTestError, TickInputs};
@@ -148,8 +149,17 @@ struct LeakyEngine {
     advances_ever: u64,
 }
 
-impl Engine for LeakyEngine {
+impl Game for LeakyEngine {
+    type Wire = engine::wire::Raycaster;
+    type Error = EngineError;
     type Bot = engine::IdleBot;
+    fn campaign_level(
+        campaign: &engine::wire::raycaster::CampaignSeed,
+        index: u32,
+        player_count: u32,
+    ) -> game_api::LevelSpec<engine::wire::Raycaster> {
+        engine::RaycasterEngine::campaign_level(campaign, index, player_count)
+    }
     fn new_level(_: LevelSetup) -> Result<Self, EngineError> {
         Ok(Self {
             tick: 0,
@@ -178,10 +188,6 @@ impl Engine for LeakyEngine {
     fn apply_snapshot(&mut self, _: &ReconciliationSnapshot) -> Result<(), EngineError> {
         Ok(())
     }
-    fn rng_state(&self) -> u32 {
-        0
-    }
-    fn set_rng_state(&mut self, _: u32) {}
     fn world_hash(&self) -> u64 {
         self.tick.wrapping_mul(31) ^ self.advances_ever
     }
@@ -200,11 +206,26 @@ impl Engine for LeakyEngine {
     fn scores(&self) -> BTreeMap<PlayerId, engine::wire::snapshot::PlayerScore> {
         BTreeMap::new()
     }
+    fn positions(&self) -> BTreeMap<PlayerId, (f64, f64)> {
+        BTreeMap::new()
+    }
+    fn add_player(&mut self, _: &PlayerId, _: u64) {}
+    fn save_exact(&self) -> Result<Vec<u8>, EngineError> {
+        self.save_state().map(String::into_bytes)
+    }
+    fn load_exact(&mut self, bytes: &[u8]) -> Result<(), EngineError> {
+        let text = std::str::from_utf8(bytes).map_err(|e| EngineError::BadState(e.to_string()))?;
+        self.load_state(text)
+    }
+}
+
+impl Engine for LeakyEngine {
+    fn rng_state(&self) -> u32 {
+        0
+    }
+    fn set_rng_state(&mut self, _: u32) {}
     fn difficulty(&self) -> engine::Difficulty {
         engine::Difficulty::Normal
-    }
-    fn player_positions(&self) -> BTreeMap<PlayerId, (f64, f64)> {
-        BTreeMap::new()
     }
     fn save_state(&self) -> Result<String, EngineError> {
         Ok(self.tick.to_string())
@@ -215,7 +236,6 @@ impl Engine for LeakyEngine {
             .map_err(|_| EngineError::BadState("not a tick".into()))?;
         Ok(())
     }
-    fn add_player(&mut self, _: &PlayerId, _: u64) {}
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use engine::Engine;
+use engine::{Engine, Game};
 use protocol::tick::RECONCILE_INTERVAL_TICKS;
 use serde_json::Value;
 

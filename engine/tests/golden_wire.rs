@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use engine::Engine;
+use engine::Game;
 use engine::level_gen::generate;
 use engine::wire::TickInput;
 use engine::wire::difficulty::Difficulty;

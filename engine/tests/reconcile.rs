@@ -5,6 +5,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use engine::Game;
 use engine::RaycasterEngine;
 use engine::engine::{Engine, EngineError};
 use engine::wire::input::{InputSnapshot, PlayerId};
@@ -406,7 +407,7 @@ fn hostile_inputs_cannot_break_the_world() {
 fn enemy_hp_scales_with_difficulty_and_player_count() {
     let hp = |difficulty, count| {
         let mut s = common::setup(6, 1, 1, 1);
-        s.difficulty = difficulty;
+        s.settings.difficulty = difficulty;
         s.player_count = count;
         RaycasterEngine::new_level(s)
             .expect("level")

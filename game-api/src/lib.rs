@@ -9,17 +9,23 @@
 //! - [`tick`]: the tick constants every peer shares.
 //! - [`hash`]: the world hash peers compare ([`WorldHash`]) and its text.
 //! - [`wire`]: what a game puts on the wire ([`GameWire`]).
+//! - [`game`]: what the sessions drive ([`Game`]) and its [`Bot`]s.
+//! - [`level`]: a session's levels, a level's setup, status and scores.
 //! - `toy` (feature `toy`): the smallest game, for the network side's tests.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod game;
 pub mod hash;
+pub mod level;
 pub mod player;
 pub mod tick;
 #[cfg(feature = "toy")]
 pub mod toy;
 pub mod wire;
 
+pub use game::{Bot, Game, IdleBot};
 pub use hash::WorldHash;
+pub use level::{LevelPlan, LevelSetup, LevelSpec, LevelStatus, PlayerScore};
 pub use player::PlayerId;
 pub use wire::{GameWire, Wire};

@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
+use engine::plan::GeneratedCampaign;
 use host_daemon::realtime::run;
 use netcode::guest::GuestConfig;
 use netcode::host::HostConfig;
-use netcode::plan::GeneratedCampaign;
 use netcode::sim::{LinkConfig, Scenario};
 use netcode::stats::LatenessHistogram;
 use proc_stat::cpu_seconds;

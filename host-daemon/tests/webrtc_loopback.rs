@@ -510,10 +510,10 @@ async fn lobby_refusals_are_typed_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_netcode_session_runs_in_lockstep_over_webrtc() {
+    use engine::plan::GeneratedCampaign;
     use host_daemon::driver::{Guest, Host, Observers, run_guest, run_served};
     use netcode::guest::GuestConfig;
     use netcode::host::HostConfig;
-    use netcode::plan::GeneratedCampaign;
     use netcode::sim::final_hash_matches;
     use protocol::peer::EndReason;
 

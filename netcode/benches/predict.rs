@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use engine::{Engine, RaycasterEngine};
+use engine::plan::GeneratedCampaign;
+use engine::{Game, RaycasterEngine};
 use netcode::guest::GuestConfig;
 use netcode::host::HostConfig;
-use netcode::plan::GeneratedCampaign;
 use netcode::sim::{LinkConfig, Scenario, Sim};
 
 fn predicted_view(c: &mut Criterion) {

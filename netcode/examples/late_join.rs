@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use engine::RaycasterEngine;
 use engine::level_gen::generate;
+use engine::plan::FixedCampaign;
 use netcode::guest::GuestConfig;
 use netcode::host::HostConfig;
-use netcode::plan::FixedCampaign;
 use netcode::sim::{LinkConfig, Scenario, final_hash_matches, measure_late_join};
 
 fn main() {

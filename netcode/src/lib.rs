@@ -17,13 +17,9 @@
 //! - [`guest`]: [`guest::GuestSession`], one handler per message kind (the
 //!   handshake, bundles, snapshots, transitions), its tick clock, and the
 //!   authority role in relay sessions.
-//! - [`plan`]: the levels a host plays ([`plan::GeneratedCampaign`],
-//!   [`plan::FixedCampaign`]).
 //! - [`delay`]: input delays fitted to each link (re-exported from
 //!   `lockstep`, which the relay shares).
 //! - [`features`]: the hello features a connection took up.
-//! - [`pilot`]: [`pilot::DelayAwareBot`], an engine's bot corrected for the
-//!   input delay.
 //! - [`predict`]: the predicted view, the local player's pending inputs run
 //!   ahead of the confirmed state.
 //! - [`replay`]: replay files, written from a host's records and
@@ -39,8 +35,6 @@
 pub mod guest;
 pub mod host;
 pub mod link;
-pub mod pilot;
-pub mod plan;
 pub mod predict;
 pub mod replay;
 pub mod sim;

@@ -12,8 +12,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use engine::wire::Raycaster;
 use engine::wire::input::{InputSnapshot, PlayerId};
-use engine::{Engine, LevelStatus};
+use engine::{Game, LevelStatus};
 
 /// At most this many ticks are predicted past the confirmed state (800
 /// ms): beyond it a stalled link would let the local player run off
@@ -93,7 +94,7 @@ pub fn predicted_tick(confirmed_tick: u64, newest_input: Option<u64>) -> Option<
 /// `inputs_at(tick)` returns. It stops early once the level no longer
 /// takes input (complete or lost): the confirmed transition decides what
 /// follows.
-pub fn run_ahead<E: Engine + Clone>(
+pub fn run_ahead<E: Game<Wire = Raycaster> + Clone>(
     confirmed: &E,
     until: u64,
     mut inputs_at: impl FnMut(u64) -> BTreeMap<PlayerId, InputSnapshot>,

@@ -22,13 +22,15 @@
 //! replay with [`Replay::run_to`] stops at that tick with the host's world
 //! there.
 
+use engine::wire::raycaster::{LevelSeed, Settings};
 use std::collections::BTreeMap;
 
+use engine::wire::Raycaster;
 use engine::wire::input::PlayerId;
 use engine::wire::map::GameMap;
 use engine::wire::snapshot::Carryover;
 use engine::wire::{HostMessage, TickInputBundle};
-use engine::{Engine, LevelSetup};
+use engine::{Game, LevelSetup};
 use protocol::wire::WireFormat;
 use serde::{Deserialize, Serialize};
 
@@ -80,10 +82,14 @@ impl ReplayHeader {
     /// The level setup this header describes.
     pub fn level_setup(&self) -> LevelSetup {
         LevelSetup {
-            map: self.map.clone(),
+            body: self.map.clone(),
             roster: self.roster.clone(),
-            seed: self.gameplay_seed,
-            difficulty: self.difficulty,
+            head: LevelSeed {
+                gameplay_seed: self.gameplay_seed,
+            },
+            settings: Settings {
+                difficulty: self.difficulty,
+            },
             player_count: self.player_count,
             carryovers: self.carryovers.clone(),
             input_delays: self.input_delays.clone(),
@@ -209,7 +215,10 @@ pub struct ReplayVerdict {
 impl Replay {
     /// Re-simulates the replay (up to `to_tick`, a desync report's tick,
     /// when given) and reports it.
-    pub fn verdict<E: Engine>(&self, to_tick: Option<u64>) -> Result<ReplayVerdict, ReplayError> {
+    pub fn verdict<E: Game<Wire = Raycaster>>(
+        &self,
+        to_tick: Option<u64>,
+    ) -> Result<ReplayVerdict, ReplayError> {
         let outcome = match to_tick {
             None => self.run::<E>()?,
             Some(tick) => {
@@ -325,7 +334,7 @@ impl Replay {
 
     /// Re-simulates every tick and compares the final hash with the
     /// recorded one.
-    pub fn run<E: Engine>(&self) -> Result<ReplayOutcome, ReplayError> {
+    pub fn run<E: Game<Wire = Raycaster>>(&self) -> Result<ReplayOutcome, ReplayError> {
         let (engine, complete) = self.run_to::<E>(None)?;
         let final_world_hash = game_api::WorldHash(engine.world_hash()).to_string();
         let matches = match (&self.end, complete) {
@@ -343,7 +352,10 @@ impl Replay {
 
     /// The world after every recorded tick up to `tick` (all of them when
     /// `None`), and whether every recorded tick ran.
-    pub fn run_to<E: Engine>(&self, tick: Option<u64>) -> Result<(E, bool), ReplayError> {
+    pub fn run_to<E: Game<Wire = Raycaster>>(
+        &self,
+        tick: Option<u64>,
+    ) -> Result<(E, bool), ReplayError> {
         let mut engine = self.start::<E>()?;
         for bundle in &self.bundles {
             if tick.is_some_and(|t| engine.tick() >= t) {
@@ -360,14 +372,14 @@ impl Replay {
     }
 
     /// The recorded level at its first tick, as the host built it.
-    pub fn start<E: Engine>(&self) -> Result<E, ReplayError> {
+    pub fn start<E: Game<Wire = Raycaster>>(&self) -> Result<E, ReplayError> {
         E::new_level(self.header.level_setup()).map_err(|e| ReplayError::Level(e.to_string()))
     }
 }
 
 /// Whether `engine`'s level is over (completed or lost): no bundle
 /// applies past it.
-pub fn level_over<E: Engine>(engine: &E) -> bool {
+pub fn level_over<E: Game<Wire = Raycaster>>(engine: &E) -> bool {
     matches!(
         engine.status(),
         engine::LevelStatus::Complete | engine::LevelStatus::TeamEliminated
@@ -376,7 +388,7 @@ pub fn level_over<E: Engine>(engine: &E) -> bool {
 
 /// Runs one recorded tick on `engine`, as every peer did: its roster adds
 /// first, then the inputs with its removals.
-pub fn apply<E: Engine>(engine: &mut E, bundle: &TickInputBundle) {
+pub fn apply<E: Game<Wire = Raycaster>>(engine: &mut E, bundle: &TickInputBundle) {
     for (joiner, add) in bundle.roster_add.iter().flatten() {
         engine.add_player(joiner, add.input_delay);
     }

@@ -4,12 +4,13 @@
 
 mod support;
 
+use engine::wire::raycaster::{LevelSeed, Settings};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use engine::wire::GuestMessage;
 use engine::wire::input::{InputSnapshot, PlayerId};
-use engine::{Engine, RaycasterEngine};
+use engine::{Game, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd};
 use netcode::host::{HostConfig, HostPhase};
 use netcode::link::PeerEvent;
@@ -124,10 +125,12 @@ fn a_joiner_loads_the_exact_state_and_applies_the_bundles_that_outran_it() {
     let host_id = PlayerId::new("host");
     let map = generate(3, 0, 2);
     let setup = LevelSetup {
-        map: map.clone(),
+        body: map.clone(),
         roster: vec![me.clone(), host_id.clone()],
-        seed: 5,
-        difficulty: engine::Difficulty::Normal,
+        head: LevelSeed { gameplay_seed: 5 },
+        settings: Settings {
+            difficulty: engine::Difficulty::Normal,
+        },
         player_count: 1,
         carryovers: BTreeMap::new(),
         input_delays: BTreeMap::new(),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine::wire::input::{InputSnapshot, PlayerId};
-use engine::{Engine, RaycasterEngine};
+use engine::{Game, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd};
 use netcode::host::HostConfig;
 use netcode::sim::{LinkConfig, Scenario, Sim, Summary, Tamper};

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine::wire::input::{InputSnapshot, PlayerId};
-use engine::wire::raycaster::LevelSeed;
+use engine::wire::raycaster::{LevelSeed, Settings};
 use engine::wire::{GuestMessage, HostMessage, TransitionPayload};
-use engine::{Engine, RaycasterEngine};
+use engine::{Game, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd, GuestFault};
 use netcode::host::HostConfig;
 use netcode::sim::{LinkConfig, NetAction, Summary, Tamper, final_hash_matches};
@@ -567,10 +567,12 @@ fn snapshots_that_outrun_their_bundles_are_held_until_their_tick() {
     let roster = vec![me.clone(), PlayerId::new("host")];
     let map = generate(8, 0, 2);
     let mut host_engine = RaycasterEngine::new_level(LevelSetup {
-        map: map.clone(),
+        body: map.clone(),
         roster: roster.clone(),
-        seed: 5,
-        difficulty: engine::Difficulty::Normal,
+        head: LevelSeed { gameplay_seed: 5 },
+        settings: Settings {
+            difficulty: engine::Difficulty::Normal,
+        },
         player_count: 2,
         carryovers: BTreeMap::new(),
         input_delays: BTreeMap::new(),

@@ -10,7 +10,7 @@ use std::time::Duration;
 use engine::wire::HostMessage;
 use engine::wire::difficulty::Difficulty;
 use engine::wire::raycaster::{CampaignSeed, Raycaster, Settings};
-use engine::{Engine, RaycasterEngine};
+use engine::{Game, RaycasterEngine};
 use lockstep::peer::{PeerEvent, PeerOutput, PeerRelay, PeerRelayConfig};
 use lockstep::relay::{RelayConfig, RelayEnd, RelayEvent};
 use netcode::guest::{GuestConfig, GuestEnd, GuestFault, GuestSession};

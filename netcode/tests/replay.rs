@@ -4,7 +4,7 @@
 
 mod support;
 
-use engine::{Engine, RaycasterEngine};
+use engine::{Game, RaycasterEngine};
 use netcode::guest::GuestConfig;
 use netcode::host::HostConfig;
 use netcode::replay::{Replay, ReplayError, ReplayRecord};

@@ -1,4 +1,4 @@
-//! The sessions know only the `Engine` trait: a tiny stand-in engine (a
+//! The sessions know only the `Game` trait: a tiny stand-in engine (a
 //! counter world that finishes a level after a fixed number of ticks) goes
 //! through setup, ticks, reconciliation, a repaired desync, a transition
 //! and the end table, host and guests alike.
@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine::plan::GeneratedCampaign;
 use engine::wire::input::{InputSnapshot, PlayerId};
 use engine::wire::snapshot::{Carryover, PlayerScore, ReconciliationSnapshot};
-use engine::{Difficulty, Engine, EngineError, IdleBot, LevelSetup, LevelStatus};
+use engine::{EngineError, Game, IdleBot, LevelSetup, LevelStatus};
 use netcode::guest::{GuestConfig, GuestEnd, GuestFault};
 use netcode::host::{HostConfig, HostSession};
-use netcode::plan::GeneratedCampaign;
 use netcode::sim::{LinkConfig, Scenario, final_hash_matches, run};
 use protocol::peer::EndReason;
 use protocol::tick::RECONCILE_INTERVAL_TICKS;
@@ -27,25 +27,30 @@ struct CounterWorld {
     acc: u32,
     roster: Vec<PlayerId>,
     presses: BTreeMap<PlayerId, u32>,
-    difficulty: Difficulty,
 }
 
-impl Engine for CounterWorld {
+impl Game for CounterWorld {
+    type Wire = engine::wire::Raycaster;
+    type Error = EngineError;
     type Bot = IdleBot;
-
+    fn campaign_level(
+        campaign: &engine::wire::raycaster::CampaignSeed,
+        index: u32,
+        player_count: u32,
+    ) -> game_api::LevelSpec<engine::wire::Raycaster> {
+        engine::RaycasterEngine::campaign_level(campaign, index, player_count)
+    }
     fn new_level(setup: LevelSetup) -> Result<Self, EngineError> {
         if setup.roster.is_empty() {
             return Err(EngineError::BadRoster);
         }
         Ok(Self {
             tick: 0,
-            acc: setup.seed,
+            acc: setup.head.gameplay_seed,
             presses: setup.roster.iter().map(|p| (p.clone(), 0)).collect(),
             roster: setup.roster,
-            difficulty: setup.difficulty,
         })
     }
-
     fn advance(&mut self, inputs: &BTreeMap<PlayerId, InputSnapshot>, remove: &[PlayerId]) {
         self.roster.retain(|p| !remove.contains(p));
         for (i, id) in self.roster.iter().enumerate() {
@@ -60,7 +65,6 @@ impl Engine for CounterWorld {
         }
         self.tick += 1;
     }
-
     fn snapshot(&mut self) -> ReconciliationSnapshot {
         ReconciliationSnapshot {
             tick: self.tick,
@@ -76,7 +80,6 @@ impl Engine for CounterWorld {
             residual: None,
         }
     }
-
     fn apply_snapshot(&mut self, s: &ReconciliationSnapshot) -> Result<(), EngineError> {
         if s.tick != self.tick {
             return Err(EngineError::TickMismatch {
@@ -87,19 +90,9 @@ impl Engine for CounterWorld {
         self.acc = s.rng_state;
         Ok(())
     }
-
-    fn rng_state(&self) -> u32 {
-        self.acc
-    }
-
-    fn set_rng_state(&mut self, state: u32) {
-        self.acc = state;
-    }
-
     fn world_hash(&self) -> u64 {
         (self.tick << 32) | u64::from(self.acc)
     }
-
     fn status(&self) -> LevelStatus {
         if self.tick >= LEVEL_TICKS {
             LevelStatus::Complete
@@ -107,19 +100,15 @@ impl Engine for CounterWorld {
             LevelStatus::Running
         }
     }
-
     fn tick(&self) -> u64 {
         self.tick
     }
-
     fn roster(&self) -> Vec<PlayerId> {
         self.roster.clone()
     }
-
     fn carryovers(&self) -> BTreeMap<PlayerId, Carryover> {
         BTreeMap::new()
     }
-
     fn scores(&self) -> BTreeMap<PlayerId, PlayerScore> {
         self.presses
             .iter()
@@ -132,36 +121,30 @@ impl Engine for CounterWorld {
             })
             .collect()
     }
-
-    fn difficulty(&self) -> Difficulty {
-        self.difficulty
-    }
-
-    fn player_positions(&self) -> BTreeMap<PlayerId, (f64, f64)> {
-        BTreeMap::new()
-    }
-
-    fn save_state(&self) -> Result<String, EngineError> {
-        Ok(format!("{} {}", self.tick, self.acc))
-    }
-
-    fn load_state(&mut self, state: &str) -> Result<(), EngineError> {
-        let mut parts = state.split(' ').map(str::parse::<u64>);
-        match (parts.next(), parts.next()) {
-            (Some(Ok(t)), Some(Ok(a))) => {
-                self.tick = t;
-                self.acc = u32::try_from(a).map_err(|e| EngineError::BadState(e.to_string()))?;
-                Ok(())
-            }
-            _ => Err(EngineError::BadState(state.to_owned())),
-        }
-    }
-
     fn add_player(&mut self, player: &PlayerId, _: u64) {
         if let Err(at) = self.roster.binary_search(player) {
             self.roster.insert(at, player.clone());
             self.presses.entry(player.clone()).or_default();
         }
+    }
+    fn save_exact(&self) -> Result<Vec<u8>, EngineError> {
+        Ok(format!("{} {}", self.tick, self.acc).into_bytes())
+    }
+    fn load_exact(&mut self, bytes: &[u8]) -> Result<(), EngineError> {
+        let state = String::from_utf8_lossy(bytes);
+        let mut parts = state.split(' ').map(str::parse::<u64>);
+        match (parts.next(), parts.next()) {
+            (Some(Ok(t)), Some(Ok(a))) => {
+                self.acc = u32::try_from(a).map_err(|e| EngineError::BadState(e.to_string()))?;
+                self.tick = t;
+                Ok(())
+            }
+            _ => Err(EngineError::BadState(state.into_owned())),
+        }
+    }
+    fn scramble(&mut self, _: Option<&PlayerId>) -> Result<(), String> {
+        self.acc ^= 0xDEAD_BEEF;
+        Ok(())
     }
 }
 

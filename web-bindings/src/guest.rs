@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use engine::wire::GuestMessage;
 use engine::wire::input::InputSnapshot;
-use engine::{Engine, RaycasterEngine};
+use engine::{Engine, Game, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd, GuestEvent, GuestPhase, GuestSession};
 use netcode::link::{ConnectionState, PeerEvent};
 use protocol::BUILD_VERSION;

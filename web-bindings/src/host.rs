@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine::plan::GeneratedCampaign;
 use engine::wire::input::{InputSnapshot, PlayerId};
-use engine::{Difficulty, Engine, RaycasterEngine};
+use engine::{Difficulty, Game, RaycasterEngine};
 use netcode::host::{HostConfig, HostOutput, HostPhase, HostSession, SessionReport};
 use netcode::link::{ConnectionState, PeerEvent};
-use netcode::plan::GeneratedCampaign;
 use protocol::BUILD_VERSION;
 use protocol::peer::{Channel, ScoreRow};
 use serde::{Deserialize, Serialize};

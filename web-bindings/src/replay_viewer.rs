@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use engine::wire::input::PlayerId;
-use engine::{Engine, RaycasterEngine};
+use engine::{Engine, Game, RaycasterEngine};
 use game_api::WorldHash;
 use netcode::replay::{self, Replay};
 use protocol::name::sanitize_display_name;

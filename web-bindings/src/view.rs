@@ -13,7 +13,7 @@ use engine::weapon::{owned_list, weapon};
 use engine::wire::input::PlayerId;
 use engine::wire::map::{EnemyKind, LootKind, Tile};
 use engine::wire::snapshot::AmmoPools;
-use engine::{Engine, RaycasterEngine};
+use engine::{Engine, Game, RaycasterEngine};
 use serde::Serialize;
 
 /// One tick of the world as a renderer sees it.
@@ -276,6 +276,7 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::wire::raycaster::{LevelSeed, Settings};
     use engine::{Difficulty, LevelSetup};
 
     /// The JSON the renderer (`web/lib/render/`, fixtures in
@@ -284,10 +285,12 @@ mod tests {
     fn the_view_of_a_generated_level_has_the_renderers_shape() {
         let roster = vec![PlayerId::new("guest-1"), PlayerId::new("host")];
         let engine = RaycasterEngine::new_level(LevelSetup {
-            map: engine::level_gen::generate(7, 0, 2),
+            body: engine::level_gen::generate(7, 0, 2),
             roster: roster.clone(),
-            seed: 7,
-            difficulty: Difficulty::Normal,
+            head: LevelSeed { gameplay_seed: 7 },
+            settings: Settings {
+                difficulty: Difficulty::Normal,
+            },
             player_count: 2,
             carryovers: BTreeMap::new(),
             input_delays: BTreeMap::new(),

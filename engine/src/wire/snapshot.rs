@@ -178,15 +178,8 @@ pub struct ReconciliationSnapshot {
     pub residual: Option<Box<ResidualState>>,
 }
 
-/// A player's score in the end-of-run table.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PlayerScore {
-    /// Kill score.
-    pub kill_score: u32,
-    /// Kills.
-    pub kills: u32,
-}
+/// A player's score in the end-of-run table (the same for every game).
+pub use game_api::PlayerScore;
 
 /// How a level ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

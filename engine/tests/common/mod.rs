@@ -1,11 +1,12 @@
 //! Helpers shared by the engine's integration tests.
 #![allow(dead_code)]
 
+use engine::wire::raycaster::{LevelSeed, Settings};
 use std::collections::BTreeMap;
 
 use engine::level_gen::generate;
 use engine::wire::input::{InputSnapshot, PlayerId};
-use engine::{BotController, Difficulty, Engine, LevelSetup, RaycasterEngine};
+use engine::{BotController, Difficulty, Game, LevelSetup, RaycasterEngine};
 
 pub fn roster(n: u32) -> Vec<PlayerId> {
     (0..n).map(|i| PlayerId::new(format!("p{i}"))).collect()
@@ -13,10 +14,12 @@ pub fn roster(n: u32) -> Vec<PlayerId> {
 
 pub fn setup(campaign_seed: u32, level: u32, players: u32, gameplay_seed: u32) -> LevelSetup {
     LevelSetup {
-        map: generate(campaign_seed, level, players),
+        body: generate(campaign_seed, level, players),
         roster: roster(players),
-        seed: gameplay_seed,
-        difficulty: Difficulty::Normal,
+        head: LevelSeed { gameplay_seed },
+        settings: Settings {
+            difficulty: Difficulty::Normal,
+        },
         player_count: players,
         carryovers: BTreeMap::new(),
         input_delays: BTreeMap::new(),

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use anyhow::bail;
 use clap::Args;
-use netcode::plan::{FixedCampaign, LevelPlan};
+use engine::plan::FixedCampaign;
+use engine::wire::Raycaster;
+use game_api::LevelPlan;
 
 use super::serving::{self, ServingArgs};
 use crate::campaign::Campaign;
@@ -47,7 +49,7 @@ pub fn serving_config(a: &HostArgs) -> anyhow::Result<ServingConfig> {
         config.host.plan = Arc::new(FixedCampaign {
             seed: a.serving.seed,
             maps: campaign.maps.clone(),
-        }) as Arc<dyn LevelPlan>;
+        }) as Arc<dyn LevelPlan<Raycaster>>;
         config.campaign_maps = Some(campaign.maps);
         config.campaign_name = campaign.name;
     }

@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use anyhow::bail;
 use clap::Args;
+use engine::plan::GeneratedCampaign;
 use engine::wire::raycaster::{CampaignSeed, Settings};
 use lockstep::peer::PeerRelayConfig;
 use lockstep::relay::{DEFAULT_SNAPSHOT_INTERVAL, MAX_SNAPSHOT_INTERVAL, RelayConfig};
 use netcode::host::HostConfig;
-use netcode::plan::GeneratedCampaign;
 use protocol::tick::{MAX_INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS};
 
 use super::serving::{self, ServingArgs};

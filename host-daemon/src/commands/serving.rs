@@ -11,8 +11,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use engine::Difficulty;
+use engine::plan::GeneratedCampaign;
 use netcode::host::{DEFAULT_MAX_SPECTATORS, HostConfig};
-use netcode::plan::GeneratedCampaign;
 
 use super::control::ControlArgs;
 use super::ice::IceArgs;

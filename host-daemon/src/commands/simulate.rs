@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use engine::plan::GeneratedCampaign;
 use engine::{Difficulty, RaycasterEngine};
 use netcode::guest::GuestConfig;
 use netcode::host::HostConfig;
-use netcode::plan::GeneratedCampaign;
 use netcode::sim::{LinkConfig, NetAction, NetEvent, Scenario, Summary};
 
 /// `simulate` flags.

@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
+use engine::plan::{FixedCampaign, GeneratedCampaign};
+use engine::wire::Raycaster;
 use engine::wire::difficulty::Difficulty;
-use netcode::plan::{FixedCampaign, GeneratedCampaign, LevelPlan};
+use game_api::LevelPlan;
 use protocol::name::SESSION_NAME_MAX_CHARS;
 
 use super::ServingConfig;
@@ -92,7 +94,7 @@ pub fn ordered_config(base: &ServingConfig, order: &OpenRequest) -> Result<Servi
 fn replanned(
     config: &mut ServingConfig,
     order: &OpenRequest,
-) -> Result<Arc<dyn LevelPlan>, String> {
+) -> Result<Arc<dyn LevelPlan<Raycaster>>, String> {
     let seed = order.seed.unwrap_or(config.seed);
     config.seed = seed;
     match &config.campaign_maps {
@@ -145,8 +147,8 @@ mod tests {
         assert_eq!(c.host.plan.level_count(), 2);
         assert_eq!(c.seed, 42);
         assert_eq!(
-            c.host.plan.gameplay_seed(0),
-            netcode::plan::seed_for_level(42, 0)
+            c.host.plan.level(0, 1).head.gameplay_seed,
+            engine::plan::seed_for_level(42, 0)
         );
         assert_eq!(c.host.difficulty, Difficulty::Hard);
         assert_eq!(c.name, "Hard night");

@@ -5,15 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use engine::wire::difficulty::Difficulty;
+use engine::wire::Raycaster;
 use engine::wire::input::PlayerId;
-use engine::wire::raycaster::LevelSeed;
+use engine::wire::raycaster::{CampaignSeed, Settings};
 use engine::wire::{GuestMessage, RelayLevel, TransitionPayload};
-use engine::{Engine, LevelSetup, LevelStatus};
+use engine::{Game, LevelSetup, LevelStatus};
 use protocol::peer::{FEATURE_RELAY, ScoreRow, state_to_base64};
 
 use super::GuestSession;
-use crate::plan::{GeneratedCampaign, LevelPlan};
 
 /// The most players a relay may ask a level for (a bound on the work a
 /// relay can ask of its authority).
@@ -26,8 +25,10 @@ pub(super) struct LevelAsk {
     pub level_index: u32,
     pub roster: BTreeMap<PlayerId, String>,
     pub input_delays: BTreeMap<PlayerId, u64>,
-    pub campaign: GeneratedCampaign,
-    pub difficulty: Difficulty,
+    pub campaign: CampaignSeed,
+    /// Levels in the campaign.
+    pub levels: u32,
+    pub settings: Settings,
 }
 
 /// This guest's authority duties, while it has them.
@@ -48,7 +49,7 @@ pub(super) struct Authority {
     pub ended: Option<u32>,
 }
 
-impl<E: Engine> GuestSession<E> {
+impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     /// Whether this guest serves relay sessions.
     fn serves_relay(&self) -> bool {
         self.features.has(FEATURE_RELAY)
@@ -72,12 +73,12 @@ impl<E: Engine> GuestSession<E> {
         }
         if ask.roster.is_empty()
             || ask.roster.len() > MAX_RELAY_ROSTER
-            || ask.level_index >= ask.campaign.levels
+            || ask.level_index >= ask.levels
         {
             self.events.push(super::GuestEvent::RelayAskRefused(format!(
                 "relay asked for level {} of {} with {} players",
                 ask.level_index,
-                ask.campaign.levels,
+                ask.levels,
                 ask.roster.len()
             )));
             return;
@@ -92,22 +93,21 @@ impl<E: Engine> GuestSession<E> {
             .into_iter()
             .filter(|(p, _)| ask.roster.contains_key(p))
             .collect();
+        let level = E::campaign_level(&ask.campaign, ask.level_index, player_count);
         let payload: TransitionPayload = TransitionPayload {
             level_index: ask.level_index,
-            head: LevelSeed {
-                gameplay_seed: ask.campaign.gameplay_seed(ask.level_index),
-            },
+            head: level.head,
             roster: players.clone(),
             player_count,
             carryovers: carryovers.clone(),
-            body: ask.campaign.map(ask.level_index, player_count),
+            body: level.body,
             input_delays: ask.input_delays.clone(),
         };
         let setup = LevelSetup {
-            map: payload.body.clone(),
+            body: payload.body.clone(),
             roster: players,
-            seed: payload.head.gameplay_seed,
-            difficulty: ask.difficulty,
+            head: payload.head,
+            settings: ask.settings,
             player_count,
             carryovers,
             input_delays: ask.input_delays,

@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
+use engine::wire::Raycaster;
 use engine::wire::TickInput;
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::wire::{GuestMessage, TickInputBundle, TickInputs};
-use engine::{Engine, LevelStatus};
+use engine::{Bot, Game, LevelStatus};
 use protocol::name::sanitize_display_name;
 use protocol::peer::{FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
 use protocol::tick::HASH_REPORT_INTERVAL_TICKS;
@@ -22,7 +23,7 @@ const MAX_CATCH_UP_PER_POLL: usize = 256;
 /// slower than that fails the join.
 const MAX_HELD_WHILE_JOINING: usize = super::resync::MAX_HELD_WHILE_RESYNCING;
 
-impl<E: Engine> GuestSession<E> {
+impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     pub(super) fn on_bundle(&mut self, b: TickInputBundle, now: Duration) {
         if matches!(self.phase, Phase::AwaitInit) {
             // Bundles ride another channel than the session init and can
@@ -140,7 +141,7 @@ impl<E: Engine> GuestSession<E> {
         {
             // Once: a guest rebuilt in place passes this tick again.
             self.config.fault = None;
-            if let Err(e) = corrupt(engine, self.me.as_ref()) {
+            if let Err(e) = engine.scramble(self.me.as_ref()) {
                 self.events.push(GuestEvent::FaultFailed(e));
             }
         }
@@ -303,17 +304,4 @@ impl<E: Engine> GuestSession<E> {
             inputs: self.recent_inputs.iter().map(|(_, i)| i.clone()).collect(),
         }));
     }
-}
-
-/// Scrambles the PRNG and this guest's own player (position and health),
-/// through the engine's public surface.
-fn corrupt<E: Engine>(engine: &mut E, me: Option<&PlayerId>) -> Result<(), String> {
-    engine.set_rng_state(engine.rng_state() ^ 0xDEAD_BEEF);
-    let mut snap = engine.snapshot();
-    if let Some(p) = me.and_then(|id| snap.players.get_mut(id)) {
-        p.pos_x += 0.2;
-        p.health = (p.health - 17.0).max(1.0);
-    }
-    snap.grid_delta.clear();
-    engine.apply_snapshot(&snap).map_err(|e| e.to_string())
 }

@@ -3,13 +3,14 @@
 
 use std::time::Duration;
 
-use engine::Engine;
+use engine::Game;
+use engine::wire::Raycaster;
 use engine::wire::{GuestMessage, HostMessage};
 
 use super::{GuestEnd, GuestEvent, GuestSession, WaitingRoom, authority};
 use crate::link::{ConnectionState, PeerEvent};
 
-impl<E: Engine> GuestSession<E> {
+impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     /// Feeds one event from the host at time `now`.
     pub fn on_event(&mut self, event: PeerEvent, now: Duration) {
         if self.ended().is_some() {
@@ -92,11 +93,9 @@ impl<E: Engine> GuestSession<E> {
                 level_index,
                 roster,
                 input_delays,
-                campaign: crate::plan::GeneratedCampaign {
-                    seed: campaign.campaign_seed,
-                    levels,
-                },
-                difficulty: settings.difficulty,
+                campaign,
+                levels,
+                settings,
             }),
             HostMessage::RelayAskSnapshot { level_epoch, tick } => {
                 self.on_relay_ask_snapshot(level_epoch, tick);

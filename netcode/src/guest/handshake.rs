@@ -5,18 +5,18 @@
 
 use std::collections::BTreeMap;
 
+use engine::wire::Raycaster;
 use engine::wire::map::GameMap;
 use engine::wire::{GuestMessage, JoinPayload, SessionInit};
-use engine::{Engine, LevelSetup};
+use engine::{Bot, Game, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
 use protocol::peer::{FEATURE_INPUT_DELAY, GuestHello, JoinPoint, PEER_PROTOCOL_VERSION};
 use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};
 use crate::delay;
-use crate::pilot::DelayAwareBot;
 
-impl<E: Engine> GuestSession<E> {
+impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     pub(super) fn on_host_hello(
         &mut self,
         build_version: String,
@@ -169,10 +169,10 @@ impl<E: Engine> GuestSession<E> {
     /// loads the world's exact state into it.
     fn finish_setup(&mut self, init: SessionInit, map: GameMap, joined: Option<&JoinPayload>) {
         let setup = LevelSetup {
-            map,
+            body: map,
             roster: init.roster.clone(),
-            seed: init.head.gameplay_seed,
-            difficulty: init.settings.difficulty,
+            head: init.head,
+            settings: init.settings,
             player_count: init.player_count,
             carryovers: BTreeMap::new(),
             input_delays: init.input_delays.clone(),
@@ -195,8 +195,9 @@ impl<E: Engine> GuestSession<E> {
                     self.backlog.retain(|b| b.tick >= tick);
                 }
                 self.engine = Some(engine);
+                self.settings = Some(init.settings);
                 if self.config.bot && !self.spectator {
-                    let mut pilot = DelayAwareBot::new(init.your_player_id.clone());
+                    let mut pilot = E::Bot::new(init.your_player_id.clone());
                     pilot.start_level(self.input_delay);
                     self.pilot = Some(pilot);
                 }
@@ -218,7 +219,7 @@ impl<E: Engine> GuestSession<E> {
 
 /// Loads a late joiner's state into the level just built and checks it is
 /// at the join tick.
-fn load_join_state<E: Engine>(
+fn load_join_state<E: Game<Wire = Raycaster>>(
     engine: &mut E,
     payload: &JoinPayload,
     point: &JoinPoint,

@@ -31,8 +31,10 @@ mod transition;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use engine::Engine;
+use engine::Game;
+use engine::wire::Raycaster;
 use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::raycaster::Settings;
 use engine::wire::{GuestMessage, SessionInit, TickInputBundle};
 use protocol::chunk::Reassembler;
 use protocol::peer::Features;
@@ -42,7 +44,6 @@ use protocol::wire::WireFormat;
 
 pub use config::{AppliedTick, GuestConfig, GuestEnd, GuestEvent, GuestFault, RenderOffset};
 
-use crate::pilot::DelayAwareBot;
 use crate::predict::PendingInputs;
 use crate::stats::GuestStats;
 use clock::HostClock;
@@ -89,7 +90,7 @@ enum Phase {
 }
 
 /// The guest's netcode session over engine `E`.
-pub struct GuestSession<E: Engine> {
+pub struct GuestSession<E: Game<Wire = Raycaster>> {
     config: GuestConfig,
     phase: Phase,
     me: Option<PlayerId>,
@@ -110,7 +111,10 @@ pub struct GuestSession<E: Engine> {
     snapshot_hashes: Vec<(u32, u64, u64)>,
     ending: Option<(EndReason, u32, u64)>,
     clock_hint: Duration,
-    pilot: Option<DelayAwareBot<E>>,
+    pilot: Option<E::Bot>,
+    /// The session's settings, from its init: every level is built with
+    /// them (a transition carries none).
+    settings: Option<Settings>,
     local_input: InputSnapshot,
     /// The hello features this guest took up (offered and wanted).
     features: Features,
@@ -149,7 +153,7 @@ pub struct GuestSession<E: Engine> {
     resync: Option<resync::Resync>,
 }
 
-impl<E: Engine> std::fmt::Debug for GuestSession<E> {
+impl<E: Game<Wire = Raycaster>> std::fmt::Debug for GuestSession<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GuestSession")
             .field("phase", &self.phase)
@@ -159,7 +163,7 @@ impl<E: Engine> std::fmt::Debug for GuestSession<E> {
     }
 }
 
-impl<E: Engine> GuestSession<E> {
+impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     /// A guest waiting for the host's hello.
     pub fn new(config: GuestConfig) -> Self {
         Self {
@@ -184,6 +188,7 @@ impl<E: Engine> GuestSession<E> {
             ending: None,
             clock_hint: Duration::ZERO,
             pilot: None,
+            settings: None,
             local_input: InputSnapshot::NEUTRAL,
             features: Features::default(),
             input_delay: INPUT_DELAY_TICKS,

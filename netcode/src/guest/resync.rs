@@ -15,7 +15,8 @@
 //! on as the same player: same id, same rejoin token, predictions and
 //! sampled inputs started over from the join tick.
 
-use engine::Engine;
+use engine::Game;
+use engine::wire::Raycaster;
 use engine::wire::SessionInit;
 use protocol::peer::FEATURE_RESYNC;
 
@@ -35,7 +36,7 @@ pub(super) struct Resync {
     pub(super) rebuilt: bool,
 }
 
-impl<E: Engine> GuestSession<E> {
+impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     /// Whether the bundles wait for a resync's other half.
     pub(super) fn resync_holds(&self) -> bool {
         self.resync.is_some()

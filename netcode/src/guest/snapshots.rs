@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use engine::wire::Raycaster;
 use engine::wire::ReconciliationSnapshotMessage;
 use engine::wire::input::PlayerId;
-use engine::wire::snapshot::{CORRECTION_SMOOTH_MS, SNAP_THRESHOLD_TILES};
-use engine::{Engine, LevelStatus};
+use engine::{Game, LevelStatus};
 use protocol::peer::FEATURE_RELAY;
 use protocol::tick::RECONCILE_INTERVAL_TICKS;
 
@@ -54,7 +54,7 @@ impl SnapshotBacklog {
     }
 }
 
-impl<E: Engine> GuestSession<E> {
+impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     pub(super) fn on_snapshot(&mut self, s: ReconciliationSnapshotMessage) {
         if s.level_epoch != self.level_epoch {
             self.stats.snapshots_discarded += 1;
@@ -97,7 +97,7 @@ impl<E: Engine> GuestSession<E> {
         let Some(msg) = msg else {
             return;
         };
-        let before = engine.player_positions();
+        let before = engine.positions();
         let hash_before = engine.world_hash();
         if let Err(e) = engine.apply_snapshot(&msg.snapshot) {
             self.events
@@ -106,21 +106,21 @@ impl<E: Engine> GuestSession<E> {
             return;
         }
         self.stats.snapshots_applied += 1;
-        for (id, ps) in &msg.snapshot.players {
-            let Some((ox, oy)) = before.get(id) else {
+        for (id, (nx, ny)) in engine.positions() {
+            let Some((ox, oy)) = before.get(&id) else {
                 continue;
             };
-            let (dx, dy) = (ox - ps.pos_x, oy - ps.pos_y);
+            let (dx, dy) = (ox - nx, oy - ny);
             let dist = (dx * dx + dy * dy).sqrt();
             if dist == 0.0 {
                 continue;
             }
-            if dist >= SNAP_THRESHOLD_TILES {
+            if dist >= E::SNAP_THRESHOLD {
                 self.stats.hard_snaps += 1;
-                self.render_offsets.remove(id);
+                self.render_offsets.remove(&id);
             } else {
                 self.render_offsets
-                    .insert(id.clone(), RenderOffset { dx, dy, at: now });
+                    .insert(id, RenderOffset { dx, dy, at: now });
             }
         }
         let hash = engine.world_hash();
@@ -131,14 +131,14 @@ impl<E: Engine> GuestSession<E> {
     }
 
     /// The render offset for `player` at `now`: the position correction
-    /// still to be smoothed away (zero once [`CORRECTION_SMOOTH_MS`] has
-    /// passed, and always zero for corrections at or above the snap
-    /// threshold).
+    /// still to be smoothed away (zero once the game's
+    /// [`Game::CORRECTION_SMOOTH_MS`] has passed, and always zero for
+    /// corrections at or above its snap threshold).
     pub fn render_offset(&self, player: &PlayerId, now: Duration) -> (f64, f64) {
         let Some(o) = self.render_offsets.get(player) else {
             return (0.0, 0.0);
         };
-        let window = Duration::from_millis(CORRECTION_SMOOTH_MS);
+        let window = Duration::from_millis(E::CORRECTION_SMOOTH_MS);
         let elapsed = now.saturating_sub(o.at);
         if elapsed >= window {
             return (0.0, 0.0);

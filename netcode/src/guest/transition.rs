@@ -3,15 +3,16 @@
 
 use std::time::Duration;
 
+use engine::wire::Raycaster;
 use engine::wire::{GuestMessage, TransitionPayload};
-use engine::{Engine, LevelSetup};
+use engine::{Bot, Game, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
 use protocol::peer::FEATURE_INPUT_DELAY;
 
 use super::{GuestEvent, GuestSession};
 use crate::delay;
 
-impl<E: Engine> GuestSession<E> {
+impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     pub(super) fn on_transition_init(&mut self, level_epoch: u32) {
         if level_epoch > self.level_epoch {
             self.transition = Some((level_epoch, Reassembler::default()));
@@ -62,7 +63,7 @@ impl<E: Engine> GuestSession<E> {
             self.transition_failed("the new roster does not include this player".into(), now);
             return;
         }
-        let Some(difficulty) = self.engine.as_ref().map(|e| e.difficulty()) else {
+        let Some(settings) = self.settings else {
             return;
         };
         let took_up = self.features.has(FEATURE_INPUT_DELAY);
@@ -80,10 +81,10 @@ impl<E: Engine> GuestSession<E> {
         };
         let level_index = p.level_index;
         let setup = LevelSetup {
-            map: p.body,
+            body: p.body,
             roster: p.roster,
-            seed: p.head.gameplay_seed,
-            difficulty,
+            head: p.head,
+            settings,
             player_count: p.player_count,
             carryovers: p.carryovers,
             input_delays: p.input_delays,

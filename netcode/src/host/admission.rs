@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use engine::Engine;
+use engine::Game;
 use engine::wire::HostMessage;
+use engine::wire::Raycaster;
 use engine::wire::input::PlayerId;
 use protocol::name::distinct_name;
 use protocol::peer::admission::{self, Admission, Offer, Room, Seat};
@@ -18,7 +19,7 @@ use crate::link::ConnectionState;
 use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, WARM_UP_LIMIT, WARM_UP_SAMPLES};
 use crate::stats::GuestSlot;
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     /// Whether `name` (any case) is someone's in this session: the host's
     /// own players, every player in the game (also within its disconnect
     /// grace), every admitted connection, every spectator. A player the

@@ -17,8 +17,10 @@ use protocol::wire::WireFormat;
 
 use super::budget::GuestBudgetPolicy;
 use crate::link::ConnectionState;
-use crate::plan::{GeneratedCampaign, LevelPlan};
 use crate::stats::GuestSlot;
+use engine::plan::GeneratedCampaign;
+use engine::wire::Raycaster;
+use game_api::LevelPlan;
 
 /// Spectators a host admits at once unless configured otherwise.
 pub const DEFAULT_MAX_SPECTATORS: usize = 8;
@@ -29,7 +31,7 @@ pub struct HostConfig {
     /// Build identifier guests must match.
     pub build_version: String,
     /// The levels to play.
-    pub plan: Arc<dyn LevelPlan>,
+    pub plan: Arc<dyn LevelPlan<Raycaster>>,
     /// Session difficulty.
     pub difficulty: Difficulty,
     /// The host's own player (bot-driven in the daemon), if it plays.

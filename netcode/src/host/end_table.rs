@@ -3,14 +3,15 @@
 
 use std::collections::BTreeSet;
 
-use engine::Engine;
+use engine::Game;
 use engine::wire::HostMessage;
+use engine::wire::Raycaster;
 use engine::wire::input::PlayerId;
 use protocol::peer::{EndReason, LinkHealth, ScoreRow};
 
 use super::{HostEvent, HostOutput, HostSession, Phase};
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     /// The end-of-run table so far (levels finished plus the current one).
     pub fn scores(&self) -> Vec<ScoreRow> {
         let mut totals = self.run_scores.clone();

@@ -17,9 +17,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use engine::Engine;
+use engine::Game;
+use engine::wire::Raycaster;
 use engine::wire::input::PlayerId;
-use engine::wire::raycaster::{LevelSeed, Settings};
+use engine::wire::raycaster::Settings;
 use engine::wire::{HostMessage, JoinPayload, SessionInit};
 use protocol::chunk::split;
 use protocol::peer::{FEATURE_INPUT_DELAY, JoinPoint, RosterAdd};
@@ -52,7 +53,7 @@ pub(super) struct Joiner {
     kind: JoinKind,
 }
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     /// The `rosterAdd` of the tick that adds `joined` (`None`: nobody new).
     pub(super) fn roster_add(&self, joined: &[Joiner]) -> Option<BTreeMap<PlayerId, RosterAdd>> {
         let fresh: BTreeMap<PlayerId, RosterAdd> = joined
@@ -165,7 +166,7 @@ impl<E: Engine> HostSession<E> {
             .save_exact()
             .map_err(|e| format!("saving the state: {e}"))
             .and_then(|state| {
-                serde_json::to_string(&JoinPayload::new(level.map.clone(), &state))
+                serde_json::to_string(&JoinPayload::new(level.body.clone(), &state))
                     .map_err(|e| format!("encoding the state: {e}"))
             });
         let text = match text {
@@ -185,7 +186,7 @@ impl<E: Engine> HostSession<E> {
             .iter()
             .map(|p| (p.clone(), self.inputs.delay(p)))
             .collect();
-        let (seed, player_count) = (level.seed, level.player_count);
+        let (head, player_count) = (level.head, level.player_count);
         let (chunks, end) = split(&text);
         for Joiner {
             slot, player, kind, ..
@@ -208,9 +209,7 @@ impl<E: Engine> HostSession<E> {
                 fixed_dt: FIXED_DT,
                 input_delay_ticks,
                 reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
-                head: LevelSeed {
-                    gameplay_seed: seed,
-                },
+                head,
                 settings: Settings {
                     difficulty: self.config.difficulty,
                 },

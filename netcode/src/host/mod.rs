@@ -44,9 +44,10 @@ mod waiting_room;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use engine::Engine;
+use engine::wire::Raycaster;
 use engine::wire::input::{InputSnapshot, PlayerId};
 use engine::wire::{GuestMessage, HostMessage};
+use engine::{Bot, Game};
 use protocol::peer::EndReason;
 use protocol::wire::WireFormat;
 
@@ -54,7 +55,6 @@ pub use config::{DEFAULT_MAX_SPECTATORS, HostConfig, HostEvent, HostOutput};
 pub use report::{LeftAt, PlayerKind, PlayerReport, SessionReport, SpectatorReport};
 
 use crate::link::PeerEvent;
-use crate::pilot::DelayAwareBot;
 use crate::predict;
 use crate::stats::{GuestSlot, HostStats};
 use audit::HashAudit;
@@ -87,14 +87,14 @@ enum Phase {
 }
 
 /// The host's netcode session over engine `E`.
-pub struct HostSession<E: Engine> {
+pub struct HostSession<E: Game<Wire = Raycaster>> {
     config: HostConfig,
     /// The players' rejoin tokens, when the host takes rejoins.
     rejoins: Option<lockstep::rejoin::RejoinTokens>,
     phase: Phase,
     /// Guest connections that can still matter, by slot.
     seats: SeatTable,
-    bots: Vec<DelayAwareBot<E>>,
+    bots: Vec<E::Bot>,
     local_input: InputSnapshot,
     names: BTreeMap<PlayerId, String>,
     engine: Option<E>,
@@ -127,7 +127,7 @@ pub struct HostSession<E: Engine> {
     waiting_room_announced: Option<(HostMessage, Vec<GuestSlot>)>,
 }
 
-impl<E: Engine> std::fmt::Debug for HostSession<E> {
+impl<E: Game<Wire = Raycaster>> std::fmt::Debug for HostSession<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostSession")
             .field("phase", &self.phase)
@@ -137,14 +137,14 @@ impl<E: Engine> std::fmt::Debug for HostSession<E> {
     }
 }
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     /// A host waiting for guests.
     pub fn new(config: HostConfig) -> Self {
-        let mut bots: Vec<DelayAwareBot<E>> = (1..=config.bots)
-            .map(|i| DelayAwareBot::new(PlayerId::new(format!("bot-{i}"))))
+        let mut bots: Vec<E::Bot> = (1..=config.bots)
+            .map(|i| E::Bot::new(PlayerId::new(format!("bot-{i}"))))
             .collect();
         if let (Some((id, _)), true) = (&config.host_player, config.host_bot) {
-            bots.push(DelayAwareBot::new(id.clone()));
+            bots.push(E::Bot::new(id.clone()));
         }
         Self {
             rejoins: config
@@ -440,7 +440,7 @@ impl<E: Engine> HostSession<E> {
     }
 }
 
-impl<E: Engine + Clone> HostSession<E> {
+impl<E: Game<Wire = Raycaster> + Clone> HostSession<E> {
     /// The host player's world to draw: a copy of the engine run ahead
     /// through the inputs already filed for the coming ticks (the host's
     /// own, delayed by its input delay, and whatever guests sent early),

@@ -2,12 +2,13 @@
 //! `record_replay` set, a level's start, every tick's bundle (in
 //! [`super::ticks`]) and its end go out as [`HostEvent::Replay`].
 
-use engine::{Engine, LevelSetup};
+use engine::wire::Raycaster;
+use engine::{Game, LevelSetup};
 
 use super::{HostEvent, HostSession};
 use crate::replay::{REPLAY_FORMAT, ReplayEnd, ReplayHeader, ReplayRecord};
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     /// A level was built from `setup` and the level epoch set: its header.
     pub(super) fn record_level_start(&mut self, setup: LevelSetup) {
         let header = ReplayHeader {
@@ -15,8 +16,8 @@ impl<E: Engine> HostSession<E> {
             build: self.config.build_version.clone(),
             level_epoch: self.level_epoch,
             level_index: self.level_index,
-            gameplay_seed: setup.seed,
-            difficulty: setup.difficulty,
+            gameplay_seed: setup.head.gameplay_seed,
+            difficulty: setup.settings.difficulty,
             player_count: setup.player_count,
             names: setup
                 .roster
@@ -26,7 +27,7 @@ impl<E: Engine> HostSession<E> {
             roster: setup.roster,
             carryovers: setup.carryovers,
             input_delays: setup.input_delays,
-            map: setup.map,
+            map: setup.body,
         };
         self.recording = true;
         self.events

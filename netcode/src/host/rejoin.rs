@@ -15,7 +15,8 @@
 
 use std::time::Duration;
 
-use engine::Engine;
+use engine::Game;
+use engine::wire::Raycaster;
 use engine::wire::input::PlayerId;
 use protocol::name::sanitize_display_name;
 use protocol::peer::Features;
@@ -24,7 +25,7 @@ use super::{HostEvent, HostOutput, HostSession};
 use crate::stats::GuestSlot;
 use protocol::peer::FEATURE_PING;
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     /// `player`'s rejoin token, when the host takes rejoins.
     pub(super) fn rejoin_token(&self, player: &PlayerId) -> Option<String> {
         self.rejoins.as_ref()?.token(player)

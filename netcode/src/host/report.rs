@@ -3,8 +3,9 @@
 //! desyncs and held inputs the audit counted. The daemon prints it as a
 //! JSON line; a browser host shows it.
 
-use engine::Engine;
+use engine::wire::Raycaster;
 use engine::wire::input::PlayerId;
+use engine::{Bot, Game};
 use protocol::peer::EndReason;
 use serde::Serialize;
 
@@ -119,7 +120,7 @@ pub struct SessionReport {
     pub spectators: Vec<SpectatorReport>,
 }
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     /// The player (or spectator) connection `slot` carries, once its hello
     /// was admitted; `None` for a slot let go or never admitted.
     pub fn player_of(&self, slot: GuestSlot) -> Option<&PlayerId> {

@@ -5,10 +5,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use engine::wire::Raycaster;
 use engine::wire::input::PlayerId;
-use engine::wire::raycaster::{LevelSeed, Settings};
+use engine::wire::raycaster::Settings;
 use engine::wire::{HostMessage, SessionInit};
-use engine::{Engine, LevelSetup};
+use engine::{Bot, Game, LevelSetup};
+use game_api::LevelSpec;
 use protocol::chunk::split;
 use protocol::name::sanitize_display_name;
 use protocol::peer::{EndReason, FEATURE_INPUT_DELAY};
@@ -19,7 +21,7 @@ use crate::delay;
 use crate::rtt::RttEstimate;
 use crate::stats::GuestSlot;
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     /// The host's own players (bots, then the host player) with their
     /// names: bots are "Bot 1", "Bot 2", ..., so every list marks them.
     pub(super) fn local_players(&self) -> Vec<(PlayerId, String)> {
@@ -97,14 +99,15 @@ impl<E: Engine> HostSession<E> {
             self.end(EndReason::HostShutdown);
             return;
         }
-        let seed = self.config.plan.gameplay_seed(0);
-        let map = self.config.plan.map(0, self.player_count);
+        let LevelSpec { head, body: map } = self.config.plan.level(0, self.player_count);
         let delays = self.level_delays(&roster);
         let setup = LevelSetup {
-            map: map.clone(),
+            body: map.clone(),
             roster: roster.clone(),
-            seed,
-            difficulty: self.config.difficulty,
+            head,
+            settings: Settings {
+                difficulty: self.config.difficulty,
+            },
             player_count: self.player_count,
             carryovers: BTreeMap::new(),
             input_delays: delays.clone(),
@@ -141,9 +144,7 @@ impl<E: Engine> HostSession<E> {
                 tick_rate_hz: TICK_RATE_HZ,
                 fixed_dt: FIXED_DT,
                 reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
-                head: LevelSeed {
-                    gameplay_seed: seed,
-                },
+                head,
                 settings: Settings {
                     difficulty: self.config.difficulty,
                 },

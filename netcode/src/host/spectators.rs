@@ -18,8 +18,9 @@
 
 use std::time::Duration;
 
-use engine::Engine;
+use engine::Game;
 use engine::wire::HostMessage;
+use engine::wire::Raycaster;
 use engine::wire::input::PlayerId;
 use protocol::name::distinct_name;
 use protocol::peer::FEATURE_SPECTATORS;
@@ -29,7 +30,7 @@ use protocol::wire::WireFormat;
 use super::{HostEvent, HostOutput, HostSession};
 use crate::stats::GuestSlot;
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     /// Spectators admitted and connected.
     pub fn spectators_present(&self) -> usize {
         self.seats

@@ -5,10 +5,11 @@ use crate::replay::ReplayRecord;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use engine::wire::Raycaster;
 use engine::wire::TickInput;
 use engine::wire::input::{InputSnapshot, PlayerId};
 use engine::wire::{HostMessage, ReconciliationSnapshotMessage, TickInputBundle, TickInputs};
-use engine::{Engine, LevelStatus};
+use engine::{Bot, Game, LevelStatus};
 use protocol::peer::{EndReason, FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
@@ -20,7 +21,7 @@ use crate::stats::{GuestSlot, STEADY_AFTER_TICKS};
 use lockstep::inputs::Placement;
 use lockstep::pacing::TickClock;
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     pub(super) fn next_tick_due(&self) -> Option<Duration> {
         self.clock.map(|c| c.next_due())
     }

@@ -4,9 +4,10 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use engine::wire::raycaster::LevelSeed;
+use engine::wire::Raycaster;
+use engine::wire::raycaster::Settings;
 use engine::wire::{HostMessage, TransitionPayload};
-use engine::{Engine, LevelSetup};
+use engine::{Game, LevelSetup};
 use protocol::chunk::split;
 use protocol::peer::EndReason;
 use protocol::tick::{TICK_RATE_HZ, TRANSITION_ACK_TIMEOUT_MS, TRANSITION_RETRY_LIMIT};
@@ -23,7 +24,7 @@ pub(super) struct Transition {
     messages: Vec<HostMessage>,
 }
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     pub(super) fn level_complete(&mut self, now: Duration) {
         self.stats.levels_completed += 1;
         if self.level_index + 1 >= self.level_count() {
@@ -40,22 +41,23 @@ impl<E: Engine> HostSession<E> {
         let player_count = u32::try_from(roster.len()).unwrap_or(u32::MAX);
         // Refitted to the links as they are now.
         let delays = self.level_delays(&roster);
+        let level = self.config.plan.level(self.level_index, player_count);
         let payload: TransitionPayload = TransitionPayload {
             level_index: self.level_index,
-            head: LevelSeed {
-                gameplay_seed: self.config.plan.gameplay_seed(self.level_index),
-            },
+            head: level.head,
             player_count,
             roster: roster.clone(),
             carryovers: carryovers.clone(),
-            body: self.config.plan.map(self.level_index, player_count),
+            body: level.body,
             input_delays: delays.clone(),
         };
         let setup = LevelSetup {
-            map: payload.body.clone(),
+            body: payload.body.clone(),
             roster,
-            seed: payload.head.gameplay_seed,
-            difficulty: self.config.difficulty,
+            head: payload.head,
+            settings: Settings {
+                difficulty: self.config.difficulty,
+            },
             player_count,
             carryovers,
             input_delays: delays.clone(),

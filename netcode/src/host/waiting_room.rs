@@ -5,15 +5,16 @@
 //! changes and once on arrival. Nothing is sent from the start on: the
 //! session init's roster takes over.
 
-use engine::Engine;
+use engine::Game;
 use engine::wire::HostMessage;
+use engine::wire::Raycaster;
 use protocol::peer::FEATURE_WAITING_ROOM;
 use protocol::wire::WireFormat;
 
 use super::{HostOutput, HostSession, Phase};
 use crate::stats::GuestSlot;
 
-impl<E: Engine> HostSession<E> {
+impl<E: Game<Wire = Raycaster>> HostSession<E> {
     /// The waiting room as it stands, the same for every guest (`you`
     /// unset).
     fn waiting_room(&self) -> HostMessage {

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use engine::Engine;
+use engine::Game;
+use engine::wire::Raycaster;
 use protocol::tick::FIXED_DT;
 
 use super::{NetAction, NetEvent, Outcome, Scenario, Sim};
@@ -29,7 +30,7 @@ pub struct LateJoinFigures {
 
 /// Plays `scenario` with one more guest, `joiner` over `link`, connecting
 /// once the host has simulated `at_tick` ticks, and measures its join.
-pub fn measure_late_join<E: Engine>(
+pub fn measure_late_join<E: Game<Wire = Raycaster>>(
     mut scenario: Scenario,
     joiner: GuestConfig,
     link: LinkConfig,
@@ -59,8 +60,8 @@ pub fn measure_late_join<E: Engine>(
                 .and_then(|e| e.save_exact().ok())
                 .map(|s| s.len());
         }
-        let host_tick = sim.host().engine().map(Engine::tick);
-        let joiner_tick = sim.guest(n).and_then(|g| g.engine()).map(Engine::tick);
+        let host_tick = sim.host().engine().map(Game::tick);
+        let joiner_tick = sim.guest(n).and_then(|g| g.engine()).map(Game::tick);
         if let (None, Some(start), Some(h), Some(j)) =
             (figures.catch_up, connected_at, host_tick, joiner_tick)
             && j + lag_ticks >= h

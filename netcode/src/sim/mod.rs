@@ -15,7 +15,8 @@ mod summary;
 
 use std::time::Duration;
 
-use engine::Engine;
+use engine::Game;
+use engine::wire::Raycaster;
 pub use impairment::{Fate, Impairment, LinkConfig, Tamper};
 pub use late_join::{LateJoinFigures, measure_late_join};
 pub use network::{Delivery, End, Network, stream};
@@ -69,7 +70,7 @@ pub struct Scenario {
 
 /// Every finished session.
 #[derive(Debug)]
-pub struct Outcome<E: Engine> {
+pub struct Outcome<E: Game<Wire = Raycaster>> {
     /// The host.
     pub host: HostSession<E>,
     /// The guests, in scenario order.
@@ -84,7 +85,7 @@ pub struct Outcome<E: Engine> {
     pub replay: Vec<ReplayRecord>,
 }
 
-struct Guest<E: Engine> {
+struct Guest<E: Game<Wire = Raycaster>> {
     session: GuestSession<E>,
     link: usize,
     slot: GuestSlot,
@@ -92,7 +93,7 @@ struct Guest<E: Engine> {
     late: bool,
 }
 
-struct Run<E: Engine> {
+struct Run<E: Game<Wire = Raycaster>> {
     now: Duration,
     net: Network,
     host: HostSession<E>,
@@ -101,7 +102,7 @@ struct Run<E: Engine> {
     replay: Vec<ReplayRecord>,
 }
 
-impl<E: Engine> Run<E> {
+impl<E: Game<Wire = Raycaster>> Run<E> {
     fn connect(&mut self, config: GuestConfig, link: LinkConfig, late: bool) {
         let link = self.net.add_link(link);
         let slot = self.host.add_guest(self.now);
@@ -253,7 +254,7 @@ impl<E: Engine> Run<E> {
 
 /// A scenario being played, one step at a time: a test can look at (and
 /// drive) the sessions between steps. [`run`] plays one to the end.
-pub struct Sim<E: Engine> {
+pub struct Sim<E: Game<Wire = Raycaster>> {
     run: Run<E>,
     /// Pending network events, the next one last.
     events: Vec<NetEvent>,
@@ -263,7 +264,7 @@ pub struct Sim<E: Engine> {
     over: bool,
 }
 
-impl<E: Engine> Sim<E> {
+impl<E: Game<Wire = Raycaster>> Sim<E> {
     /// Connects the scenario's guests at time zero.
     pub fn new(scenario: Scenario) -> Self {
         let mut run = Run {
@@ -385,7 +386,7 @@ impl<E: Engine> Sim<E> {
 }
 
 /// Plays a scenario on a virtual clock and returns every session.
-pub fn run<E: Engine>(scenario: Scenario) -> Outcome<E> {
+pub fn run<E: Game<Wire = Raycaster>>(scenario: Scenario) -> Outcome<E> {
     let mut sim = Sim::new(scenario);
     while sim.step() {}
     sim.finish()

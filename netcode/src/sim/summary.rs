@@ -1,6 +1,7 @@
 //! The one-line JSON report of a simulated (or daemon-hosted) session.
 
-use engine::Engine;
+use engine::Game;
+use engine::wire::Raycaster;
 use protocol::peer::EndReason;
 use serde::Serialize;
 
@@ -72,7 +73,10 @@ pub struct Summary {
 }
 
 /// Whether a guest ended on the host's final state.
-pub fn final_hash_matches<E: Engine>(host: &HostSession<E>, guest: &GuestSession<E>) -> bool {
+pub fn final_hash_matches<E: Game<Wire = Raycaster>>(
+    host: &HostSession<E>,
+    guest: &GuestSession<E>,
+) -> bool {
     let Some(engine) = host.engine() else {
         return false;
     };
@@ -95,7 +99,10 @@ pub fn describe_end(end: Option<&GuestEnd>) -> String {
 
 impl Summary {
     /// Summarizes a host and its guests, once finished.
-    pub fn of<E: Engine>(host: &HostSession<E>, guests: &[GuestSession<E>]) -> Self {
+    pub fn of<E: Game<Wire = Raycaster>>(
+        host: &HostSession<E>,
+        guests: &[GuestSession<E>],
+    ) -> Self {
         let s = host.stats();
         let per = |g: &GuestSession<E>| g.player_id().cloned();
         Summary {

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine::RaycasterEngine;
+use engine::plan::GeneratedCampaign;
 use netcode::guest::GuestConfig;
 use netcode::host::HostConfig;
-use netcode::plan::GeneratedCampaign;
 use netcode::sim::{LinkConfig, NetAction, NetEvent, Scenario};
 
 use super::Outcome;

@@ -1,4 +1,5 @@
-//! [`DelayAwareBot`]: an engine's bot corrected for the input delay.
+//! [`DelayAwareBot`]: the raycaster's bot corrected for the input delay,
+//! the bot the sessions run ([`game_api::Game::Bot`]).
 //!
 //! A bot aims as if its input applied at once: it turns by the whole angle
 //! to its target every tick. Under an input delay of `d` ticks the same
@@ -8,50 +9,49 @@
 
 use std::collections::VecDeque;
 
-use engine::wire::input::{InputSnapshot, MAX_MOUSE_DELTA_X, PlayerId};
-use engine::{Bot, Engine};
+use game_api::Bot;
 use protocol::tick::INPUT_DELAY_TICKS;
 
+use crate::bot::BotController;
+use crate::wire::input::{InputSnapshot, MAX_MOUSE_DELTA_X, PlayerId};
+use crate::world::RaycasterEngine;
+
 /// A bot whose inputs are applied its input delay after it samples them.
-pub struct DelayAwareBot<E: Engine> {
-    bot: E::Bot,
+pub struct DelayAwareBot {
+    bot: BotController,
     in_flight: VecDeque<f64>,
     delay: u64,
 }
 
-impl<E: Engine> std::fmt::Debug for DelayAwareBot<E> {
+impl std::fmt::Debug for DelayAwareBot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DelayAwareBot")
-            .field("player", self.player_id())
+            .field("player", self.bot.player_id())
             .field("in_flight", &self.in_flight)
             .finish()
     }
 }
 
-impl<E: Engine> DelayAwareBot<E> {
-    /// A bot for player `id`.
-    pub fn new(id: PlayerId) -> Self {
+impl Bot<RaycasterEngine> for DelayAwareBot {
+    fn new(id: PlayerId) -> Self {
         Self {
-            bot: E::Bot::new(id),
+            bot: BotController::new(id),
             in_flight: VecDeque::new(),
             delay: INPUT_DELAY_TICKS,
         }
     }
 
-    /// The player it drives.
-    pub fn player_id(&self) -> &PlayerId {
+    fn player_id(&self) -> &PlayerId {
         self.bot.player_id()
     }
 
-    /// Forgets turns in flight: a new level starts, with input delay
-    /// `delay` ticks.
-    pub fn start_level(&mut self, delay: u64) {
+    /// Forgets turns in flight.
+    fn start_level(&mut self, delay: u64) {
         self.in_flight.clear();
         self.delay = delay;
     }
 
-    /// The input to tag for `engine.tick()` plus the input delay.
-    pub fn decide(&mut self, engine: &E) -> InputSnapshot {
+    fn decide(&mut self, engine: &RaycasterEngine) -> InputSnapshot {
         let mut input = self.bot.decide(engine);
         let pending: f64 = self.in_flight.iter().sum();
         input.mouse_delta_x =
