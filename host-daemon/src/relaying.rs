@@ -271,7 +271,7 @@ fn origin_of(ip: IpAddr) -> Origin {
 
 /// A relayed level's record in the replay format of a host's: `host-daemon
 /// replay` plays it.
-fn replay_record(record: &LevelRecord<Raycaster>) -> ReplayRecord {
+fn replay_record(record: &LevelRecord<Raycaster>) -> ReplayRecord<Raycaster> {
     match record {
         LevelRecord::Begin {
             epoch,
@@ -284,14 +284,14 @@ fn replay_record(record: &LevelRecord<Raycaster>) -> ReplayRecord {
             build: build.clone(),
             level_epoch: *epoch,
             level_index: level.level_index,
-            gameplay_seed: level.head.gameplay_seed,
-            difficulty: settings.difficulty,
+            head: level.head,
+            settings: *settings,
             player_count: level.player_count,
             roster: level.roster.clone(),
             names: names.clone(),
             carryovers: level.carryovers.clone(),
             input_delays: level.input_delays.clone(),
-            map: level.body.clone(),
+            body: level.body.clone(),
         })),
         LevelRecord::Bundle(b) => ReplayRecord::Bundle(b.clone()),
         LevelRecord::End { tick, final_hash } => ReplayRecord::End(ReplayEnd {

@@ -5,6 +5,7 @@
 //! ([`MAX_REPLAY_TICKS`] bundles, what the reader takes) stops being
 //! recorded there, logged once.
 
+use engine::wire::Raycaster;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -33,7 +34,7 @@ impl ReplayFiles {
     }
 
     /// Writes one record: a header starts a new file, an end completes it.
-    pub fn record(&mut self, record: &ReplayRecord) {
+    pub fn record(&mut self, record: &ReplayRecord<Raycaster>) {
         if let ReplayRecord::Begin(header) = record {
             self.close();
             let path = self

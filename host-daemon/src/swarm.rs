@@ -12,6 +12,7 @@
 //! never simulates, so it sends no hash reports (the host judges no one by
 //! their absence) and it cannot tell a desync.
 
+use engine::wire::Raycaster;
 use std::sync::Arc;
 
 use engine::wire::TickInput;
@@ -51,7 +52,7 @@ pub struct Recording(Arc<Vec<InputSnapshot>>);
 impl Recording {
     /// The inputs one player sent through a recorded level (the first
     /// player of a replay file's bundles), or `None` when it holds none.
-    pub fn from_replay(replay: &netcode::replay::Replay) -> Option<Self> {
+    pub fn from_replay(replay: &netcode::replay::Replay<Raycaster>) -> Option<Self> {
         let player = replay
             .bundles
             .iter()

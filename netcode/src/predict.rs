@@ -12,9 +12,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use engine::wire::Raycaster;
-use engine::wire::input::{InputSnapshot, PlayerId};
-use engine::{Game, LevelStatus};
+use game_api::game::Input;
+use game_api::{Game, LevelStatus, PlayerId};
 
 /// At most this many ticks are predicted past the confirmed state (800
 /// ms): beyond it a stalled link would let the local player run off
@@ -28,16 +27,24 @@ const MAX_PENDING: usize = 128;
 
 /// One player's own inputs for ticks the confirmed engine has not
 /// applied yet, oldest first.
-#[derive(Clone, Debug, Default)]
-pub struct PendingInputs {
-    inputs: VecDeque<(u64, InputSnapshot)>,
+#[derive(Clone, Debug)]
+pub struct PendingInputs<I> {
+    inputs: VecDeque<(u64, I)>,
 }
 
-impl PendingInputs {
+impl<I> Default for PendingInputs<I> {
+    fn default() -> Self {
+        Self {
+            inputs: VecDeque::new(),
+        }
+    }
+}
+
+impl<I> PendingInputs<I> {
     /// Records the input sampled for `tick`. Ticks only move forward: a
     /// tick at or before the newest one is ignored (it was already
     /// recorded).
-    pub fn push(&mut self, tick: u64, input: InputSnapshot) {
+    pub fn push(&mut self, tick: u64, input: I) {
         if self.newest().is_some_and(|n| tick <= n) {
             return;
         }
@@ -66,7 +73,7 @@ impl PendingInputs {
     }
 
     /// The input recorded for `tick`, if any.
-    pub fn get(&self, tick: u64) -> Option<&InputSnapshot> {
+    pub fn get(&self, tick: u64) -> Option<&I> {
         let first = self.inputs.front()?.0;
         let i = usize::try_from(tick.checked_sub(first)?).ok()?;
         // Ticks are consecutive in practice; search if a gap shifted them.
@@ -94,10 +101,10 @@ pub fn predicted_tick(confirmed_tick: u64, newest_input: Option<u64>) -> Option<
 /// `inputs_at(tick)` returns. It stops early once the level no longer
 /// takes input (complete or lost): the confirmed transition decides what
 /// follows.
-pub fn run_ahead<E: Game<Wire = Raycaster> + Clone>(
+pub fn run_ahead<E: Game + Clone>(
     confirmed: &E,
     until: u64,
-    mut inputs_at: impl FnMut(u64) -> BTreeMap<PlayerId, InputSnapshot>,
+    mut inputs_at: impl FnMut(u64) -> BTreeMap<PlayerId, Input<E>>,
 ) -> E {
     let mut ahead = confirmed.clone();
     let until = until.min(confirmed.tick() + MAX_PREDICTED_TICKS);
@@ -116,11 +123,11 @@ pub fn run_ahead<E: Game<Wire = Raycaster> + Clone>(
 /// The inputs of one predicted tick: everyone's `known` input, with
 /// `me`'s replaced by `mine` (only if `me` is among them: a player who
 /// left the roster is not brought back).
-pub fn with_mine(
-    known: &BTreeMap<PlayerId, InputSnapshot>,
+pub fn with_mine<I: Clone>(
+    known: &BTreeMap<PlayerId, I>,
     me: &PlayerId,
-    mine: &InputSnapshot,
-) -> BTreeMap<PlayerId, InputSnapshot> {
+    mine: &I,
+) -> BTreeMap<PlayerId, I> {
     let mut inputs = known.clone();
     if let Some(slot) = inputs.get_mut(me) {
         slot.clone_from(mine);
@@ -132,31 +139,27 @@ pub fn with_mine(
 mod tests {
     use super::*;
 
-    fn forward() -> InputSnapshot {
-        InputSnapshot {
-            move_forward: true,
-            ..InputSnapshot::NEUTRAL
-        }
+    /// A game's input for these tests: a byte, 0 the neutral input.
+    const NEUTRAL: u8 = 0;
+
+    fn forward() -> u8 {
+        1
     }
 
     #[test]
     fn pending_inputs_move_forward_and_are_forgotten_once_confirmed() {
-        let mut p = PendingInputs::default();
+        let mut p = PendingInputs::<u8>::default();
         p.push(5, forward());
-        p.push(6, InputSnapshot::NEUTRAL);
+        p.push(6, NEUTRAL);
         p.push(6, forward());
         p.push(4, forward());
         assert_eq!(p.newest(), Some(6));
         assert_eq!(p.get(5), Some(&forward()));
-        assert_eq!(
-            p.get(6),
-            Some(&InputSnapshot::NEUTRAL),
-            "a repeat is ignored"
-        );
+        assert_eq!(p.get(6), Some(&NEUTRAL), "a repeat is ignored");
         assert_eq!(p.get(4), None);
         p.confirm(6);
         assert_eq!(p.get(5), None);
-        assert_eq!(p.get(6), Some(&InputSnapshot::NEUTRAL));
+        assert_eq!(p.get(6), Some(&NEUTRAL));
         p.push(9, forward());
         assert_eq!(p.get(9), Some(&forward()), "found across a gap");
         p.clear();
@@ -165,9 +168,9 @@ mod tests {
 
     #[test]
     fn pending_inputs_are_bounded() {
-        let mut p = PendingInputs::default();
+        let mut p = PendingInputs::<u8>::default();
         for t in 0..1_000 {
-            p.push(t, InputSnapshot::NEUTRAL);
+            p.push(t, NEUTRAL);
         }
         assert_eq!(p.inputs.len(), MAX_PENDING);
         assert_eq!(p.newest(), Some(999));
@@ -189,14 +192,11 @@ mod tests {
     fn only_a_player_in_the_inputs_gets_its_own_input() {
         let me = PlayerId::new("me");
         let other = PlayerId::new("other");
-        let known = BTreeMap::from([(other.clone(), InputSnapshot::NEUTRAL)]);
+        let known = BTreeMap::from([(other.clone(), NEUTRAL)]);
         assert_eq!(with_mine(&known, &me, &forward()), known);
-        let known = BTreeMap::from([
-            (me.clone(), InputSnapshot::NEUTRAL),
-            (other.clone(), InputSnapshot::NEUTRAL),
-        ]);
+        let known = BTreeMap::from([(me.clone(), NEUTRAL), (other.clone(), NEUTRAL)]);
         let mixed = with_mine(&known, &me, &forward());
         assert_eq!(mixed[&me], forward());
-        assert_eq!(mixed[&other], InputSnapshot::NEUTRAL);
+        assert_eq!(mixed[&other], NEUTRAL);
     }
 }

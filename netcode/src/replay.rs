@@ -22,19 +22,12 @@
 //! replay with [`Replay::run_to`] stops at that tick with the host's world
 //! there.
 
-use engine::wire::raycaster::{LevelSeed, Settings};
 use std::collections::BTreeMap;
 
-use engine::wire::Raycaster;
-use engine::wire::input::PlayerId;
-use engine::wire::map::GameMap;
-use engine::wire::snapshot::Carryover;
-use engine::wire::{HostMessage, TickInputBundle};
-use engine::{Game, LevelSetup};
+use game_api::{Game, GameWire, LevelSetup, LevelStatus, PlayerId};
+use protocol::peer::{HostMessage, TickInputBundle};
 use protocol::wire::WireFormat;
 use serde::{Deserialize, Serialize};
-
-use engine::rules::Difficulty;
 
 /// The replay format this build writes and reads.
 pub const REPLAY_FORMAT: u32 = 1;
@@ -50,8 +43,8 @@ pub const MAX_REPLAY_PLAYERS: usize = 64;
 
 /// Everything a recorded level is built from (the first line).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReplayHeader {
+#[serde(rename_all = "camelCase", bound = "")]
+pub struct ReplayHeader<W: GameWire> {
     /// [`REPLAY_FORMAT`] when written.
     pub format: u32,
     /// The host's build version.
@@ -60,10 +53,12 @@ pub struct ReplayHeader {
     pub level_epoch: u32,
     /// The level's place in the campaign (0 for the first).
     pub level_index: u32,
-    /// The level's gameplay seed.
-    pub gameplay_seed: u32,
-    /// The session's difficulty.
-    pub difficulty: Difficulty,
+    /// The level's small facts (the raycaster's: `gameplaySeed`).
+    #[serde(flatten)]
+    pub head: W::LevelHead,
+    /// The session's settings (the raycaster's: `difficulty`).
+    #[serde(flatten)]
+    pub settings: W::Settings,
     /// The player count elite scaling uses for this level.
     pub player_count: u32,
     /// Every player at the level's start, sorted.
@@ -71,25 +66,22 @@ pub struct ReplayHeader {
     /// Display names by player.
     pub names: BTreeMap<PlayerId, String>,
     /// What each player carried in from the previous level.
-    pub carryovers: BTreeMap<PlayerId, Carryover>,
+    pub carryovers: BTreeMap<PlayerId, W::Carryover>,
     /// Each player's input delay in ticks.
     pub input_delays: BTreeMap<PlayerId, u64>,
-    /// The level's map.
-    pub map: GameMap,
+    /// The level's content (the raycaster's: its map).
+    #[serde(rename = "map")]
+    pub body: W::LevelBody,
 }
 
-impl ReplayHeader {
+impl<W: GameWire> ReplayHeader<W> {
     /// The level setup this header describes.
-    pub fn level_setup(&self) -> LevelSetup {
+    pub fn level_setup(&self) -> LevelSetup<W> {
         LevelSetup {
-            body: self.map.clone(),
+            body: self.body.clone(),
             roster: self.roster.clone(),
-            head: LevelSeed {
-                gameplay_seed: self.gameplay_seed,
-            },
-            settings: Settings {
-                difficulty: self.difficulty,
-            },
+            head: self.head.clone(),
+            settings: self.settings.clone(),
             player_count: self.player_count,
             carryovers: self.carryovers.clone(),
             input_delays: self.input_delays.clone(),
@@ -109,31 +101,32 @@ pub struct ReplayEnd {
 
 /// One record of a replay, as a host session emits them.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ReplayRecord {
+pub enum ReplayRecord<W: GameWire> {
     /// A level begins: start a new file.
-    Begin(Box<ReplayHeader>),
+    Begin(Box<ReplayHeader<W>>),
     /// One tick's bundle.
-    Bundle(TickInputBundle),
+    Bundle(TickInputBundle<W>),
     /// The level stopped: the file is complete.
     End(ReplayEnd),
 }
 
 #[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-enum Tagged {
-    Replay(Box<ReplayHeader>),
+#[serde(rename_all = "camelCase", bound = "")]
+enum Tagged<W: GameWire> {
+    Replay(Box<ReplayHeader<W>>),
     End(ReplayEnd),
 }
 
-impl ReplayRecord {
+impl<W: GameWire> ReplayRecord<W> {
     /// The record as one line of a replay file (no newline).
     pub fn line(&self) -> Result<String, ReplayError> {
-        let json =
-            |t: &Tagged| serde_json::to_string(t).map_err(|e| ReplayError::Encode(e.to_string()));
+        let json = |t: &Tagged<W>| {
+            serde_json::to_string(t).map_err(|e| ReplayError::Encode(e.to_string()))
+        };
         match self {
             ReplayRecord::Begin(h) => json(&Tagged::Replay(h.clone())),
             ReplayRecord::End(e) => json(&Tagged::End(e.clone())),
-            ReplayRecord::Bundle(b) => HostMessage::TickInputBundle(b.clone())
+            ReplayRecord::Bundle(b) => HostMessage::<W>::TickInputBundle(b.clone())
                 .encode(WireFormat::Compact)
                 .map_err(|e| ReplayError::Encode(e.to_string())),
         }
@@ -161,11 +154,11 @@ pub enum ReplayError {
 
 /// A parsed replay file.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Replay {
+pub struct Replay<W: GameWire> {
     /// The header.
-    pub header: ReplayHeader,
+    pub header: ReplayHeader<W>,
     /// Every recorded tick, in order.
-    pub bundles: Vec<TickInputBundle>,
+    pub bundles: Vec<TickInputBundle<W>>,
     /// How the level stopped, when the recording got that far.
     pub end: Option<ReplayEnd>,
 }
@@ -212,10 +205,10 @@ pub struct ReplayVerdict {
     pub matches: Option<bool>,
 }
 
-impl Replay {
+impl<W: GameWire> Replay<W> {
     /// Re-simulates the replay (up to `to_tick`, a desync report's tick,
     /// when given) and reports it.
-    pub fn verdict<E: Game<Wire = Raycaster>>(
+    pub fn verdict<E: Game<Wire = W>>(
         &self,
         to_tick: Option<u64>,
     ) -> Result<ReplayVerdict, ReplayError> {
@@ -251,7 +244,7 @@ impl Replay {
         let bad = |line: usize, what: String| ReplayError::Malformed { line, what };
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
         let header = match lines.next() {
-            Some((n, l)) => match serde_json::from_str::<Tagged>(l) {
+            Some((n, l)) => match serde_json::from_str::<Tagged<W>>(l) {
                 Ok(Tagged::Replay(h)) => *h,
                 Ok(Tagged::End(_)) => return Err(bad(n, "the end before the header".into())),
                 Err(e) => return Err(bad(n, format!("not a replay header: {e}"))),
@@ -280,7 +273,7 @@ impl Replay {
                 ),
             ));
         }
-        let mut bundles: Vec<TickInputBundle> = Vec::new();
+        let mut bundles: Vec<TickInputBundle<W>> = Vec::new();
         let mut end = None;
         for (n, l) in lines {
             if l.is_empty() {
@@ -290,13 +283,13 @@ impl Replay {
                 return Err(bad(n, "a record after the end".into()));
             }
             if l.starts_with("{\"end\"") {
-                match serde_json::from_str::<Tagged>(l) {
+                match serde_json::from_str::<Tagged<W>>(l) {
                     Ok(Tagged::End(e)) => end = Some(e),
                     _ => return Err(bad(n, "not an end record".into())),
                 }
                 continue;
             }
-            let bundle = match HostMessage::decode(l) {
+            let bundle = match HostMessage::<W>::decode(l) {
                 Ok(HostMessage::TickInputBundle(b)) => b,
                 Ok(_) => return Err(bad(n, "not a tick bundle".into())),
                 Err(e) => return Err(bad(n, e.to_string())),
@@ -334,7 +327,7 @@ impl Replay {
 
     /// Re-simulates every tick and compares the final hash with the
     /// recorded one.
-    pub fn run<E: Game<Wire = Raycaster>>(&self) -> Result<ReplayOutcome, ReplayError> {
+    pub fn run<E: Game<Wire = W>>(&self) -> Result<ReplayOutcome, ReplayError> {
         let (engine, complete) = self.run_to::<E>(None)?;
         let final_world_hash = game_api::WorldHash(engine.world_hash()).to_string();
         let matches = match (&self.end, complete) {
@@ -352,10 +345,7 @@ impl Replay {
 
     /// The world after every recorded tick up to `tick` (all of them when
     /// `None`), and whether every recorded tick ran.
-    pub fn run_to<E: Game<Wire = Raycaster>>(
-        &self,
-        tick: Option<u64>,
-    ) -> Result<(E, bool), ReplayError> {
+    pub fn run_to<E: Game<Wire = W>>(&self, tick: Option<u64>) -> Result<(E, bool), ReplayError> {
         let mut engine = self.start::<E>()?;
         for bundle in &self.bundles {
             if tick.is_some_and(|t| engine.tick() >= t) {
@@ -372,23 +362,23 @@ impl Replay {
     }
 
     /// The recorded level at its first tick, as the host built it.
-    pub fn start<E: Game<Wire = Raycaster>>(&self) -> Result<E, ReplayError> {
+    pub fn start<E: Game<Wire = W>>(&self) -> Result<E, ReplayError> {
         E::new_level(self.header.level_setup()).map_err(|e| ReplayError::Level(e.to_string()))
     }
 }
 
 /// Whether `engine`'s level is over (completed or lost): no bundle
 /// applies past it.
-pub fn level_over<E: Game<Wire = Raycaster>>(engine: &E) -> bool {
+pub fn level_over<E: Game>(engine: &E) -> bool {
     matches!(
         engine.status(),
-        engine::LevelStatus::Complete | engine::LevelStatus::TeamEliminated
+        LevelStatus::Complete | LevelStatus::TeamEliminated
     )
 }
 
 /// Runs one recorded tick on `engine`, as every peer did: its roster adds
 /// first, then the inputs with its removals.
-pub fn apply<E: Game<Wire = Raycaster>>(engine: &mut E, bundle: &TickInputBundle) {
+pub fn apply<E: Game>(engine: &mut E, bundle: &TickInputBundle<E::Wire>) {
     for (joiner, add) in bundle.roster_add.iter().flatten() {
         engine.add_player(joiner, add.input_delay);
     }

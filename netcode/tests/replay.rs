@@ -4,10 +4,14 @@
 
 mod support;
 
+use engine::wire::Raycaster;
 use engine::{Game, RaycasterEngine};
 use netcode::guest::GuestConfig;
 use netcode::host::HostConfig;
-use netcode::replay::{Replay, ReplayError, ReplayRecord};
+use netcode::replay::{ReplayError, ReplayRecord};
+
+/// The raycaster's replays.
+type Replay = netcode::replay::Replay<Raycaster>;
 use support::Outcome;
 use support::checks::host_hashes;
 use support::scenario::{host, net, run};

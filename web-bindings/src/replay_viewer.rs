@@ -4,6 +4,7 @@
 //! draw any player's view ([`View`]). At the end it says whether the run
 //! reproduced the recorded end, as `host-daemon replay` does.
 
+use engine::wire::Raycaster;
 use std::collections::BTreeMap;
 
 use engine::wire::input::PlayerId;
@@ -21,7 +22,7 @@ pub const MAX_STEP_TICKS: u32 = 3_000;
 /// A replay being watched.
 #[derive(Debug)]
 pub struct ReplayViewer {
-    replay: Replay,
+    replay: Replay<Raycaster>,
     engine: RaycasterEngine,
     /// Bundles applied so far.
     next: usize,

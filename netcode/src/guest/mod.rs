@@ -129,7 +129,7 @@ pub struct GuestSession<E: Game<Wire = Raycaster>> {
     recent_inputs: VecDeque<(u64, InputSnapshot)>,
     /// This player's inputs the confirmed engine has not applied yet (the
     /// predicted view runs through them).
-    pending: PendingInputs,
+    pending: PendingInputs<InputSnapshot>,
     /// Every player's input in the newest applied bundle (the predicted
     /// view repeats them).
     known_inputs: BTreeMap<PlayerId, InputSnapshot>,

@@ -133,7 +133,7 @@ pub enum HostOutput {
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostEvent {
     /// A replay record (with `record_replay` only): write it as one line.
-    Replay(ReplayRecord),
+    Replay(ReplayRecord<Raycaster>),
     /// A tick ran, this late after its due time, holding this many inputs.
     Ticked {
         /// Microseconds after the tick's due time.

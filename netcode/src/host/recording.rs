@@ -16,8 +16,8 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
             build: self.config.build_version.clone(),
             level_epoch: self.level_epoch,
             level_index: self.level_index,
-            gameplay_seed: setup.head.gameplay_seed,
-            difficulty: setup.settings.difficulty,
+            head: setup.head,
+            settings: setup.settings,
             player_count: setup.player_count,
             names: setup
                 .roster
@@ -27,7 +27,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
             roster: setup.roster,
             carryovers: setup.carryovers,
             input_delays: setup.input_delays,
-            map: setup.body,
+            body: setup.body,
         };
         self.recording = true;
         self.events

@@ -82,7 +82,7 @@ pub struct Outcome<E: Game<Wire = Raycaster>> {
     /// Bytes the host sent to each guest of `guests`.
     pub bytes_to_guests: Vec<u64>,
     /// The host's replay records, in order (with `record_replay` only).
-    pub replay: Vec<ReplayRecord>,
+    pub replay: Vec<ReplayRecord<Raycaster>>,
 }
 
 struct Guest<E: Game<Wire = Raycaster>> {
@@ -99,7 +99,7 @@ struct Run<E: Game<Wire = Raycaster>> {
     host: HostSession<E>,
     host_alive: bool,
     guests: Vec<Guest<E>>,
-    replay: Vec<ReplayRecord>,
+    replay: Vec<ReplayRecord<Raycaster>>,
 }
 
 impl<E: Game<Wire = Raycaster>> Run<E> {

@@ -381,14 +381,21 @@ pub fn start_lobby_with(children: &mut Children, db: &Path, site: &Site, extra: 
         .expect("spawn lobby-server");
     let lobby_lines = lines_of(&mut lobby);
     children.push(lobby);
-    // The first line logs the bound address: "listening on http://IP:PORT".
-    let first = next_line(&lobby_lines, Duration::from_secs(30), "lobby listening");
-    let url = first
-        .split("listening on ")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .unwrap_or_else(|| panic!("unexpected first lobby line: {first}"))
-        .to_owned();
+    // A log line names the bound address: "listening on http://IP:PORT"
+    // (the first at the default level; a shell's RUST_LOG may put others
+    // before it).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let url = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = next_line(&lobby_lines, left, "lobby listening");
+        if let Some(url) = line
+            .split("listening on ")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+        {
+            break url.to_owned();
+        }
+    };
     let addr = url.trim_start_matches("http://").to_owned();
     assert!(addr.starts_with(&format!("{}:", site.ip)), "{addr}");
     Lobby { url, addr }
