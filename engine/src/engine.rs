@@ -1,7 +1,7 @@
 //! The raycaster's side of the game boundary: its [`LevelSetup`], its
 //! [`EngineError`], and [`Engine`], what the raycaster's own tools (the
-//! sync tests, the campaign, the viewers) need beyond [`Game`], the
-//! interface the sessions drive.
+//! sync tests, the viewers) need beyond [`Game`], the interface the
+//! sessions drive.
 
 use crate::wire::Raycaster;
 use crate::wire::map::MapError;

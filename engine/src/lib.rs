@@ -6,7 +6,7 @@
 //! - [`engine`]: the raycaster's [`LevelSetup`] and [`EngineError`], and [`Engine`], what its own tools need beyond [`Game`] (the interface the sessions drive, from `game-api`).
 //! - [`state`]: [`state::SimState`], all simulation state (what the world hash covers).
 //! - [`world`]: the reference engine [`RaycasterEngine`] and the per-tick system order.
-//! - [`raycaster`]: the [`Engine`] interface over it (tick, snapshots, transfers, bots).
+//! - [`raycaster`]: [`Game`] and [`Engine`] over it (tick, snapshots, transfers, bots).
 //! - [`reconcile`]: building and applying `ReconciliationSnapshot`s.
 //! - [`player`]: per-player state, camera vectors, movement.
 //! - [`enemy`]: enemy archetypes and state; [`ai`]: their per-tick behaviour.

@@ -1,25 +1,26 @@
 //! [`Game`] and [`Engine`] over [`RaycasterEngine`]: the interface the
-//! sessions drive and the raycaster's own, put together from the world's tick ([`crate::world`]), snapshots
-//! ([`crate::reconcile`]), exact transfers ([`crate::transfer`]) and the
-//! bots ([`crate::bot`]).
+//! sessions drive and the raycaster's own, put together from the world's
+//! tick ([`crate::world`]), snapshots ([`crate::reconcile`]), exact
+//! transfers ([`crate::transfer`]) and the bots ([`crate::pilot`]).
 
 use std::collections::BTreeMap;
 
 use crate::wire::input::{InputSnapshot, PlayerId};
 use crate::wire::snapshot::{Carryover, LevelOutcome, PlayerScore, ReconciliationSnapshot};
 
-use game_api::{Game, LevelPlan, LevelSpec, LevelStatus};
+use game_api::{Game, LevelSpec, LevelStatus};
 
 use crate::engine::{Engine, EngineError, LevelSetup};
 
 use crate::hash::hash_value;
+use crate::level_gen::generate;
 use crate::pilot::DelayAwareBot;
-use crate::plan::GeneratedCampaign;
+use crate::plan::seed_for_level;
 use crate::reconcile;
 use crate::rng::Mulberry32;
 use crate::rules::Difficulty;
 use crate::wire::Raycaster;
-use crate::wire::raycaster::CampaignSeed;
+use crate::wire::raycaster::{CampaignSeed, LevelSeed};
 use crate::wire::snapshot::{CORRECTION_SMOOTH_MS, SNAP_THRESHOLD_TILES};
 use crate::world::{RaycasterEngine, SavedWorld};
 
@@ -36,21 +37,24 @@ impl Game for RaycasterEngine {
         index: u32,
         player_count: u32,
     ) -> LevelSpec<Raycaster> {
-        let plan = GeneratedCampaign {
-            seed: campaign.campaign_seed,
-            levels: index.saturating_add(1),
-        };
-        plan.level(index, player_count)
+        LevelSpec {
+            head: LevelSeed {
+                gameplay_seed: seed_for_level(campaign.campaign_seed, index),
+            },
+            body: generate(campaign.campaign_seed, index, player_count),
+        }
     }
 
     fn new_level(setup: LevelSetup) -> Result<Self, EngineError> {
         RaycasterEngine::start(setup)
     }
 
+    /// Removed players' inventories drop as loot at the start of the tick.
     fn advance(&mut self, inputs: &BTreeMap<PlayerId, InputSnapshot>, roster_remove: &[PlayerId]) {
         self.step(inputs, roster_remove);
     }
 
+    /// Its `gridDelta` holds the tile changes since the previous call.
     fn snapshot(&mut self) -> ReconciliationSnapshot {
         let delta = self
             .grid_log
@@ -108,6 +112,9 @@ impl Game for RaycasterEngine {
             .collect()
     }
 
+    /// A fresh player spawns at one of the level's spawn points; one
+    /// removed earlier this level gets its score back. Elite scaling and
+    /// the multiplayer rules stay as the level began.
     fn add_player(&mut self, player: &PlayerId, input_delay: u64) {
         self.admit(player, input_delay);
     }

@@ -23,7 +23,8 @@
 use crate::engine::EngineError;
 use crate::world::{RaycasterEngine, SavedWorld};
 
-/// The format of [`crate::Engine::save_exact`]; a peer refuses any other.
+/// The format of [`game_api::Game::save_exact`] for the raycaster; a peer
+/// refuses any other.
 pub const STATE_FORMAT: u8 = 1;
 
 /// Most bytes a transferred state may inflate to. A 5-player level is far

@@ -84,7 +84,7 @@ impl RaycasterEngine {
         out
     }
 
-    /// A late joiner: see [`Engine::add_player`]. The spawn point cycles
+    /// A late joiner: see [`game_api::Game::add_player`]. The spawn point cycles
     /// on from the level's first players (everyone ever in the level).
     fn join_player(&mut self, id: &PlayerId) {
         if self.state.players.contains_key(id) || self.map.spawns.is_empty() {
@@ -360,7 +360,7 @@ impl RaycasterEngine {
     }
 
     /// One tick: the systems in the order this module's header gives
-    /// (`Engine::advance`).
+    /// (`Game::advance`).
     pub(crate) fn step(
         &mut self,
         inputs: &BTreeMap<PlayerId, InputSnapshot>,
@@ -383,7 +383,7 @@ impl RaycasterEngine {
         self.state.tick += 1;
     }
 
-    /// Adds a player mid-level with its input delay (`Engine::add_player`).
+    /// Adds a player mid-level with its input delay (`Game::add_player`).
     pub(crate) fn admit(&mut self, player: &PlayerId, input_delay: u64) {
         if !self.state.players.contains_key(player) {
             self.input_delays.insert(player.clone(), input_delay);

@@ -4,8 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::level::{LevelSetup, LevelSpec, LevelStatus, PlayerScore};
+use crate::level::{LevelSetup, LevelStatus};
+use crate::plan::LevelSpec;
 use crate::player::PlayerId;
+use crate::score::PlayerScore;
 use crate::wire::GameWire;
 
 /// One player's input for one tick, in game `G`.
@@ -27,6 +29,14 @@ pub trait Game: Sized {
     type Bot: Bot<Self>;
     /// Why it refused a level, a snapshot or a saved state.
     type Error: std::error::Error + Send + Sync + 'static;
+
+    /// A correction at least this far (in [`Game::positions`] units) snaps
+    /// in rendering too; smaller ones are smoothed over
+    /// [`Game::CORRECTION_SMOOTH_MS`].
+    const SNAP_THRESHOLD: f64 = f64::INFINITY;
+
+    /// The rendering window over which a small correction decays.
+    const CORRECTION_SMOOTH_MS: u64 = 0;
 
     /// Level `index` of `campaign` for `player_count` players: what a relay
     /// session's authority builds (a relay runs no game, and names the
@@ -56,7 +66,9 @@ pub trait Game: Sized {
     /// player already in the roster is left as it is.
     fn add_player(&mut self, player: &PlayerId, input_delay: u64);
 
-    /// The reconciliation snapshot of the current tick.
+    /// The reconciliation snapshot of the current tick. It may carry what
+    /// changed since the previous call (the raycaster's tile changes), so
+    /// every snapshot taken is one the host sends: `&mut self`.
     fn snapshot(&mut self) -> Snapshot<Self>;
 
     /// Snaps every reconciled field to the host's snapshot.
@@ -109,21 +121,15 @@ pub trait Game: Sized {
         BTreeMap::new()
     }
 
-    /// A correction at least this far (in [`Game::positions`] units) snaps
-    /// in rendering too; smaller ones are smoothed over
-    /// [`Game::CORRECTION_SMOOTH_MS`].
-    const SNAP_THRESHOLD: f64 = f64::INFINITY;
-
-    /// The rendering window over which a small correction decays.
-    const CORRECTION_SMOOTH_MS: u64 = 0;
-
     /// Knocks this peer's world off the others' on purpose (a fault for
     /// tests of the desync path): the shared randomness and, where there is
     /// one, the player `me`.
     ///
     /// # Errors
     ///
-    /// The game has no such fault.
+    /// A sentence saying why it could not: the game has no such fault (the
+    /// default, which has no [`Game::Error`] to build), or applying it
+    /// failed.
     fn scramble(&mut self, _me: Option<&PlayerId>) -> Result<(), String> {
         Err("this game has no fault injection".to_owned())
     }

@@ -1,7 +1,6 @@
-//! Which levels a session plays ([`LevelPlan`], [`LevelSpec`]), what a
-//! level is built from ([`LevelSetup`]), where it stands ([`LevelStatus`])
-//! and what a player scored in it ([`PlayerScore`]): the same for every
-//! game, with the game's own parts from its [`GameWire`].
+//! What a level is built from ([`LevelSetup`]) and where it stands
+//! ([`LevelStatus`]): the same for every game, with the game's own parts
+//! from its [`GameWire`].
 
 use std::collections::BTreeMap;
 
@@ -9,27 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::player::PlayerId;
 use crate::wire::GameWire;
-
-/// One level of a plan: its small facts and its content, as a level
-/// transition carries them.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LevelSpec<W: GameWire> {
-    /// The level's small facts (the raycaster's: its gameplay seed).
-    pub head: W::LevelHead,
-    /// The level's content (the raycaster's: its map).
-    pub body: W::LevelBody,
-}
-
-/// The levels of one session, in game `W`. A host is handed a plan; it
-/// never decides where levels come from.
-pub trait LevelPlan<W: GameWire>: std::fmt::Debug + Send + Sync {
-    /// Levels in the session.
-    fn level_count(&self) -> u32;
-
-    /// Level `index` (0-based, below [`LevelPlan::level_count`]) for
-    /// `player_count` players.
-    fn level(&self, index: u32, player_count: u32) -> LevelSpec<W>;
-}
 
 /// Everything a level is built from: the session's setup, or a level
 /// transition's payload. Every peer builds the same level from the same
@@ -48,8 +26,9 @@ pub struct LevelSetup<W: GameWire> {
     pub player_count: u32,
     /// What each player carries from the previous level (absent: fresh).
     pub carryovers: BTreeMap<PlayerId, W::Carryover>,
-    /// Each player's input delay in ticks (absent: the spec's
-    /// `INPUT_DELAY_TICKS`). Every peer must be given the same map.
+    /// Each player's input delay in ticks (absent:
+    /// [`crate::tick::INPUT_DELAY_TICKS`]). Every peer must be given the
+    /// same map.
     pub input_delays: BTreeMap<PlayerId, u64>,
 }
 
@@ -69,15 +48,4 @@ pub enum LevelStatus {
     Complete,
     /// Every player is out.
     TeamEliminated,
-}
-
-/// A player's tally in the end-of-run table: the score and the count the
-/// table shows beside it (the raycaster's: kill score and kills).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PlayerScore {
-    /// Kill score.
-    pub kill_score: u32,
-    /// Kills.
-    pub kills: u32,
 }

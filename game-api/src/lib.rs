@@ -10,7 +10,9 @@
 //! - [`hash`]: the world hash peers compare ([`WorldHash`]) and its text.
 //! - [`wire`]: what a game puts on the wire ([`GameWire`]).
 //! - [`game`]: what the sessions drive ([`Game`]) and its [`Bot`]s.
-//! - [`level`]: a session's levels, a level's setup, status and scores.
+//! - [`level`]: what a level is built from and where it stands.
+//! - [`plan`]: which levels a session plays.
+//! - [`score`]: what a player scored.
 //! - `toy` (feature `toy`): the smallest game, for the network side's tests.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -18,7 +20,9 @@
 pub mod game;
 pub mod hash;
 pub mod level;
+pub mod plan;
 pub mod player;
+pub mod score;
 pub mod tick;
 #[cfg(feature = "toy")]
 pub mod toy;
@@ -26,6 +30,8 @@ pub mod wire;
 
 pub use game::{Bot, Game, IdleBot};
 pub use hash::WorldHash;
-pub use level::{LevelPlan, LevelSetup, LevelSpec, LevelStatus, PlayerScore};
+pub use level::{LevelSetup, LevelStatus};
+pub use plan::{LevelPlan, LevelSpec};
 pub use player::PlayerId;
+pub use score::PlayerScore;
 pub use wire::{GameWire, Wire};

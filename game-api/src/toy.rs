@@ -1,8 +1,8 @@
 //! The smallest game a peer can carry, for the tests of the envelope and
 //! the relay (feature `toy`): proof that they need no type of a real
-//! game. A player's input is one byte, a level counts from its head's
-//! `start`, and its settings, body, carry-over and campaign are the
-//! toy's own.
+//! game. It is wire types only (no simulation): a player's input is one
+//! byte, the snapshot a count, and its settings, level head, body,
+//! carry-over and campaign are the toy's own.
 
 use serde::{Deserialize, Serialize};
 

@@ -9,9 +9,11 @@
 //! The file is text, one record per line:
 //!
 //! 1. The header: `{"replay": ReplayHeader}`. It carries the format
-//!    version, the build, and everything the level is built from: the map
-//!    itself, the roster and names, the gameplay seed, the difficulty, the
-//!    player count, the carryovers and the input delays.
+//!    version, the build, and everything the level is built from: the
+//!    game's level head and settings (flattened: the raycaster's
+//!    `gameplaySeed` and `difficulty`), the level body as `map`, the
+//!    roster and names, the player count, the carry-overs and the input
+//!    delays.
 //! 2. Every tick's bundle, as it went out on the wire: the compact form
 //!    (`~…`, see `protocol::wire`), or JSON when a bundle has no compact
 //!    form.

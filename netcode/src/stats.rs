@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use engine::wire::input::PlayerId;
+use game_api::PlayerId;
 use protocol::peer::RefusalReason;
 
 use crate::rtt::RttEstimate;

@@ -1,6 +1,5 @@
-//! The session's difficulty, a setting the host sends at setup
-//! (`peer::SetupMessage`) and that snapshots carry: one small type that
-//! both of them, and the engine, name.
+//! The session's difficulty, the raycaster's one setting: the host sends
+//! it in the session init (`raycaster::Settings`) and snapshots carry it.
 
 use serde::{Deserialize, Serialize};
 

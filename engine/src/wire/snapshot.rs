@@ -2,7 +2,8 @@
 //! carryover a level transition ships (spec §7).
 //!
 //! Field names follow the spec's TypeScript shapes. The `type` and
-//! `levelEpoch` fields are added by the netcode message wrapper, not here.
+//! `levelEpoch` fields are added by the envelope's
+//! `protocol::peer::ReconciliationSnapshotMessage`, not here.
 //! Map-authored entities are identified by their index in the [`GameMap`]
 //! lists; runtime loot drops by their `id` string.
 //!

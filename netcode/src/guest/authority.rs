@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use engine::wire::Raycaster;
-use engine::wire::input::PlayerId;
 use engine::wire::raycaster::{CampaignSeed, Settings};
 use engine::wire::{GuestMessage, RelayLevel, TransitionPayload};
 use engine::{Game, LevelSetup, LevelStatus};
+use game_api::PlayerId;
 use protocol::peer::{FEATURE_RELAY, ScoreRow, state_to_base64};
 
 use super::GuestSession;

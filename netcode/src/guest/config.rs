@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use engine::wire::input::PlayerId;
+use game_api::PlayerId;
 use protocol::BUILD_VERSION;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,

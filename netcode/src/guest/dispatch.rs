@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use engine::Game;
 use engine::wire::Raycaster;
 use engine::wire::{GuestMessage, HostMessage};
+use game_api::Game;
 
 use super::{GuestEnd, GuestEvent, GuestSession, WaitingRoom, authority};
 use crate::link::{ConnectionState, PeerEvent};

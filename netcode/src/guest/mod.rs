@@ -31,11 +31,12 @@ mod transition;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use engine::Game;
 use engine::wire::Raycaster;
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::wire::raycaster::Settings;
 use engine::wire::{GuestMessage, SessionInit, TickInputBundle};
+use game_api::Game;
+use game_api::PlayerId;
 use protocol::chunk::Reassembler;
 use protocol::peer::Features;
 use protocol::peer::{EndReason, ScoreRow};

@@ -1,8 +1,8 @@
 //! The predicted view: the confirmed engine run ahead through this
 //! player's inputs the host has not confirmed yet (see [`crate::predict`]).
 
-use engine::Game;
 use engine::wire::Raycaster;
+use game_api::Game;
 
 use super::{GuestSession, Phase};
 use crate::predict;

@@ -15,9 +15,9 @@
 //! on as the same player: same id, same rejoin token, predictions and
 //! sampled inputs started over from the join tick.
 
-use engine::Game;
 use engine::wire::Raycaster;
 use engine::wire::SessionInit;
+use game_api::Game;
 use protocol::peer::FEATURE_RESYNC;
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};

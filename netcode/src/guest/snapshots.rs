@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use engine::wire::Raycaster;
 use engine::wire::ReconciliationSnapshotMessage;
-use engine::wire::input::PlayerId;
-use engine::{Game, LevelStatus};
+use game_api::PlayerId;
+use game_api::{Game, LevelStatus};
 use protocol::peer::FEATURE_RELAY;
 use protocol::tick::RECONCILE_INTERVAL_TICKS;
 

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use engine::Game;
 use engine::wire::HostMessage;
 use engine::wire::Raycaster;
-use engine::wire::input::PlayerId;
+use game_api::Game;
+use game_api::PlayerId;
 use protocol::name::distinct_name;
 use protocol::peer::admission::{self, Admission, Offer, Room, Seat};
 use protocol::peer::{

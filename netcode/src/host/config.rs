@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use engine::Difficulty;
 use engine::wire::HostMessage;
-use engine::wire::input::PlayerId;
+use game_api::PlayerId;
 use protocol::BUILD_VERSION;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,

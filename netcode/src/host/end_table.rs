@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use engine::Game;
 use engine::wire::HostMessage;
 use engine::wire::Raycaster;
-use engine::wire::input::PlayerId;
+use game_api::Game;
+use game_api::PlayerId;
 use protocol::peer::{EndReason, LinkHealth, ScoreRow};
 
 use super::{HostEvent, HostOutput, HostSession, Phase};

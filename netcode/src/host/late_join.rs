@@ -17,11 +17,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use engine::Game;
 use engine::wire::Raycaster;
-use engine::wire::input::PlayerId;
-use engine::wire::raycaster::Settings;
 use engine::wire::{HostMessage, JoinPayload, SessionInit};
+use game_api::Game;
+use game_api::PlayerId;
 use protocol::chunk::split;
 use protocol::peer::{FEATURE_INPUT_DELAY, JoinPoint, RosterAdd};
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
@@ -210,9 +209,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
                 input_delay_ticks,
                 reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
                 head,
-                settings: Settings {
-                    difficulty: self.config.difficulty,
-                },
+                settings: self.settings(),
                 player_count,
                 player_names: self.names.clone(),
                 input_delays: if fitted {

@@ -45,9 +45,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use engine::wire::Raycaster;
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
+use engine::wire::raycaster::Settings;
 use engine::wire::{GuestMessage, HostMessage};
-use engine::{Bot, Game};
+use game_api::PlayerId;
+use game_api::{Bot, Game};
 use protocol::peer::EndReason;
 use protocol::wire::WireFormat;
 
@@ -138,6 +140,13 @@ impl<E: Game<Wire = Raycaster>> std::fmt::Debug for HostSession<E> {
 }
 
 impl<E: Game<Wire = Raycaster>> HostSession<E> {
+    /// The session's settings, in every level's setup and init.
+    fn settings(&self) -> Settings {
+        Settings {
+            difficulty: self.config.difficulty,
+        }
+    }
+
     /// A host waiting for guests.
     pub fn new(config: HostConfig) -> Self {
         let mut bots: Vec<E::Bot> = (1..=config.bots)

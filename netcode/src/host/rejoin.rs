@@ -15,9 +15,9 @@
 
 use std::time::Duration;
 
-use engine::Game;
 use engine::wire::Raycaster;
-use engine::wire::input::PlayerId;
+use game_api::Game;
+use game_api::PlayerId;
 use protocol::name::sanitize_display_name;
 use protocol::peer::Features;
 

@@ -4,8 +4,8 @@
 //! JSON line; a browser host shows it.
 
 use engine::wire::Raycaster;
-use engine::wire::input::PlayerId;
-use engine::{Bot, Game};
+use game_api::PlayerId;
+use game_api::{Bot, Game};
 use protocol::peer::EndReason;
 use serde::Serialize;
 

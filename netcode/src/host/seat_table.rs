@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use engine::wire::input::PlayerId;
+use game_api::PlayerId;
 use lockstep::budget::{GuestBudget, GuestBudgetPolicy};
 use protocol::peer::Features;
 

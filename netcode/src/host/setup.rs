@@ -6,11 +6,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use engine::wire::Raycaster;
-use engine::wire::input::PlayerId;
-use engine::wire::raycaster::Settings;
 use engine::wire::{HostMessage, SessionInit};
 use engine::{Bot, Game, LevelSetup};
 use game_api::LevelSpec;
+use game_api::PlayerId;
 use protocol::chunk::split;
 use protocol::name::sanitize_display_name;
 use protocol::peer::{EndReason, FEATURE_INPUT_DELAY};
@@ -105,9 +104,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
             body: map.clone(),
             roster: roster.clone(),
             head,
-            settings: Settings {
-                difficulty: self.config.difficulty,
-            },
+            settings: self.settings(),
             player_count: self.player_count,
             carryovers: BTreeMap::new(),
             input_delays: delays.clone(),
@@ -145,9 +142,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
                 fixed_dt: FIXED_DT,
                 reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
                 head,
-                settings: Settings {
-                    difficulty: self.config.difficulty,
-                },
+                settings: self.settings(),
                 player_count: self.player_count,
                 player_names: self.names.clone(),
                 input_delays: self.inputs.delays().clone(),

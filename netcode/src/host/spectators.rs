@@ -18,10 +18,10 @@
 
 use std::time::Duration;
 
-use engine::Game;
 use engine::wire::HostMessage;
 use engine::wire::Raycaster;
-use engine::wire::input::PlayerId;
+use game_api::Game;
+use game_api::PlayerId;
 use protocol::name::distinct_name;
 use protocol::peer::FEATURE_SPECTATORS;
 use protocol::peer::admission::Admission;

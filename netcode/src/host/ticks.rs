@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use engine::wire::Raycaster;
 use engine::wire::TickInput;
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::wire::{HostMessage, ReconciliationSnapshotMessage, TickInputBundle, TickInputs};
 use engine::{Bot, Game, LevelStatus};
+use game_api::PlayerId;
 use protocol::peer::{EndReason, FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,

@@ -5,7 +5,6 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use engine::wire::Raycaster;
-use engine::wire::raycaster::Settings;
 use engine::wire::{HostMessage, TransitionPayload};
 use engine::{Game, LevelSetup};
 use protocol::chunk::split;
@@ -55,9 +54,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
             body: payload.body.clone(),
             roster,
             head: payload.head,
-            settings: Settings {
-                difficulty: self.config.difficulty,
-            },
+            settings: self.settings(),
             player_count,
             carryovers,
             input_delays: delays.clone(),

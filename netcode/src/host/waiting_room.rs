@@ -5,9 +5,9 @@
 //! changes and once on arrival. Nothing is sent from the start on: the
 //! session init's roster takes over.
 
-use engine::Game;
 use engine::wire::HostMessage;
 use engine::wire::Raycaster;
+use game_api::Game;
 use protocol::peer::FEATURE_WAITING_ROOM;
 use protocol::wire::WireFormat;
 

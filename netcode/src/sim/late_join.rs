@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use engine::Game;
 use engine::wire::Raycaster;
+use game_api::Game;
 use protocol::tick::FIXED_DT;
 
 use super::{NetAction, NetEvent, Outcome, Scenario, Sim};

@@ -15,8 +15,8 @@ mod summary;
 
 use std::time::Duration;
 
-use engine::Game;
 use engine::wire::Raycaster;
+use game_api::Game;
 pub use impairment::{Fate, Impairment, LinkConfig, Tamper};
 pub use late_join::{LateJoinFigures, measure_late_join};
 pub use network::{Delivery, End, Network, stream};

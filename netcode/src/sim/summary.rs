@@ -1,7 +1,7 @@
 //! The one-line JSON report of a simulated (or daemon-hosted) session.
 
-use engine::Game;
 use engine::wire::Raycaster;
+use game_api::Game;
 use protocol::peer::EndReason;
 use serde::Serialize;
 

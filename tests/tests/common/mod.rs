@@ -385,9 +385,15 @@ pub fn start_lobby_with(children: &mut Children, db: &Path, site: &Site, extra: 
     // (the first at the default level; a shell's RUST_LOG may put others
     // before it).
     let deadline = Instant::now() + Duration::from_secs(30);
+    let mut skipped = Vec::new();
     let url = loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        let line = next_line(&lobby_lines, left, "lobby listening");
+        let Ok(line) = lobby_lines.recv_timeout(left) else {
+            panic!(
+                "no \"listening on\" line within 30 s; the lobby said:\n{}",
+                skipped.join("\n")
+            );
+        };
         if let Some(url) = line
             .split("listening on ")
             .nth(1)
@@ -395,6 +401,7 @@ pub fn start_lobby_with(children: &mut Children, db: &Path, site: &Site, extra: 
         {
             break url.to_owned();
         }
+        skipped.push(line);
     };
     let addr = url.trim_start_matches("http://").to_owned();
     assert!(addr.starts_with(&format!("{}:", site.ip)), "{addr}");
