@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use engine::level_gen::generate;
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::wire::snapshot::ReconciliationSnapshot;
 use engine::{BotController, Difficulty, Game, LevelSetup, RaycasterEngine};
+use game_api::PlayerId;
 
 const TICKS: u64 = 600;
 

@@ -8,8 +8,9 @@
 //! exit; on the exit with the exit room not clear, hunt that room's enemies;
 //! with nowhere to go, follow a teammate.
 
-use crate::wire::input::{InputSnapshot, MAX_MOUSE_DELTA_X, PlayerId};
+use crate::wire::input::{InputSnapshot, MAX_MOUSE_DELTA_X};
 use crate::wire::map::{LootKind, Tile};
+use game_api::PlayerId;
 
 use crate::geom::Vec2;
 use crate::grid::cell;

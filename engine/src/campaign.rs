@@ -10,8 +10,8 @@
 use crate::wire::raycaster::{LevelSeed, Settings};
 use std::collections::BTreeMap;
 
-use crate::wire::input::PlayerId;
 use crate::wire::snapshot::Carryover;
+use game_api::PlayerId;
 use serde::Serialize;
 
 use crate::level_gen::generate;

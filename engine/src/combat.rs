@@ -7,8 +7,8 @@
 //! ring; only the target is rewound, never the shooter, and damage lands on
 //! the live enemy.
 
-use crate::wire::input::PlayerId;
 use crate::wire::map::GameMap;
+use game_api::PlayerId;
 
 use crate::enemy::stats;
 use crate::geom::Vec2;

@@ -3,9 +3,9 @@
 //! does, including the multiplayer weapon rule (an owner does not collect a
 //! weapon drop; it stays for a teammate who needs it).
 
-use crate::wire::input::PlayerId;
 use crate::wire::map::LootKind;
 use crate::wire::snapshot::{LootDropSnapshot, LootSource};
+use game_api::PlayerId;
 
 use crate::geom::Vec2;
 use crate::player::Player;

@@ -13,8 +13,9 @@ use game_api::Bot;
 use protocol::tick::INPUT_DELAY_TICKS;
 
 use crate::bot::BotController;
-use crate::wire::input::{InputSnapshot, MAX_MOUSE_DELTA_X, PlayerId};
+use crate::wire::input::{InputSnapshot, MAX_MOUSE_DELTA_X};
 use crate::world::RaycasterEngine;
+use game_api::PlayerId;
 
 /// A bot whose inputs are applied its input delay after it samples them.
 pub struct DelayAwareBot {

@@ -4,18 +4,20 @@
 //! transfers ([`crate::transfer`]) and the bots ([`crate::pilot`]).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use crate::wire::input::{InputSnapshot, PlayerId};
+use crate::wire::input::InputSnapshot;
 use crate::wire::snapshot::{Carryover, LevelOutcome, PlayerScore, ReconciliationSnapshot};
+use game_api::PlayerId;
 
-use game_api::{Game, LevelSpec, LevelStatus};
+use game_api::{Game, LevelPlan, LevelSpec, LevelStatus};
 
 use crate::engine::{Engine, EngineError, LevelSetup};
 
 use crate::hash::hash_value;
 use crate::level_gen::generate;
 use crate::pilot::DelayAwareBot;
-use crate::plan::seed_for_level;
+use crate::plan::{GeneratedCampaign, seed_for_level};
 use crate::reconcile;
 use crate::rng::Mulberry32;
 use crate::rules::Difficulty;
@@ -30,6 +32,11 @@ impl Game for RaycasterEngine {
     type Error = EngineError;
     const SNAP_THRESHOLD: f64 = SNAP_THRESHOLD_TILES;
     const CORRECTION_SMOOTH_MS: u64 = CORRECTION_SMOOTH_MS;
+
+    /// One level generated from seed 1.
+    fn default_plan() -> Arc<dyn LevelPlan<Raycaster>> {
+        Arc::new(GeneratedCampaign { seed: 1, levels: 1 })
+    }
 
     /// The campaign generated from the campaign's seed.
     fn campaign_level(

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::wire::input::PlayerId;
 use crate::wire::snapshot::{LevelOutcome, PlayerScore};
+use game_api::PlayerId;
 use serde::{Deserialize, Serialize};
 
 use crate::enemy::Enemy;

@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::wire::input::{InputSnapshot, PlayerId};
+use crate::wire::input::InputSnapshot;
+use game_api::PlayerId;
 use thiserror::Error;
 
 use crate::engine::{Engine, EngineError};

@@ -67,7 +67,8 @@ pub(crate) fn load(engine: &mut RaycasterEngine, bytes: &[u8]) -> Result<(), Eng
 mod tests {
     use std::collections::BTreeMap;
 
-    use crate::wire::input::{InputSnapshot, PlayerId};
+    use crate::wire::input::InputSnapshot;
+    use game_api::PlayerId;
 
     use crate::bot::BotController;
     use crate::engine::{Engine, LevelSetup, LevelStatus};

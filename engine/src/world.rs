@@ -17,9 +17,10 @@
 use crate::wire::raycaster::{LevelSeed, Settings};
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::wire::input::{InputSnapshot, PlayerId};
+use crate::wire::input::InputSnapshot;
 use crate::wire::map::{GameMap, Tile};
 use crate::wire::snapshot::{LevelOutcome, PlayerScore, TileMutation};
+use game_api::PlayerId;
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
 use serde::{Deserialize, Serialize};
 

@@ -11,8 +11,9 @@ use engine::Game;
 use engine::RaycasterEngine;
 use engine::engine::{Engine, EngineError, LevelSetup, LevelStatus};
 use engine::sync_test::{self, SyncTestError, TickInputs};
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::wire::snapshot::{Carryover, ReconciliationSnapshot};
+use game_api::PlayerId;
 
 use common::{bot_inputs, bots, engine, noisy_inputs};
 
@@ -153,6 +154,9 @@ impl Game for LeakyEngine {
     type Wire = engine::wire::Raycaster;
     type Error = EngineError;
     type Bot = engine::IdleBot;
+    fn default_plan() -> std::sync::Arc<dyn game_api::LevelPlan<engine::wire::Raycaster>> {
+        engine::RaycasterEngine::default_plan()
+    }
     fn campaign_level(
         campaign: &engine::wire::raycaster::CampaignSeed,
         index: u32,

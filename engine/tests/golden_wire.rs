@@ -22,12 +22,13 @@ use engine::Game;
 use engine::level_gen::generate;
 use engine::wire::TickInput;
 use engine::wire::difficulty::Difficulty;
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::wire::raycaster::{CampaignSeed, LevelSeed, Settings};
 use engine::wire::{
     GuestMessage, HostMessage, JoinPayload, RelayLevel, SessionInit, TickInputBundle, TickInputs,
     TransitionPayload,
 };
+use game_api::PlayerId;
 use protocol::chunk::split;
 use protocol::peer::{
     EndReason, GuestHello, JoinPoint, LinkHealth, RefusalReason, RosterAdd, ScoreRow,

@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use engine::Game;
 use engine::RaycasterEngine;
 use engine::engine::{Engine, EngineError};
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::wire::map::LootKind;
 use engine::wire::snapshot::{LootDropSnapshot, LootSource, ReconciliationSnapshot};
+use game_api::PlayerId;
 
 use common::{bot_inputs, bots, engine};
 

@@ -3,9 +3,10 @@
 //! trait; the sessions never look inside the game's types.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::level::{LevelSetup, LevelStatus};
-use crate::plan::LevelSpec;
+use crate::plan::{LevelPlan, LevelSpec};
 use crate::player::PlayerId;
 use crate::score::PlayerScore;
 use crate::wire::GameWire;
@@ -16,6 +17,8 @@ pub type Input<G> = <<G as Game>::Wire as GameWire>::Input;
 pub type Snapshot<G> = <<G as Game>::Wire as GameWire>::Snapshot;
 /// What one player of game `G` carries to the next level.
 pub type Carryover<G> = <<G as Game>::Wire as GameWire>::Carryover;
+/// The session-wide settings of game `G`.
+pub type Settings<G> = <<G as Game>::Wire as GameWire>::Settings;
 /// What a relay session of game `G` builds its levels from.
 pub type Campaign<G> = <<G as Game>::Wire as GameWire>::Campaign;
 
@@ -37,6 +40,9 @@ pub trait Game: Sized {
 
     /// The rendering window over which a small correction decays.
     const CORRECTION_SMOOTH_MS: u64 = 0;
+
+    /// The levels a host plays unless it is given others.
+    fn default_plan() -> Arc<dyn LevelPlan<Self::Wire>>;
 
     /// Level `index` of `campaign` for `player_count` players: what a relay
     /// session's authority builds (a relay runs no game, and names the

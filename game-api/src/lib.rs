@@ -13,6 +13,7 @@
 //! - [`level`]: what a level is built from and where it stands.
 //! - [`plan`]: which levels a session plays.
 //! - [`score`]: what a player scored.
+//! - [`rng`]: mulberry32, the spec's deterministic generator.
 //! - `toy` (feature `toy`): the smallest game, for the network side's tests.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -22,6 +23,7 @@ pub mod hash;
 pub mod level;
 pub mod plan;
 pub mod player;
+pub mod rng;
 pub mod score;
 pub mod tick;
 #[cfg(feature = "toy")]

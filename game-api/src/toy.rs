@@ -19,6 +19,8 @@ pub const NOT_A_MOVE: u8 = 255;
 /// The toy's reconciliation snapshot.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Count {
+    /// The tick it was taken at.
+    pub tick: u64,
     /// The count so far.
     pub total: u64,
 }
@@ -56,6 +58,10 @@ impl GameWire for Toy {
 
     fn sanitize(input: &u8) -> u8 {
         (*input).min(NOT_A_MOVE - 1)
+    }
+
+    fn snapshot_tick(snapshot: &Count) -> u64 {
+        snapshot.tick
     }
 
     fn compact_input(input: &u8) -> u8 {

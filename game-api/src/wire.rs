@@ -38,8 +38,9 @@ pub trait GameWire: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// This and [`GameWire::LevelHead`] and [`GameWire::Campaign`] are
     /// flattened into the envelope's objects: each must serialize as a map
     /// (a struct with named fields; an empty struct is fine), with keys
-    /// that no other part and no envelope field uses.
-    type Settings: Wire;
+    /// that no other part and no envelope field uses. Its default is what a
+    /// session plays with unless its host chooses otherwise.
+    type Settings: Wire + Default;
     /// A level's small facts beside its roster (a seed, say), flattened
     /// into the session init and the transition payload.
     type LevelHead: Wire;
@@ -57,6 +58,10 @@ pub trait GameWire: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// simulation takes. Every peer that orders inputs (a host, a relay)
     /// applies it to what guests send, so all peers play the same input.
     fn sanitize(input: &Self::Input) -> Self::Input;
+
+    /// The tick `snapshot` was taken at (the end of that tick): a guest
+    /// holds a snapshot until its own world reaches that tick.
+    fn snapshot_tick(snapshot: &Self::Snapshot) -> u64;
 
     /// `input` in the compact form, exactly: reading it back gives the
     /// same input.

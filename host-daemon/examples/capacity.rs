@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
+use engine::RaycasterEngine;
 use engine::plan::GeneratedCampaign;
 use host_daemon::realtime::run;
 use netcode::guest::GuestConfig;
@@ -28,7 +29,7 @@ use netcode::stats::LatenessHistogram;
 use proc_stat::cpu_seconds;
 use protocol::tick::TICK_RATE_HZ;
 
-fn scenario(i: usize, ticks: u64) -> Scenario {
+fn scenario(i: usize, ticks: u64) -> Scenario<RaycasterEngine> {
     Scenario {
         host: HostConfig {
             plan: Arc::new(GeneratedCampaign {

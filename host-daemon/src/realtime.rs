@@ -19,7 +19,7 @@ type SimLink = PeerLink<SimSender, SimReceiver>;
 /// Plays a scenario on the current runtime (paused time works);
 /// `metrics`, if given, counts the host's events.
 pub async fn run(
-    scenario: Scenario,
+    scenario: Scenario<engine::RaycasterEngine>,
     metrics: Option<SessionMetrics>,
 ) -> Outcome<engine::RaycasterEngine> {
     let started = Instant::now();

@@ -217,7 +217,7 @@ impl Served for RelaySession {
         }
     }
 
-    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput> {
+    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput<Raycaster>> {
         for event in self.relay.drain_events() {
             if let (RelayPeerEvent::Record(record), Some(files)) = (&event, log.replays.as_mut()) {
                 files.record(&replay_record(record));

@@ -78,7 +78,7 @@ pub struct ServingConfig {
     /// in, or close the session (and open a fresh one) when nobody is.
     pub lobby_timeout: Option<Duration>,
     /// The netcode session's template (seed, levels, difficulty, bots).
-    pub host: HostConfig,
+    pub host: HostConfig<engine::RaycasterEngine>,
     /// Sessions kept open at once.
     pub sessions: usize,
     /// The WebRTC endpoint's options: every connection of the daemon, of

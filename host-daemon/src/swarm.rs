@@ -16,8 +16,9 @@ use engine::wire::Raycaster;
 use std::sync::Arc;
 
 use engine::wire::TickInput;
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::wire::{GuestMessage, HostMessage};
+use game_api::PlayerId;
 use protocol::BUILD_VERSION;
 use protocol::peer::{EndReason, FEATURE_COMPACT, FEATURE_PING, GuestHello};
 use protocol::wire::WireFormat;

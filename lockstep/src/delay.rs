@@ -27,7 +27,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use protocol::input::PlayerId;
+use game_api::PlayerId;
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS};
 
 use crate::rtt::RttEstimate;

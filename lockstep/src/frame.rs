@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use protocol::input::PlayerId;
+use game_api::PlayerId;
 
 /// A player entering the level at a frame's tick (a late joiner).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use protocol::input::PlayerId;
+use game_api::PlayerId;
 use protocol::tick::{INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
 
 /// How far ahead of the current tick a guest input may be tagged.

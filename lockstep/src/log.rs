@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-use protocol::input::PlayerId;
+use game_api::PlayerId;
 
 use crate::frame::Frame;
 

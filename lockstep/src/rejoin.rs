@@ -13,8 +13,8 @@
 
 use std::collections::BTreeMap;
 
+use game_api::PlayerId;
 use hmac::{Hmac, Mac};
-use protocol::input::PlayerId;
 use sha2::Sha256;
 
 /// Bytes of the MAC a token keeps.

@@ -9,12 +9,12 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use game_api::PlayerId;
 use lockstep::frame::Frame;
 use lockstep::relay::{
     Entry, Origin, Refusal, Relay, RelayConfig, RelayEnd, RelayEvent, RelayMessage, RelayOutput,
     Slot,
 };
-use protocol::input::PlayerId;
 
 /// Ticks in a level of the counter game.
 const LEVEL_TICKS: u64 = 1_500;

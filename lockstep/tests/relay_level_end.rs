@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
+use game_api::PlayerId;
 use game_api::toy::{Start, Toy};
 use protocol::BUILD_VERSION;
-use protocol::input::PlayerId;
 use protocol::peer::{EndReason, FEATURE_RELAY, PEER_PROTOCOL_VERSION, ScoreRow};
 use protocol::tick::INPUT_DELAY_TICKS;
 

@@ -7,10 +7,10 @@
 
 use std::time::Duration;
 
+use game_api::PlayerId;
 use game_api::toy::{NOT_A_MOVE, Rounds, Speed, Start, Toy};
 use protocol::BUILD_VERSION;
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
-use protocol::input::PlayerId;
 use protocol::peer::{
     FEATURE_COMPACT, FEATURE_RELAY, GuestHello, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
     RelayLevel, SessionInit, TickInput, TransitionPayload,

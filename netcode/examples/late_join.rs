@@ -39,7 +39,9 @@ fn main() {
                 seed: 11,
                 maps: vec![generate(11, 7, 5)],
             }),
-            difficulty: engine::Difficulty::Hard,
+            settings: engine::wire::raycaster::Settings {
+                difficulty: engine::Difficulty::Hard,
+            },
             expected_guests: 3,
             max_ticks_per_level: Some(tick + 600),
             ..HostConfig::default()

@@ -1,7 +1,7 @@
 //! campfire's netcode: the peer protocol's host and guest sessions (the
-//! netcode spec) as pure state machines over a [`game_api::Game`] (for now
-//! one on the raycaster's wire; issue 47 makes them generic over the wire
-//! too).
+//! netcode spec) as pure state machines over any [`game_api::Game`]: the
+//! sessions never look inside the game's inputs, snapshots or levels, and
+//! name no game (the raycaster is only the game of this crate's tests).
 //!
 //! Nothing here does I/O, reads a clock, spawns a thread or needs an async
 //! runtime, so the very same sessions run in `host-daemon` (tokio and

@@ -9,14 +9,16 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use engine::wire::GuestMessage;
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::{Game, RaycasterEngine};
+use game_api::PlayerId;
 use netcode::guest::{GuestConfig, GuestEnd};
-use netcode::host::{HostConfig, HostPhase};
+use netcode::host::HostPhase;
 use netcode::link::PeerEvent;
 use netcode::sim::{NetAction, Scenario, final_hash_matches};
 use protocol::peer::{Channel, EndReason, FEATURE_INPUT_DELAY, RefusalReason};
 use protocol::tick::{DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS};
+use support::HostConfig;
 use support::HostSession;
 use support::checks::{assert_in_lockstep, assert_late_lockstep, assert_lockstep, consecutive};
 use support::guest_by_hand::{bundle, feed, feed_chunked, handshaken, session_init};

@@ -9,13 +9,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::{Game, RaycasterEngine};
+use game_api::PlayerId;
 use netcode::guest::{GuestConfig, GuestEnd};
-use netcode::host::HostConfig;
 use netcode::sim::{LinkConfig, Scenario, Sim, Summary, Tamper};
 use protocol::peer::{EndReason, FEATURE_COMPACT};
 use protocol::tick::{INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS};
+use support::HostConfig;
 use support::checks::{assert_lockstep, ended, player};
 use support::scenario::{fixed_delay_guest, guest, host, net, run, without_feature};
 

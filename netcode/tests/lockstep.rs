@@ -9,16 +9,17 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::wire::raycaster::{LevelSeed, Settings};
 use engine::wire::{GuestMessage, HostMessage, TransitionPayload};
 use engine::{Game, RaycasterEngine};
+use game_api::PlayerId;
 use netcode::guest::{GuestConfig, GuestEnd, GuestFault};
-use netcode::host::HostConfig;
 use netcode::sim::{LinkConfig, NetAction, Summary, Tamper, final_hash_matches};
 use protocol::peer::{Channel, EndReason, FEATURE_COMPACT};
 use protocol::tick::{DISCONNECT_GRACE_MS, RECONCILE_INTERVAL_TICKS};
 use protocol::wire::WireFormat;
+use support::HostConfig;
 use support::checks::{
     assert_in_lockstep, assert_lockstep, consecutive, ended, host_hashes, player,
 };

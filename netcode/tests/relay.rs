@@ -438,7 +438,7 @@ fn a_rejoin_token_resumes_its_player_once() {
 #[test]
 fn an_ask_beyond_the_bounds_gets_no_level() {
     use engine::wire::GuestMessage;
-    use engine::wire::input::PlayerId;
+    use game_api::PlayerId;
     use netcode::guest::GuestEvent;
     use protocol::peer::{Channel, FEATURE_RELAY};
     let mut g = Guest::new(GuestConfig::default());

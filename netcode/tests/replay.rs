@@ -7,8 +7,8 @@ mod support;
 use engine::wire::Raycaster;
 use engine::{Game, RaycasterEngine};
 use netcode::guest::GuestConfig;
-use netcode::host::HostConfig;
 use netcode::replay::{ReplayError, ReplayRecord};
+use support::HostConfig;
 
 /// The raycaster's replays.
 type Replay = netcode::replay::Replay<Raycaster>;

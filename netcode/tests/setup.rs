@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine::wire::HostMessage;
-use engine::wire::input::PlayerId;
+use game_api::PlayerId;
 use netcode::guest::{GuestConfig, GuestEnd};
-use netcode::host::{HostConfig, HostOutput, HostPhase};
+use netcode::host::HostPhase;
 use netcode::link::{ConnectionState, PeerEvent};
 use netcode::sim::{LinkConfig, Tamper, final_hash_matches};
 use protocol::peer::{Channel, FEATURE_INPUT_DELAY, FEATURE_WAITING_ROOM, RefusalReason};
@@ -19,6 +19,7 @@ use support::HostSession;
 use support::checks::{assert_in_lockstep, ended, player};
 use support::host_by_hand::{Hello, hello, lobby_host, seat, setup_ack};
 use support::scenario::{REJOIN_SECRET, a_and_b, guest, host, net, rejoining_host, run};
+use support::{HostConfig, HostOutput};
 
 #[test]
 fn setup_refuses_a_version_mismatch_with_a_reason() {
@@ -238,8 +239,8 @@ fn start_now_without_guests_runs_the_host_alone() {
 /// that is heard; another guest at a normal pace stays.
 #[test]
 fn a_guest_over_its_budget_is_disconnected_and_heard_no_more() {
-    use netcode::host::HostEvent;
     use netcode::host::budget::GuestBudgetPolicy;
+    use support::HostEvent;
     let t0 = Duration::ZERO;
     let policy = GuestBudgetPolicy::default();
     let mut h = lobby_host(host(1, 3, Some(60)));

@@ -1,5 +1,6 @@
 //! The sessions know only the `Game` trait: a tiny stand-in engine (a
-//! counter world that finishes a level after a fixed number of ticks) goes
+//! counter world that finishes a level after a fixed number of ticks) on
+//! the toy game's wire (`game_api::toy`, no type of the raycaster) goes
 //! through setup, ticks, reconciliation, a repaired desync, a transition
 //! and the end table, host and guests alike.
 
@@ -7,91 +8,115 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::plan::GeneratedCampaign;
-use engine::wire::input::{InputSnapshot, PlayerId};
-use engine::wire::snapshot::{Carryover, PlayerScore, ReconciliationSnapshot};
-use engine::{EngineError, Game, IdleBot, LevelSetup, LevelStatus};
+use game_api::toy::{Count, Rounds, Start, Toy};
+use game_api::{
+    Game, IdleBot, LevelPlan, LevelSetup, LevelSpec, LevelStatus, PlayerId, PlayerScore,
+};
 use netcode::guest::{GuestConfig, GuestEnd, GuestFault};
-use netcode::host::{HostConfig, HostSession};
+use netcode::host::{HostConfig, HostOutput, HostSession};
 use netcode::sim::{LinkConfig, Scenario, final_hash_matches, run};
-use protocol::peer::EndReason;
+use protocol::peer::{EndReason, HostMessage, RefusalReason};
 use protocol::tick::RECONCILE_INTERVAL_TICKS;
 
 /// Ticks a stub level lasts.
 const LEVEL_TICKS: u64 = 100;
 
+/// Why the stub refused something.
+#[derive(Debug, thiserror::Error)]
+enum StubError {
+    #[error("a level needs players")]
+    EmptyRoster,
+    #[error("snapshot of tick {snapshot}, world at {world}")]
+    TickMismatch { snapshot: u64, world: u64 },
+    #[error("not a saved stub world: {0}")]
+    BadState(String),
+}
+
+/// `levels` levels, each starting its count at its index.
+#[derive(Debug)]
+struct Counting {
+    levels: u32,
+}
+
+impl LevelPlan<Toy> for Counting {
+    fn level_count(&self) -> u32 {
+        self.levels
+    }
+    fn level(&self, index: u32, _: u32) -> LevelSpec<Toy> {
+        LevelSpec {
+            head: Start {
+                start: u64::from(index),
+            },
+            body: Vec::new(),
+        }
+    }
+}
+
 /// A world that folds every input into one number.
 #[derive(Clone, Debug)]
 struct CounterWorld {
     tick: u64,
-    acc: u32,
+    acc: u64,
     roster: Vec<PlayerId>,
     presses: BTreeMap<PlayerId, u32>,
 }
 
 impl Game for CounterWorld {
-    type Wire = engine::wire::Raycaster;
-    type Error = EngineError;
+    type Wire = Toy;
+    type Error = StubError;
     type Bot = IdleBot;
-    fn campaign_level(
-        campaign: &engine::wire::raycaster::CampaignSeed,
-        index: u32,
-        player_count: u32,
-    ) -> game_api::LevelSpec<engine::wire::Raycaster> {
-        engine::RaycasterEngine::campaign_level(campaign, index, player_count)
+    fn default_plan() -> Arc<dyn LevelPlan<Toy>> {
+        Arc::new(Counting { levels: 1 })
     }
-    fn new_level(setup: LevelSetup) -> Result<Self, EngineError> {
+    fn campaign_level(campaign: &Rounds, index: u32, player_count: u32) -> LevelSpec<Toy> {
+        Counting {
+            levels: u32::from(campaign.rounds),
+        }
+        .level(index, player_count)
+    }
+    fn new_level(setup: LevelSetup<Toy>) -> Result<Self, StubError> {
         if setup.roster.is_empty() {
-            return Err(EngineError::BadRoster);
+            return Err(StubError::EmptyRoster);
         }
         Ok(Self {
             tick: 0,
-            acc: setup.head.gameplay_seed,
+            acc: setup.head.start,
             presses: setup.roster.iter().map(|p| (p.clone(), 0)).collect(),
             roster: setup.roster,
         })
     }
-    fn advance(&mut self, inputs: &BTreeMap<PlayerId, InputSnapshot>, remove: &[PlayerId]) {
+    fn advance(&mut self, inputs: &BTreeMap<PlayerId, u8>, remove: &[PlayerId]) {
         self.roster.retain(|p| !remove.contains(p));
         for (i, id) in self.roster.iter().enumerate() {
-            let pressed = inputs.get(id).is_some_and(|x| x.move_forward);
+            let pressed = inputs.get(id).is_some_and(|x| *x != 0);
             self.acc = self
                 .acc
                 .wrapping_mul(31)
-                .wrapping_add(u32::from(pressed) + i as u32);
+                .wrapping_add(u64::from(pressed) + i as u64);
             if pressed {
                 *self.presses.entry(id.clone()).or_default() += 1;
             }
         }
         self.tick += 1;
     }
-    fn snapshot(&mut self) -> ReconciliationSnapshot {
-        ReconciliationSnapshot {
+    fn snapshot(&mut self) -> Count {
+        Count {
             tick: self.tick,
-            rng_state: self.acc,
-            players: BTreeMap::new(),
-            enemies: vec![],
-            mines: vec![],
-            loot_drops: vec![],
-            pickups_collected: vec![],
-            keys_collected: vec![],
-            grid_version: 0,
-            grid_delta: vec![],
-            residual: None,
+            total: self.acc,
         }
     }
-    fn apply_snapshot(&mut self, s: &ReconciliationSnapshot) -> Result<(), EngineError> {
+    fn apply_snapshot(&mut self, s: &Count) -> Result<(), StubError> {
         if s.tick != self.tick {
-            return Err(EngineError::TickMismatch {
+            return Err(StubError::TickMismatch {
                 snapshot: s.tick,
-                engine: self.tick,
+                world: self.tick,
             });
         }
-        self.acc = s.rng_state;
+        self.acc = s.total;
         Ok(())
     }
     fn world_hash(&self) -> u64 {
-        (self.tick << 32) | u64::from(self.acc)
+        self.tick.rotate_left(32) ^ self.acc
     }
     fn status(&self) -> LevelStatus {
         if self.tick >= LEVEL_TICKS {
@@ -106,7 +131,7 @@ impl Game for CounterWorld {
     fn roster(&self) -> Vec<PlayerId> {
         self.roster.clone()
     }
-    fn carryovers(&self) -> BTreeMap<PlayerId, Carryover> {
+    fn carryovers(&self) -> BTreeMap<PlayerId, u64> {
         BTreeMap::new()
     }
     fn scores(&self) -> BTreeMap<PlayerId, PlayerScore> {
@@ -127,19 +152,18 @@ impl Game for CounterWorld {
             self.presses.entry(player.clone()).or_default();
         }
     }
-    fn save_exact(&self) -> Result<Vec<u8>, EngineError> {
+    fn save_exact(&self) -> Result<Vec<u8>, StubError> {
         Ok(format!("{} {}", self.tick, self.acc).into_bytes())
     }
-    fn load_exact(&mut self, bytes: &[u8]) -> Result<(), EngineError> {
+    fn load_exact(&mut self, bytes: &[u8]) -> Result<(), StubError> {
         let state = String::from_utf8_lossy(bytes);
         let mut parts = state.split(' ').map(str::parse::<u64>);
         match (parts.next(), parts.next()) {
-            (Some(Ok(t)), Some(Ok(a))) => {
-                self.acc = u32::try_from(a).map_err(|e| EngineError::BadState(e.to_string()))?;
-                self.tick = t;
+            (Some(Ok(tick)), Some(Ok(acc))) => {
+                (self.tick, self.acc) = (tick, acc);
                 Ok(())
             }
-            _ => Err(EngineError::BadState(state.into_owned())),
+            _ => Err(StubError::BadState(state.into_owned())),
         }
     }
     fn scramble(&mut self, _: Option<&PlayerId>) -> Result<(), String> {
@@ -166,7 +190,7 @@ fn both_sessions_run_a_two_level_session_on_a_stub_engine() {
     let corrupt_at = RECONCILE_INTERVAL_TICKS + 5;
     let o = run::<CounterWorld>(Scenario {
         host: HostConfig {
-            plan: Arc::new(GeneratedCampaign { seed: 3, levels: 2 }),
+            plan: Arc::new(Counting { levels: 2 }),
             expected_guests: 2,
             bots: 1,
             ..HostConfig::default()
@@ -224,8 +248,8 @@ fn a_silent_connection_loses_its_seat_at_the_hello_deadline() {
     let out = h.drain_outbox();
     assert!(out.iter().any(|o| matches!(
         o,
-        netcode::host::HostOutput::Send(s, engine::wire::HostMessage::JoinRefused { reason: protocol::peer::RefusalReason::BadHandshake, .. }, _) if *s == slot
+        HostOutput::Send(s, HostMessage::JoinRefused { reason: RefusalReason::BadHandshake, .. }, _) if *s == slot
     )), "{out:?}");
-    assert!(out.contains(&netcode::host::HostOutput::Close(slot)));
+    assert!(out.contains(&HostOutput::Close(slot)));
     assert_eq!(h.next_wakeup(), None);
 }

@@ -9,7 +9,6 @@
 //!
 //! # Layout
 //!
-//! - [`input`]: [`input::PlayerId`] (from `game-api`, re-exported).
 //! - [`peer`]: peer protocol messages on the `input` and `reconciliation` channels.
 //! - [`chunk`]: chunking and validated reassembly of large peer messages.
 //! - [`tick`]: the netcode tick constants shared by every peer.
@@ -18,7 +17,6 @@
 #![deny(missing_docs)]
 
 pub mod chunk;
-pub mod input;
 pub mod peer;
 pub mod tick;
 pub mod wire;

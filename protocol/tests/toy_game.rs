@@ -35,7 +35,7 @@ fn a_toy_games_messages_travel_in_both_forms() {
     });
     let snapshot = HostMessage::<Toy>::ReconciliationSnapshot(ReconciliationSnapshotMessage {
         level_epoch: 1,
-        snapshot: Count { total: 42 },
+        snapshot: Count { tick: 9, total: 42 },
     });
     for msg in [bundle, snapshot] {
         let [json, compact] = both(&msg, |m, f| m.encode(f).unwrap());
@@ -48,13 +48,13 @@ fn a_toy_games_messages_travel_in_both_forms() {
     }
     let json = HostMessage::<Toy>::ReconciliationSnapshot(ReconciliationSnapshotMessage {
         level_epoch: 1,
-        snapshot: Count { total: 42 },
+        snapshot: Count { tick: 9, total: 42 },
     })
     .to_json()
     .unwrap();
     assert_eq!(
         json,
-        r#"{"type":"reconciliation-snapshot","levelEpoch":1,"total":42}"#
+        r#"{"type":"reconciliation-snapshot","levelEpoch":1,"tick":9,"total":42}"#
     );
     let input = GuestMessage::<Toy>::TickInput(TickInput {
         tick: 9,

@@ -3,8 +3,9 @@
 //! iterate no hash map, so the same code builds for WebAssembly, runs on any
 //! caller's clock and gives every peer the same result; `engine` computes no
 //! float function the platform may round differently (all go through
-//! `libm`); `lockstep`, the relay, names no engine. Each depends only on
-//! crates that keep those promises.
+//! `libm`); `lockstep`, the relay, names no engine; `netcode`, `lockstep`,
+//! `protocol` and `game-api` name none of the raycaster's types. Each depends
+//! only on crates that keep those promises.
 //!
 //! A pattern matches in shipped code (not in `//` comments, not in the test
 //! module, which must come last), also inside a longer name (`EngineState`,
@@ -96,7 +97,6 @@ const RAYCASTER: &[&str] = &[
     "BotController",
     "level_gen",
     "map_io",
-    "Mulberry32",
     "campaign_seed",
     "gameplay_seed",
     "mouse_delta",
@@ -132,13 +132,13 @@ const PURE: &[Pure] = &[
     },
     Pure {
         name: "netcode",
-        forbidden: &[IMPURE, UNORDERED],
+        // No ENGINE: a session's game is `engine: Option<E>`, any game.
+        forbidden: &[IMPURE, UNORDERED, RAYCASTER],
         // lockstep: the input buffer and tick clock shared with the relay;
         // hmac and sha2: rejoin tokens, pure computation.
         allowed: &[
             "game-api",
             "protocol",
-            "engine",
             "lockstep",
             "serde",
             "serde_json",
@@ -147,7 +147,15 @@ const PURE: &[Pure] = &[
             "hmac",
             "sha2",
         ],
-        required: &["engine"],
+        required: &["game-api", "lockstep"],
+    },
+    Pure {
+        // Tag, the second game: pure like the engine, and the raycaster's
+        // names stay out of it too.
+        name: "tag",
+        forbidden: &[IMPURE, UNORDERED, PLATFORM_MATHS, ENGINE, RAYCASTER],
+        allowed: &["game-api", "serde", "serde_json", "thiserror"],
+        required: &["game-api"],
     },
     Pure {
         name: "game-api",

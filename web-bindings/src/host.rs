@@ -15,8 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine::plan::GeneratedCampaign;
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
+use engine::wire::raycaster::Settings;
 use engine::{Difficulty, Game, RaycasterEngine};
+use game_api::PlayerId;
 use netcode::host::{HostConfig, HostOutput, HostPhase, HostSession, SessionReport};
 use netcode::link::{ConnectionState, PeerEvent};
 use protocol::BUILD_VERSION;
@@ -179,7 +181,9 @@ impl WebHost {
                 seed: c.seed,
                 levels: c.levels,
             }),
-            difficulty: c.difficulty,
+            settings: Settings {
+                difficulty: c.difficulty,
+            },
             host_player: Some((PlayerId::new(HOST_PLAYER_ID), c.display_name)),
             host_bot: c.bot,
             bots: 0,

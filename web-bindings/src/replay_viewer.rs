@@ -7,8 +7,8 @@
 use engine::wire::Raycaster;
 use std::collections::BTreeMap;
 
-use engine::wire::input::PlayerId;
 use engine::{Engine, Game, RaycasterEngine};
+use game_api::PlayerId;
 use game_api::WorldHash;
 use netcode::replay::{self, Replay};
 use protocol::name::sanitize_display_name;

@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 
 use engine::enemy::Enemy;
 use engine::weapon::{owned_list, weapon};
-use engine::wire::input::PlayerId;
 use engine::wire::map::{EnemyKind, LootKind, Tile};
 use engine::wire::snapshot::AmmoPools;
 use engine::{Engine, Game, RaycasterEngine};
+use game_api::PlayerId;
 use serde::Serialize;
 
 /// One tick of the world as a renderer sees it.

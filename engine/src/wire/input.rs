@@ -8,8 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use game_api::PlayerId;
-
 /// Largest mouse movement (in pixels, either sign) one tick may carry;
 /// sanitizing clamps to it so a forged input cannot spin a player arbitrarily.
 pub const MAX_MOUSE_DELTA_X: f64 = 4096.0;
@@ -122,6 +120,7 @@ impl Default for InputSnapshot {
 pub(crate) mod tests {
     use super::*;
     use crate::wire::TickInput;
+    use game_api::PlayerId;
     use proptest::prelude::*;
 
     #[test]

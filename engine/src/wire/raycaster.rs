@@ -28,6 +28,10 @@ impl GameWire for Raycaster {
         input.sanitized()
     }
 
+    fn snapshot_tick(snapshot: &ReconciliationSnapshot) -> u64 {
+        snapshot.tick
+    }
+
     fn compact_input(input: &InputSnapshot) -> CompactInput {
         CompactInput::of(input)
     }

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::wire::input::PlayerId;
 pub use crate::wire::map::{LootKind, Tile};
+use game_api::PlayerId;
 
 /// Position corrections at or above this many tiles snap in rendering too;
 /// smaller ones are smoothed over [`CORRECTION_SMOOTH_MS`].

@@ -5,8 +5,9 @@ use engine::wire::raycaster::{LevelSeed, Settings};
 use std::collections::BTreeMap;
 
 use engine::level_gen::generate;
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::{BotController, Difficulty, Game, LevelSetup, RaycasterEngine};
+use game_api::PlayerId;
 
 pub fn roster(n: u32) -> Vec<PlayerId> {
     (0..n).map(|i| PlayerId::new(format!("p{i}"))).collect()

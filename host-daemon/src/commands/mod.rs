@@ -99,7 +99,7 @@ mod tests {
 
     use super::*;
 
-    fn parse(args: &[&str]) -> anyhow::Result<netcode::sim::Scenario> {
+    fn parse(args: &[&str]) -> anyhow::Result<netcode::sim::Scenario<engine::RaycasterEngine>> {
         let cli = Cli::try_parse_from(["host-daemon", "simulate"].iter().chain(args))?;
         let Command::Simulate(a) = cli.command else {
             anyhow::bail!("not simulate");

@@ -72,7 +72,7 @@ pub fn serving_config(a: &RelayArgs) -> anyhow::Result<ServingConfig> {
             seed: serving.seed,
             levels,
         }),
-        difficulty,
+        settings: Settings { difficulty },
         host_player: None,
         bots: 0,
         late_join: !serving.no_late_join,

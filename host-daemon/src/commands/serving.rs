@@ -12,6 +12,7 @@ use anyhow::Context;
 use clap::Args;
 use engine::Difficulty;
 use engine::plan::GeneratedCampaign;
+use engine::wire::raycaster::Settings;
 use netcode::host::{DEFAULT_MAX_SPECTATORS, HostConfig};
 
 use super::control::ControlArgs;
@@ -115,7 +116,7 @@ impl ServingArgs {
                     seed: self.seed,
                     levels: self.levels,
                 }),
-                difficulty,
+                settings: Settings { difficulty },
                 hello_timeout: Duration::from_secs(self.hello_timeout.max(1)),
                 record_replay: self.record.is_some(),
                 late_join: !self.no_late_join,

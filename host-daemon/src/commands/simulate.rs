@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Args;
 use engine::plan::GeneratedCampaign;
+use engine::wire::raycaster::Settings;
 use engine::{Difficulty, RaycasterEngine};
 use netcode::guest::GuestConfig;
 use netcode::host::HostConfig;
@@ -73,7 +74,7 @@ fn parse_disconnect(s: &str, guests: usize) -> anyhow::Result<NetEvent> {
 }
 
 /// The scenario the flags describe.
-pub fn scenario(a: &SimulateArgs) -> anyhow::Result<Scenario> {
+pub fn scenario(a: &SimulateArgs) -> anyhow::Result<Scenario<RaycasterEngine>> {
     let difficulty = Difficulty::parse(&a.difficulty).context("unknown --difficulty")?;
     if !(0.0..1.0).contains(&a.loss) {
         bail!("--loss is a share of messages, from 0 up to (not including) 1");
@@ -113,7 +114,7 @@ pub fn scenario(a: &SimulateArgs) -> anyhow::Result<Scenario> {
                 seed: a.seed,
                 levels: a.levels,
             }),
-            difficulty,
+            settings: Settings { difficulty },
             bots: a.bots,
             expected_guests: a.guests,
             max_ticks_per_level: Some(a.max_ticks),

@@ -3,6 +3,7 @@
 
 use std::num::NonZeroU32;
 
+use engine::wire::Raycaster;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use netcode::guest::GuestEvent;
 use netcode::host::HostEvent;
@@ -43,7 +44,7 @@ impl Warnings {
 
 /// Counts a host session's event and logs it (warnings rate-limited).
 pub(super) fn log_host_event(
-    event: &HostEvent,
+    event: &HostEvent<Raycaster>,
     warnings: &mut Warnings,
     metrics: Option<&SessionMetrics>,
 ) {

@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
+use engine::wire::Raycaster;
 use netcode::host::{HostEvent, HostOutput, HostSession, PlayerKind as ReportKind};
 use netcode::stats::GuestSlot;
 
@@ -50,7 +51,7 @@ pub trait Served: Send + 'static {
     /// Where it stands.
     fn progress(&self) -> ServedProgress;
     /// Takes what to send, logging and counting what happened.
-    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput>;
+    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput<Raycaster>>;
     /// Counts `bytes` sent on connection `slot`.
     fn count_sent(&mut self, slot: GuestSlot, bytes: usize);
     /// Its figures now, for the control API.
@@ -132,7 +133,7 @@ impl Served for Host {
         }
     }
 
-    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput> {
+    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput<Raycaster>> {
         for event in self.drain_events() {
             if let (HostEvent::Replay(record), Some(files)) = (&event, log.replays.as_mut()) {
                 files.record(record);

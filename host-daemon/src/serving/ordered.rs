@@ -45,9 +45,9 @@ pub fn ordered_config(base: &ServingConfig, order: &OpenRequest) -> Result<Servi
     }
     let difficulty = match &order.difficulty {
         Some(d) => Difficulty::parse(d).ok_or("difficulty must be easy, normal or hard")?,
-        None => config.host.difficulty,
+        None => config.host.settings.difficulty,
     };
-    config.host.difficulty = difficulty;
+    config.host.settings.difficulty = difficulty;
     if let Some(levels) = order.levels
         && !(1..=MAX_ORDERED_LEVELS).contains(&levels)
     {
@@ -150,7 +150,7 @@ mod tests {
             c.host.plan.level(0, 1).head.gameplay_seed,
             engine::plan::seed_for_level(42, 0)
         );
-        assert_eq!(c.host.difficulty, Difficulty::Hard);
+        assert_eq!(c.host.settings.difficulty, Difficulty::Hard);
         assert_eq!(c.name, "Hard night");
         assert!(!c.public);
         assert_eq!(c.start_when, 2);

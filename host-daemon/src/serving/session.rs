@@ -71,7 +71,7 @@ fn create_request(config: &ServingConfig) -> PutSessionRequest {
         }),
         max_players: Some(config.max_players),
         build: Some(config.host.build_version.clone()),
-        difficulty: serde_json::to_value(config.host.difficulty)
+        difficulty: serde_json::to_value(config.host.settings.difficulty)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned)),
         campaign: Some(config.campaign_name.clone()),
@@ -348,7 +348,7 @@ fn view_of(config: &ServingConfig, code: &str, name: String, opened_by: OpenedBy
         None => (
             SessionKind::Host,
             config.host.plan.level_count(),
-            config.host.difficulty,
+            config.host.settings.difficulty,
         ),
     };
     SessionView {

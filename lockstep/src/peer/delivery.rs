@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use game_api::GameWire;
+use game_api::PlayerId;
 use protocol::chunk::split;
-use protocol::input::PlayerId;
 use protocol::peer::{
     EndReason, FEATURE_RESYNC, HostMessage, JoinPayload, JoinPoint, RosterAdd, ScoreRow,
     SessionInit, TickInputBundle,

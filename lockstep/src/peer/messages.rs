@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use game_api::PlayerId;
 use game_api::{GameWire, WorldHash};
-use protocol::input::PlayerId;
 use protocol::name::distinct_name;
 use protocol::peer::admission::{self, Ask, Offer, Room, Seat};
 use protocol::peer::{

@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use game_api::GameWire;
+use game_api::PlayerId;
 use protocol::BUILD_VERSION;
-use protocol::input::PlayerId;
 use protocol::peer::{
     FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_RELAY, FEATURE_RESYNC, Features,
     GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel, TickInputBundle,

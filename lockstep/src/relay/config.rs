@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use protocol::input::PlayerId;
+use game_api::PlayerId;
 use protocol::tick::{DISCONNECT_GRACE_MS, TICK_RATE_HZ};
 
 use crate::frame::Frame;

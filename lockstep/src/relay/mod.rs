@@ -37,7 +37,7 @@ mod starting;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use protocol::input::PlayerId;
+use game_api::PlayerId;
 
 pub use config::{
     DEFAULT_SNAPSHOT_INTERVAL, Entry, MAX_SNAPSHOT_INTERVAL, Origin, Refusal, RelayConfig,

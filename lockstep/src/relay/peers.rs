@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use protocol::input::PlayerId;
+use game_api::PlayerId;
 
 use super::{
     Entry, Origin, Peer, Phase, Refusal, Relay, RelayEvent, RelayMessage, RelayOutput, Role, Slot,

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use protocol::input::PlayerId;
+use game_api::PlayerId;
 
 use super::{AskedSnapshot, Phase, Relay, RelayEnd, RelayEvent, RelayMessage, RelayOutput, Slot};
 use crate::frame::Frame;

@@ -5,12 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use engine::wire::Raycaster;
-use engine::wire::raycaster::{CampaignSeed, Settings};
-use engine::wire::{GuestMessage, RelayLevel, TransitionPayload};
-use engine::{Game, LevelSetup, LevelStatus};
 use game_api::PlayerId;
+use game_api::{Game, GameWire, LevelSetup, LevelStatus};
 use protocol::peer::{FEATURE_RELAY, ScoreRow, state_to_base64};
+use protocol::peer::{GuestMessage, RelayLevel, TransitionPayload};
 
 use super::GuestSession;
 
@@ -20,15 +18,15 @@ pub const MAX_RELAY_ROSTER: usize = 32;
 
 /// What the relay asked this guest to build.
 #[derive(Debug)]
-pub(super) struct LevelAsk {
+pub(super) struct LevelAsk<W: GameWire> {
     pub epoch: u32,
     pub level_index: u32,
     pub roster: BTreeMap<PlayerId, String>,
     pub input_delays: BTreeMap<PlayerId, u64>,
-    pub campaign: CampaignSeed,
+    pub campaign: W::Campaign,
     /// Levels in the campaign.
     pub levels: u32,
-    pub settings: Settings,
+    pub settings: W::Settings,
 }
 
 /// This guest's authority duties, while it has them.
@@ -49,7 +47,7 @@ pub(super) struct Authority {
     pub ended: Option<u32>,
 }
 
-impl<E: Game<Wire = Raycaster>> GuestSession<E> {
+impl<E: Game> GuestSession<E> {
     /// Whether this guest serves relay sessions.
     fn serves_relay(&self) -> bool {
         self.features.has(FEATURE_RELAY)
@@ -67,7 +65,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
 
     /// Builds the level asked for and answers with it (any guest the
     /// relay asks: only its authority is asked).
-    pub(super) fn on_relay_ask_level(&mut self, ask: LevelAsk) {
+    pub(super) fn on_relay_ask_level(&mut self, ask: LevelAsk<E::Wire>) {
         if !self.serves_relay() {
             return;
         }
@@ -94,7 +92,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
             .filter(|(p, _)| ask.roster.contains_key(p))
             .collect();
         let level = E::campaign_level(&ask.campaign, ask.level_index, player_count);
-        let payload: TransitionPayload = TransitionPayload {
+        let payload: TransitionPayload<E::Wire> = TransitionPayload {
             level_index: ask.level_index,
             head: level.head,
             roster: players.clone(),
@@ -106,7 +104,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
         let setup = LevelSetup {
             body: payload.body.clone(),
             roster: players,
-            head: payload.head,
+            head: payload.head.clone(),
             settings: ask.settings,
             player_count,
             carryovers,

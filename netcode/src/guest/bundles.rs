@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use engine::wire::Raycaster;
-use engine::wire::TickInput;
-use engine::wire::input::InputSnapshot;
-use engine::wire::{GuestMessage, TickInputBundle, TickInputs};
-use engine::{Bot, Game, LevelStatus};
+use game_api::GameWire;
+use game_api::game::Input;
+use game_api::{Bot, Game, LevelStatus};
 use protocol::name::sanitize_display_name;
+use protocol::peer::TickInput;
 use protocol::peer::{FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
+use protocol::peer::{GuestMessage, TickInputBundle, TickInputs};
 use protocol::tick::HASH_REPORT_INTERVAL_TICKS;
 
 use super::{AppliedTick, GuestEnd, GuestEvent, GuestFault, GuestSession, Phase};
@@ -23,8 +23,8 @@ const MAX_CATCH_UP_PER_POLL: usize = 256;
 /// slower than that fails the join.
 const MAX_HELD_WHILE_JOINING: usize = super::resync::MAX_HELD_WHILE_RESYNCING;
 
-impl<E: Game<Wire = Raycaster>> GuestSession<E> {
-    pub(super) fn on_bundle(&mut self, b: TickInputBundle, now: Duration) {
+impl<E: Game> GuestSession<E> {
+    pub(super) fn on_bundle(&mut self, b: TickInputBundle<E::Wire>, now: Duration) {
         if matches!(self.phase, Phase::AwaitInit) {
             // Bundles ride another channel than the session init and can
             // overtake it (a late joiner's catch-up frames, sent right
@@ -92,7 +92,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
         }
     }
 
-    fn apply_bundle(&mut self, b: TickInputBundle) {
+    fn apply_bundle(&mut self, b: TickInputBundle<E::Wire>) {
         let Some(engine) = self.engine.as_mut() else {
             return;
         };
@@ -129,7 +129,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
         for id in engine.roster() {
             if !remove.contains(&id) && !inputs.contains_key(&id) {
                 self.events.push(GuestEvent::MissingInput(id.clone()));
-                inputs.insert(id, InputSnapshot::NEUTRAL);
+                inputs.insert(id, Input::<E>::default());
             }
         }
         engine.advance(&inputs, &remove);
@@ -161,7 +161,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
                 removed: remove.clone(),
                 neutral: inputs
                     .iter()
-                    .filter(|(_, i)| **i == InputSnapshot::NEUTRAL)
+                    .filter(|(_, i)| **i == Input::<E>::default())
                     .map(|(id, _)| id.clone())
                     .collect(),
             });
@@ -211,7 +211,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
 
     /// This player's input now (the pilot's or the local one), while the
     /// level takes inputs.
-    fn decide(&mut self) -> Option<InputSnapshot> {
+    fn decide(&mut self) -> Option<Input<E>> {
         if !self.level_takes_input() {
             return None;
         }
@@ -220,7 +220,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
             Some(p) => p.decide(engine),
             None => self.local_input.clone(),
         };
-        Some(input.sanitized())
+        Some(E::Wire::sanitize(&input))
     }
 
     /// Samples this player's input for the engine's tick plus this

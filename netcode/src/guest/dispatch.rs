@@ -3,14 +3,13 @@
 
 use std::time::Duration;
 
-use engine::wire::Raycaster;
-use engine::wire::{GuestMessage, HostMessage};
 use game_api::Game;
+use protocol::peer::{GuestMessage, HostMessage};
 
 use super::{GuestEnd, GuestEvent, GuestSession, WaitingRoom, authority};
 use crate::link::{ConnectionState, PeerEvent};
 
-impl<E: Game<Wire = Raycaster>> GuestSession<E> {
+impl<E: Game> GuestSession<E> {
     /// Feeds one event from the host at time `now`.
     pub fn on_event(&mut self, event: PeerEvent, now: Duration) {
         if self.ended().is_some() {
@@ -33,7 +32,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
         }
     }
 
-    fn on_message(&mut self, msg: HostMessage, now: Duration) {
+    fn on_message(&mut self, msg: HostMessage<E::Wire>, now: Duration) {
         match msg {
             HostMessage::HostHello {
                 build_version,

@@ -5,18 +5,16 @@
 
 use std::collections::BTreeMap;
 
-use engine::wire::Raycaster;
-use engine::wire::map::GameMap;
-use engine::wire::{GuestMessage, JoinPayload, SessionInit};
-use engine::{Bot, Game, LevelSetup};
+use game_api::{Bot, Game, GameWire, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
 use protocol::peer::{FEATURE_INPUT_DELAY, GuestHello, JoinPoint, PEER_PROTOCOL_VERSION};
+use protocol::peer::{GuestMessage, JoinPayload, SessionInit};
 use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};
 use crate::delay;
 
-impl<E: Game<Wire = Raycaster>> GuestSession<E> {
+impl<E: Game> GuestSession<E> {
     pub(super) fn on_host_hello(
         &mut self,
         build_version: String,
@@ -46,7 +44,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
         self.phase = Phase::AwaitInit;
     }
 
-    pub(super) fn on_init(&mut self, init: SessionInit) {
+    pub(super) fn on_init(&mut self, init: SessionInit<E::Wire>) {
         let resync = self.is_resync_init(&init);
         if !matches!(self.phase, Phase::AwaitInit) && !resync {
             return;
@@ -153,13 +151,13 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
             return;
         };
         if init.join.is_some() {
-            match r.finish_parse::<JoinPayload>(end) {
+            match r.finish_parse::<JoinPayload<E::Wire>>(end) {
                 Ok(payload) => self.finish_setup(*init, payload.body.clone(), Some(&payload)),
                 Err(e) => self.end(GuestEnd::SetupFailed(format!("join transfer: {e}"))),
             }
             return;
         }
-        match r.finish_parse::<GameMap>(end) {
+        match r.finish_parse::<<E::Wire as GameWire>::LevelBody>(end) {
             Ok(map) => self.finish_setup(*init, map, None),
             Err(e) => self.end(GuestEnd::SetupFailed(format!("map transfer: {e}"))),
         }
@@ -167,12 +165,17 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
 
     /// Builds the level from the init and the map; a late joiner then
     /// loads the world's exact state into it.
-    fn finish_setup(&mut self, init: SessionInit, map: GameMap, joined: Option<&JoinPayload>) {
+    fn finish_setup(
+        &mut self,
+        init: SessionInit<E::Wire>,
+        map: <E::Wire as GameWire>::LevelBody,
+        joined: Option<&JoinPayload<E::Wire>>,
+    ) {
         let setup = LevelSetup {
             body: map,
             roster: init.roster.clone(),
             head: init.head,
-            settings: init.settings,
+            settings: init.settings.clone(),
             player_count: init.player_count,
             carryovers: BTreeMap::new(),
             input_delays: init.input_delays.clone(),
@@ -219,9 +222,9 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
 
 /// Loads a late joiner's state into the level just built and checks it is
 /// at the join tick.
-fn load_join_state<E: Game<Wire = Raycaster>>(
+fn load_join_state<E: Game>(
     engine: &mut E,
-    payload: &JoinPayload,
+    payload: &JoinPayload<E::Wire>,
     point: &JoinPoint,
 ) -> Result<(), String> {
     let bytes = payload

@@ -31,15 +31,14 @@ mod transition;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use engine::wire::Raycaster;
-use engine::wire::input::InputSnapshot;
-use engine::wire::raycaster::Settings;
-use engine::wire::{GuestMessage, SessionInit, TickInputBundle};
 use game_api::Game;
+use game_api::GameWire;
 use game_api::PlayerId;
+use game_api::game::{Input, Settings};
 use protocol::chunk::Reassembler;
 use protocol::peer::Features;
 use protocol::peer::{EndReason, ScoreRow};
+use protocol::peer::{GuestMessage, SessionInit, TickInputBundle};
 use protocol::tick::{DISCONNECT_GRACE_MS, INPUT_DELAY_TICKS};
 use protocol::wire::WireFormat;
 
@@ -82,30 +81,30 @@ pub enum GuestPhase {
 }
 
 #[derive(Debug)]
-enum Phase {
+enum Phase<W: GameWire> {
     AwaitHello,
     AwaitInit,
-    Map(Box<SessionInit>, Reassembler),
+    Map(Box<SessionInit<W>>, Reassembler),
     Running,
     Ended(GuestEnd),
 }
 
 /// The guest's netcode session over engine `E`.
-pub struct GuestSession<E: Game<Wire = Raycaster>> {
+pub struct GuestSession<E: Game> {
     config: GuestConfig,
-    phase: Phase,
+    phase: Phase<E::Wire>,
     me: Option<PlayerId>,
     names: BTreeMap<PlayerId, String>,
     engine: Option<E>,
     level_epoch: u32,
-    backlog: VecDeque<TickInputBundle>,
-    snapshots: SnapshotBacklog,
+    backlog: VecDeque<TickInputBundle<E::Wire>>,
+    snapshots: SnapshotBacklog<E::Wire>,
     transition: Option<(u32, Reassembler)>,
     host_lost_at: Option<Duration>,
     fell_behind_since: Option<Duration>,
     render_offsets: BTreeMap<PlayerId, RenderOffset>,
     final_scores: Vec<ScoreRow>,
-    outbox: Vec<GuestMessage>,
+    outbox: Vec<GuestMessage<E::Wire>>,
     events: Vec<GuestEvent>,
     stats: GuestStats,
     applied: Vec<AppliedTick>,
@@ -115,8 +114,8 @@ pub struct GuestSession<E: Game<Wire = Raycaster>> {
     pilot: Option<E::Bot>,
     /// The session's settings, from its init: every level is built with
     /// them (a transition carries none).
-    settings: Option<Settings>,
-    local_input: InputSnapshot,
+    settings: Option<Settings<E>>,
+    local_input: Input<E>,
     /// The hello features this guest took up (offered and wanted).
     features: Features,
     /// This player's input delay this level.
@@ -127,13 +126,13 @@ pub struct GuestSession<E: Game<Wire = Raycaster>> {
     last_tagged: Option<u64>,
     /// The newest inputs sent, consecutive ticks, oldest first (redundant
     /// inputs: each goes out again with the next few).
-    recent_inputs: VecDeque<(u64, InputSnapshot)>,
+    recent_inputs: VecDeque<(u64, Input<E>)>,
     /// This player's inputs the confirmed engine has not applied yet (the
     /// predicted view runs through them).
-    pending: PendingInputs<InputSnapshot>,
+    pending: PendingInputs<Input<E>>,
     /// Every player's input in the newest applied bundle (the predicted
     /// view repeats them).
-    known_inputs: BTreeMap<PlayerId, InputSnapshot>,
+    known_inputs: BTreeMap<PlayerId, Input<E>>,
     /// A late joiner's entry: `(level epoch, tick)` of the state it got.
     joined_at: Option<(u32, u64)>,
     /// The rejoin token the host gave this player, if any.
@@ -154,7 +153,7 @@ pub struct GuestSession<E: Game<Wire = Raycaster>> {
     resync: Option<resync::Resync>,
 }
 
-impl<E: Game<Wire = Raycaster>> std::fmt::Debug for GuestSession<E> {
+impl<E: Game> std::fmt::Debug for GuestSession<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GuestSession")
             .field("phase", &self.phase)
@@ -164,7 +163,7 @@ impl<E: Game<Wire = Raycaster>> std::fmt::Debug for GuestSession<E> {
     }
 }
 
-impl<E: Game<Wire = Raycaster>> GuestSession<E> {
+impl<E: Game> GuestSession<E> {
     /// A guest waiting for the host's hello.
     pub fn new(config: GuestConfig) -> Self {
         Self {
@@ -175,7 +174,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
             engine: None,
             level_epoch: 0,
             backlog: VecDeque::new(),
-            snapshots: SnapshotBacklog::default(),
+            snapshots: SnapshotBacklog::new(),
             transition: None,
             host_lost_at: None,
             fell_behind_since: None,
@@ -190,7 +189,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
             clock_hint: Duration::ZERO,
             pilot: None,
             settings: None,
-            local_input: InputSnapshot::NEUTRAL,
+            local_input: Input::<E>::default(),
             features: Features::default(),
             input_delay: INPUT_DELAY_TICKS,
             clock: HostClock::default(),
@@ -282,8 +281,8 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     }
 
     /// This player's own input from now on, when no bot drives it.
-    pub fn set_local_input(&mut self, input: InputSnapshot) {
-        self.local_input = input.sanitized();
+    pub fn set_local_input(&mut self, input: Input<E>) {
+        self.local_input = E::Wire::sanitize(&input);
     }
 
     /// Whether this guest is receiving a running level's state (a late
@@ -341,7 +340,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     }
 
     /// Takes what should be sent to the host.
-    pub fn drain_outbox(&mut self) -> Vec<GuestMessage> {
+    pub fn drain_outbox(&mut self) -> Vec<GuestMessage<E::Wire>> {
         std::mem::take(&mut self.outbox)
     }
 

@@ -1,13 +1,12 @@
 //! The predicted view: the confirmed engine run ahead through this
 //! player's inputs the host has not confirmed yet (see [`crate::predict`]).
 
-use engine::wire::Raycaster;
 use game_api::Game;
 
 use super::{GuestSession, Phase};
 use crate::predict;
 
-impl<E: Game<Wire = Raycaster>> GuestSession<E> {
+impl<E: Game> GuestSession<E> {
     /// The tick the predicted view shows ([`GuestSession::predicted`]): one
     /// past the newest input this player sampled, or `None` when nothing
     /// is pending (then the view is the confirmed engine).
@@ -20,7 +19,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     }
 }
 
-impl<E: Game<Wire = Raycaster> + Clone> GuestSession<E> {
+impl<E: Game + Clone> GuestSession<E> {
     /// The world to draw: a copy of the confirmed engine run ahead through
     /// the inputs this player sampled and the host has not yet confirmed,
     /// everyone else repeating their input of the newest applied tick (see

@@ -15,10 +15,9 @@
 //! on as the same player: same id, same rejoin token, predictions and
 //! sampled inputs started over from the join tick.
 
-use engine::wire::Raycaster;
-use engine::wire::SessionInit;
 use game_api::Game;
 use protocol::peer::FEATURE_RESYNC;
+use protocol::peer::{SessionInit, TickInputBundle};
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};
 
@@ -36,7 +35,7 @@ pub(super) struct Resync {
     pub(super) rebuilt: bool,
 }
 
-impl<E: Game<Wire = Raycaster>> GuestSession<E> {
+impl<E: Game> GuestSession<E> {
     /// Whether the bundles wait for a resync's other half.
     pub(super) fn resync_holds(&self) -> bool {
         self.resync.is_some()
@@ -68,7 +67,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     /// Whether `init` is a resync's state for this running guest: the
     /// guest took up the feature, the init has a join point and names the
     /// same player (or is a spectator's again).
-    pub(super) fn is_resync_init(&self, init: &SessionInit) -> bool {
+    pub(super) fn is_resync_init(&self, init: &SessionInit<E::Wire>) -> bool {
         let running = matches!(self.phase, Phase::Running) || self.resync.is_some();
         running
             && self.features.has(FEATURE_RESYNC)
@@ -102,7 +101,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
     }
 
     /// Holds a bundle while a resync waits for its other half.
-    pub(super) fn hold_for_resync(&mut self, bundle: engine::wire::TickInputBundle) {
+    pub(super) fn hold_for_resync(&mut self, bundle: TickInputBundle<E::Wire>) {
         if self.backlog.len() >= MAX_HELD_WHILE_RESYNCING {
             self.end(GuestEnd::Failed(
                 "a resync's state took too long to arrive".into(),

@@ -2,14 +2,14 @@
 //! their bundles, applying one exactly at its tick, and the position
 //! corrections renderers smooth away.
 
+use game_api::GameWire;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use engine::wire::Raycaster;
-use engine::wire::ReconciliationSnapshotMessage;
 use game_api::PlayerId;
 use game_api::{Game, LevelStatus};
 use protocol::peer::FEATURE_RELAY;
+use protocol::peer::ReconciliationSnapshotMessage;
 use protocol::tick::RECONCILE_INTERVAL_TICKS;
 
 use super::{GuestEvent, GuestSession, RenderOffset};
@@ -18,26 +18,33 @@ use super::{GuestEvent, GuestSession, RenderOffset};
 const MAX_PENDING_SNAPSHOTS: usize = 64;
 
 /// Snapshots by tick, waiting for the engine to reach their tick.
-#[derive(Debug, Default)]
-pub(super) struct SnapshotBacklog {
-    by_tick: BTreeMap<u64, ReconciliationSnapshotMessage>,
+#[derive(Debug)]
+pub(super) struct SnapshotBacklog<W: GameWire> {
+    by_tick: BTreeMap<u64, ReconciliationSnapshotMessage<W>>,
 }
 
-impl SnapshotBacklog {
+impl<W: GameWire> SnapshotBacklog<W> {
+    /// None held.
+    pub(super) fn new() -> Self {
+        Self {
+            by_tick: BTreeMap::new(),
+        }
+    }
+
     /// Holds `s`; returns how many were discarded to stay bounded.
-    fn hold(&mut self, s: ReconciliationSnapshotMessage) -> u64 {
+    fn hold(&mut self, s: ReconciliationSnapshotMessage<W>) -> u64 {
         let mut dropped = 0;
         if self.by_tick.len() >= MAX_PENDING_SNAPSHOTS {
             self.by_tick.pop_first();
             dropped += 1;
         }
-        self.by_tick.insert(s.snapshot.tick, s);
+        self.by_tick.insert(W::snapshot_tick(&s.snapshot), s);
         dropped
     }
 
     /// The snapshot for tick `t`, dropping older ones; returns it and how
     /// many were dropped.
-    fn take(&mut self, t: u64) -> (Option<ReconciliationSnapshotMessage>, u64) {
+    fn take(&mut self, t: u64) -> (Option<ReconciliationSnapshotMessage<W>>, u64) {
         let mut dropped = 0;
         while let Some(entry) = self.by_tick.first_entry() {
             if *entry.key() >= t {
@@ -54,8 +61,8 @@ impl SnapshotBacklog {
     }
 }
 
-impl<E: Game<Wire = Raycaster>> GuestSession<E> {
-    pub(super) fn on_snapshot(&mut self, s: ReconciliationSnapshotMessage) {
+impl<E: Game> GuestSession<E> {
+    pub(super) fn on_snapshot(&mut self, s: ReconciliationSnapshotMessage<E::Wire>) {
         if s.level_epoch != self.level_epoch {
             self.stats.snapshots_discarded += 1;
             return;

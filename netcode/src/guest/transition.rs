@@ -3,16 +3,15 @@
 
 use std::time::Duration;
 
-use engine::wire::Raycaster;
-use engine::wire::{GuestMessage, TransitionPayload};
-use engine::{Bot, Game, LevelSetup};
+use game_api::{Bot, Game, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
 use protocol::peer::FEATURE_INPUT_DELAY;
+use protocol::peer::{GuestMessage, TransitionPayload};
 
 use super::{GuestEvent, GuestSession};
 use crate::delay;
 
-impl<E: Game<Wire = Raycaster>> GuestSession<E> {
+impl<E: Game> GuestSession<E> {
     pub(super) fn on_transition_init(&mut self, level_epoch: u32) {
         if level_epoch > self.level_epoch {
             self.transition = Some((level_epoch, Reassembler::default()));
@@ -40,7 +39,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
             self.transition = Some((epoch, r));
             return;
         }
-        match r.finish_parse::<TransitionPayload>(end) {
+        match r.finish_parse::<TransitionPayload<E::Wire>>(end) {
             Ok(p) => self.apply_transition(epoch, p, now),
             Err(e) => self.transition_failed(e.to_string(), now),
         }
@@ -55,7 +54,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
         }
     }
 
-    fn apply_transition(&mut self, epoch: u32, p: TransitionPayload, now: Duration) {
+    fn apply_transition(&mut self, epoch: u32, p: TransitionPayload<E::Wire>, now: Duration) {
         // Old-level bundles still queued belong to a level we are leaving.
         self.apply_backlog(now);
         let Some(me) = self.me.clone() else { return };
@@ -63,7 +62,7 @@ impl<E: Game<Wire = Raycaster>> GuestSession<E> {
             self.transition_failed("the new roster does not include this player".into(), now);
             return;
         }
-        let Some(settings) = self.settings else {
+        let Some(settings) = self.settings.clone() else {
             return;
         };
         let took_up = self.features.has(FEATURE_INPUT_DELAY);

@@ -3,11 +3,10 @@
 
 use std::time::Duration;
 
-use engine::wire::HostMessage;
-use engine::wire::Raycaster;
 use game_api::Game;
 use game_api::PlayerId;
 use protocol::name::distinct_name;
+use protocol::peer::HostMessage;
 use protocol::peer::admission::{self, Admission, Offer, Room, Seat};
 use protocol::peer::{
     FEATURE_INPUT_DELAY, FEATURE_PING, GuestHello, PEER_PROTOCOL_VERSION, RefusalReason,
@@ -19,7 +18,7 @@ use crate::link::ConnectionState;
 use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, WARM_UP_LIMIT, WARM_UP_SAMPLES};
 use crate::stats::GuestSlot;
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     /// Whether `name` (any case) is someone's in this session: the host's
     /// own players, every player in the game (also within its disconnect
     /// grace), every admitted connection, every spectator. A player the

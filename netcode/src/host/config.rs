@@ -5,10 +5,9 @@ use crate::replay::ReplayRecord;
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::Difficulty;
-use engine::wire::HostMessage;
 use game_api::PlayerId;
 use protocol::BUILD_VERSION;
+use protocol::peer::HostMessage;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,
     FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
@@ -18,22 +17,20 @@ use protocol::wire::WireFormat;
 use super::budget::GuestBudgetPolicy;
 use crate::link::ConnectionState;
 use crate::stats::GuestSlot;
-use engine::plan::GeneratedCampaign;
-use engine::wire::Raycaster;
-use game_api::LevelPlan;
+use game_api::game::Settings;
+use game_api::{Game, GameWire, LevelPlan};
 
 /// Spectators a host admits at once unless configured otherwise.
 pub const DEFAULT_MAX_SPECTATORS: usize = 8;
 
-/// What the host is configured with.
-#[derive(Clone, Debug)]
-pub struct HostConfig {
+/// What a host of game `G` is configured with.
+pub struct HostConfig<G: Game> {
     /// Build identifier guests must match.
     pub build_version: String,
     /// The levels to play.
-    pub plan: Arc<dyn LevelPlan<Raycaster>>,
-    /// Session difficulty.
-    pub difficulty: Difficulty,
+    pub plan: Arc<dyn LevelPlan<G::Wire>>,
+    /// The session's settings, in every level's setup and init.
+    pub settings: Settings<G>,
     /// The host's own player (bot-driven in the daemon), if it plays.
     pub host_player: Option<(PlayerId, String)>,
     /// Drive the host's own player with the engine's bot (the daemon);
@@ -82,12 +79,14 @@ pub struct HostConfig {
     pub max_spectators: usize,
 }
 
-impl Default for HostConfig {
+impl<G: Game> Default for HostConfig<G> {
+    /// The game's default plan and settings, every feature this build
+    /// knows, a bot-driven host player, late join on, no rejoins.
     fn default() -> Self {
         Self {
             build_version: BUILD_VERSION.to_owned(),
-            plan: Arc::new(GeneratedCampaign { seed: 1, levels: 1 }),
-            difficulty: Difficulty::Normal,
+            plan: G::default_plan(),
+            settings: Settings::<G>::default(),
             host_player: Some((PlayerId::new("host"), "Host".to_owned())),
             host_bot: true,
             bots: 0,
@@ -115,15 +114,61 @@ impl Default for HostConfig {
     }
 }
 
+// By hand rather than derived: a derive would ask the game itself to be
+// `Clone` and `Debug`, and the config holds none of the game's state.
+impl<G: Game> Clone for HostConfig<G> {
+    fn clone(&self) -> Self {
+        Self {
+            build_version: self.build_version.clone(),
+            plan: Arc::clone(&self.plan),
+            settings: self.settings.clone(),
+            host_player: self.host_player.clone(),
+            host_bot: self.host_bot,
+            bots: self.bots,
+            expected_guests: self.expected_guests,
+            lobby_wait: self.lobby_wait,
+            hello_timeout: self.hello_timeout,
+            setup_timeout: self.setup_timeout,
+            max_ticks_per_level: self.max_ticks_per_level,
+            record_hashes: self.record_hashes,
+            record_replay: self.record_replay,
+            features: self.features.clone(),
+            guest_budget: self.guest_budget,
+            late_join: self.late_join,
+            max_guests: self.max_guests,
+            rejoin_secret: self.rejoin_secret,
+            max_spectators: self.max_spectators,
+        }
+    }
+}
+
+impl<G: Game> std::fmt::Debug for HostConfig<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostConfig")
+            .field("build_version", &self.build_version)
+            .field("levels", &self.plan.level_count())
+            .field("settings", &self.settings)
+            .field("host_player", &self.host_player)
+            .field("bots", &self.bots)
+            .field("expected_guests", &self.expected_guests)
+            .field("features", &self.features)
+            .field("late_join", &self.late_join)
+            .field("max_guests", &self.max_guests)
+            .field("rejoins", &self.rejoin_secret.is_some())
+            .field("max_spectators", &self.max_spectators)
+            .finish_non_exhaustive()
+    }
+}
+
 /// What the host wants sent, and in which wire form
 /// ([`HostMessage::encode`]).
 #[derive(Clone, Debug, PartialEq)]
-pub enum HostOutput {
+pub enum HostOutput<W: GameWire> {
     /// Send a message to a guest.
-    Send(GuestSlot, HostMessage, WireFormat),
+    Send(GuestSlot, HostMessage<W>, WireFormat),
     /// Send one message to several guests (encoded once: all of them read
     /// the same form).
-    Broadcast(Vec<GuestSlot>, HostMessage, WireFormat),
+    Broadcast(Vec<GuestSlot>, HostMessage<W>, WireFormat),
     /// Close a guest's connection (after what was queued before).
     Close(GuestSlot),
 }
@@ -131,9 +176,9 @@ pub enum HostOutput {
 /// Something that happened, for logs and metrics (the session itself
 /// never logs).
 #[derive(Clone, Debug, PartialEq)]
-pub enum HostEvent {
+pub enum HostEvent<W: GameWire> {
     /// A replay record (with `record_replay` only): write it as one line.
-    Replay(ReplayRecord<Raycaster>),
+    Replay(ReplayRecord<W>),
     /// A tick ran, this late after its due time, holding this many inputs.
     Ticked {
         /// Microseconds after the tick's due time.

@@ -3,15 +3,14 @@
 
 use std::collections::BTreeSet;
 
-use engine::wire::HostMessage;
-use engine::wire::Raycaster;
 use game_api::Game;
 use game_api::PlayerId;
+use protocol::peer::HostMessage;
 use protocol::peer::{EndReason, LinkHealth, ScoreRow};
 
 use super::{HostEvent, HostOutput, HostSession, Phase};
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     /// The end-of-run table so far (levels finished plus the current one).
     pub fn scores(&self) -> Vec<ScoreRow> {
         let mut totals = self.run_scores.clone();

@@ -17,12 +17,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use engine::wire::Raycaster;
-use engine::wire::{HostMessage, JoinPayload, SessionInit};
 use game_api::Game;
 use game_api::PlayerId;
 use protocol::chunk::split;
 use protocol::peer::{FEATURE_INPUT_DELAY, JoinPoint, RosterAdd};
+use protocol::peer::{HostMessage, JoinPayload, SessionInit};
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{HostEvent, HostOutput, HostSession};
@@ -52,7 +51,7 @@ pub(super) struct Joiner {
     kind: JoinKind,
 }
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     /// The `rosterAdd` of the tick that adds `joined` (`None`: nobody new).
     pub(super) fn roster_add(&self, joined: &[Joiner]) -> Option<BTreeMap<PlayerId, RosterAdd>> {
         let fresh: BTreeMap<PlayerId, RosterAdd> = joined
@@ -165,7 +164,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
             .save_exact()
             .map_err(|e| format!("saving the state: {e}"))
             .and_then(|state| {
-                serde_json::to_string(&JoinPayload::new(level.body.clone(), &state))
+                serde_json::to_string(&JoinPayload::<E::Wire>::new(level.body.clone(), &state))
                     .map_err(|e| format!("encoding the state: {e}"))
             });
         let text = match text {
@@ -185,7 +184,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
             .iter()
             .map(|p| (p.clone(), self.inputs.delay(p)))
             .collect();
-        let (head, player_count) = (level.head, level.player_count);
+        let (head, player_count) = (level.head.clone(), level.player_count);
         let (chunks, end) = split(&text);
         for Joiner {
             slot, player, kind, ..
@@ -208,7 +207,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
                 fixed_dt: FIXED_DT,
                 input_delay_ticks,
                 reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
-                head,
+                head: head.clone(),
                 settings: self.settings(),
                 player_count,
                 player_names: self.names.clone(),

@@ -44,13 +44,12 @@ mod waiting_room;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use engine::wire::Raycaster;
-use engine::wire::input::InputSnapshot;
-use engine::wire::raycaster::Settings;
-use engine::wire::{GuestMessage, HostMessage};
+use game_api::GameWire;
 use game_api::PlayerId;
-use game_api::{Bot, Game};
+use game_api::game::{Input, Settings};
+use game_api::{Bot, Game, LevelSetup};
 use protocol::peer::EndReason;
+use protocol::peer::{GuestMessage, HostMessage};
 use protocol::wire::WireFormat;
 
 pub use config::{DEFAULT_MAX_SPECTATORS, HostConfig, HostEvent, HostOutput};
@@ -80,44 +79,44 @@ pub enum HostPhase {
 }
 
 #[derive(Debug)]
-enum Phase {
+enum Phase<W: GameWire> {
     Lobby { deadline: Option<Duration> },
     Setup { deadline: Duration },
     Running,
-    Transition(Transition),
+    Transition(Transition<W>),
     Ended(EndReason),
 }
 
 /// The host's netcode session over engine `E`.
-pub struct HostSession<E: Game<Wire = Raycaster>> {
-    config: HostConfig,
+pub struct HostSession<E: Game> {
+    config: HostConfig<E>,
     /// The players' rejoin tokens, when the host takes rejoins.
     rejoins: Option<lockstep::rejoin::RejoinTokens>,
-    phase: Phase,
+    phase: Phase<E::Wire>,
     /// Guest connections that can still matter, by slot.
     seats: SeatTable,
     bots: Vec<E::Bot>,
-    local_input: InputSnapshot,
+    local_input: Input<E>,
     names: BTreeMap<PlayerId, String>,
     engine: Option<E>,
     level_index: u32,
     level_epoch: u32,
     player_count: u32,
-    inputs: InputBuffer<InputSnapshot>,
+    inputs: InputBuffer<Input<E>>,
     remove_at_start: Vec<PlayerId>,
     /// The tick clock while running.
     clock: Option<lockstep::pacing::TickClock>,
     audit: HashAudit,
     run_scores: BTreeMap<PlayerId, (u32, u32)>,
-    outbox: Vec<HostOutput>,
-    events: Vec<HostEvent>,
+    outbox: Vec<HostOutput<E::Wire>>,
+    events: Vec<HostEvent<E::Wire>>,
     stats: HostStats,
     hash_log: Vec<(u32, u64, u64)>,
     guests_admitted_ever: usize,
     /// A level's replay header went out and its end not yet.
     recording: bool,
     /// The current level as it was built: a late joiner builds it too.
-    level: Option<engine::LevelSetup>,
+    level: Option<LevelSetup<E::Wire>>,
     /// Spectators admitted so far (their ids count up).
     spectators_admitted_ever: usize,
     /// Every spectator ever admitted, by id: its display name.
@@ -126,10 +125,10 @@ pub struct HostSession<E: Game<Wire = Raycaster>> {
     spectators_announced: Vec<String>,
     /// The waiting room the guests last heard (before the start), and
     /// which of them heard it.
-    waiting_room_announced: Option<(HostMessage, Vec<GuestSlot>)>,
+    waiting_room_announced: Option<(HostMessage<E::Wire>, Vec<GuestSlot>)>,
 }
 
-impl<E: Game<Wire = Raycaster>> std::fmt::Debug for HostSession<E> {
+impl<E: Game> std::fmt::Debug for HostSession<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostSession")
             .field("phase", &self.phase)
@@ -139,16 +138,14 @@ impl<E: Game<Wire = Raycaster>> std::fmt::Debug for HostSession<E> {
     }
 }
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     /// The session's settings, in every level's setup and init.
-    fn settings(&self) -> Settings {
-        Settings {
-            difficulty: self.config.difficulty,
-        }
+    fn settings(&self) -> Settings<E> {
+        self.config.settings.clone()
     }
 
     /// A host waiting for guests.
-    pub fn new(config: HostConfig) -> Self {
+    pub fn new(config: HostConfig<E>) -> Self {
         let mut bots: Vec<E::Bot> = (1..=config.bots)
             .map(|i| E::Bot::new(PlayerId::new(format!("bot-{i}"))))
             .collect();
@@ -163,7 +160,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
             phase: Phase::Lobby { deadline: None },
             seats: SeatTable::default(),
             bots,
-            local_input: InputSnapshot::NEUTRAL,
+            local_input: Input::<E>::default(),
             names: BTreeMap::new(),
             engine: None,
             level_index: 0,
@@ -264,8 +261,8 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
 
     /// The host player's own input from now on, when no bot drives it
     /// (a browser host's keyboard and mouse).
-    pub fn set_local_input(&mut self, input: InputSnapshot) {
-        self.local_input = input.sanitized();
+    pub fn set_local_input(&mut self, input: Input<E>) {
+        self.local_input = E::Wire::sanitize(&input);
     }
 
     /// The tick the host player's predicted view shows
@@ -281,16 +278,16 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
     }
 
     /// Takes what should be sent.
-    pub fn drain_outbox(&mut self) -> Vec<HostOutput> {
+    pub fn drain_outbox(&mut self) -> Vec<HostOutput<E::Wire>> {
         std::mem::take(&mut self.outbox)
     }
 
     /// Takes what happened since the last call.
-    pub fn drain_events(&mut self) -> Vec<HostEvent> {
+    pub fn drain_events(&mut self) -> Vec<HostEvent<E::Wire>> {
         std::mem::take(&mut self.events)
     }
 
-    fn send(&mut self, slot: GuestSlot, msg: HostMessage) {
+    fn send(&mut self, slot: GuestSlot, msg: HostMessage<E::Wire>) {
         if let Some(seat) = self.seats.get(slot) {
             let format = seat.features.wire_format();
             self.outbox.push(HostOutput::Send(slot, msg, format));
@@ -327,7 +324,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
         self.seats.let_go_spent();
     }
 
-    fn on_message(&mut self, slot: GuestSlot, msg: GuestMessage, now: Duration) {
+    fn on_message(&mut self, slot: GuestSlot, msg: GuestMessage<E::Wire>, now: Duration) {
         match msg {
             GuestMessage::GuestHello(hello) => self.on_hello(slot, hello, now),
             GuestMessage::Pong { id } => self.on_pong(slot, id, now),
@@ -433,7 +430,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
     }
 
     /// Sends `msg` to every live guest: one broadcast per wire form.
-    fn broadcast(&mut self, msg: HostMessage) {
+    fn broadcast(&mut self, msg: HostMessage<E::Wire>) {
         let (compact, json): (Vec<GuestSlot>, Vec<GuestSlot>) =
             self.live_slots().into_iter().partition(|s| {
                 self.seats
@@ -449,7 +446,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
     }
 }
 
-impl<E: Game<Wire = Raycaster> + Clone> HostSession<E> {
+impl<E: Game + Clone> HostSession<E> {
     /// The host player's world to draw: a copy of the engine run ahead
     /// through the inputs already filed for the coming ticks (the host's
     /// own, delayed by its input delay, and whatever guests sent early),
@@ -459,7 +456,7 @@ impl<E: Game<Wire = Raycaster> + Clone> HostSession<E> {
     pub fn predicted(&self) -> Option<E> {
         let until = self.predicted_tick()?;
         let engine = self.engine.as_ref()?;
-        let mut current: BTreeMap<PlayerId, InputSnapshot> = engine
+        let mut current: BTreeMap<PlayerId, Input<E>> = engine
             .roster()
             .into_iter()
             .map(|p| {

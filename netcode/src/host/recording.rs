@@ -2,15 +2,14 @@
 //! `record_replay` set, a level's start, every tick's bundle (in
 //! [`super::ticks`]) and its end go out as [`HostEvent::Replay`].
 
-use engine::wire::Raycaster;
-use engine::{Game, LevelSetup};
+use game_api::{Game, LevelSetup};
 
 use super::{HostEvent, HostSession};
 use crate::replay::{REPLAY_FORMAT, ReplayEnd, ReplayHeader, ReplayRecord};
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     /// A level was built from `setup` and the level epoch set: its header.
-    pub(super) fn record_level_start(&mut self, setup: LevelSetup) {
+    pub(super) fn record_level_start(&mut self, setup: LevelSetup<E::Wire>) {
         let header = ReplayHeader {
             format: REPLAY_FORMAT,
             build: self.config.build_version.clone(),

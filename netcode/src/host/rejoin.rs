@@ -15,7 +15,6 @@
 
 use std::time::Duration;
 
-use engine::wire::Raycaster;
 use game_api::Game;
 use game_api::PlayerId;
 use protocol::name::sanitize_display_name;
@@ -25,7 +24,7 @@ use super::{HostEvent, HostOutput, HostSession};
 use crate::stats::GuestSlot;
 use protocol::peer::FEATURE_PING;
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     /// `player`'s rejoin token, when the host takes rejoins.
     pub(super) fn rejoin_token(&self, player: &PlayerId) -> Option<String> {
         self.rejoins.as_ref()?.token(player)

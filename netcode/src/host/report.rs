@@ -3,7 +3,6 @@
 //! desyncs and held inputs the audit counted. The daemon prints it as a
 //! JSON line; a browser host shows it.
 
-use engine::wire::Raycaster;
 use game_api::PlayerId;
 use game_api::{Bot, Game};
 use protocol::peer::EndReason;
@@ -120,7 +119,7 @@ pub struct SessionReport {
     pub spectators: Vec<SpectatorReport>,
 }
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     /// The player (or spectator) connection `slot` carries, once its hello
     /// was admitted; `None` for a slot let go or never admitted.
     pub fn player_of(&self, slot: GuestSlot) -> Option<&PlayerId> {

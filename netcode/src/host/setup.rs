@@ -5,14 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use engine::wire::Raycaster;
-use engine::wire::{HostMessage, SessionInit};
-use engine::{Bot, Game, LevelSetup};
 use game_api::LevelSpec;
 use game_api::PlayerId;
+use game_api::{Bot, Game, LevelSetup};
 use protocol::chunk::split;
 use protocol::name::sanitize_display_name;
 use protocol::peer::{EndReason, FEATURE_INPUT_DELAY};
+use protocol::peer::{HostMessage, SessionInit};
 use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
 use super::{HostEvent, HostSession, Phase};
@@ -20,7 +19,7 @@ use crate::delay;
 use crate::rtt::RttEstimate;
 use crate::stats::GuestSlot;
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     /// The host's own players (bots, then the host player) with their
     /// names: bots are "Bot 1", "Bot 2", ..., so every list marks them.
     pub(super) fn local_players(&self) -> Vec<(PlayerId, String)> {
@@ -103,7 +102,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
         let setup = LevelSetup {
             body: map.clone(),
             roster: roster.clone(),
-            head,
+            head: head.clone(),
             settings: self.settings(),
             player_count: self.player_count,
             carryovers: BTreeMap::new(),
@@ -141,7 +140,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
                 tick_rate_hz: TICK_RATE_HZ,
                 fixed_dt: FIXED_DT,
                 reconcile_interval_ticks: RECONCILE_INTERVAL_TICKS,
-                head,
+                head: head.clone(),
                 settings: self.settings(),
                 player_count: self.player_count,
                 player_names: self.names.clone(),

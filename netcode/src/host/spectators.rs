@@ -18,19 +18,18 @@
 
 use std::time::Duration;
 
-use engine::wire::HostMessage;
-use engine::wire::Raycaster;
 use game_api::Game;
 use game_api::PlayerId;
 use protocol::name::distinct_name;
 use protocol::peer::FEATURE_SPECTATORS;
+use protocol::peer::HostMessage;
 use protocol::peer::admission::Admission;
 use protocol::wire::WireFormat;
 
 use super::{HostEvent, HostOutput, HostSession};
 use crate::stats::GuestSlot;
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     /// Spectators admitted and connected.
     pub fn spectators_present(&self) -> usize {
         self.seats

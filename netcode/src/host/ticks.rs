@@ -5,13 +5,13 @@ use crate::replay::ReplayRecord;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use engine::wire::Raycaster;
-use engine::wire::TickInput;
-use engine::wire::input::InputSnapshot;
-use engine::wire::{HostMessage, ReconciliationSnapshotMessage, TickInputBundle, TickInputs};
-use engine::{Bot, Game, LevelStatus};
+use game_api::GameWire;
 use game_api::PlayerId;
+use game_api::game::Input;
+use game_api::{Bot, Game, LevelStatus};
+use protocol::peer::TickInput;
 use protocol::peer::{EndReason, FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
+use protocol::peer::{HostMessage, ReconciliationSnapshotMessage, TickInputBundle, TickInputs};
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
 };
@@ -22,7 +22,7 @@ use crate::stats::{GuestSlot, STEADY_AFTER_TICKS};
 use lockstep::inputs::Placement;
 use lockstep::pacing::TickClock;
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     pub(super) fn next_tick_due(&self) -> Option<Duration> {
         self.clock.map(|c| c.next_due())
     }
@@ -55,7 +55,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
         }
         for (id, input) in sampled {
             let at = tick + self.inputs.delay(&id);
-            self.inputs.insert(id, at, input.sanitized(), tick);
+            self.inputs.insert(id, at, E::Wire::sanitize(&input), tick);
         }
     }
 
@@ -192,7 +192,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
             .flatten()
     }
 
-    pub(super) fn on_input(&mut self, slot: GuestSlot, input: TickInput) {
+    pub(super) fn on_input(&mut self, slot: GuestSlot, input: TickInput<E::Wire>) {
         if self.input_sender(slot).as_ref() == Some(&input.player_id) {
             self.file_input(input.player_id, input.tick, &input.input);
         }
@@ -200,7 +200,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
 
     /// A batch of redundant inputs: each new one is filed, copies of what
     /// arrived before are dropped.
-    pub(super) fn on_inputs(&mut self, slot: GuestSlot, batch: TickInputs) {
+    pub(super) fn on_inputs(&mut self, slot: GuestSlot, batch: TickInputs<E::Wire>) {
         if !self
             .seats
             .get(slot)
@@ -223,13 +223,13 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
         }
     }
 
-    fn file_input(&mut self, player: PlayerId, tick: u64, input: &InputSnapshot) {
+    fn file_input(&mut self, player: PlayerId, tick: u64, input: &Input<E>) {
         let Some(now_tick) = self.engine.as_ref().map(|e| e.tick()) else {
             return;
         };
-        let placement = self
-            .inputs
-            .insert(player.clone(), tick, input.sanitized(), now_tick);
+        let placement =
+            self.inputs
+                .insert(player.clone(), tick, E::Wire::sanitize(input), now_tick);
         match placement {
             Placement::Stale | Placement::TooFarAhead => return,
             Placement::Late => self.stats.late_inputs += 1,

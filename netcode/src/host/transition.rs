@@ -1,14 +1,14 @@
 //! Level transitions: the next level's payload to every live guest, acks,
 //! bounded resends, and dropping whoever never acks.
 
+use game_api::GameWire;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use engine::wire::Raycaster;
-use engine::wire::{HostMessage, TransitionPayload};
-use engine::{Game, LevelSetup};
+use game_api::{Game, LevelSetup};
 use protocol::chunk::split;
 use protocol::peer::EndReason;
+use protocol::peer::{HostMessage, TransitionPayload};
 use protocol::tick::{TICK_RATE_HZ, TRANSITION_ACK_TIMEOUT_MS, TRANSITION_RETRY_LIMIT};
 
 use super::{HostEvent, HostSession, Phase};
@@ -16,14 +16,14 @@ use crate::stats::GuestSlot;
 
 /// A transition waiting for acks.
 #[derive(Debug)]
-pub(super) struct Transition {
+pub(super) struct Transition<W: GameWire> {
     pub(super) pending: BTreeSet<GuestSlot>,
     attempt: u32,
     pub(super) deadline: Duration,
-    messages: Vec<HostMessage>,
+    messages: Vec<HostMessage<W>>,
 }
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     pub(super) fn level_complete(&mut self, now: Duration) {
         self.stats.levels_completed += 1;
         if self.level_index + 1 >= self.level_count() {
@@ -41,7 +41,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
         // Refitted to the links as they are now.
         let delays = self.level_delays(&roster);
         let level = self.config.plan.level(self.level_index, player_count);
-        let payload: TransitionPayload = TransitionPayload {
+        let payload: TransitionPayload<E::Wire> = TransitionPayload {
             level_index: self.level_index,
             head: level.head,
             player_count,
@@ -53,7 +53,7 @@ impl<E: Game<Wire = Raycaster>> HostSession<E> {
         let setup = LevelSetup {
             body: payload.body.clone(),
             roster,
-            head: payload.head,
+            head: payload.head.clone(),
             settings: self.settings(),
             player_count,
             carryovers,

@@ -5,19 +5,18 @@
 //! changes and once on arrival. Nothing is sent from the start on: the
 //! session init's roster takes over.
 
-use engine::wire::HostMessage;
-use engine::wire::Raycaster;
 use game_api::Game;
 use protocol::peer::FEATURE_WAITING_ROOM;
+use protocol::peer::HostMessage;
 use protocol::wire::WireFormat;
 
 use super::{HostOutput, HostSession, Phase};
 use crate::stats::GuestSlot;
 
-impl<E: Game<Wire = Raycaster>> HostSession<E> {
+impl<E: Game> HostSession<E> {
     /// The waiting room as it stands, the same for every guest (`you`
     /// unset).
-    fn waiting_room(&self) -> HostMessage {
+    fn waiting_room(&self) -> HostMessage<E::Wire> {
         let local = self.local_players();
         let mut players: Vec<String> = local.iter().map(|(_, name)| name.clone()).collect();
         players.extend(self.guest_names());

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::rng::Mulberry32;
+use game_api::rng::Mulberry32;
 use protocol::peer::Channel;
 
 /// Rewrites a message in flight: `(channel, text) -> text`.

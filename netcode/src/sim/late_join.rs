@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use engine::wire::Raycaster;
 use game_api::Game;
 use protocol::tick::FIXED_DT;
 
@@ -30,8 +29,8 @@ pub struct LateJoinFigures {
 
 /// Plays `scenario` with one more guest, `joiner` over `link`, connecting
 /// once the host has simulated `at_tick` ticks, and measures its join.
-pub fn measure_late_join<E: Game<Wire = Raycaster>>(
-    mut scenario: Scenario,
+pub fn measure_late_join<E: Game>(
+    mut scenario: Scenario<E>,
     joiner: GuestConfig,
     link: LinkConfig,
     at_tick: u64,

@@ -15,7 +15,6 @@ mod summary;
 
 use std::time::Duration;
 
-use engine::wire::Raycaster;
 use game_api::Game;
 pub use impairment::{Fate, Impairment, LinkConfig, Tamper};
 pub use late_join::{LateJoinFigures, measure_late_join};
@@ -57,20 +56,41 @@ pub struct NetEvent {
     pub action: NetAction,
 }
 
-/// A whole run.
-#[derive(Clone, Debug, Default)]
-pub struct Scenario {
+/// A whole run of game `G`.
+pub struct Scenario<G: Game> {
     /// The host.
-    pub host: HostConfig,
+    pub host: HostConfig<G>,
     /// One guest configuration and link per guest.
     pub guests: Vec<(GuestConfig, LinkConfig)>,
     /// Network events.
     pub events: Vec<NetEvent>,
 }
 
+// By hand: derived, these would ask the game itself to be `Default` and
+// `Clone`.
+impl<G: Game> Default for Scenario<G> {
+    fn default() -> Self {
+        Self {
+            host: HostConfig::default(),
+            guests: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+}
+
+impl<G: Game> Clone for Scenario<G> {
+    fn clone(&self) -> Self {
+        Self {
+            host: self.host.clone(),
+            guests: self.guests.clone(),
+            events: self.events.clone(),
+        }
+    }
+}
+
 /// Every finished session.
 #[derive(Debug)]
-pub struct Outcome<E: Game<Wire = Raycaster>> {
+pub struct Outcome<E: Game> {
     /// The host.
     pub host: HostSession<E>,
     /// The guests, in scenario order.
@@ -82,10 +102,10 @@ pub struct Outcome<E: Game<Wire = Raycaster>> {
     /// Bytes the host sent to each guest of `guests`.
     pub bytes_to_guests: Vec<u64>,
     /// The host's replay records, in order (with `record_replay` only).
-    pub replay: Vec<ReplayRecord<Raycaster>>,
+    pub replay: Vec<ReplayRecord<E::Wire>>,
 }
 
-struct Guest<E: Game<Wire = Raycaster>> {
+struct Guest<E: Game> {
     session: GuestSession<E>,
     link: usize,
     slot: GuestSlot,
@@ -93,16 +113,16 @@ struct Guest<E: Game<Wire = Raycaster>> {
     late: bool,
 }
 
-struct Run<E: Game<Wire = Raycaster>> {
+struct Run<E: Game> {
     now: Duration,
     net: Network,
     host: HostSession<E>,
     host_alive: bool,
     guests: Vec<Guest<E>>,
-    replay: Vec<ReplayRecord<Raycaster>>,
+    replay: Vec<ReplayRecord<E::Wire>>,
 }
 
-impl<E: Game<Wire = Raycaster>> Run<E> {
+impl<E: Game> Run<E> {
     fn connect(&mut self, config: GuestConfig, link: LinkConfig, late: bool) {
         let link = self.net.add_link(link);
         let slot = self.host.add_guest(self.now);
@@ -254,7 +274,7 @@ impl<E: Game<Wire = Raycaster>> Run<E> {
 
 /// A scenario being played, one step at a time: a test can look at (and
 /// drive) the sessions between steps. [`run`] plays one to the end.
-pub struct Sim<E: Game<Wire = Raycaster>> {
+pub struct Sim<E: Game> {
     run: Run<E>,
     /// Pending network events, the next one last.
     events: Vec<NetEvent>,
@@ -264,9 +284,9 @@ pub struct Sim<E: Game<Wire = Raycaster>> {
     over: bool,
 }
 
-impl<E: Game<Wire = Raycaster>> Sim<E> {
+impl<E: Game> Sim<E> {
     /// Connects the scenario's guests at time zero.
-    pub fn new(scenario: Scenario) -> Self {
+    pub fn new(scenario: Scenario<E>) -> Self {
         let mut run = Run {
             now: Duration::ZERO,
             net: Network::default(),
@@ -386,7 +406,7 @@ impl<E: Game<Wire = Raycaster>> Sim<E> {
 }
 
 /// Plays a scenario on a virtual clock and returns every session.
-pub fn run<E: Game<Wire = Raycaster>>(scenario: Scenario) -> Outcome<E> {
+pub fn run<E: Game>(scenario: Scenario<E>) -> Outcome<E> {
     let mut sim = Sim::new(scenario);
     while sim.step() {}
     sim.finish()

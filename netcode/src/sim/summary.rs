@@ -1,6 +1,5 @@
 //! The one-line JSON report of a simulated (or daemon-hosted) session.
 
-use engine::wire::Raycaster;
 use game_api::Game;
 use protocol::peer::EndReason;
 use serde::Serialize;
@@ -73,10 +72,7 @@ pub struct Summary {
 }
 
 /// Whether a guest ended on the host's final state.
-pub fn final_hash_matches<E: Game<Wire = Raycaster>>(
-    host: &HostSession<E>,
-    guest: &GuestSession<E>,
-) -> bool {
+pub fn final_hash_matches<E: Game>(host: &HostSession<E>, guest: &GuestSession<E>) -> bool {
     let Some(engine) = host.engine() else {
         return false;
     };
@@ -99,10 +95,7 @@ pub fn describe_end(end: Option<&GuestEnd>) -> String {
 
 impl Summary {
     /// Summarizes a host and its guests, once finished.
-    pub fn of<E: Game<Wire = Raycaster>>(
-        host: &HostSession<E>,
-        guests: &[GuestSession<E>],
-    ) -> Self {
+    pub fn of<E: Game>(host: &HostSession<E>, guests: &[GuestSession<E>]) -> Self {
         let s = host.stats();
         let per = |g: &GuestSession<E>| g.player_id().cloned();
         Summary {

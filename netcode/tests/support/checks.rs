@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use engine::wire::input::PlayerId;
+use game_api::PlayerId;
 use netcode::guest::GuestEnd;
 use netcode::sim::final_hash_matches;
 

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use engine::wire::difficulty::Difficulty;
-use engine::wire::input::{InputSnapshot, PlayerId};
+use engine::wire::input::InputSnapshot;
 use engine::wire::raycaster::{LevelSeed, Settings};
 use engine::wire::{HostMessage, SessionInit, TickInputBundle};
+use game_api::PlayerId;
 use netcode::guest::GuestConfig;
 use netcode::link::PeerEvent;
 use protocol::chunk::split;

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use super::HostConfig;
 use engine::wire::GuestMessage;
-use netcode::host::HostConfig;
 use netcode::link::PeerEvent;
 use netcode::stats::GuestSlot;
 use protocol::peer::{Channel, PEER_PROTOCOL_VERSION};

@@ -18,6 +18,7 @@ pub mod host_by_hand;
 pub mod scenario;
 
 use engine::RaycasterEngine;
+use engine::wire::Raycaster;
 
 /// A finished run of the raycaster over the simulated network.
 pub type Outcome = netcode::sim::Outcome<RaycasterEngine>;
@@ -25,3 +26,9 @@ pub type Outcome = netcode::sim::Outcome<RaycasterEngine>;
 pub type HostSession = netcode::host::HostSession<RaycasterEngine>;
 /// A guest session of the raycaster.
 pub type GuestSession = netcode::guest::GuestSession<RaycasterEngine>;
+/// A raycaster host's configuration.
+pub type HostConfig = netcode::host::HostConfig<RaycasterEngine>;
+/// What a raycaster host asks its driver to send.
+pub type HostOutput = netcode::host::HostOutput<Raycaster>;
+/// What a raycaster host reports.
+pub type HostEvent = netcode::host::HostEvent<Raycaster>;

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::HostConfig;
 use engine::RaycasterEngine;
 use engine::plan::GeneratedCampaign;
 use netcode::guest::GuestConfig;
-use netcode::host::HostConfig;
 use netcode::sim::{LinkConfig, NetAction, NetEvent, Scenario};
 
 use super::Outcome;

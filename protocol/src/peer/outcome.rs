@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::input::PlayerId;
+use game_api::PlayerId;
 
 /// Why the host refused a join.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -9,7 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use game_api::GameWire;
 use serde::{Deserialize, Serialize};
 
-use crate::input::PlayerId;
+use game_api::PlayerId;
 
 /// Phase B of setup: everything a guest needs before the map (spec
 /// "Session setup", steps 2-6b).
