@@ -988,10 +988,16 @@ async fn a_peer_that_floods_is_held_back_not_buffered_and_nothing_is_lost() {
 async fn a_peer_that_closes_one_channel_and_floods_another_is_still_capped() {
     let _serial = SERIAL.lock().await;
     let (mut host, guest) = connect_pair(&loopback()).await;
-    guest.sender.close_channel(Channel::Unreliable).await;
     const FLOOD: usize = 3_000;
     let filler = "x".repeat(500);
     let sender = guest.sender.clone();
+    let soft = host_daemon::transport::webrtc::RECEIVE_QUEUE_MESSAGES
+        + host_daemon::transport::webrtc::LAST_WORDS;
+    // The flood is under way before the channel closes, so that more than
+    // the queue and the last words are in flight however busy the machine
+    // is (closing first let a loaded machine end the link before the
+    // flood had sent that much, and the test could not run its check).
+    let (progress, mut sent_so_far) = tokio::sync::watch::channel(0usize);
     let flood = tokio::spawn(async move {
         for i in 0..FLOOD {
             if sender
@@ -1001,9 +1007,15 @@ async fn a_peer_that_closes_one_channel_and_floods_another_is_still_capped() {
             {
                 return i;
             }
+            progress.send_replace(i + 1);
         }
         FLOOD
     });
+    timeout(STEP, sent_so_far.wait_for(|n| *n > soft))
+        .await
+        .expect("the flood passes the queue and the last words in time")
+        .expect("the flood task is alive");
+    guest.sender.close_channel(Channel::Unreliable).await;
     let cap = host_daemon::transport::webrtc::RECEIVE_QUEUE_MESSAGES
         + host_daemon::transport::webrtc::LAST_WORDS
         + host_daemon::transport::webrtc::MAX_MESSAGES_PER_DATAGRAM
@@ -1038,8 +1050,6 @@ async fn a_peer_that_closes_one_channel_and_floods_another_is_still_capped() {
     eprintln!("sent {sent}, queued {queued} (most {most}), cap {cap}");
     // The flood outran the queue and the last words together, so the
     // limits were exercised.
-    let soft = host_daemon::transport::webrtc::RECEIVE_QUEUE_MESSAGES
-        + host_daemon::transport::webrtc::LAST_WORDS;
     assert!(
         sent > soft,
         "the flood ({sent}) must exceed the queue and the last words ({soft}) to test them"
