@@ -11,13 +11,17 @@ use protocol::peer::{EndReason, RefusalReason};
 use serde::{Serialize, Serializer};
 use thiserror::Error;
 
-use netcode::guest::{GuestConfig, GuestEnd, GuestEvent};
+use netcode::guest::{GuestConfig, GuestEnd, GuestEvent, GuestSession};
 use protocol::BUILD_VERSION;
 use protocol::join;
 
-use crate::driver::{Guest, run_guest_until};
+use crate::driver::run_guest_until;
+use crate::game::GameName;
 use crate::lobby_client::{LobbyClient, SignalingError};
 use crate::transport::webrtc::{Endpoint, GuestAnswer, WebRtcLink, WebRtcOptions};
+use engine::RaycasterEngine;
+use game_api::Game;
+use tag::TagWorld;
 
 /// How long a joiner keeps trying for a round (lost races, the gap
 /// between rounds): the policy of `protocol::join`.
@@ -198,6 +202,8 @@ pub struct JoinConfig {
     pub resume_file: Option<std::path::PathBuf>,
     /// Watch instead of play (`--spectate`).
     pub spectate: bool,
+    /// The game the session plays (`--game`).
+    pub game: GameName,
 }
 
 fn lobby_err(code: &str, e: SignalingError) -> JoinError {
@@ -317,8 +323,16 @@ pub async fn connect(config: &JoinConfig) -> Result<WebRtcLink, JoinError> {
 
 /// Joins and plays a session to its end.
 pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
-    let code = config.code.trim().to_owned();
     let link = connect(&config).await?;
+    match config.game {
+        GameName::Raycaster => play::<RaycasterEngine>(&config, link).await,
+        GameName::Tag => play::<TagWorld>(&config, link).await,
+    }
+}
+
+/// Plays game `E` over `link` to the session's end.
+async fn play<E: Game>(config: &JoinConfig, link: WebRtcLink) -> Result<JoinReport, JoinError> {
+    let code = config.code.trim().to_owned();
     let closer = link.sender.clone();
     let leave = async {
         match config.leave_after {
@@ -329,7 +343,7 @@ pub async fn join(config: JoinConfig) -> Result<JoinReport, JoinError> {
     let resume_token = config.resume_file.as_deref().and_then(read_token);
     let resume_file = config.resume_file.clone();
     let session = run_guest_until(
-        Guest::new(GuestConfig {
+        GuestSession::<E>::new(GuestConfig {
             display_name: config.name.clone(),
             bot: config.bot,
             resume_token,

@@ -41,6 +41,7 @@ pub mod campaign;
 pub mod commands;
 pub mod control;
 pub mod driver;
+pub mod game;
 pub mod joining;
 pub mod lobby_client;
 pub mod metrics;

@@ -199,7 +199,7 @@ impl SessionMetrics {
     }
 
     /// Counts what a host session reports.
-    pub fn record(&self, event: &netcode::host::HostEvent<engine::wire::Raycaster>) {
+    pub fn record<W: game_api::GameWire>(&self, event: &netcode::host::HostEvent<W>) {
         use netcode::host::HostEvent;
         match event {
             HostEvent::Ticked {

@@ -6,7 +6,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use engine::wire::raycaster::Raycaster;
+use game_api::GameWire;
 use lockstep::peer::{LevelRecord, PeerEvent as RelayPeerEvent, PeerOutput, PeerRelay};
 use lockstep::relay::{Origin, RelayEnd, RelayEvent, RelayPhase, RelayStats};
 use netcode::host::HostOutput;
@@ -20,8 +20,8 @@ use crate::transport::{ConnectionState, PeerEvent};
 
 /// A relay session served by the daemon: the relay and its slot count.
 #[derive(Debug)]
-pub struct RelaySession {
-    relay: PeerRelay<Raycaster>,
+pub struct RelaySession<W: GameWire> {
+    relay: PeerRelay<W>,
     next_slot: GuestSlot,
     /// The guest count the metrics last heard.
     guests_counted: Option<usize>,
@@ -29,9 +29,9 @@ pub struct RelaySession {
     bytes_sent: u64,
 }
 
-impl RelaySession {
+impl<W: GameWire> RelaySession<W> {
     /// Serves `relay`.
-    pub fn new(relay: PeerRelay<Raycaster>) -> Self {
+    pub fn new(relay: PeerRelay<W>) -> Self {
         Self {
             relay,
             next_slot: 0,
@@ -41,7 +41,7 @@ impl RelaySession {
     }
 
     /// The relay.
-    pub fn relay(&self) -> &PeerRelay<Raycaster> {
+    pub fn relay(&self) -> &PeerRelay<W> {
         &self.relay
     }
 
@@ -138,7 +138,9 @@ impl From<&RelayStats> for ReportStats {
     }
 }
 
-impl Served for RelaySession {
+impl<W: GameWire> Served for RelaySession<W> {
+    type Wire = W;
+
     fn add_guest(&mut self, now: Duration, origin: Option<IpAddr>) -> GuestSlot {
         let slot = self.next_slot;
         self.next_slot += 1;
@@ -217,7 +219,7 @@ impl Served for RelaySession {
         }
     }
 
-    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput<Raycaster>> {
+    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput<W>> {
         for event in self.relay.drain_events() {
             if let (RelayPeerEvent::Record(record), Some(files)) = (&event, log.replays.as_mut()) {
                 files.record(&replay_record(record));
@@ -271,7 +273,7 @@ fn origin_of(ip: IpAddr) -> Origin {
 
 /// A relayed level's record in the replay format of a host's: `host-daemon
 /// replay` plays it.
-fn replay_record(record: &LevelRecord<Raycaster>) -> ReplayRecord<Raycaster> {
+fn replay_record<W: GameWire>(record: &LevelRecord<W>) -> ReplayRecord<W> {
     match record {
         LevelRecord::Begin {
             epoch,
@@ -284,8 +286,8 @@ fn replay_record(record: &LevelRecord<Raycaster>) -> ReplayRecord<Raycaster> {
             build: build.clone(),
             level_epoch: *epoch,
             level_index: level.level_index,
-            head: level.head,
-            settings: *settings,
+            head: level.head.clone(),
+            settings: settings.clone(),
             player_count: level.player_count,
             roster: level.roster.clone(),
             names: names.clone(),
@@ -301,7 +303,7 @@ fn replay_record(record: &LevelRecord<Raycaster>) -> ReplayRecord<Raycaster> {
     }
 }
 
-fn log_relay_event(event: &RelayPeerEvent<Raycaster>, log: &mut EventLog) {
+fn log_relay_event<W: GameWire>(event: &RelayPeerEvent<W>, log: &mut EventLog) {
     match event {
         RelayPeerEvent::Admitted(slot, player, name) => match player {
             Some(player) => tracing::info!(slot, %player, name, "guest admitted"),

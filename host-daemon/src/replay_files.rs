@@ -5,11 +5,11 @@
 //! ([`MAX_REPLAY_TICKS`] bundles, what the reader takes) stops being
 //! recorded there, logged once.
 
-use engine::wire::Raycaster;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use game_api::GameWire;
 use netcode::replay::{MAX_REPLAY_TICKS, ReplayRecord};
 
 /// The replay files of one hosted session.
@@ -34,7 +34,7 @@ impl ReplayFiles {
     }
 
     /// Writes one record: a header starts a new file, an end completes it.
-    pub fn record(&mut self, record: &ReplayRecord<Raycaster>) {
+    pub fn record<W: GameWire>(&mut self, record: &ReplayRecord<W>) {
         if let ReplayRecord::Begin(header) = record {
             self.close();
             let path = self

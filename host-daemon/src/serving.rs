@@ -38,6 +38,7 @@ use netcode::host::HostConfig;
 
 use crate::control::hub::{ControlHub, OpenOrder, OpenRefused};
 use crate::control::view::OpenedBy;
+use crate::game::GameName;
 use crate::lobby_client::LobbyClient;
 use crate::metrics::DaemonMetrics;
 use crate::transport::webrtc::{Endpoint, WebRtcOptions};
@@ -84,6 +85,12 @@ pub struct ServingConfig {
     /// The WebRTC endpoint's options: every connection of the daemon, of
     /// every session, on its one UDP socket.
     pub webrtc: WebRtcOptions,
+    /// The game its sessions play: the raycaster plays `host` (and
+    /// `relay`) as they are; another game takes their session rules with
+    /// its own plan and settings ([`crate::game`]).
+    pub game: GameName,
+    /// tag: ticks a round lasts.
+    pub round_ticks: u32,
     /// The campaign's name in the lobby.
     pub campaign_name: String,
     /// The campaign seed (the plan's maps and gameplay seeds derive from it).

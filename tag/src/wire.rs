@@ -82,6 +82,8 @@ pub struct Pillars(pub Vec<[u16; 2]>);
 pub struct TagCampaign {
     /// Every round's seed derives from it.
     pub tag_seed: u32,
+    /// How long each round lasts.
+    pub round_ticks: u32,
 }
 
 impl GameWire for Tag {

@@ -191,7 +191,7 @@ impl Game for TagWorld {
         Rounds {
             seed: campaign.tag_seed,
             rounds: index + 1,
-            round_ticks: crate::plan::ROUND_TICKS,
+            round_ticks: campaign.round_ticks,
         }
         .level(index, player_count)
     }

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use common::daemon::{self, replay_file};
 use common::{
-    Children, Lobby, Site, http_get, join_cmd, listed, next_line, outputs_of, start_lobby,
-    successful_report, wait_until,
+    Children, Lobby, Site, guest_rows, http_get, join_cmd, listed, next_line, outputs_of,
+    start_lobby, successful_report, wait_for_token,
 };
 use engine::wire::HostMessage;
 
@@ -118,12 +118,7 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
     let line = next_line(&host.lines, Duration::from_secs(30), "the session report");
     let report: serde_json::Value = serde_json::from_str(&line).expect("a JSON report line");
     assert_eq!(report["type"], "session-report", "{line}");
-    let guests: Vec<&serde_json::Value> = report["players"]
-        .as_array()
-        .expect("players")
-        .iter()
-        .filter(|p| p["kind"] == "guest")
-        .collect();
+    let guests = guest_rows(&report);
     assert_eq!(guests.len(), 2, "{line}");
     for g in &guests {
         assert!(g["hashReports"].as_u64().unwrap_or(0) > 0, "{line}");
@@ -204,12 +199,9 @@ fn a_killed_guest_restarted_with_its_resume_file_comes_back_as_the_same_player()
     );
     // Admitted: the token is on disk. Let the level run a few seconds
     // (150 ticks at 30 Hz).
-    wait_until(Duration::from_secs(60), "the resume file", || {
-        std::fs::read_to_string(&resume).is_ok_and(|t| !t.trim().is_empty())
-    });
+    wait_for_token(&resume);
     host.wait_ticks(150, Duration::from_secs(60));
-    children.0[first].kill().expect("SIGKILL the guest");
-    let _ = children.0[first].wait();
+    children.kill(first, "the guest");
 
     let second = children.push(
         join_cmd(&here, &url, &code, "phoenix")
@@ -237,12 +229,7 @@ fn a_killed_guest_restarted_with_its_resume_file_comes_back_as_the_same_player()
 
     let line = next_line(&host.lines, Duration::from_secs(30), "the session report");
     let host_report: serde_json::Value = serde_json::from_str(&line).expect("a JSON report line");
-    let guests: Vec<&serde_json::Value> = host_report["players"]
-        .as_array()
-        .expect("players")
-        .iter()
-        .filter(|p| p["kind"] == "guest")
-        .collect();
+    let guests = guest_rows(&host_report);
     assert_eq!(guests.len(), 1, "one guest, resumed: {line}");
     assert_eq!(guests[0]["rejoins"], 1, "{line}");
     assert_eq!(guests[0]["desyncs"], 0, "{line}");

@@ -17,8 +17,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{
-    Children, Lobby, Site, daemon, http_get, join_cmd, listed, next_line, outputs_of, report_of,
-    start_lobby, successful_report, wait_exit, wait_unlisted,
+    Children, Lobby, Site, daemon, guest_rows, http_get, join_cmd, listed, next_line, outputs_of,
+    report_of, start_lobby, successful_report, wait_exit, wait_unlisted,
 };
 use protocol::tick::DISCONNECT_GRACE_MS;
 
@@ -103,12 +103,7 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
         report["levelsCompleted"].as_u64().unwrap_or(0) >= 2,
         "{line}"
     );
-    let guests: Vec<&serde_json::Value> = report["players"]
-        .as_array()
-        .expect("players")
-        .iter()
-        .filter(|p| p["kind"] == "guest")
-        .collect();
+    let guests = guest_rows(&report);
     assert_eq!(guests.len(), 2, "{line}");
     for g in guests {
         assert!(g["hashReports"].as_u64().unwrap_or(0) > 0, "{line}");

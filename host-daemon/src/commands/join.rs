@@ -8,6 +8,7 @@ use clap::Args;
 use protocol::peer::EndReason;
 
 use super::ice::IceArgs;
+use crate::game::GameName;
 use crate::joining::{self, JoinConfig, JoinEnd};
 
 /// `join` flags.
@@ -38,6 +39,9 @@ pub struct JoinArgs {
     /// `"spectator": true`.
     #[arg(long, conflicts_with = "resume_file")]
     spectate: bool,
+    /// The game the session plays.
+    #[arg(long, value_enum, env = "CAMPFIRE_GAME", default_value_t = GameName::Raycaster)]
+    game: GameName,
     #[command(flatten)]
     ice: IceArgs,
 }
@@ -57,6 +61,7 @@ pub fn run(args: JoinArgs) -> anyhow::Result<()> {
             .transpose()?,
         resume_file: args.resume_file.clone(),
         spectate: args.spectate,
+        game: args.game,
     };
     // One guest is light work: a single-threaded runtime costs the least
     // CPU (testers run hundreds of these on one machine).

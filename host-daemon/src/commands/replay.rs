@@ -10,7 +10,11 @@ use std::io::Read;
 use anyhow::Context;
 use clap::Args;
 use engine::RaycasterEngine;
-use netcode::replay::Replay;
+use game_api::Game;
+use netcode::replay::{Replay, ReplayVerdict};
+use tag::TagWorld;
+
+use crate::game::GameName;
 
 /// Largest replay file read (about 9 hours of a full session).
 const MAX_FILE_BYTES: u64 = 512 << 20;
@@ -24,6 +28,9 @@ pub struct ReplayArgs {
     /// there.
     #[arg(long)]
     to_tick: Option<u64>,
+    /// The game the file is of.
+    #[arg(long, value_enum, env = "CAMPFIRE_GAME", default_value_t = GameName::Raycaster)]
+    game: GameName,
 }
 
 /// Runs `replay`.
@@ -34,12 +41,20 @@ pub fn run(a: &ReplayArgs) -> anyhow::Result<()> {
         .take(MAX_FILE_BYTES)
         .read_to_string(&mut text)
         .with_context(|| format!("reading {}", a.file.display()))?;
-    let replay = Replay::parse(&text).with_context(|| format!("{}", a.file.display()))?;
-    let verdict = replay.verdict::<RaycasterEngine>(a.to_tick)?;
+    let verdict = match a.game {
+        GameName::Raycaster => verdict::<RaycasterEngine>(&text, a)?,
+        GameName::Tag => verdict::<TagWorld>(&text, a)?,
+    };
     let line = serde_json::to_string(&verdict).context("encoding the verdict")?;
     crate::stdout::line(&line);
     if verdict.matches == Some(false) {
         anyhow::bail!("the replay does not reproduce the recorded final world hash");
     }
     Ok(())
+}
+
+/// The file's verdict as a replay of game `E`.
+fn verdict<E: Game>(text: &str, a: &ReplayArgs) -> anyhow::Result<ReplayVerdict> {
+    let replay = Replay::<E::Wire>::parse(text).with_context(|| format!("{}", a.file.display()))?;
+    Ok(replay.verdict::<E>(a.to_tick)?)
 }

@@ -18,6 +18,7 @@ use netcode::host::{DEFAULT_MAX_SPECTATORS, HostConfig};
 use super::control::ControlArgs;
 use super::ice::IceArgs;
 use super::shutdown_signal;
+use crate::game::GameName;
 use crate::metrics::{DaemonMetrics, serve as serve_metrics};
 use crate::serving::ServingConfig;
 
@@ -51,7 +52,13 @@ pub struct ServingArgs {
         default_value_t = 5
     )]
     pub hello_timeout: u64,
-    /// easy, normal or hard.
+    /// The game the sessions play.
+    #[arg(long, value_enum, env = "CAMPFIRE_GAME", default_value_t = GameName::Raycaster)]
+    pub game: GameName,
+    /// tag: ticks a round lasts (30 a second).
+    #[arg(long, env = "CAMPFIRE_ROUND_TICKS", default_value_t = tag::plan::ROUND_TICKS)]
+    pub round_ticks: u32,
+    /// The raycaster: easy, normal or hard.
     #[arg(long, env = "CAMPFIRE_DIFFICULTY", default_value = "normal")]
     pub difficulty: String,
     /// Campaign seed.
@@ -125,7 +132,12 @@ impl ServingArgs {
             },
             sessions: self.sessions,
             webrtc: self.ice.webrtc_options()?,
-            campaign_name: "generated".to_owned(),
+            game: self.game,
+            round_ticks: self.round_ticks.max(1),
+            campaign_name: match self.game {
+                GameName::Raycaster => "generated".to_owned(),
+                GameName::Tag => "tag".to_owned(),
+            },
             seed: self.seed,
             campaign_maps: None,
             metrics: None,

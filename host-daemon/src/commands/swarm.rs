@@ -120,6 +120,7 @@ pub fn run(args: SwarmArgs) -> anyhow::Result<()> {
                     leave_after: None,
                     resume_file: None,
                     spectate: false,
+                    game: crate::game::GameName::Raycaster,
                 };
                 let recording = recording.clone();
                 let offset = n * 7;

@@ -3,7 +3,7 @@
 
 use std::num::NonZeroU32;
 
-use engine::wire::Raycaster;
+use game_api::GameWire;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use netcode::guest::GuestEvent;
 use netcode::host::HostEvent;
@@ -43,8 +43,8 @@ impl Warnings {
 }
 
 /// Counts a host session's event and logs it (warnings rate-limited).
-pub(super) fn log_host_event(
-    event: &HostEvent<Raycaster>,
+pub(super) fn log_host_event<W: GameWire>(
+    event: &HostEvent<W>,
     warnings: &mut Warnings,
     metrics: Option<&SessionMetrics>,
 ) {

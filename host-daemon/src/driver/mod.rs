@@ -29,12 +29,13 @@ use std::future::Future;
 use std::time::Duration;
 
 use engine::RaycasterEngine;
-use engine::wire::HostMessage;
+use game_api::{Game, GameWire};
 use netcode::guest::{GuestEvent, GuestSession};
 use netcode::host::{HostOutput, HostSession};
 use netcode::link::ConnectionState;
 use netcode::stats::GuestSlot;
 use protocol::peer::Channel;
+use protocol::peer::HostMessage;
 use protocol::wire::WireFormat;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until};
@@ -58,7 +59,7 @@ pub type Guest = GuestSession<RaycasterEngine>;
 
 /// A host message as a writer sends it, or `None` (logged) when it cannot
 /// be encoded.
-fn encode_host(msg: &HostMessage, format: WireFormat) -> Option<(Channel, String)> {
+fn encode_host<W: GameWire>(msg: &HostMessage<W>, format: WireFormat) -> Option<(Channel, String)> {
     match msg.encode(format) {
         Ok(text) => Some((msg.channel(), text)),
         Err(e) => {
@@ -185,10 +186,10 @@ pub async fn run_served<T: Served, S: PeerSender, R: PeerReceiver>(
 
 /// Runs a guest over one link until its session ends. Returns the finished
 /// session after its writer drained.
-pub async fn run_guest<S: PeerSender, R: PeerReceiver>(
-    session: Guest,
+pub async fn run_guest<E: Game, S: PeerSender, R: PeerReceiver>(
+    session: GuestSession<E>,
     link: PeerLink<S, R>,
-) -> Guest {
+) -> GuestSession<E> {
     run_guest_until(session, link, std::future::pending(), |_| {}).await
 }
 
@@ -196,12 +197,12 @@ pub async fn run_guest<S: PeerSender, R: PeerReceiver>(
 /// (the guest then closes its link, as a player closing the tab); every
 /// session event goes to `on_event` too. Returns the session after its
 /// writer drained.
-pub async fn run_guest_until<S: PeerSender, R: PeerReceiver>(
-    mut session: Guest,
+pub async fn run_guest_until<E: Game, S: PeerSender, R: PeerReceiver>(
+    mut session: GuestSession<E>,
     link: PeerLink<S, R>,
     leave: impl Future<Output = ()>,
     mut on_event: impl FnMut(&GuestEvent),
-) -> Guest {
+) -> GuestSession<E> {
     let origin = Instant::now();
     tokio::pin!(leave);
     let PeerLink {

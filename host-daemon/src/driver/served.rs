@@ -5,11 +5,10 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use engine::wire::Raycaster;
+use game_api::{Game, GameWire};
 use netcode::host::{HostEvent, HostOutput, HostSession, PlayerKind as ReportKind};
 use netcode::stats::GuestSlot;
 
-use super::Host;
 use super::events::{EventLog, log_host_event};
 use crate::control::view::{PlayerKind, PlayerView, SessionFigures};
 use crate::transport::PeerEvent;
@@ -32,9 +31,11 @@ pub struct ServedProgress {
 }
 
 /// A session the daemon serves to guests over its transports: a host
-/// session ([`Host`]) or a relay ([`crate::relaying`]).
+/// session of any game ([`HostSession`]) or a relay ([`crate::relaying`]).
 /// [`run_served`](super::run_served) drives either.
 pub trait Served: Send + 'static {
+    /// The wire of the game it serves.
+    type Wire: GameWire;
     /// A new guest connection at `now`, from `origin` where the transport
     /// knows it: its slot.
     fn add_guest(&mut self, now: Duration, origin: Option<IpAddr>) -> GuestSlot;
@@ -51,14 +52,20 @@ pub trait Served: Send + 'static {
     /// Where it stands.
     fn progress(&self) -> ServedProgress;
     /// Takes what to send, logging and counting what happened.
-    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput<Raycaster>>;
+    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput<Self::Wire>>;
     /// Counts `bytes` sent on connection `slot`.
     fn count_sent(&mut self, slot: GuestSlot, bytes: usize);
     /// Its figures now, for the control API.
     fn figures(&self) -> SessionFigures;
 }
 
-impl Served for Host {
+impl<G> Served for HostSession<G>
+where
+    G: Game + 'static,
+    HostSession<G>: Send,
+{
+    type Wire = G::Wire;
+
     fn add_guest(&mut self, now: Duration, _origin: Option<IpAddr>) -> GuestSlot {
         HostSession::add_guest(self, now)
     }
@@ -133,7 +140,7 @@ impl Served for Host {
         }
     }
 
-    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput<Raycaster>> {
+    fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput<G::Wire>> {
         for event in self.drain_events() {
             if let (HostEvent::Replay(record), Some(files)) = (&event, log.replays.as_mut()) {
                 files.record(record);

@@ -14,14 +14,18 @@ use super::rounds::round_loop;
 use super::{REFRESH_EVERY, ServingConfig, SessionOutcome};
 use crate::control::hub::{ControlHub, OpenRefused};
 use crate::control::view::{OpenedBy, SessionFigures, SessionKind, SessionState, SessionView};
-use crate::driver::{Host, Observers, Served, ServedProgress, run_served};
+use crate::driver::{Observers, Served, ServedProgress, run_served};
+use crate::game::{self, GameName};
 use crate::lobby_client::{LobbyClient, PublishedSession, SignalingError};
 use crate::metrics::DaemonMetrics;
 use crate::relaying::RelaySession;
 use crate::replay_files::ReplayFiles;
 use crate::stdout;
 use crate::transport::webrtc::{Endpoint, WebRtcLink};
+use game_api::{Game, GameWire};
 use lockstep::peer::PeerRelay;
+use lockstep::peer::PeerRelayConfig;
+use netcode::host::{HostConfig, HostSession};
 
 /// Who opened a session and who hears of it: the control API's registry
 /// (if there is one) and, for a tester's order, where its code goes.
@@ -159,6 +163,14 @@ pub async fn run_session(
         None => (None, None),
     };
     let control = SessionControl { stop, figures };
+    let served = Serving {
+        config: &config,
+        client: &client,
+        session: &session,
+        endpoint: &endpoint,
+        ticket: &ticket,
+        figures_done,
+    };
     if let Some(relay) = &config.relay {
         let mut relay = relay.clone();
         relay.relay.start_players = config.start_when;
@@ -166,21 +178,13 @@ pub async fn run_session(
         relay.relay.max_players = config.guest_seats();
         // A fresh secret per session: its rejoin tokens resume nothing else.
         relay.rejoin_secret = Some(rand::random());
-        let served = RelaySession::new(PeerRelay::new(relay));
-        let served = serve(
-            served, &config, &client, &session, &endpoint, shutdown, control,
-        )
-        .await?;
-        let report = served.report();
-        stdout::relay_report(&session.code, &report);
-        file_report(&ticket, &session, figures_done, report.end_name(), &report).await;
-        delete(&client, &session).await;
-        return Ok(SessionOutcome {
-            code: session.code.clone(),
-            end: None,
-            joined: served.relay().connections_ever(),
-            levels_completed: served.relay().relay().epoch(),
-        });
+        return match config.game {
+            GameName::Raycaster => served.relay(relay, shutdown, control).await,
+            GameName::Tag => {
+                let relay = game::tag_relay(relay, config.seed, config.round_ticks);
+                served.relay(relay, shutdown, control).await
+            }
+        };
     }
     let mut host_config = config.host.clone();
     host_config.expected_guests = config.start_when;
@@ -188,27 +192,94 @@ pub async fn run_session(
     host_config.max_guests = Some(config.guest_seats());
     // A fresh secret per session: its rejoin tokens resume nothing else.
     host_config.rejoin_secret = Some(rand::random());
-    let host = serve(
-        Host::new(host_config),
-        &config,
-        &client,
-        &session,
-        &endpoint,
-        shutdown,
-        control,
-    )
-    .await?;
-    let report = host.report();
-    stdout::session_report(&session.code, &report);
-    let end = report.end_reason.map(end_name);
-    file_report(&ticket, &session, figures_done, end, &report).await;
-    delete(&client, &session).await;
-    Ok(SessionOutcome {
-        code: session.code.clone(),
-        end: host.ended(),
-        joined: host.connections(),
-        levels_completed: host.stats().levels_completed,
-    })
+    match config.game {
+        GameName::Raycaster => served.host(host_config, shutdown, control).await,
+        GameName::Tag => {
+            let rounds = host_config.plan.level_count();
+            let tag = game::tag_host(host_config, config.seed, rounds, config.round_ticks);
+            served.host(tag, shutdown, control).await
+        }
+    }
+}
+
+/// One published session, served as a host or a relay session of
+/// whichever game.
+struct Serving<'a> {
+    config: &'a Arc<ServingConfig>,
+    client: &'a LobbyClient,
+    session: &'a PublishedSession,
+    endpoint: &'a Endpoint,
+    ticket: &'a Ticket,
+    figures_done: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Serving<'_> {
+    /// Serves a relay session of game `W` to its end, reports and deletes
+    /// it.
+    async fn relay<W: GameWire>(
+        self,
+        relay: PeerRelayConfig<W>,
+        shutdown: watch::Receiver<bool>,
+        control: SessionControl,
+    ) -> anyhow::Result<SessionOutcome> {
+        let served = RelaySession::new(PeerRelay::new(relay));
+        let served = serve(
+            served,
+            self.config,
+            self.client,
+            self.session,
+            self.endpoint,
+            shutdown,
+            control,
+        )
+        .await?;
+        let report = served.report();
+        stdout::relay_report(&self.session.code, &report);
+        let end = report.end_name();
+        file_report(self.ticket, self.session, self.figures_done, end, &report).await;
+        delete(self.client, self.session).await;
+        Ok(SessionOutcome {
+            code: self.session.code.clone(),
+            end: None,
+            joined: served.relay().connections_ever(),
+            levels_completed: served.relay().relay().epoch(),
+        })
+    }
+
+    /// Serves a host session of game `G` to its end, reports and deletes
+    /// it.
+    async fn host<G>(
+        self,
+        host_config: HostConfig<G>,
+        shutdown: watch::Receiver<bool>,
+        control: SessionControl,
+    ) -> anyhow::Result<SessionOutcome>
+    where
+        G: Game + 'static,
+        HostSession<G>: Send,
+    {
+        let host = serve(
+            HostSession::new(host_config),
+            self.config,
+            self.client,
+            self.session,
+            self.endpoint,
+            shutdown,
+            control,
+        )
+        .await?;
+        let report = host.report();
+        stdout::session_report(&self.session.code, &report);
+        let end = report.end_reason.map(end_name);
+        file_report(self.ticket, self.session, self.figures_done, end, &report).await;
+        delete(self.client, self.session).await;
+        Ok(SessionOutcome {
+            code: self.session.code.clone(),
+            end: host.ended(),
+            joined: host.connections(),
+            levels_completed: host.stats().levels_completed,
+        })
+    }
 }
 
 async fn delete(client: &LobbyClient, session: &PublishedSession) {

@@ -95,6 +95,30 @@ where
     }
 }
 
+impl<W: GameWire> PeerRelayConfig<W> {
+    /// The same relay rules for game `V`, which builds its levels from
+    /// `campaign` with `settings`: the rest is the network's, whatever the
+    /// game.
+    pub fn with_game<V: GameWire>(
+        self,
+        campaign: V::Campaign,
+        settings: V::Settings,
+    ) -> PeerRelayConfig<V> {
+        PeerRelayConfig {
+            relay: self.relay,
+            build_version: self.build_version,
+            campaign,
+            levels: self.levels,
+            settings,
+            input_delay: self.input_delay,
+            hello_timeout: self.hello_timeout,
+            record: self.record,
+            guest_budget: self.guest_budget,
+            rejoin_secret: self.rejoin_secret,
+        }
+    }
+}
+
 /// What the driver should do. Messages go in the wire form given (the
 /// compact one for connections that took up `compact`; it applies to tick
 /// bundles only).

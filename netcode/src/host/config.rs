@@ -114,6 +114,39 @@ impl<G: Game> Default for HostConfig<G> {
     }
 }
 
+impl<G: Game> HostConfig<G> {
+    /// The same session rules for game `H`, which plays `plan` with
+    /// `settings`: everything here but the plan and the settings is the
+    /// network's, whatever the game.
+    pub fn with_game<H: Game>(
+        self,
+        plan: Arc<dyn LevelPlan<H::Wire>>,
+        settings: Settings<H>,
+    ) -> HostConfig<H> {
+        HostConfig {
+            build_version: self.build_version,
+            plan,
+            settings,
+            host_player: self.host_player,
+            host_bot: self.host_bot,
+            bots: self.bots,
+            expected_guests: self.expected_guests,
+            lobby_wait: self.lobby_wait,
+            hello_timeout: self.hello_timeout,
+            setup_timeout: self.setup_timeout,
+            max_ticks_per_level: self.max_ticks_per_level,
+            record_hashes: self.record_hashes,
+            record_replay: self.record_replay,
+            features: self.features,
+            guest_budget: self.guest_budget,
+            late_join: self.late_join,
+            max_guests: self.max_guests,
+            rejoin_secret: self.rejoin_secret,
+            max_spectators: self.max_spectators,
+        }
+    }
+}
+
 // By hand rather than derived: a derive would ask the game itself to be
 // `Clone` and `Debug`, and the config holds none of the game's state.
 impl<G: Game> Clone for HostConfig<G> {

@@ -220,9 +220,16 @@ impl Daemon {
 
 /// `host-daemon replay FILE`: its exit success and its JSON line.
 pub fn replay_file(file: &Path) -> (bool, serde_json::Value) {
+    replay_file_with(file, &[])
+}
+
+/// `host-daemon replay FILE ARGS...` (`--game tag`, say): its exit
+/// success and its JSON line.
+pub fn replay_file_with(file: &Path, args: &[&str]) -> (bool, serde_json::Value) {
     let out = host_daemon(&Site::loopback())
         .arg("replay")
         .arg(file)
+        .args(args)
         .stdin(Stdio::null())
         .output()
         .expect("run host-daemon replay");

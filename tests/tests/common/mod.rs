@@ -36,6 +36,32 @@ impl Children {
         self.0.push(child);
         self.0.len() - 1
     }
+
+    /// SIGKILLs child `i` (a crash: no goodbye) and reaps it.
+    pub fn kill(&mut self, i: usize, what: &str) {
+        self.0[i]
+            .kill()
+            .unwrap_or_else(|e| panic!("SIGKILL {what}: {e}"));
+        let _ = self.0[i].wait();
+    }
+}
+
+/// Waits until a guest's `--resume-file` holds its rejoin token: it was
+/// admitted.
+pub fn wait_for_token(file: &Path) {
+    wait_until(Duration::from_secs(60), "the resume file", || {
+        std::fs::read_to_string(file).is_ok_and(|t| !t.trim().is_empty())
+    });
+}
+
+/// The guests' rows of a daemon's `session-report`.
+pub fn guest_rows(report: &serde_json::Value) -> Vec<&serde_json::Value> {
+    report["players"]
+        .as_array()
+        .expect("players in the report")
+        .iter()
+        .filter(|p| p["kind"] == "guest")
+        .collect()
 }
 
 impl Drop for Children {
