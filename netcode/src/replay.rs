@@ -112,6 +112,27 @@ pub enum ReplayRecord<W: GameWire> {
     End(ReplayEnd),
 }
 
+/// A host's records as the text of one replay file per level (a header
+/// starts each), in order: what a driver writes to disk, in memory.
+///
+/// # Errors
+///
+/// A record could not be encoded, or one came before any header.
+pub fn level_files<W: GameWire>(records: &[ReplayRecord<W>]) -> Result<Vec<String>, ReplayError> {
+    let mut files: Vec<String> = Vec::new();
+    for record in records {
+        if matches!(record, ReplayRecord::Begin(_)) {
+            files.push(String::new());
+        }
+        let Some(file) = files.last_mut() else {
+            return Err(ReplayError::Encode("a record before any header".into()));
+        };
+        file.push_str(&record.line()?);
+        file.push('\n');
+    }
+    Ok(files)
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
 enum Tagged<W: GameWire> {

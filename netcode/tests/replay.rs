@@ -7,7 +7,7 @@ mod support;
 use engine::wire::Raycaster;
 use engine::{Game, RaycasterEngine};
 use netcode::guest::GuestConfig;
-use netcode::replay::{ReplayError, ReplayRecord};
+use netcode::replay::{ReplayError, level_files};
 use support::HostConfig;
 
 /// The raycaster's replays.
@@ -30,15 +30,7 @@ fn recorded_session() -> (Vec<String>, Outcome) {
         },
         vec![(ada, net(40, 0, 0))],
     );
-    let mut files: Vec<String> = Vec::new();
-    for record in &outcome.replay {
-        if matches!(record, ReplayRecord::Begin(_)) {
-            files.push(String::new());
-        }
-        let file = files.last_mut().expect("a record before any header");
-        file.push_str(&record.line().expect("a record encodes"));
-        file.push('\n');
-    }
+    let files = level_files(&outcome.replay).expect("the records encode");
     (files, outcome)
 }
 

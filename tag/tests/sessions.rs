@@ -10,7 +10,7 @@ use std::time::Duration;
 use game_api::Game;
 use netcode::guest::{GuestConfig, GuestEnd, GuestSession};
 use netcode::host::HostConfig;
-use netcode::replay::{Replay, ReplayRecord};
+use netcode::replay::{Replay, level_files};
 use netcode::sim::{LinkConfig, NetAction, NetEvent, Outcome, Scenario, final_hash_matches};
 use protocol::peer::EndReason;
 use tag::TagWorld;
@@ -124,15 +124,7 @@ fn tag_plays_through_host_late_join_rejoin_and_replay() {
     assert!(tags > 0, "no tag in a whole round");
 
     // Each round's replay re-simulates to the host's hashes.
-    let mut files: Vec<String> = Vec::new();
-    for record in &o.replay {
-        if matches!(record, ReplayRecord::Begin(_)) {
-            files.push(String::new());
-        }
-        let file = files.last_mut().expect("a header first");
-        file.push_str(&record.line().expect("encodes"));
-        file.push('\n');
-    }
+    let files = level_files(&o.replay).expect("the records encode");
     assert_eq!(files.len(), 2, "one replay per round");
     for text in &files {
         let replay = Replay::<Tag>::parse(text).expect("parses");
