@@ -8,6 +8,7 @@
 //! - [`player`]: a player's identity within a session ([`PlayerId`]).
 //! - [`tick`]: the tick constants every peer shares.
 //! - [`hash`]: the world hash peers compare ([`WorldHash`]) and its text.
+//! - [`digest`]: how a game computes it, over its state's `Serialize`.
 //! - [`wire`]: what a game puts on the wire ([`GameWire`]).
 //! - [`game`]: what the sessions drive ([`Game`]) and its [`Bot`]s.
 //! - [`level`]: what a level is built from and where it stands.
@@ -18,6 +19,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod digest;
 pub mod game;
 pub mod hash;
 pub mod level;

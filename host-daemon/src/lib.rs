@@ -28,6 +28,8 @@
 //!   load tool that pushes one daemon to a thousand guests).
 //! - [`realtime`]: `netcode::sim` scenarios played through the drivers in
 //!   real time (`simulate --realtime`, the capacity benchmark).
+//! - [`game`]: `--game`, the games the daemon can serve (the raycaster,
+//!   tag) and how a session's rules become another game's.
 //! - [`campaign`]: `--campaign DIR`, a folder of level maps.
 //! - [`replay_files`]: `host --record DIR`, one replay file per level;
 //!   `replay FILE` re-simulates one.

@@ -5,20 +5,23 @@
 //! the tags it made.
 //!
 //! It proves the game boundary: the sessions, the relay and the replay
-//! drive it through [`game_api::Game`] alone, with no change to netcode,
-//! lockstep or protocol. Integer maths only, so every peer (native or
-//! WebAssembly) computes the same world.
+//! drive it through [`game_api::Game`] alone, and nothing in netcode,
+//! lockstep or protocol names it. Positions and rules are integers and
+//! spawns draw from mulberry32, so every peer (native or WebAssembly)
+//! computes the same world.
 //!
 //! # Layout
 //!
 //! - [`wire`]: what tag's peers send each other ([`wire::Tag`]).
-//! - [`world`]: the arena and its rules ([`world::TagWorld`], a [`game_api::Game`]).
+//! - [`world`]: the arena and its rules ([`world::TagWorld`]).
+//! - [`game`]: the arena as the [`game_api::Game`] the sessions drive.
 //! - [`bot`]: the computer runner ([`bot::Chaser`]).
 //! - [`plan`]: rounds generated from a seed ([`plan::Rounds`]).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod bot;
+pub mod game;
 pub mod plan;
 pub mod wire;
 pub mod world;

@@ -77,13 +77,23 @@ pub struct RoundHead {
 pub struct Pillars(pub Vec<[u16; 2]>);
 
 /// What a relay's authority builds rounds from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TagCampaign {
     /// Every round's seed derives from it.
     pub tag_seed: u32,
     /// How long each round lasts.
     pub round_ticks: u32,
+}
+
+impl Default for TagCampaign {
+    /// Seed 1, rounds of the default length.
+    fn default() -> Self {
+        Self {
+            tag_seed: 1,
+            round_ticks: crate::plan::ROUND_TICKS,
+        }
+    }
 }
 
 impl GameWire for Tag {

@@ -1,14 +1,14 @@
-//! The arena and its rules: [`TagWorld`], tag's [`Game`].
+//! The arena and its rules: [`TagWorld`]. Positions, moves, reach and
+//! scores are integers; spawns draw from mulberry32 (exact IEEE
+//! arithmetic), so every peer, native or WebAssembly, computes the same
+//! world. Its [`game_api::Game`] implementation is [`crate::game`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
+use game_api::PlayerId;
 use game_api::rng::Mulberry32;
-use game_api::{Game, LevelPlan, LevelSetup, LevelSpec, LevelStatus, PlayerId, PlayerScore};
 
-use crate::bot::Chaser;
-use crate::plan::Rounds;
-use crate::wire::{Arena, Runner, Stick, Tag, TagCampaign};
+use crate::wire::{Arena, Runner, Stick};
 
 /// Sixteenths of a tile: positions are integers, so every peer agrees.
 pub const UNIT: i32 = 16;
@@ -25,25 +25,39 @@ pub const COOLDOWN_TICKS: u32 = 45;
 /// The arena sizes a session may choose.
 pub const ARENA_SIZES: std::ops::RangeInclusive<u16> = 8..=64;
 
+/// Most runners in one round, and most departed ones kept (a bound on what
+/// a snapshot or a saved state may carry).
+pub const MAX_RUNNERS: usize = 64;
+
 /// Why tag refused a round, a snapshot or a saved state.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TagError {
-    /// The roster is empty, unsorted or repeats a player.
-    #[error("a round needs a sorted roster of distinct players")]
+    /// The roster is empty, unsorted, repeats a player or is too large.
+    #[error("a round needs a sorted roster of 1 to {MAX_RUNNERS} distinct players")]
     BadRoster,
     /// The arena size is out of range.
     #[error("the arena must be {min} to {max} tiles, not {0}", min = ARENA_SIZES.start(), max = ARENA_SIZES.end())]
     BadArena(u16),
+    /// A round of no ticks.
+    #[error("a round must last at least one tick")]
+    NoRound,
     /// A snapshot is not of this round's current tick or roster.
-    #[error("snapshot of tick {snapshot} with {players} players, world at tick {world}")]
+    #[error(
+        "snapshot of tick {snapshot} with {players} runners, world at tick {world} with {runners}"
+    )]
     SnapshotMismatch {
         /// The snapshot's tick.
         snapshot: u64,
-        /// Its players.
+        /// Its runners.
         players: usize,
         /// The world's tick.
         world: u64,
+        /// The world's runners.
+        runners: usize,
     },
+    /// A snapshot or saved state holds an arena no round can reach.
+    #[error("not an arena of this round: {0}")]
+    Invalid(String),
     /// A saved state could not be read or written.
     #[error("saved state: {0}")]
     State(String),
@@ -52,14 +66,15 @@ pub enum TagError {
 /// One round of tag.
 #[derive(Clone, Debug)]
 pub struct TagWorld {
-    arena: Arena,
-    side: i32,
-    pillars: BTreeSet<(i32, i32)>,
-    round_seed: u32,
-    round_ticks: u64,
-    carried: BTreeMap<PlayerId, u32>,
+    pub(crate) arena: Arena,
+    pub(crate) side: i32,
+    pub(crate) pillars: BTreeSet<(i32, i32)>,
+    pub(crate) round_seed: u32,
+    pub(crate) round_ticks: u64,
+    /// Tags each runner made in the rounds before.
+    pub(crate) carried: BTreeMap<PlayerId, u32>,
     /// Tags of players removed this round.
-    departed: BTreeMap<PlayerId, u32>,
+    pub(crate) departed: BTreeMap<PlayerId, u32>,
 }
 
 impl TagWorld {
@@ -74,19 +89,19 @@ impl TagWorld {
     }
 
     /// Whether the tile under `(x, y)` (sixteenths) is open.
-    fn open(&self, x: i32, y: i32) -> bool {
+    pub(crate) fn open(&self, x: i32, y: i32) -> bool {
         (0..self.side).contains(&x)
             && (0..self.side).contains(&y)
             && !self.pillars.contains(&(x / UNIT, y / UNIT))
     }
 
     /// A free tile's centre for the `n`th spawn, drawn from the round seed.
-    fn spawn(&self, n: u32) -> (i32, i32) {
-        let tiles = self.side / UNIT;
+    pub(crate) fn spawn(&self, n: u32) -> (i32, i32) {
+        let tiles = (self.side / UNIT).unsigned_abs();
         let mut rng = Mulberry32::new(self.round_seed ^ n.wrapping_mul(0x9E37_79B9));
         for _ in 0..256 {
-            let tx = rng.below(tiles as u32) as i32;
-            let ty = rng.below(tiles as u32) as i32;
+            let tx = rng.below(tiles) as i32;
+            let ty = rng.below(tiles) as i32;
             let (x, y) = (tx * UNIT + UNIT / 2, ty * UNIT + UNIT / 2);
             let taken = self.arena.runners.values().any(|r| (r.x, r.y) == (x, y));
             if self.open(x, y) && !taken {
@@ -96,7 +111,9 @@ impl TagWorld {
         (UNIT / 2, UNIT / 2)
     }
 
-    fn step(&mut self, id: &PlayerId, stick: Stick) {
+    /// Moves one runner by its stick, axis by axis, stopping at walls and
+    /// pillars.
+    pub(crate) fn step(&mut self, id: &PlayerId, stick: Stick) {
         let Some(r) = self.arena.runners.get(id).copied() else {
             return;
         };
@@ -111,8 +128,9 @@ impl TagWorld {
         }
     }
 
-    /// "It" tags the first runner in reach (in roster order).
-    fn tag(&mut self) {
+    /// "It" tags the first runner in reach (in roster order), once the
+    /// cooldown is over.
+    pub(crate) fn tag(&mut self) {
         if self.arena.cooldown > 0 {
             self.arena.cooldown -= 1;
             return;
@@ -129,261 +147,98 @@ impl TagWorld {
         if let Some((caught, _)) = caught {
             let caught = caught.clone();
             if let Some(r) = self.arena.runners.get_mut(&it) {
-                r.tags += 1;
+                r.tags = r.tags.saturating_add(1);
             }
             self.arena.it = Some(caught);
             self.arena.cooldown = COOLDOWN_TICKS;
         }
     }
 
-    fn hash_into(&self, h: &mut Fnv) {
-        h.u64(self.arena.tick);
-        h.bytes(
-            self.arena
-                .it
-                .as_ref()
-                .map_or("", PlayerId::as_str)
-                .as_bytes(),
-        );
-        h.u64(u64::from(self.arena.cooldown));
-        for (id, r) in &self.arena.runners {
-            h.bytes(id.as_str().as_bytes());
-            h.u64(r.x as u64);
-            h.u64(r.y as u64);
-            h.u64(u64::from(r.tags));
+    /// Whether `arena` (with `departed`) is one a round of this level can
+    /// reach: bounded, "it" one of the runners while there are any, every
+    /// runner on open ground, nobody both running and departed.
+    pub(crate) fn check(
+        &self,
+        arena: &Arena,
+        departed: &BTreeMap<PlayerId, u32>,
+    ) -> Result<(), TagError> {
+        let invalid = |why: &str| Err(TagError::Invalid(why.to_owned()));
+        if arena.runners.len() > MAX_RUNNERS || departed.len() > MAX_RUNNERS {
+            return invalid("too many runners");
         }
-        for (id, tags) in &self.departed {
-            h.bytes(id.as_str().as_bytes());
-            h.u64(u64::from(*tags));
+        let it_runs = arena.it.as_ref().map(|it| arena.runners.contains_key(it));
+        if it_runs != (!arena.runners.is_empty()).then_some(true) {
+            return invalid("\"it\" must be one of the runners while there are any");
         }
-    }
-}
-
-/// FNV-1a, 64 bits: the world hash.
-struct Fnv(u64);
-
-impl Fnv {
-    fn bytes(&mut self, bytes: &[u8]) {
-        for b in bytes.iter().chain([&0xFF]) {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01B3);
+        if arena.cooldown > COOLDOWN_TICKS {
+            return invalid("a cooldown longer than a tag's");
         }
-    }
-
-    fn u64(&mut self, v: u64) {
-        self.bytes(&v.to_le_bytes());
-    }
-}
-
-impl Game for TagWorld {
-    type Wire = Tag;
-    type Bot = Chaser;
-    type Error = TagError;
-
-    fn default_plan() -> Arc<dyn LevelPlan<Tag>> {
-        Arc::new(Rounds {
-            seed: 1,
-            rounds: 1,
-            round_ticks: crate::plan::ROUND_TICKS,
-        })
-    }
-
-    fn campaign_level(campaign: &TagCampaign, index: u32, player_count: u32) -> LevelSpec<Tag> {
-        Rounds {
-            seed: campaign.tag_seed,
-            rounds: index + 1,
-            round_ticks: campaign.round_ticks,
+        if !arena.runners.values().all(|r| self.open(r.x, r.y)) {
+            return invalid("a runner off open ground");
         }
-        .level(index, player_count)
-    }
-
-    fn new_level(setup: LevelSetup<Tag>) -> Result<Self, TagError> {
-        let tiles = setup.settings.arena_tiles;
-        if !ARENA_SIZES.contains(&tiles) {
-            return Err(TagError::BadArena(tiles));
+        if departed.keys().any(|id| arena.runners.contains_key(id)) {
+            return invalid("a runner who also departed");
         }
-        let sorted = setup.roster.windows(2).all(|w| w[0] < w[1]);
-        if setup.roster.is_empty() || !sorted {
-            return Err(TagError::BadRoster);
-        }
-        let mut world = Self {
-            arena: Arena::default(),
-            side: i32::from(tiles) * UNIT,
-            pillars: setup
-                .body
-                .0
-                .iter()
-                .map(|[x, y]| (i32::from(*x), i32::from(*y)))
-                .collect(),
-            round_seed: setup.head.round_seed,
-            round_ticks: u64::from(setup.head.round_ticks),
-            carried: setup.carryovers,
-            departed: BTreeMap::new(),
-        };
-        for (n, id) in setup.roster.iter().enumerate() {
-            let (x, y) = world.spawn(n as u32);
-            world
-                .arena
-                .runners
-                .insert(id.clone(), Runner { x, y, tags: 0 });
-        }
-        let first = setup.head.round_seed as usize % setup.roster.len();
-        world.arena.it = setup.roster.get(first).cloned();
-        world.arena.cooldown = COOLDOWN_TICKS;
-        Ok(world)
-    }
-
-    fn advance(&mut self, inputs: &BTreeMap<PlayerId, Stick>, roster_remove: &[PlayerId]) {
-        for id in roster_remove {
-            if let Some(r) = self.arena.runners.remove(id) {
-                self.departed.insert(id.clone(), r.tags);
-            }
-        }
-        if self
-            .arena
-            .it
-            .as_ref()
-            .is_some_and(|it| !self.arena.runners.contains_key(it))
-        {
-            self.arena.it = self.arena.runners.keys().next().cloned();
-        }
-        let ids: Vec<PlayerId> = self.arena.runners.keys().cloned().collect();
-        for id in &ids {
-            let stick = inputs.get(id).map(<Tag as game_api::GameWire>::sanitize);
-            self.step(id, stick.unwrap_or_default());
-        }
-        self.tag();
-        self.arena.tick += 1;
-    }
-
-    fn add_player(&mut self, player: &PlayerId, _input_delay: u64) {
-        if self.arena.runners.contains_key(player) {
-            return;
-        }
-        let n = self.arena.runners.len() as u32 + self.arena.tick as u32;
-        let (x, y) = self.spawn(n);
-        self.arena
-            .runners
-            .insert(player.clone(), Runner { x, y, tags: 0 });
-    }
-
-    fn snapshot(&mut self) -> Arena {
-        self.arena.clone()
-    }
-
-    fn apply_snapshot(&mut self, snapshot: &Arena) -> Result<(), TagError> {
-        let same_roster = snapshot.runners.keys().eq(self.arena.runners.keys());
-        let it_known = snapshot
-            .it
-            .as_ref()
-            .is_none_or(|it| snapshot.runners.contains_key(it));
-        let in_arena = snapshot.runners.values().all(|r| self.open(r.x, r.y));
-        if snapshot.tick != self.arena.tick || !same_roster || !it_known || !in_arena {
-            return Err(TagError::SnapshotMismatch {
-                snapshot: snapshot.tick,
-                players: snapshot.runners.len(),
-                world: self.arena.tick,
-            });
-        }
-        self.arena = snapshot.clone();
         Ok(())
     }
 
-    fn world_hash(&self) -> u64 {
-        let mut h = Fnv(0xCBF2_9CE4_8422_2325);
-        self.hash_into(&mut h);
-        h.0
-    }
-
-    fn save_exact(&self) -> Result<Vec<u8>, TagError> {
-        serde_json::to_vec(&(&self.arena, &self.departed))
-            .map_err(|e| TagError::State(e.to_string()))
-    }
-
-    fn load_exact(&mut self, bytes: &[u8]) -> Result<(), TagError> {
-        let (arena, departed): (Arena, BTreeMap<PlayerId, u32>) =
-            serde_json::from_slice(bytes).map_err(|e| TagError::State(e.to_string()))?;
-        let it_known = arena
-            .it
-            .as_ref()
-            .is_none_or(|it| arena.runners.contains_key(it));
-        if !it_known || !arena.runners.values().all(|r| self.open(r.x, r.y)) {
-            return Err(TagError::State(
-                "a runner off the arena or an unknown it".into(),
-            ));
-        }
-        (self.arena, self.departed) = (arena, departed);
-        Ok(())
-    }
-
-    fn status(&self) -> LevelStatus {
-        if self.arena.runners.is_empty() {
-            LevelStatus::TeamEliminated
-        } else if self.arena.tick >= self.round_ticks {
-            LevelStatus::Complete
-        } else {
-            LevelStatus::Running
-        }
-    }
-
-    fn tick(&self) -> u64 {
-        self.arena.tick
-    }
-
-    fn roster(&self) -> Vec<PlayerId> {
-        self.arena.runners.keys().cloned().collect()
-    }
-
-    fn carryovers(&self) -> BTreeMap<PlayerId, u32> {
+    /// Every runner's tags this round plus the rounds before.
+    pub(crate) fn totals(&self) -> BTreeMap<PlayerId, u32> {
         self.arena
             .runners
             .iter()
             .map(|(id, r)| {
-                (
-                    id.clone(),
-                    self.carried.get(id).copied().unwrap_or(0) + r.tags,
-                )
+                let before = self.carried.get(id).copied().unwrap_or(0);
+                (id.clone(), before.saturating_add(r.tags))
             })
             .collect()
     }
 
-    fn scores(&self) -> BTreeMap<PlayerId, PlayerScore> {
-        let tags = self.arena.runners.iter().map(|(id, r)| (id, r.tags));
-        tags.chain(self.departed.iter().map(|(id, t)| (id, *t)))
-            .map(|(id, tags)| {
-                let score = PlayerScore {
-                    kill_score: tags,
-                    kills: tags,
-                };
-                (id.clone(), score)
-            })
-            .collect()
-    }
-
-    fn positions(&self) -> BTreeMap<PlayerId, (f64, f64)> {
-        let tile = f64::from(UNIT);
+    /// Adds a runner at the current tick (a late joiner); one who departed
+    /// this round gets its tags back.
+    pub(crate) fn join(&mut self, player: &PlayerId) {
+        if self.arena.runners.contains_key(player) || self.arena.runners.len() >= MAX_RUNNERS {
+            return;
+        }
+        let n = (self.arena.runners.len() as u32).wrapping_add(self.arena.tick as u32);
+        let (x, y) = self.spawn(n);
+        let tags = self.departed.remove(player).unwrap_or(0);
         self.arena
             .runners
-            .iter()
-            .map(|(id, r)| (id.clone(), (f64::from(r.x) / tile, f64::from(r.y) / tile)))
-            .collect()
+            .insert(player.clone(), Runner { x, y, tags });
+        if self.arena.it.is_none() {
+            self.arena.it = Some(player.clone());
+        }
     }
 
-    fn scramble(&mut self, me: Option<&PlayerId>) -> Result<(), String> {
-        let Some(r) = me.and_then(|me| self.arena.runners.get_mut(me)) else {
-            return Err("no runner of this peer to move".into());
-        };
-        r.tags += 7;
-        Ok(())
+    /// Removes runners at the start of a tick; "it" passes to the first
+    /// runner left when it was one of them.
+    pub(crate) fn remove(&mut self, players: &[PlayerId]) {
+        for id in players {
+            if let Some(r) = self.arena.runners.remove(id) {
+                self.departed.insert(id.clone(), r.tags);
+            }
+        }
+        let it_gone = self
+            .arena
+            .it
+            .as_ref()
+            .is_none_or(|it| !self.arena.runners.contains_key(it));
+        if it_gone {
+            self.arena.it = self.arena.runners.keys().next().cloned();
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bot::Chaser;
     use crate::wire::{Pillars, RoundHead, TagSettings};
-    use game_api::Bot;
+    use game_api::{Bot, Game, LevelSetup};
 
     fn round(players: &[&str], pillars: Vec<[u16; 2]>) -> TagWorld {
+        let carried = players.iter().map(|p| (PlayerId::new(*p), 2)).collect();
         TagWorld::new_level(LevelSetup {
             head: RoundHead {
                 round_seed: 3,
@@ -393,7 +248,7 @@ mod tests {
             settings: TagSettings::default(),
             roster: players.iter().map(|p| PlayerId::new(*p)).collect(),
             player_count: players.len() as u32,
-            carryovers: BTreeMap::new(),
+            carryovers: carried,
             input_delays: BTreeMap::new(),
         })
         .expect("a round")
@@ -450,29 +305,100 @@ mod tests {
 
     #[test]
     fn bad_rounds_snapshots_and_states_are_errors_that_change_nothing() {
-        let mut setup_roster = round(&["a", "b"], vec![]);
-        let before = setup_roster.world_hash();
-        let mut wrong = setup_roster.arena.clone();
+        let mut w = round(&["a", "b"], vec![]);
+        let before = (w.world_hash(), w.save_exact().expect("saves"));
+        let mut wrong = w.arena.clone();
         wrong.tick = 9;
-        assert!(setup_roster.apply_snapshot(&wrong).is_err());
-        let mut off = setup_roster.arena.clone();
+        assert!(matches!(
+            w.apply_snapshot(&wrong),
+            Err(TagError::SnapshotMismatch { .. })
+        ));
+        let mut off = w.arena.clone();
         off.runners.values_mut().for_each(|r| r.x = -5);
-        assert!(setup_roster.apply_snapshot(&off).is_err());
-        assert!(setup_roster.load_exact(b"junk").is_err());
-        assert_eq!(setup_roster.world_hash(), before);
-        let unsorted = TagWorld::new_level(LevelSetup {
+        assert!(matches!(w.apply_snapshot(&off), Err(TagError::Invalid(_))));
+        let mut nobody_it = w.arena.clone();
+        nobody_it.it = None;
+        assert!(matches!(
+            w.apply_snapshot(&nobody_it),
+            Err(TagError::Invalid(_))
+        ));
+        let mut long_cooldown = w.arena.clone();
+        long_cooldown.cooldown = COOLDOWN_TICKS + 1;
+        assert!(matches!(
+            w.apply_snapshot(&long_cooldown),
+            Err(TagError::Invalid(_))
+        ));
+        assert!(matches!(w.load_exact(b"junk"), Err(TagError::State(_))));
+        let mut crowd = w.arena.clone();
+        for i in 0..=MAX_RUNNERS {
+            crowd.runners.insert(
+                PlayerId::new(format!("p{i:03}")),
+                Runner {
+                    x: 8,
+                    y: 8,
+                    tags: 0,
+                },
+            );
+        }
+        let crowd = serde_json::to_vec(&(
+            &crowd,
+            BTreeMap::<PlayerId, u32>::new(),
+            BTreeMap::<PlayerId, u32>::new(),
+        ))
+        .expect("encodes");
+        assert!(matches!(w.load_exact(&crowd), Err(TagError::Invalid(_))));
+        assert_eq!((w.world_hash(), w.save_exact().expect("saves")), before);
+        let setup = |tiles, round_ticks| LevelSetup {
             head: RoundHead {
                 round_seed: 1,
-                round_ticks: 5,
+                round_ticks,
             },
             body: Pillars::default(),
-            settings: TagSettings { arena_tiles: 2 },
+            settings: TagSettings { arena_tiles: tiles },
             roster: vec![PlayerId::new("a")],
             player_count: 1,
             carryovers: BTreeMap::new(),
             input_delays: BTreeMap::new(),
-        });
-        assert_eq!(unsorted.err(), Some(TagError::BadArena(2)));
+        };
+        assert_eq!(
+            TagWorld::new_level(setup(2, 5)).err(),
+            Some(TagError::BadArena(2))
+        );
+        assert_eq!(
+            TagWorld::new_level(setup(20, 0)).err(),
+            Some(TagError::NoRound)
+        );
+    }
+
+    #[test]
+    fn tallies_saturate_and_a_returning_runner_gets_its_tags_back() {
+        let mut w = round(&["a", "b"], vec![]);
+        w.arena
+            .runners
+            .get_mut(&PlayerId::new("a"))
+            .expect("a")
+            .tags = u32::MAX;
+        w.carried.insert(PlayerId::new("a"), 5);
+        assert_eq!(w.carryovers()[&PlayerId::new("a")], u32::MAX);
+        w.scramble(Some(&PlayerId::new("a"))).expect("scrambles");
+        w.arena
+            .runners
+            .get_mut(&PlayerId::new("b"))
+            .expect("b")
+            .tags = 3;
+        w.advance(&BTreeMap::new(), &[PlayerId::new("b")]);
+        assert_eq!(
+            w.scores()[&PlayerId::new("b")].kill_score,
+            3,
+            "the leaver's tags stay"
+        );
+        w.add_player(&PlayerId::new("b"), 3);
+        assert_eq!(
+            w.arena.runners[&PlayerId::new("b")].tags,
+            3,
+            "and come back with it"
+        );
+        assert_eq!(w.scores()[&PlayerId::new("b")].kill_score, 3);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use game_api::LevelPlan;
 
 use super::serving::{self, ServingArgs};
 use crate::campaign::Campaign;
+use crate::game::GameName;
 use crate::serving::ServingConfig;
 
 /// `host` flags.
@@ -45,6 +46,9 @@ pub struct HostArgs {
 pub fn serving_config(a: &HostArgs) -> anyhow::Result<ServingConfig> {
     let mut config = a.serving.config(&a.name, a.start_when)?;
     if let Some(dir) = &a.campaign {
+        if a.serving.game != GameName::Raycaster {
+            bail!("--campaign is a folder of the raycaster's maps; tag generates its rounds");
+        }
         let campaign = Campaign::load(dir)?;
         config.host.plan = Arc::new(FixedCampaign {
             seed: a.serving.seed,

@@ -12,6 +12,7 @@ use protocol::name::SESSION_NAME_MAX_CHARS;
 
 use super::ServingConfig;
 use crate::control::view::OpenRequest;
+use crate::game::GameName;
 
 /// The most levels an ordered campaign may have.
 pub const MAX_ORDERED_LEVELS: u32 = 50;
@@ -42,6 +43,12 @@ pub fn ordered_config(base: &ServingConfig, order: &OpenRequest) -> Result<Servi
             ));
         }
         config.max_players = max;
+    }
+    if order.difficulty.is_some() && config.game != GameName::Raycaster {
+        return Err(format!(
+            "difficulty is the raycaster's; this daemon serves {}",
+            config.game.as_str()
+        ));
     }
     let difficulty = match &order.difficulty {
         Some(d) => Difficulty::parse(d).ok_or("difficulty must be easy, normal or hard")?,

@@ -75,8 +75,10 @@ fn create_request(config: &ServingConfig) -> PutSessionRequest {
         }),
         max_players: Some(config.max_players),
         build: Some(config.host.build_version.clone()),
-        difficulty: serde_json::to_value(config.host.settings.difficulty)
-            .ok()
+        // Difficulty is the raycaster's: other games list none.
+        difficulty: (config.game == GameName::Raycaster)
+            .then(|| serde_json::to_value(config.host.settings.difficulty).ok())
+            .flatten()
             .and_then(|v| v.as_str().map(str::to_owned)),
         campaign: Some(config.campaign_name.clone()),
         host_kind: Some(if config.relay.is_some() {

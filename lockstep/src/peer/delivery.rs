@@ -181,11 +181,11 @@ impl<W: GameWire> PeerRelay<W> {
             .collect();
         self.run_scores
             .iter()
-            .map(|(id, (kill_score, kills))| ScoreRow {
+            .map(|(id, score)| ScoreRow {
                 player_id: id.clone(),
                 name: names.get(id).map(|n| (*n).to_owned()).unwrap_or_default(),
-                kill_score: *kill_score,
-                kills: *kills,
+                kill_score: score.kill_score,
+                kills: score.kills,
                 disconnected: !names.contains_key(id),
                 link: Default::default(),
             })

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use game_api::PlayerId;
-use game_api::{GameWire, WorldHash};
+use game_api::{GameWire, PlayerScore, WorldHash};
 use protocol::name::distinct_name;
 use protocol::peer::admission::{self, Ask, Offer, Room, Seat};
 use protocol::peer::{
@@ -174,9 +174,14 @@ impl<W: GameWire> PeerRelay<W> {
                 dropped += 1;
                 continue;
             }
-            let t = self.run_scores.entry(row.player_id.clone()).or_default();
-            t.0 = t.0.saturating_add(row.kill_score);
-            t.1 = t.1.saturating_add(row.kills);
+            let score = PlayerScore {
+                kill_score: row.kill_score,
+                kills: row.kills,
+            };
+            self.run_scores
+                .entry(row.player_id.clone())
+                .or_default()
+                .add(score);
         }
         if dropped > 0 {
             let why = format!("{dropped} score rows for no player of the level, or repeated");

@@ -19,8 +19,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use game_api::GameWire;
 use game_api::PlayerId;
+use game_api::{GameWire, PlayerScore};
 use protocol::BUILD_VERSION;
 use protocol::peer::{
     FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_RELAY, FEATURE_RESYNC, Features,
@@ -214,7 +214,7 @@ pub struct PeerRelay<W: GameWire> {
     /// The current level as its authority built it.
     level: Option<(u32, RelayLevel<W>)>,
     /// Run totals per player: `(kill score, kills)` of levels ended.
-    run_scores: BTreeMap<PlayerId, (u32, u32)>,
+    run_scores: BTreeMap<PlayerId, PlayerScore>,
     /// Times each player was rebuilt in place this level, whatever
     /// connection it came back on (a rejoin does not start the count
     /// again).

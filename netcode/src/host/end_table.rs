@@ -16,9 +16,7 @@ impl<E: Game> HostSession<E> {
         let mut totals = self.run_scores.clone();
         if let Some(e) = &self.engine {
             for (id, s) in e.scores() {
-                let t = totals.entry(id).or_default();
-                t.0 += s.kill_score;
-                t.1 += s.kills;
+                totals.entry(id).or_default().add(s);
             }
         }
         let removed: BTreeSet<&PlayerId> = self
@@ -32,7 +30,7 @@ impl<E: Game> HostSession<E> {
         };
         totals
             .into_iter()
-            .map(|(id, (kill_score, kills))| ScoreRow {
+            .map(|(id, score)| ScoreRow {
                 name: self.names.get(&id).cloned().unwrap_or_default(),
                 disconnected: removed.contains(&id),
                 link: LinkHealth {
@@ -41,8 +39,8 @@ impl<E: Game> HostSession<E> {
                     held_inputs: self.stats.held_per_player.get(&id).copied().unwrap_or(0),
                 },
                 player_id: id,
-                kill_score,
-                kills,
+                kill_score: score.kill_score,
+                kills: score.kills,
             })
             .collect()
     }
@@ -51,9 +49,7 @@ impl<E: Game> HostSession<E> {
     pub(super) fn fold_level_scores(&mut self) {
         if let Some(e) = &self.engine {
             for (id, s) in e.scores() {
-                let t = self.run_scores.entry(id).or_default();
-                t.0 += s.kill_score;
-                t.1 += s.kills;
+                self.run_scores.entry(id).or_default().add(s);
             }
         }
     }

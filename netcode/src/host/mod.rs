@@ -47,7 +47,7 @@ use std::time::Duration;
 use game_api::GameWire;
 use game_api::PlayerId;
 use game_api::game::{Input, Settings};
-use game_api::{Bot, Game, LevelSetup};
+use game_api::{Bot, Game, LevelSetup, PlayerScore};
 use protocol::peer::EndReason;
 use protocol::peer::{GuestMessage, HostMessage};
 use protocol::wire::WireFormat;
@@ -107,7 +107,7 @@ pub struct HostSession<E: Game> {
     /// The tick clock while running.
     clock: Option<lockstep::pacing::TickClock>,
     audit: HashAudit,
-    run_scores: BTreeMap<PlayerId, (u32, u32)>,
+    run_scores: BTreeMap<PlayerId, PlayerScore>,
     outbox: Vec<HostOutput<E::Wire>>,
     events: Vec<HostEvent<E::Wire>>,
     stats: HostStats,
