@@ -6,8 +6,8 @@
 //! mid-round comes back with its resume file as the same player, every
 //! guest ends on the host's final world hash with no desync, and the
 //! round's replay re-simulates to it. In relay mode two bots play from
-//! the start and a third joins late from the relay's log; the relay's
-//! replay matches too.
+//! the start, a third joins late from the relay's log and one killed
+//! mid-round resumes its player; the relay's replay matches too.
 //!
 //! Everything binds 127.0.0.1; every wait is bounded.
 
@@ -124,29 +124,33 @@ fn tag_is_hosted_with_a_late_joiner_a_spectator_a_rejoin_and_a_replay() {
 }
 
 #[test]
-fn tag_is_relayed_with_a_late_joiner_and_a_replay() {
+fn tag_is_relayed_with_a_late_joiner_a_rejoin_and_a_replay() {
     let db = tempfile::tempdir().expect("tempdir");
     let records = tempfile::tempdir().expect("tempdir");
     let mut children = Children::default();
     let here = Site::loopback();
     let Lobby { url, .. } = start_lobby(&mut children, db.path(), &here);
     let relay = daemon::relay(&here, &url)
-        .args(["--game", "tag", "--round-ticks", "600", "--seed", "5"])
+        .args(["--game", "tag", "--round-ticks", "900", "--seed", "5"])
         .args(["--snapshot-every", "150"])
         .one_level(2)
         .record(records.path())
         .spawn(&mut children);
     let code = relay.session_code();
-    let early: Vec<usize> = ["ann", "bo"]
-        .iter()
-        .map(|name| {
-            children.push(
-                tag_join(&here, &url, &code, name)
-                    .spawn()
-                    .expect("spawn a guest"),
-            )
-        })
-        .collect();
+    let resume = records.path().join("bo.rejoin");
+    let bo = || {
+        tag_join(&here, &url, &code, "bo")
+            .arg("--resume-file")
+            .arg(&resume)
+            .spawn()
+            .expect("spawn bo")
+    };
+    let ann = children.push(
+        tag_join(&here, &url, &code, "ann")
+            .spawn()
+            .expect("spawn ann"),
+    );
+    let first_bo = children.push(bo());
     relay
         .log
         .wait_for(Duration::from_secs(60), "a verified snapshot", |l| {
@@ -157,9 +161,19 @@ fn tag_is_relayed_with_a_late_joiner_and_a_replay() {
             .spawn()
             .expect("spawn the late joiner"),
     );
+    relay
+        .log
+        .wait_for(Duration::from_secs(60), "the late joiner's entry", |l| {
+            l.contains("player entered the level")
+        });
+    // Bo's process dies and comes back with its resume file, within the
+    // grace: the same player again.
+    wait_for_token(&resume);
+    children.kill(first_bo, "bo");
+    let bo_again = children.push(bo());
     let outs = outputs_of(
         &mut children,
-        &[early[0], early[1], late],
+        &[ann, bo_again, late],
         Duration::from_secs(180),
         "the relayed tag guests",
     );
