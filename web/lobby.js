@@ -15,7 +15,8 @@
 // falls within the loaded range (up to where the next page starts, or when
 // everything is loaded); anything older is for "Show more" to fetch.
 
-import { LobbyClient, normalizeCode } from './lib/lobby-client.js';
+import { LobbyClient } from './lib/lobby-client.js';
+import { loadCampfire } from './lib/wasm.js';
 import { openReport } from './lib/report-dialog.js';
 
 /** @param {string} name */
@@ -408,10 +409,19 @@ function start() {
     searchNow();
   });
   moreButton.addEventListener('click', showMore);
-  document.getElementById('join-form').addEventListener('submit', (ev) => {
+  // Codes are parsed by the wasm module (the lobby's own SessionCode::parse),
+  // fetched when the code field is first used; the game page needs it next.
+  codeInput.addEventListener('focus', () => { loadCampfire().catch(() => {}); }, { once: true });
+  document.getElementById('join-form').addEventListener('submit', async (ev) => {
     ev.preventDefault();
     localStorage.setItem(NAME_KEY, nameInput.value.trim());
-    const code = normalizeCode(codeInput.value);
+    let code;
+    try {
+      code = (await loadCampfire()).parseCode(codeInput.value);
+    } catch (e) {
+      joinError.textContent = `This browser could not start the game engine (WebAssembly): ${e instanceof Error ? e.message : e}`;
+      return;
+    }
     if (!code) {
       joinError.textContent = codeInput.value.trim()
         ? `"${codeInput.value.trim()}" is not a session code: codes have 8 letters and digits, like ABCD-EFGH.`

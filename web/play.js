@@ -13,14 +13,13 @@
 // its tick). A replay file dropped on the page, or picked in its form,
 // plays too (web/lib/replay-page.js).
 
-import { LobbyClient, LobbyError, normalizeCode } from './lib/lobby-client.js';
+import { LobbyClient, LobbyError } from './lib/lobby-client.js';
 import { loadCampfire } from './lib/wasm.js';
 import { GuestDriver } from './lib/guest-driver.js';
 import { GameScreen } from './lib/game-screen.js';
 import { displayNameOf } from './lib/name.js';
 import { DISCONNECT_GRACE_MS } from './lib/facts.js';
 import { ReplayPage } from './lib/replay-page.js';
-import { withOneRetry } from './lib/join-retry.js';
 import { gameControls } from './lib/game-tools.js';
 import { openReport } from './lib/report-dialog.js';
 
@@ -294,6 +293,15 @@ function onTick(view) {
   controls.spent();
 }
 
+/**
+ * What a player is told when the host runs another build.
+ * @param {string|null|undefined} hostBuild
+ */
+function versionMismatchText(hostBuild) {
+  return `Version mismatch: this page runs build ${buildVersion}, but the host runs build `
+    + `${hostBuild ?? 'unknown'}. Reload the page to get the server's current version, or join a session of your build.`;
+}
+
 /** @param {any} end */
 function showEnd(end) {
   document.body.classList.remove('in-game');
@@ -301,8 +309,7 @@ function showEnd(end) {
   document.body.dataset.state = 'ended';
   if (end.kind === 'refused') {
     if (end.reason === 'version-mismatch') {
-      fail(`Version mismatch: this page runs build ${buildVersion}, but the host runs build `
-        + `${end.hostBuild ?? 'unknown'}. Reload the page to get the server's current version, or join a session of your build.`);
+      fail(versionMismatchText(end.hostBuild));
     } else if (end.reason === 'session-started') {
       fail('This session has already started; nobody more can join it. Pick another one in the lobby.');
     } else if (end.reason === 'session-full') {
@@ -424,7 +431,7 @@ async function rejoinOnce(token) {
     let joined;
     for (;;) {
       try {
-        joined = await client.join(joinedAs.code, { name: joinedAs.name });
+        joined = await client.join(joinedAs.code, { campfire, name: joinedAs.name, spectate: spectating, build: buildVersion });
         break;
       } catch (e) {
         const unreachable = e instanceof LobbyError && e.code === 'unreachable';
@@ -432,13 +439,7 @@ async function rejoinOnce(token) {
         await new Promise((resolve) => setTimeout(resolve, REJOIN_RETRY_MS));
       }
     }
-    let channels;
-    try {
-      channels = await joined.channels;
-    } catch (e) {
-      joined.pc.close();
-      throw e;
-    }
+    const { channels } = joined;
     if (left || status?.end) {
       joined.pc.close();
       rejoin = 'failed';
@@ -481,11 +482,15 @@ function joinErrorText(e) {
         return `No session has the code ${joinedCode}. Check the code: the session may have ended or expired.`;
       case 'invalid_code':
       case 'no_open_round':
+      case 'round_taken':
         return e.message;
+      case 'version_mismatch':
+        return versionMismatchText(e.hostBuild);
       case 'rate_limited':
         return 'Too many attempts from this address: wait a minute, then try again.';
       case 'connect_timeout':
       case 'ice_gathering_timeout':
+      case 'connect_failed':
         return `Could not connect to the host: ${e.message}.`;
       case 'unreachable':
         return 'The lobby server cannot be reached. Check your connection and reload.';
@@ -504,39 +509,47 @@ async function join(typed, name) {
   errorEl.textContent = '';
   $('join-form').hidden = true;
   document.body.dataset.state = 'joining';
-  const code = normalizeCode(typed);
-  joinedCode = code ?? typed;
-  if (!code) {
-    fail(`"${typed}" is not a session code: codes have 8 letters and digits, like ABCD-EFGH.`);
+  joinedCode = typed;
+  let campfire;
+  try {
+    campfire = await loadCampfire();
+  } catch (e) {
+    fail(`This browser could not start the game engine (WebAssembly): ${e instanceof Error ? e.message : e}`);
     return;
   }
-  $('session-title').textContent = `— session ${code}`;
-  say(spectating ? `Joining session ${code} to watch…` : `Joining session ${code}…`);
-  const campfire = loadCampfire();
   const client = new LobbyClient('');
+  /** @type {string|null} */
+  let code = null;
   let joined;
-  let channels;
   try {
-    // A connection that fails is tried once more (a fresh round) before
-    // the player hears of it.
-    [joined, channels] = await withOneRetry(async (attempt) => {
-      const j = await client.join(code, { name });
-      pc = j.pc;
-      say(attempt === 1 ? `Connecting to "${j.view.name}"…` : `Connecting to "${j.view.name}" again…`);
-      try {
-        return [j, await j.channels];
-      } catch (e) {
-        j.pc.close();
-        throw e;
-      }
-    }, (e) => say(`The connection failed (${e instanceof Error ? e.message : e}); trying once more…`));
+    // The joining machine (the daemon's) says each step: waiting for a
+    // round, a lost round, a connection that failed and is tried again.
+    joined = await client.join(typed, {
+      campfire, name, spectate: spectating, build: buildVersion,
+      onStep: (/** @type {any} */ step, /** @type {any} */ view) => {
+        if (step.step === 'readSession' && code == null) {
+          code = step.code;
+          joinedCode = step.code;
+          $('session-title').textContent = `— session ${step.code}`;
+          say(spectating ? `Joining session ${step.code} to watch…` : `Joining session ${step.code}…`);
+        } else if (step.step === 'pause' && step.why === 'connectFailed') {
+          say('The connection failed; trying again…');
+        } else if (step.step === 'pause' && step.why === 'rateLimited') {
+          say(`The lobby is busy; trying again in ${Math.ceil(step.ms / 1000)} s…`);
+        } else if (step.step === 'connect') {
+          say(step.tries === 1 ? `Connecting to "${view?.name}"…` : `Connecting to "${view?.name}" again…`);
+        }
+      },
+    });
   } catch (e) {
     fail(joinErrorText(e));
     return;
   }
+  pc = joined.pc;
+  const { channels } = joined;
   let guest;
   try {
-    guest = (await campfire).guest({ displayName: name, buildVersion, bot: botDriven, spectate: spectating });
+    guest = campfire.guest({ displayName: name, buildVersion, bot: botDriven, spectate: spectating });
   } catch (e) {
     pc?.close();
     fail(`This browser could not start the game engine (WebAssembly): ${e instanceof Error ? e.message : e}`);

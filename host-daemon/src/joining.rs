@@ -13,7 +13,9 @@ use thiserror::Error;
 
 use netcode::guest::{GuestConfig, GuestEnd, GuestEvent, GuestSession};
 use protocol::BUILD_VERSION;
-use protocol::join;
+use protocol::api::ErrorCode;
+use protocol::code::SessionCode;
+use protocol::joining::{JoinEvent, JoinFailure, JoinStep, Joining, PauseReason, SessionFacts};
 
 use crate::driver::run_guest_until;
 use crate::game::GameName;
@@ -23,19 +25,12 @@ use engine::RaycasterEngine;
 use game_api::Game;
 use tag::TagWorld;
 
-/// How long a joiner keeps trying for a round (lost races, the gap
-/// between rounds): the policy of `protocol::join`.
-const ROUND_WAIT: Duration = Duration::from_millis(join::ROUND_WAIT_MS);
-/// How long a joiner waits for a round of an unlisted session with room.
-const UNLISTED_ROUND_WAIT: Duration = Duration::from_millis(join::UNLISTED_ROUND_WAIT_MS);
-/// Extra whole tries after a connection that failed to open.
-const CONNECT_RETRIES: u32 = 2;
-/// Pause between tries.
-const RETRY_PAUSE: Duration = Duration::from_millis(join::RETRY_PAUSE_MS);
-
 /// Why a join failed.
 #[derive(Debug, Error)]
 pub enum JoinError {
+    /// What was given is not a session code.
+    #[error("cannot join: {0}")]
+    InvalidCode(String),
     /// No such session (unknown or expired).
     #[error("cannot join {0}: no such session (unknown or expired)")]
     NoSuchSession(String),
@@ -211,7 +206,6 @@ fn lobby_err(code: &str, e: SignalingError) -> JoinError {
         SignalingError::NoSuchSession(_) | SignalingError::EndedByModerator(_) => {
             JoinError::NoSuchSession(code.to_owned())
         }
-        SignalingError::FullOrStarted(_) => JoinError::FullOrStarted(code.to_owned()),
         SignalingError::RoundTaken { .. } => JoinError::RoundTaken(code.to_owned()),
         source => JoinError::Lobby {
             code: code.to_owned(),
@@ -227,97 +221,160 @@ fn read_token(file: &std::path::Path) -> Option<String> {
     (!token.is_empty() && token.len() <= 128).then(|| token.to_owned())
 }
 
+/// What the joining machine hears of a failed lobby call.
+fn refusal(e: &SignalingError) -> JoinEvent {
+    let code = match e {
+        SignalingError::NoSuchSession(_) => Some(ErrorCode::NoSuchSession),
+        SignalingError::EndedByModerator(_) => Some(ErrorCode::SessionEnded),
+        SignalingError::NoSuchRound { .. } => Some(ErrorCode::NoSuchRound),
+        SignalingError::RoundTaken { .. } => Some(ErrorCode::RoundTaken),
+        // The HTTP client already waited out the lobby's Retry-After a
+        // few times before giving up.
+        SignalingError::RateLimited => Some(ErrorCode::RateLimited),
+        SignalingError::Refused { code, .. } => *code,
+        _ => None,
+    };
+    JoinEvent::Refused {
+        code,
+        retry_after_ms: None,
+    }
+}
+
 /// Takes a round of the session in the lobby and connects to its host
-/// (on an endpoint of its own), retrying lost races and failed handshakes
-/// a bounded number of times.
+/// (on an endpoint of its own), as the joining machine says
+/// (`protocol::joining`, which the browser follows too): lost races, the
+/// gap between rounds, 429s and failed handshakes are retried a bounded
+/// number of times; this function only does the steps.
 pub async fn connect(config: &JoinConfig) -> Result<WebRtcLink, JoinError> {
-    let code = config.code.trim().to_owned();
-    let client = LobbyClient::new(&config.server).map_err(|e| lobby_err(&code, e))?;
-    // Racing joiners: the loser of a round retries on the next one; between
-    // rounds (the host is connecting the previous joiner) a listed session
-    // with room shows no round for a moment. Bounded in count and time.
-    let began = tokio::time::Instant::now();
-    let mut deadline = began + ROUND_WAIT;
-    let mut lost_rounds = 0u32;
-    let mut connect_retries = 0u32;
+    let typed = config.code.trim();
+    let client = LobbyClient::new(&config.server).map_err(|e| lobby_err(typed, e))?;
+    let origin = tokio::time::Instant::now();
+    let now = || u64::try_from(origin.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let mut joining = Joining::new(typed, config.spectate, BUILD_VERSION, now());
+    let mut step = joining.start();
+    // The error behind the last step that failed: what a failure the
+    // machine reports as "reported" is.
+    let mut last: Option<JoinError> = None;
+    let mut answer: Option<GuestAnswer> = None;
+    let mut joined: Option<WebRtcLink> = None;
+    let code = || joining_code(typed);
     loop {
-        let retry_ok =
-            lost_rounds < join::MAX_LOST_ROUNDS && tokio::time::Instant::now() < deadline;
-        let open = match client.join_offer(&code).await {
-            Ok(open) => open,
-            Err(SignalingError::FullOrStarted(_)) if retry_ok => {
-                let view = client
-                    .get_session(&code)
-                    .await
-                    .map_err(|e| lobby_err(&code, e))?;
-                // A spectator needs no seat: the host opens rounds while
-                // it has spectator places.
-                let room =
-                    config.spectate || view.entry.summary.players < view.entry.summary.max_players;
-                let wait = view.public || began.elapsed() < UNLISTED_ROUND_WAIT;
-                if room && wait {
-                    tokio::time::sleep(RETRY_PAUSE).await;
-                    continue;
+        let event = match step {
+            JoinStep::ReadSession { code } => match client.get_session(code.as_str()).await {
+                Ok(view) => JoinEvent::Session(SessionFacts::from(&view)),
+                Err(e) => {
+                    let event = refusal(&e);
+                    last = Some(lobby_err(code.as_str(), e));
+                    event
                 }
-                return Err(JoinError::FullOrStarted(code));
+            },
+            JoinStep::Pause { ms, why } => {
+                if why == PauseReason::ConnectFailed {
+                    tracing::warn!("connection failed; joining again");
+                }
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                JoinEvent::Paused
             }
-            Err(e) => return Err(lobby_err(&code, e)),
+            JoinStep::Answer { code, round, offer } => {
+                match answer_round(config, &client, code.as_str(), round, &offer).await {
+                    Ok(made) => {
+                        answer = Some(made);
+                        JoinEvent::Answered
+                    }
+                    Err((event, error)) => {
+                        last = Some(error);
+                        event
+                    }
+                }
+            }
+            JoinStep::Connect { round } => match answer.take() {
+                Some(made) => match made.connect().await {
+                    Ok(link) => {
+                        joined = Some(link);
+                        JoinEvent::Connected
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, round, "connection to the host failed");
+                        last = Some(connect_error(config, &code(), e.to_string()));
+                        JoinEvent::ConnectFailed
+                    }
+                },
+                None => JoinEvent::ConnectFailed,
+            },
+            JoinStep::Joined => {
+                return joined.ok_or_else(|| JoinError::Failed {
+                    code: code(),
+                    detail: "joined without a connection".into(),
+                });
+            }
+            JoinStep::Fail { failure } => return Err(join_failure(failure, last, &code())),
         };
-        if open.view.entry.summary.build != BUILD_VERSION {
-            return Err(JoinError::VersionMismatch {
-                code,
-                detail: format!(
-                    "host runs {}, this guest runs {}",
-                    open.view.entry.summary.build, BUILD_VERSION
-                ),
-            });
+        step = joining.on(event, now()).map_err(|e| JoinError::Failed {
+            code: code(),
+            detail: e.to_string(),
+        })?;
+    }
+}
+
+/// Makes a complete answer to `offer` on an endpoint of its own and posts
+/// it for `round`: the answer, ready to connect, or what to tell the
+/// machine and the error behind it.
+async fn answer_round(
+    config: &JoinConfig,
+    client: &LobbyClient,
+    code: &str,
+    round: u32,
+    offer: &str,
+) -> Result<GuestAnswer, (JoinEvent, JoinError)> {
+    let made = async {
+        let endpoint = Endpoint::bind(&config.webrtc).await?;
+        GuestAnswer::new(&endpoint, offer).await
+    };
+    let made = made.await.map_err(|e| {
+        let error = connect_error(config, code, e.to_string());
+        (JoinEvent::ConnectFailed, error)
+    })?;
+    let sdp = made.answer_sdp().to_owned();
+    match client
+        .post_answer(code, round, sdp, Some(config.name.clone()))
+        .await
+    {
+        Ok(_) => Ok(made),
+        Err(e) => {
+            made.close().await;
+            Err((refusal(&e), lobby_err(code, e)))
         }
-        let connect_err = |detail: String| JoinError::Connect {
-            code: code.clone(),
-            timeout: config.webrtc.connect_timeout,
-            detail,
-        };
-        let endpoint = Endpoint::bind(&config.webrtc)
-            .await
-            .map_err(|e| connect_err(e.to_string()))?;
-        let answer = GuestAnswer::new(&endpoint, &open.offer)
-            .await
-            .map_err(|e| connect_err(e.to_string()))?;
-        match client
-            .post_answer(
-                &code,
-                open.round,
-                answer.answer_sdp().to_owned(),
-                Some(config.name.clone()),
-            )
-            .await
-        {
-            Ok(_) => {}
-            Err(SignalingError::RoundTaken { .. }) if retry_ok => {
-                lost_rounds += 1;
-                answer.close().await;
-                tokio::time::sleep(RETRY_PAUSE).await;
-                continue;
-            }
-            Err(e) => {
-                answer.close().await;
-                return Err(lobby_err(&code, e));
-            }
-        }
-        match answer.connect().await {
-            Ok(link) => return Ok(link),
-            // A handshake can fail on a lossy path (the host then drops that
-            // round and opens a fresh one): try again, a bounded number of
-            // times, before reporting the failure.
-            Err(e) if connect_retries < CONNECT_RETRIES => {
-                connect_retries += 1;
-                tracing::warn!(error = %e, try = connect_retries, "connection failed; joining again");
-                tokio::time::sleep(RETRY_PAUSE).await;
-                // The round wait starts again for the new try.
-                deadline = tokio::time::Instant::now() + ROUND_WAIT;
-            }
-            Err(e) => return Err(connect_err(e.to_string())),
-        }
+    }
+}
+
+/// The canonical code for messages (what was typed when it is none).
+fn joining_code(typed: &str) -> String {
+    SessionCode::parse(typed).map_or_else(|_| typed.to_owned(), |c| c.as_str().to_owned())
+}
+
+fn connect_error(config: &JoinConfig, code: &str, detail: String) -> JoinError {
+    JoinError::Connect {
+        code: code.to_owned(),
+        timeout: config.webrtc.connect_timeout,
+        detail,
+    }
+}
+
+/// The machine's failure as this command reports it: the error behind
+/// the last failed step when the failure is that error, else the
+/// machine's own finding.
+fn join_failure(failure: JoinFailure, last: Option<JoinError>, code: &str) -> JoinError {
+    let code = code.to_owned();
+    match (failure, last) {
+        (f, Some(last)) if f.is_reported() => last,
+        (f @ JoinFailure::InvalidCode { .. }, _) => JoinError::InvalidCode(f.to_string()),
+        (JoinFailure::VersionMismatch { host, own }, _) => JoinError::VersionMismatch {
+            code,
+            detail: format!("host runs {host}, this guest runs {own}"),
+        },
+        (JoinFailure::NoSuchSession, _) => JoinError::NoSuchSession(code),
+        (JoinFailure::RoundsLost { .. }, _) => JoinError::RoundTaken(code),
+        (_, _) => JoinError::FullOrStarted(code),
     }
 }
 

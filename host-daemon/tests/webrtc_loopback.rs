@@ -197,16 +197,17 @@ async fn host_and_guest_connect_through_the_lobby_and_exchange_in_order() {
         let opts = opts.clone();
         tokio::spawn(async move {
             let lobby = LobbyClient::new(&base).expect("client");
-            let open = lobby.join_offer(&code).await.expect("open round");
+            let view = lobby.get_session(&code).await.expect("session");
+            let (round, offer) = (view.round.expect("open round"), view.offer.expect("offer"));
             let endpoint = Endpoint::bind(&opts).await.expect("guest endpoint");
-            let answer = GuestAnswer::new(&endpoint, &open.offer)
+            let answer = GuestAnswer::new(&endpoint, &offer)
                 .await
                 .expect("guest answer");
             assert_loopback_only(answer.answer_sdp());
             lobby
                 .post_answer(
                     &code,
-                    open.round,
+                    round,
                     answer.answer_sdp().to_owned(),
                     Some("bot".into()),
                 )
@@ -236,12 +237,10 @@ async fn host_and_guest_connect_through_the_lobby_and_exchange_in_order() {
         .expect("bounded")
         .expect("guest task");
 
-    // The round is taken: a second joiner is told the session is full.
+    // The round is taken: a second joiner finds no open round.
     let late = LobbyClient::new(&lobby.base).expect("client");
-    assert!(matches!(
-        late.join_offer(&session.code).await,
-        Err(SignalingError::FullOrStarted(_))
-    ));
+    let view = late.get_session(&session.code).await.expect("session");
+    assert_eq!((view.round, view.offer), (None, None));
 
     let WebRtcLink {
         sender: host_tx,
@@ -442,10 +441,8 @@ async fn lobby_refusals_are_typed_errors() {
         .await
         .expect("created");
     // No round yet: full or started, as far as a joiner can tell.
-    assert!(matches!(
-        client.join_offer(&session.code).await,
-        Err(SignalingError::FullOrStarted(_))
-    ));
+    let view = client.get_session(&session.code).await.expect("session");
+    assert_eq!(view.round, None);
     let round = client
         .publish_round(&session, FAKE_SDP.into())
         .await

@@ -8,7 +8,9 @@
 //! and for up to [`UNLISTED_ROUND_WAIT_MS`] when it is not (a private
 //! session between rounds looks just like a started one, which hosts
 //! unlist). A round another joiner won first is retried with the next one,
-//! at most [`MAX_LOST_ROUNDS`] times, within the same wait.
+//! at most [`MAX_LOST_ROUNDS`] times, within the same wait. A connection
+//! that failed is tried again on a fresh round, at most [`CONNECT_RETRIES`]
+//! times. [`crate::joining`] is the state machine that follows these rules.
 
 /// How long a joiner keeps trying for a round of a listed session.
 pub const ROUND_WAIT_MS: u64 = 30_000;
@@ -21,3 +23,7 @@ pub const RETRY_PAUSE_MS: u64 = 250;
 
 /// Most rounds a joiner may lose to others before it gives up.
 pub const MAX_LOST_ROUNDS: u32 = 60;
+
+/// Extra tries after a connection to the host that failed (ICE gathering,
+/// or channels that did not open in time), each on a fresh round.
+pub const CONNECT_RETRIES: u32 = 2;

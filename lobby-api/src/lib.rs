@@ -14,6 +14,8 @@
 //! - [`name`]: display-name sanitizing (control characters stripped, length capped).
 //! - [`sdp`]: the cheap plausibility check for SDP offers and answers.
 //! - [`join`]: how a joiner takes a round (waits, pauses, lost rounds).
+//! - [`joining`]: joining by code as a state machine with no I/O, which
+//!   the daemon and the browser (through wasm) both drive.
 //! - [`BUILD_VERSION`]: the build identifier of the version handshake and the lobby.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -21,6 +23,7 @@
 pub mod api;
 pub mod code;
 pub mod join;
+pub mod joining;
 pub mod lobby_order;
 pub mod name;
 pub mod sdp;

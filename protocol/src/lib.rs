@@ -21,4 +21,4 @@ pub mod peer;
 pub mod tick;
 pub mod wire;
 
-pub use lobby_api::{BUILD_VERSION, api, code, join, lobby_order, name, sdp};
+pub use lobby_api::{BUILD_VERSION, api, code, join, joining, lobby_order, name, sdp};

@@ -67,7 +67,6 @@ const ASSETS: &[Asset] = &[
     asset!("lib/replay-page.js"),
     asset!("lib/replay-file.js"),
     asset!("lib/report-dialog.js"),
-    asset!("lib/join-retry.js"),
     asset!("lib/replay-player.js"),
     asset!("lib/settings.js"),
     asset!("lib/settings-panel.js"),

@@ -212,6 +212,10 @@ fn contains_word(code: &str, pat: &str) -> bool {
 /// opening that starts at the margin is the module's closing brace, last.
 /// (Counting braces would miscount those inside the tests' strings.)
 fn only_tests(rest: &str) -> bool {
+    // Tests in a file of their own (`mod tests;`, scanned as any source).
+    if rest.trim_end() == "#[cfg(test)]\nmod tests;" {
+        return true;
+    }
     let at_margin: Vec<&str> = rest
         .lines()
         .skip(2) // `#[cfg(test)]` and `mod tests {`

@@ -10,7 +10,8 @@
 //! wrong handle, invalid UTF-8 or malformed JSON is an error answer.
 //!
 //! This is the only module with `unsafe`: reading the page's buffers. The
-//! browser host's join and round policy exports are in [`joins`].
+//! browser host's join and round policy exports are in [`joins`], the
+//! joiner's in [`joining`].
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -24,9 +25,11 @@ use crate::facts::{CONNECTION_STATES, facts_json, parse_code, sanitize_input, sa
 use crate::guest::WebGuest;
 use crate::host::WebHost;
 use crate::join_slots::WebJoinSlots;
+use crate::joining::WebJoining;
 use crate::replay;
 use crate::replay_viewer::ReplayViewer;
 
+pub mod joining;
 pub mod joins;
 
 thread_local! {
@@ -34,6 +37,7 @@ thread_local! {
     static GUESTS: RefCell<BTreeMap<u32, WebGuest>> = const { RefCell::new(BTreeMap::new()) };
     static HOSTS: RefCell<BTreeMap<u32, WebHost>> = const { RefCell::new(BTreeMap::new()) };
     static JOIN_SLOTS: RefCell<BTreeMap<u32, WebJoinSlots>> = const { RefCell::new(BTreeMap::new()) };
+    static JOININGS: RefCell<BTreeMap<u32, WebJoining>> = const { RefCell::new(BTreeMap::new()) };
     static VIEWERS: RefCell<BTreeMap<u32, ReplayViewer>> = const { RefCell::new(BTreeMap::new()) };
     static NEXT_HANDLE: Cell<u32> = const { Cell::new(1) };
 }

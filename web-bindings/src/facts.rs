@@ -19,7 +19,6 @@ use netcode::host::rounds;
 use netcode::link::ConnectionState;
 use protocol::chunk::{CHUNK_SIZE_BYTES, MAX_PAYLOAD_BYTES};
 use protocol::code::{CODE_ALPHABET, CODE_LEN, CODE_SEPARATORS};
-use protocol::join;
 use protocol::name::{DISPLAY_NAME_MAX_CHARS, SESSION_NAME_MAX_CHARS, sanitize_display_name};
 use protocol::peer::{Channel, PEER_PROTOCOL_VERSION, UNRELIABLE_CHANNEL_ID};
 use protocol::tick::{
@@ -179,26 +178,6 @@ pub fn facts() -> Vec<Fact> {
             "CODE_SEPARATORS",
             "Characters a typed code may carry between its symbols.",
             CODE_SEPARATORS.iter().collect::<String>(),
-        ),
-        fact(
-            "JOIN_ROUND_WAIT_MS",
-            "How long a joiner keeps trying for a round of a listed session (protocol::join).",
-            join::ROUND_WAIT_MS,
-        ),
-        fact(
-            "JOIN_UNLISTED_ROUND_WAIT_MS",
-            "How long a joiner waits for a round of an unlisted session with room.",
-            join::UNLISTED_ROUND_WAIT_MS,
-        ),
-        fact(
-            "JOIN_RETRY_PAUSE_MS",
-            "Pause between two looks at a session, or after a lost round.",
-            join::RETRY_PAUSE_MS,
-        ),
-        fact(
-            "JOIN_MAX_LOST_ROUNDS",
-            "Most rounds a joiner may lose to others before it gives up.",
-            join::MAX_LOST_ROUNDS,
         ),
         fact(
             "HOST_ANSWER_POLL_MS",

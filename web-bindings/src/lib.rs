@@ -10,6 +10,8 @@
 //!   the player's tab) with the same plain-data interface, for a worker.
 //! - [`join_slots`]: [`join_slots::WebJoinSlots`], `netcode`'s join policy
 //!   for the browser host's offer rounds (the daemon's, on the page's clock).
+//! - [`joining`]: [`joining::WebJoining`], joining a session by code: the
+//!   daemon's joining machine, driven by the page's lobby client.
 //! - [`view`]: the render view of one tick, the contract with `web/lib/render/`.
 //! - [`facts`]: the shared protocol constants and the input and name sanitizers.
 //! - [`campaign`]: the offline bot campaign for the cross-build determinism test.
@@ -33,6 +35,7 @@ pub mod facts;
 pub mod guest;
 pub mod host;
 pub mod join_slots;
+pub mod joining;
 pub mod replay;
 pub mod replay_viewer;
 pub mod view;

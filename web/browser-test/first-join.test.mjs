@@ -3,7 +3,8 @@
 // browser in its own namespace and with the browser in the daemon's.
 // Each try is a new daemon and a new browser, as a tester's first join is.
 // A join whose first connection fails (the daemon's address unreachable
-// for a while) is tried once more by itself, and gets in.
+// for a while) is tried again by itself (the joining machine's connect
+// retries), and gets in.
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -88,7 +89,7 @@ function ip(inServer, args) {
   return execFileSync('ip', argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-test('a join whose first connection fails tries once more by itself, and the player sees no error', { timeout: 180_000 }, async () => {
+test('a join whose first connection fails tries again by itself, and the player sees no error', { timeout: 180_000 }, async () => {
   if (!rig.url) await rig.lobby();
   // The daemon's WebRTC on a second address of the server namespace, which
   // the browser's namespace cannot reach during the first try (a blackhole
@@ -109,11 +110,11 @@ test('a join whose first connection fails tries once more by itself, and the pla
     try {
       page = await (await rig.browser()).newPage();
       await page.goto(`${rig.url}/play?code=${code}&name=Patient`);
-      // The page says why it tries once more, then that it connects again.
+      // The page says why it tries again, then that it connects again.
       retrying = await until(async () => {
         const s = await guestState(page);
-        return /trying once more|again…$/.test(s.said) ? s : null;
-      }, 40_000, 'the first try to fail and the page to try once more');
+        return /again…$/.test(s.said) ? s : null;
+      }, 40_000, 'the first try to fail and the page to try again');
     } finally {
       ip(false, ['route', 'del', 'blackhole', `${ice}/32`]);
     }

@@ -78,18 +78,6 @@ export const CODE_LEN = 8;
 /** Characters a typed code may carry between its symbols. */
 export const CODE_SEPARATORS = "- ";
 
-/** How long a joiner keeps trying for a round of a listed session (protocol::join). */
-export const JOIN_ROUND_WAIT_MS = 30000;
-
-/** How long a joiner waits for a round of an unlisted session with room. */
-export const JOIN_UNLISTED_ROUND_WAIT_MS = 5000;
-
-/** Pause between two looks at a session, or after a lost round. */
-export const JOIN_RETRY_PAUSE_MS = 250;
-
-/** Most rounds a joiner may lose to others before it gives up. */
-export const JOIN_MAX_LOST_ROUNDS = 60;
-
 /** How long a host's answer long-poll waits (netcode::host::rounds). */
 export const HOST_ANSWER_POLL_MS = 20000;
 

@@ -5,7 +5,7 @@
 
 export * from './facts.js';
 export { displayNameOf } from './name.js';
-export { LobbyClient, LobbyError, normalizeCode } from './lobby-client.js';
+export { LobbyClient, LobbyError } from './lobby-client.js';
 export { gatheringComplete, takeEarlyMessages, withoutCandidates } from './webrtc.js';
 export { Campfire, WasmError, WasmGuest, WasmHost, loadCampfire } from './wasm.js';
 export { GuestDriver } from './guest-driver.js';

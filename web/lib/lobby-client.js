@@ -1,12 +1,9 @@
 // A client of the lobby/signaling HTTP API (docs/api.md): the public
 // listing and its live event stream, sessions and offer rounds for hosts,
-// and joining by code for guests (read the offer, answer after full ICE
-// gathering, post the answer). Plain fetch; works in browsers and in Node.
+// and joining by code for guests (the wasm module's joining machine says
+// the steps: read the offer, answer after full ICE gathering, post the
+// answer, open the channels). Plain fetch; works in browsers and in Node.
 
-import {
-  CODE_ALPHABET, CODE_LEN, CODE_SEPARATORS, JOIN_MAX_LOST_ROUNDS, JOIN_RETRY_PAUSE_MS,
-  JOIN_ROUND_WAIT_MS, JOIN_UNLISTED_ROUND_WAIT_MS,
-} from './facts.js';
 import { LobbyError } from './lobby-error.js';
 import { dispatchSse, readSse } from './lobby-events.js';
 import { gatheringComplete, guestChannels, withoutCandidates } from './webrtc.js';
@@ -44,25 +41,6 @@ export { LobbyError };
  */
 
 
-
-/**
- * Canonical form of a typed code, by the generated facts: separators
- * dropped, upper case (`SessionCode::parse`; web/test/wasm.test.mjs checks
- * the two agree).
- * @param {string} input
- * @returns {string|null} null when it cannot be a code
- */
-export function normalizeCode(input) {
-  let code = '';
-  for (const c of String(input ?? '')) {
-    if (CODE_SEPARATORS.includes(c)) continue;
-    // ASCII letters only change case, as in Rust ('ſ' is not an 'S').
-    const upper = c >= 'a' && c <= 'z' ? c.toUpperCase() : c;
-    if (!CODE_ALPHABET.includes(upper)) return null;
-    code += upper;
-  }
-  return code.length === CODE_LEN ? code : null;
-}
 
 /** The lobby server's HTTP API. */
 export class LobbyClient {
@@ -279,113 +257,131 @@ export class LobbyClient {
   }
 
   /**
-   * The session's view once it has an open round newer than `after`. A
-   * host publishes the next round shortly after the previous joiner
-   * connected (or after a failed connection), so a missing round is looked
-   * at again while the session has room, as `protocol::join` says: up to
-   * `waitMs` for a listed session, and briefly for an unlisted one (a
-   * private session between rounds looks just like a started one, which
-   * hosts unlist).
-   * @param {string} code canonical
-   * @param {number} waitMs
-   * @param {number} [after] a round number already lost
-   * @returns {Promise<SessionView>} with `round` null when there is none
-   */
-  async openRound(code, waitMs, after = 0) {
-    const start = Date.now();
-    for (;;) {
-      let view;
-      try {
-        view = await this.getSession(code);
-      } catch (e) {
-        // Reads are budgeted per address: wait as the server says, within the wait.
-        const pause = rateLimitPause(e, start + waitMs);
-        if (pause == null) throw e;
-        await new Promise((r) => setTimeout(r, pause));
-        continue;
-      }
-      if (view.round != null && view.offer != null && view.round > after) return view;
-      const elapsed = Date.now() - start;
-      const room = view.players < view.maxPlayers;
-      const patient = elapsed < (view.public ? waitMs : Math.min(waitMs, JOIN_UNLISTED_ROUND_WAIT_MS));
-      if (!room || !patient) return { ...view, round: null, offer: null };
-      await new Promise((r) => setTimeout(r, JOIN_RETRY_PAUSE_MS));
-    }
-  }
-
-  /**
-   * Joins a session by code: reads the open round's offer, answers it after
-   * full ICE gathering, posts the answer. A round another joiner won first
-   * is retried with the next one (up to `attempts` rounds, within
-   * `roundWaitMs` in all, like host-daemon's joiner).
+   * Joins a session by code, as campfire's joining machine says (the wasm
+   * module's `lobby_api::joining`, which `host-daemon join` follows too):
+   * reads the session, answers its open round after full ICE gathering,
+   * posts the answer and waits for the channels to open. Lost rounds, a
+   * 429's Retry-After, a session between rounds and failed connections are
+   * handled by the machine's rules; this method only does the steps.
    * @param {string} code as typed
-   * @param {{name?: string, RTCPeerConnection?: typeof RTCPeerConnection, timeoutMs?: number, attempts?: number, roundWaitMs?: number}} [options]
-   * @returns {Promise<{pc: RTCPeerConnection, view: SessionView, channels: Promise<Record<string, RTCDataChannel>>}>}
+   * @param {{campfire: import('./wasm.js').Campfire, name?: string, spectate?: boolean, build?: string,
+   *   RTCPeerConnection?: typeof RTCPeerConnection, timeoutMs?: number,
+   *   onStep?: (step: any, view: SessionView|null) => void}} options `onStep` hears
+   *   every step with the session as last read (`connect` once per try: its
+   *   number is in `tries`)
+   * @returns {Promise<{pc: RTCPeerConnection, view: SessionView, channels: Record<string, RTCDataChannel>}>}
    */
-  async join(code, options = {}) {
-    const canonical = normalizeCode(code);
-    if (!canonical) {
-      throw new LobbyError(400, 'invalid_code',
-        `"${code}" is not a session code: codes have ${CODE_LEN} letters and digits.`);
-    }
+  async join(code, options) {
+    const { campfire } = options;
+    if (!campfire) throw new TypeError('LobbyClient.join needs the loaded wasm module (options.campfire)');
     const PC = options.RTCPeerConnection ?? globalThis.RTCPeerConnection;
     const timeoutMs = options.timeoutMs ?? 20_000;
-    const attempts = options.attempts ?? JOIN_MAX_LOST_ROUNDS + 1;
-    const deadline = Date.now() + (options.roundWaitMs ?? JOIN_ROUND_WAIT_MS);
-    let lost = 0;
-    for (let attempt = 1; ; attempt++) {
-      const view = await this.openRound(canonical, Math.max(0, deadline - Date.now()), lost);
-      if (view.round == null || view.offer == null) {
-        throw new LobbyError(409, 'no_open_round',
-          'This session is full or has already started: nobody more can join it.');
-      }
-      const pc = new PC({ iceServers: view.iceServers ?? [] });
-      const channels = guestChannels(pc, timeoutMs);
-      channels.catch(() => {});
-      try {
-        const offer = withoutCandidates(view.offer);
-        await pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
-        await pc.setLocalDescription(await pc.createAnswer());
-        await gatheringComplete(pc, timeoutMs);
-        const sdp = pc.localDescription?.sdp ?? '';
-        await this.postAnswer(canonical, view.round, sdp, options.name ?? '');
-        // The round is ours: now reach the host.
-        for (const candidate of offer.candidates) await pc.addIceCandidate(candidate);
-        return { pc, view, channels };
-      } catch (e) {
-        pc.close();
-        if (e instanceof LobbyError && e.code === 'round_taken' && attempt < attempts && Date.now() < deadline) {
-          lost = view.round;
-          continue;
+    const joining = campfire.joining({ code: String(code ?? ''), spectate: !!options.spectate, build: options.build }, Date.now());
+    /** @type {SessionView|null} */
+    let view = null;
+    /** @type {RTCPeerConnection|null} */
+    let pc = null;
+    /** @type {Promise<Record<string, RTCDataChannel>>|null} */
+    let channels = null;
+    /** @type {RTCIceCandidateInit[]} */
+    let candidates = [];
+    /** @type {Record<string, RTCDataChannel>|null} */
+    let opened = null;
+    /** @type {unknown} the error behind the last failed step */
+    let last = null;
+    let tries = 0;
+    /** @param {unknown} e */
+    const failed = (e) => {
+      pc?.close();
+      last = e;
+    };
+    try {
+      let step = joining.start();
+      for (;;) {
+        if (step.step === 'connect') tries += 1;
+        options.onStep?.({ ...step, tries }, view);
+        /** @type {object} */
+        let event;
+        switch (step.step) {
+          case 'readSession':
+            try {
+              view = await this.getSession(step.code);
+              event = { ...view, event: 'session' };
+            } catch (e) {
+              last = e;
+              event = refusal(e);
+            }
+            break;
+          case 'pause':
+            await new Promise((r) => setTimeout(r, step.ms));
+            event = { event: 'paused' };
+            break;
+          case 'answer': {
+            pc = new PC({ iceServers: view?.iceServers ?? [] });
+            channels = guestChannels(pc, timeoutMs);
+            channels.catch(() => {});
+            let sdp;
+            try {
+              const offer = withoutCandidates(step.offer);
+              candidates = offer.candidates;
+              await pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
+              await pc.setLocalDescription(await pc.createAnswer());
+              await gatheringComplete(pc, timeoutMs);
+              sdp = pc.localDescription?.sdp ?? '';
+            } catch (e) {
+              failed(e);
+              event = { event: 'connectFailed' };
+              break;
+            }
+            try {
+              await this.postAnswer(step.code, step.round, sdp, options.name ?? '');
+              event = { event: 'answered' };
+            } catch (e) {
+              failed(e);
+              event = refusal(e);
+            }
+            break;
+          }
+          case 'connect':
+            try {
+              // The round is ours: now reach the host.
+              for (const candidate of candidates) await pc?.addIceCandidate(candidate);
+              opened = await channels;
+              event = { event: 'connected' };
+            } catch (e) {
+              failed(e);
+              event = { event: 'connectFailed' };
+            }
+            break;
+          case 'joined':
+            if (!pc || !view || !opened) throw new Error('joined without a connection');
+            return { pc, view, channels: opened };
+          case 'fail': {
+            const f = step.failure;
+            if (f.reported && last) throw last;
+            const message = `${f.message.charAt(0).toUpperCase()}${f.message.slice(1)}.`;
+            const error = new LobbyError(f.code === 'invalid_code' ? 400 : 409, f.code, message);
+            error.hostBuild = f.hostBuild ?? null;
+            throw error;
+          }
+          default:
+            throw new Error(`unknown joining step ${JSON.stringify(step)}`);
         }
-        // Answers to one session are budgeted per address (a shared
-        // address may have spent them): wait as the server says, then
-        // try the next round, within the round wait.
-        // The refused round may still be open: try it again.
-        const pause = attempt < attempts ? rateLimitPause(e, deadline) : null;
-        if (pause != null) {
-          await new Promise((r) => setTimeout(r, pause));
-          lost = view.round - 1;
-          continue;
-        }
-        throw e;
+        step = joining.on(event, Date.now());
       }
+    } finally {
+      joining.drop();
     }
   }
 }
 
 /**
- * How long to wait after `e` before trying again: its Retry-After when it
- * is a 429 that leaves time before `deadline` (ms since the epoch), else
- * null (give up).
+ * A failed lobby call as the joining machine hears it.
  * @param {unknown} e
- * @param {number} deadline
- * @returns {number | null}
  */
-function rateLimitPause(e, deadline) {
-  if (!(e instanceof LobbyError) || e.status !== 429) return null;
-  const pause = Math.max(e.retryAfterMs ?? JOIN_RETRY_PAUSE_MS, JOIN_RETRY_PAUSE_MS);
-  return Date.now() + pause < deadline ? pause : null;
+function refusal(e) {
+  if (!(e instanceof LobbyError)) return { event: 'refused' };
+  return { event: 'refused', code: e.code, retryAfterMs: e.retryAfterMs ?? undefined };
 }
 
 /**

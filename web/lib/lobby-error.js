@@ -15,5 +15,7 @@ export class LobbyError extends Error {
     this.status = status;
     this.code = code;
     this.retryAfterMs = retryAfterMs;
+    /** @type {string | null} the host's build, on a join refused for a version mismatch */
+    this.hostBuild = null;
   }
 }

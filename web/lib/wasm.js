@@ -405,7 +405,50 @@ export class WasmJoinSlots {
   }
 }
 
-/** The loaded module: facts, sanitizers, guests, hosts, join policies and the bot campaign. */
+/**
+ * Joining a session by code (lobby_api::joining, the daemon's joining
+ * machine): it says each step (readSession, pause, answer, connect, joined,
+ * fail), the page does it and reports how it went. Times are the page's
+ * milliseconds.
+ */
+export class WasmJoining {
+  /**
+   * @param {Abi} abi
+   * @param {{code: string, spectate?: boolean, build?: string}} request
+   * @param {number} nowMs
+   */
+  constructor(abi, request, nowMs) {
+    this.abi = abi;
+    const handle = abi.withText(JSON.stringify(request), (p, n) => abi.x.cf_joining_new(p, n, nowMs));
+    if (handle === 0) throw new WasmError(abi.result());
+    this.handle = handle;
+  }
+
+  /** @returns {any} the first step */
+  start() {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_joining_start(this.handle)));
+  }
+
+  /**
+   * Reports how a step went; answers the next step.
+   * @param {object} event `{event: 'session', ...view}`, `{event: 'refused', code?, retryAfterMs?}`,
+   *   `{event: 'paused'}`, `{event: 'answered'}`, `{event: 'connectFailed'}` or `{event: 'connected'}`
+   * @param {number} nowMs
+   * @returns {any}
+   */
+  on(event, nowMs) {
+    return JSON.parse(this.abi.answer(this.abi.withText(JSON.stringify(event),
+      (p, n) => this.abi.x.cf_joining_on(this.handle, p, n, nowMs))));
+  }
+
+  /** Releases the joiner. */
+  drop() {
+    this.abi.x.cf_joining_drop(this.handle);
+    this.handle = 0;
+  }
+}
+
+/** The loaded module: facts, sanitizers, guests, hosts, join policies, joiners and the bot campaign. */
 export class Campfire {
   /** @param {WebAssembly.Instance} instance */
   constructor(instance) {
@@ -456,6 +499,15 @@ export class Campfire {
    */
   joinSlots(settings = {}) {
     return new WasmJoinSlots(this.abi, settings);
+  }
+
+  /**
+   * A joiner of the session `request.code` names (as typed).
+   * @param {{code: string, spectate?: boolean, build?: string}} request
+   * @param {number} nowMs
+   */
+  joining(request, nowMs) {
+    return new WasmJoining(this.abi, request, nowMs);
   }
 
   /**

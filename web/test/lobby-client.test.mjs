@@ -2,9 +2,15 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { LobbyClient, LobbyError, normalizeCode } from '../lib/lobby-client.js';
-import { withoutCandidates } from '../lib/webrtc.js';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { LobbyClient, LobbyError } from '../lib/lobby-client.js';
+import { CHANNELS } from '../lib/facts.js';
+import { loadCampfire } from '../lib/wasm.js';
+import { channelOptions, withoutCandidates } from '../lib/webrtc.js';
 import { startLobbyServer } from '../test-support/lobby-server.mjs';
+
+const campfire = await loadCampfire(readFileSync(fileURLToPath(new URL('../campfire.wasm', import.meta.url))));
 
 const SDP = 'v=0\r\no=- 4611 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=sctp-port:5000\r\n';
 
@@ -35,7 +41,13 @@ function recorder() {
   };
 }
 
-/** A stand-in for RTCPeerConnection that answers with a fixed SDP at once. */
+/** A data channel stand-in, open from the start. */
+const openChannel = (/** @type {string} */ label) => ({ label, readyState: 'open', addEventListener() {}, removeEventListener() {} });
+
+/**
+ * A stand-in for RTCPeerConnection that answers with a fixed SDP at once;
+ * the host's channels arrive (open) as soon as the answer is made.
+ */
 class FakePeerConnection {
   constructor() {
     this.iceGatheringState = 'new';
@@ -43,18 +55,26 @@ class FakePeerConnection {
     /** @type {any} */
     this.remote = null;
     this.closed = false;
+    /** @type {((ev: any) => void)[]} */
+    this.onChannel = [];
   }
-  addEventListener() {}
+  addEventListener(/** @type {string} */ type, /** @type {any} */ fn) { if (type === 'datachannel') this.onChannel.push(fn); }
   removeEventListener() {}
-  /** The joiner creates the negotiated channels itself; they never open here. */
+  /** The joiner creates the negotiated channels itself. */
   createDataChannel(/** @type {string} */ label, /** @type {any} */ options) {
     (this.created ??= []).push({ label, options });
-    return { label, readyState: 'connecting', addEventListener() {}, removeEventListener() {} };
+    return openChannel(label);
   }
   async setRemoteDescription(/** @type {any} */ d) { this.remote = d; }
   async addIceCandidate(/** @type {any} */ c) { (this.added ??= []).push(c); }
   async createAnswer() { return { type: 'answer', sdp: SDP.replace('4611', '7777') }; }
-  async setLocalDescription(/** @type {any} */ d) { this.localDescription = d; this.iceGatheringState = 'complete'; }
+  async setLocalDescription(/** @type {any} */ d) {
+    this.localDescription = d;
+    this.iceGatheringState = 'complete';
+    for (const label of CHANNELS.filter((l) => !channelOptions(l).negotiated)) {
+      for (const fn of this.onChannel) fn({ channel: openChannel(label) });
+    }
+  }
   close() { this.closed = true; }
 }
 
@@ -88,8 +108,13 @@ test('list, live events, create, rounds, answers and removal', async () => {
 
     // A joiner answers round 1; the host's long-poll gets it.
     const fake = /** @type {any} */ (FakePeerConnection);
-    const joining = await client.join(hosted.code.toLowerCase(), { name: 'Bob', RTCPeerConnection: fake });
+    const steps = [];
+    const joining = await client.join(hosted.code.toLowerCase(), {
+      campfire, name: 'Bob', build: 'web-test', RTCPeerConnection: fake, onStep: (step) => steps.push(step.step),
+    });
+    assert.deepEqual(steps, ['readSession', 'answer', 'connect', 'joined']);
     assert.equal(joining.view.round, 1);
+    assert.deepEqual(Object.keys(joining.channels).sort(), [...CHANNELS].sort());
     assert.equal(/** @type {any} */ (joining.pc).remote.sdp, SDP);
     // The unreliable channel is negotiated: the joiner creates it itself.
     assert.deepEqual(/** @type {any} */ (joining.pc).created, [{
@@ -99,13 +124,19 @@ test('list, live events, create, rounds, answers and removal', async () => {
     const answer = await client.waitAnswer(hosted, 1, 2_000);
     assert.deepEqual(answer, { round: 1, answer: SDP.replace('4611', '7777'), name: 'Bob' });
 
-    // No round open now: a join says the session is full or started.
-    await assert.rejects(client.join(hosted.code, { RTCPeerConnection: fake, roundWaitMs: 300 }),
-      (e) => e instanceof LobbyError && e.code === 'no_open_round');
+    // No round open and no seat: a join says the session is full or started.
+    await client.updateSession(hosted, { players: 4 });
+    await assert.rejects(client.join(hosted.code, { campfire, build: 'web-test', RTCPeerConnection: fake }),
+      (e) => e instanceof LobbyError && e.code === 'no_open_round' && /^This session is full/.test(e.message));
+    // A host of another build is refused before any answer is made.
+    assert.equal(await client.publishRound(hosted, SDP), 2);
+    await assert.rejects(client.join(hosted.code, { campfire, build: 'other-build', RTCPeerConnection: fake }),
+      (e) => e instanceof LobbyError && e.code === 'version_mismatch' && e.hostBuild === 'web-test');
+    assert.equal(await client.waitAnswer(hosted, 2, 100), null, 'no answer was posted');
 
-    assert.equal(await client.publishRound(hosted, SDP, { players: 2 }), 2);
+    assert.equal(await client.publishRound(hosted, SDP, { players: 2 }), 3);
     await rec.wait((e) => e.type === 'updated' && e.entry.code === hosted.code && e.entry.players === 2);
-    assert.equal(await client.waitAnswer(hosted, 2, 100), null);
+    assert.equal(await client.waitAnswer(hosted, 3, 100), null);
 
     await client.updateSession(hosted, { public: false });
     await rec.wait((e) => e.type === 'removed' && e.code === hosted.code);
@@ -151,7 +182,8 @@ test('a session in progress (late join) is listed as such until its host says ot
 
 test('errors are LobbyErrors with the API code', async () => {
   const client = new LobbyClient(server.url);
-  await assert.rejects(client.join('nope'), (e) => e instanceof LobbyError && e.code === 'invalid_code');
+  await assert.rejects(client.join('nope', { campfire }), (e) => e instanceof LobbyError && e.code === 'invalid_code');
+  await assert.rejects(client.join('ABCDEFGH', { campfire }), (e) => e instanceof LobbyError && e.code === 'no_such_session');
   await assert.rejects(client.getSession('ABCDEFGH'), (e) => e instanceof LobbyError && e.code === 'no_such_session');
   await assert.rejects(client.createSession({ name: 'x' }), (e) => e instanceof LobbyError && e.status === 400);
   const hosted = await client.createSession({ ...lobbyFields, offer: SDP });
@@ -170,13 +202,6 @@ test('a player reports a session; a bad reason is a LobbyError', async () => {
   await assert.rejects(client.report('ABCDEFGH', 'spam'),
     (e) => e instanceof LobbyError && e.code === 'no_such_session');
   await client.deleteSession(hosted);
-});
-
-test('codes are normalized like the server does', () => {
-  assert.equal(normalizeCode('abcd-efgh'), 'ABCDEFGH');
-  assert.equal(normalizeCode(' ab cd ef gh '), 'ABCDEFGH');
-  assert.equal(normalizeCode('ABCDEFG0'), null);
-  assert.equal(normalizeCode('ABC'), null);
 });
 
 test('a joiner applies the offer without its candidates and keeps them for later', () => {
@@ -220,7 +245,7 @@ test('a joiner whose reads are rate limited waits as the server says and still t
         return res;
       },
     });
-    const joining = joiner.join(hosted.code, { name: 'Bob', RTCPeerConnection: fake, roundWaitMs: 10_000 });
+    const joining = joiner.join(hosted.code, { campfire, name: 'Bob', build: 'web-test', RTCPeerConnection: fake });
     let bound;
     await Promise.race([
       metLimit,

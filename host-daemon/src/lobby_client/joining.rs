@@ -1,10 +1,11 @@
-//! The joiner's calls: read a session and its open round, post an answer.
+//! The joiner's calls: read a session (with its open round), post an answer.
+//! `crate::joining` drives them by `protocol::joining`'s steps.
 
 use protocol::api::{AnswerView, PostAnswerRequest, SessionView};
 use reqwest::Method;
 
 use super::http::Ctx;
-use super::{LobbyClient, OpenRound, SignalingError};
+use super::{LobbyClient, SignalingError};
 
 impl LobbyClient {
     /// A session's public view (joiners).
@@ -14,16 +15,6 @@ impl LobbyClient {
             .call::<(), SessionView>(Method::GET, &path, None, None, Ctx::Session(code))
             .await?;
         body.ok_or_else(|| SignalingError::Protocol("empty session response".into()))
-    }
-
-    /// The session's open round, or [`SignalingError::FullOrStarted`] when
-    /// none is open.
-    pub async fn join_offer(&self, code: &str) -> Result<OpenRound, SignalingError> {
-        let view = self.get_session(code).await?;
-        match (view.round, view.offer.clone()) {
-            (Some(round), Some(offer)) => Ok(OpenRound { round, offer, view }),
-            _ => Err(SignalingError::FullOrStarted(code.to_owned())),
-        }
     }
 
     /// Claims round `round` with a complete answer.

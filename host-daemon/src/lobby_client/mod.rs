@@ -9,8 +9,8 @@
 //! [`LobbyClient::update`] when the level starts (`inProgress`, or
 //! [`LobbyClient::set_public`] `false` without late join), and
 //! [`LobbyClient::delete`] at the end. Joiners:
-//! [`LobbyClient::join_offer`] (the open round, or
-//! [`SignalingError::FullOrStarted`]) and [`LobbyClient::post_answer`].
+//! [`LobbyClient::get_session`] (the open round is in the view) and
+//! [`LobbyClient::post_answer`].
 //!
 //! Network errors, `5xx` and `429` are retried with exponential backoff, a
 //! bounded number of times ([`RetryPolicy`]); everything else maps to a
@@ -25,7 +25,7 @@ mod publishing;
 
 use std::time::Duration;
 
-use protocol::api::{ErrorCode, IceServer, SessionView};
+use protocol::api::{ErrorCode, IceServer};
 use thiserror::Error;
 use time::OffsetDateTime;
 
@@ -80,9 +80,6 @@ pub enum SignalingError {
         /// The round asked for.
         round: u32,
     },
-    /// No round is open: the session is full or has started.
-    #[error("session {0} is full or has already started")]
-    FullOrStarted(String),
     /// Another joiner answered the round first (409 `round_taken`).
     #[error("round {round} of session {code} was taken by another joiner")]
     RoundTaken {
@@ -141,17 +138,6 @@ impl std::fmt::Debug for PublishedSession {
             .field("expires_at", &self.expires_at)
             .finish_non_exhaustive()
     }
-}
-
-/// An open round a joiner can answer.
-#[derive(Clone, Debug)]
-pub struct OpenRound {
-    /// The round number to answer.
-    pub round: u32,
-    /// The host's complete offer SDP.
-    pub offer: String,
-    /// The whole session view (lobby fields, ICE servers).
-    pub view: SessionView,
 }
 
 /// A client of one lobby server.

@@ -168,8 +168,11 @@ async fn spray(args: Spray) -> anyhow::Result<serde_json::Value> {
     }
     // Claim a round as any joiner would, from a real endpoint of our own.
     let lobby = LobbyClient::new(&args.server)?;
-    let open = lobby.join_offer(&args.code).await?;
-    let daemon = candidate(&open.offer).context("the offer names no IPv4 candidate")?;
+    let view = lobby.get_session(&args.code).await?;
+    let (Some(round), Some(offer)) = (view.round, view.offer) else {
+        bail!("session {} has no open round", args.code);
+    };
+    let daemon = candidate(&offer).context("the offer names no IPv4 candidate")?;
     if !daemon.ip().is_loopback() {
         bail!("the daemon at {daemon} is not on loopback");
     }
@@ -178,17 +181,17 @@ async fn spray(args: Spray) -> anyhow::Result<serde_json::Value> {
         ..WebRtcOptions::default()
     })
     .await?;
-    let answer = GuestAnswer::new(&endpoint, &open.offer).await?;
+    let answer = GuestAnswer::new(&endpoint, &offer).await?;
     lobby
         .post_answer(
             &args.code,
-            open.round,
+            round,
             answer.answer_sdp().to_owned(),
             Some("sprayer".into()),
         )
         .await?;
-    let host_ufrag = attribute(&open.offer, "a=ice-ufrag:").context("offer ufrag")?;
-    let host_pwd = attribute(&open.offer, "a=ice-pwd:").context("offer password")?;
+    let host_ufrag = attribute(&offer, "a=ice-ufrag:").context("offer ufrag")?;
+    let host_pwd = attribute(&offer, "a=ice-pwd:").context("offer password")?;
     let own_ufrag = attribute(answer.answer_sdp(), "a=ice-ufrag:").context("answer ufrag")?;
     let request = binding_request(&format!("{host_ufrag}:{own_ufrag}"), host_pwd)?;
     // The daemon applies the answer within a long-poll's wake-up.
