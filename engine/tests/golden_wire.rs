@@ -176,6 +176,7 @@ fn host_messages() -> Vec<(&'static str, HostMessage)> {
                 build_version: "campfire-0.1.0".into(),
                 protocol_version: 1,
                 features: features(),
+                game: None,
             },
         ),
         (
@@ -184,6 +185,7 @@ fn host_messages() -> Vec<(&'static str, HostMessage)> {
                 build_version: "campfire-0.1.0".into(),
                 protocol_version: 1,
                 features: vec![],
+                game: None,
             },
         ),
         (

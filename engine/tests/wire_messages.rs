@@ -127,6 +127,7 @@ fn wire_shapes_match_the_spec() {
             build_version: "b".into(),
             protocol_version: 1,
             features: vec![],
+            game: None,
         }
     );
     let ping = HostMessage::Ping { id: 7 };

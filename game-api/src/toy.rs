@@ -55,6 +55,7 @@ impl GameWire for Toy {
     type LevelBody = Vec<u8>;
     type Carryover = u64;
     type Campaign = Rounds;
+    const NAME: Option<&'static str> = Some("toy");
 
     fn sanitize(input: &u8) -> u8 {
         (*input).min(NOT_A_MOVE - 1)

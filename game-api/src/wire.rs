@@ -53,6 +53,12 @@ pub trait GameWire: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// flattened into the relay's level ask.
     type Campaign: Wire;
 
+    /// The game's name in the serving peer's hello (`game`), which a
+    /// guest of another game refuses before it says a word; `None` for
+    /// the game the netcode spec describes, whose hellos name no game (as
+    /// the spec's do).
+    const NAME: Option<&'static str>;
+
     /// `input` as the game plays it: whatever a peer may send (a value out
     /// of range, a key only the local client uses) made one the
     /// simulation takes. Every peer that orders inputs (a host, a relay)

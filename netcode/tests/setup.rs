@@ -17,6 +17,7 @@ use protocol::peer::{Channel, FEATURE_INPUT_DELAY, FEATURE_WAITING_ROOM, Refusal
 use protocol::tick::DISCONNECT_GRACE_MS;
 use support::HostSession;
 use support::checks::{assert_in_lockstep, ended, player};
+use support::guest_by_hand::{feed, host_hello};
 use support::host_by_hand::{Hello, hello, lobby_host, seat, setup_ack};
 use support::scenario::{REJOIN_SECRET, a_and_b, guest, host, net, rejoining_host, run};
 use support::{HostConfig, HostOutput};
@@ -41,6 +42,29 @@ fn setup_refuses_a_version_mismatch_with_a_reason() {
     assert_eq!(o.host.roster().len(), 3, "host, bot and the matching guest");
     assert!(o.guests[0].player_id().is_none());
     assert!(final_hash_matches(&o.host, &o.guests[1]));
+}
+
+#[test]
+fn a_guest_ends_before_its_hello_when_the_host_plays_another_game() {
+    let mut g = support::GuestSession::new(guest("Lost"));
+    let mut hello = host_hello(&[]);
+    if let HostMessage::HostHello { game, .. } = &mut hello {
+        *game = Some("tag".into());
+    }
+    feed(&mut g, hello);
+    match g.ended() {
+        Some(GuestEnd::SetupFailed(why)) => assert_eq!(
+            why,
+            "the session plays \"tag\", this guest plays the spec's game"
+        ),
+        other => panic!("a guest joined a session of another game: {other:?}"),
+    }
+    assert!(g.drain_outbox().is_empty(), "no hello was sent");
+    // The spec's hello, naming no game, is this guest's.
+    let mut g = support::GuestSession::new(guest("Home"));
+    feed(&mut g, host_hello(&[]));
+    assert_eq!(g.ended(), None);
+    assert!(!g.drain_outbox().is_empty(), "the guest said hello");
 }
 
 #[test]

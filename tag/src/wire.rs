@@ -106,6 +106,7 @@ impl GameWire for Tag {
     /// Tags made in the rounds before.
     type Carryover = u32;
     type Campaign = TagCampaign;
+    const NAME: Option<&'static str> = Some("tag");
 
     fn sanitize(input: &Stick) -> Stick {
         Stick {

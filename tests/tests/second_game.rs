@@ -59,6 +59,25 @@ fn tag_is_hosted_with_a_late_joiner_a_spectator_a_rejoin_and_a_replay() {
             .expect("spawn the first guest"),
     );
     wait_for_token(&resume);
+    // A guest of another game (the default, the raycaster) hears the
+    // session's game in the host's hello and ends at once.
+    let lost = children.push(
+        join_cmd(&here, &url, &code, "lost")
+            .spawn()
+            .expect("spawn the raycaster guest"),
+    );
+    let out = &outputs_of(
+        &mut children,
+        &[lost],
+        Duration::from_secs(60),
+        "the raycaster guest",
+    )[0];
+    let stderr = String::from_utf8_lossy(&out.out.stderr);
+    assert_eq!(out.out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("setup failed: the session plays \"tag\""),
+        "{stderr}"
+    );
     host.wait_ticks(150, Duration::from_secs(60));
     let late = children.push(
         tag_join(&here, &url, &code, "late")

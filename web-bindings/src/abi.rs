@@ -15,6 +15,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::thread::LocalKey;
 
 use netcode::link::ConnectionState;
 use protocol::peer::Channel;
@@ -32,13 +33,16 @@ use crate::replay_viewer::ReplayViewer;
 pub mod joining;
 pub mod joins;
 
+/// The live objects of one kind, by handle.
+type Handles<T> = RefCell<BTreeMap<u32, T>>;
+
 thread_local! {
     static RESULT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    static GUESTS: RefCell<BTreeMap<u32, WebGuest>> = const { RefCell::new(BTreeMap::new()) };
-    static HOSTS: RefCell<BTreeMap<u32, WebHost>> = const { RefCell::new(BTreeMap::new()) };
-    static JOIN_SLOTS: RefCell<BTreeMap<u32, WebJoinSlots>> = const { RefCell::new(BTreeMap::new()) };
-    static JOININGS: RefCell<BTreeMap<u32, WebJoining>> = const { RefCell::new(BTreeMap::new()) };
-    static VIEWERS: RefCell<BTreeMap<u32, ReplayViewer>> = const { RefCell::new(BTreeMap::new()) };
+    static GUESTS: Handles<WebGuest> = const { RefCell::new(BTreeMap::new()) };
+    static HOSTS: Handles<WebHost> = const { RefCell::new(BTreeMap::new()) };
+    static JOIN_SLOTS: Handles<WebJoinSlots> = const { RefCell::new(BTreeMap::new()) };
+    static JOININGS: Handles<WebJoining> = const { RefCell::new(BTreeMap::new()) };
+    static VIEWERS: Handles<ReplayViewer> = const { RefCell::new(BTreeMap::new()) };
     static NEXT_HANDLE: Cell<u32> = const { Cell::new(1) };
 }
 
@@ -72,31 +76,53 @@ fn text(ptr: *const u8, len: usize) -> Result<String, String> {
     String::from_utf8(bytes.to_vec()).map_err(|_| "not UTF-8".to_owned())
 }
 
-fn with_guest<T>(handle: u32, f: impl FnOnce(&mut WebGuest) -> T) -> Result<T, String> {
-    GUESTS.with(|g| {
-        g.borrow_mut()
+/// Stores a new object under a fresh handle and returns it; 0, with the
+/// error as the answer, when it could not be made.
+fn create<T: 'static>(table: &'static LocalKey<Handles<T>>, made: Result<T, String>) -> u32 {
+    match made {
+        Ok(object) => {
+            let handle = next_handle();
+            table.with(|t| t.borrow_mut().insert(handle, object));
+            handle
+        }
+        Err(e) => {
+            answer(Err(e));
+            0
+        }
+    }
+}
+
+/// Runs `f` on the object `handle` names; an error naming `what` when
+/// there is none.
+fn with_handle<T: 'static, R>(
+    table: &'static LocalKey<Handles<T>>,
+    what: &str,
+    handle: u32,
+    f: impl FnOnce(&mut T) -> R,
+) -> Result<R, String> {
+    table.with(|t| {
+        t.borrow_mut()
             .get_mut(&handle)
             .map(f)
-            .ok_or_else(|| format!("no guest session {handle}"))
+            .ok_or_else(|| format!("no {what} {handle}"))
     })
+}
+
+/// Drops the object `handle` names (nothing when there is none).
+fn release<T: 'static>(table: &'static LocalKey<Handles<T>>, handle: u32) {
+    table.with(|t| t.borrow_mut().remove(&handle));
+}
+
+fn with_guest<T>(handle: u32, f: impl FnOnce(&mut WebGuest) -> T) -> Result<T, String> {
+    with_handle(&GUESTS, "guest session", handle, f)
 }
 
 fn with_host<T>(handle: u32, f: impl FnOnce(&mut WebHost) -> T) -> Result<T, String> {
-    HOSTS.with(|h| {
-        h.borrow_mut()
-            .get_mut(&handle)
-            .map(f)
-            .ok_or_else(|| format!("no host session {handle}"))
-    })
+    with_handle(&HOSTS, "host session", handle, f)
 }
 
 fn with_viewer<T>(handle: u32, f: impl FnOnce(&mut ReplayViewer) -> T) -> Result<T, String> {
-    VIEWERS.with(|v| {
-        v.borrow_mut()
-            .get_mut(&handle)
-            .map(f)
-            .ok_or_else(|| format!("no replay viewer {handle}"))
-    })
+    with_handle(&VIEWERS, "replay viewer", handle, f)
 }
 
 fn next_handle() -> u32 {
@@ -210,17 +236,10 @@ pub extern "C" fn cf_replay(ptr: *const u8, len: usize) -> i32 {
 /// or 0 with the error as the answer.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_viewer_new(ptr: *const u8, len: usize) -> u32 {
-    match text(ptr, len).and_then(|t| ReplayViewer::open(&t)) {
-        Ok(viewer) => {
-            let handle = next_handle();
-            VIEWERS.with(|v| v.borrow_mut().insert(handle, viewer));
-            handle
-        }
-        Err(e) => {
-            answer(Err(e));
-            0
-        }
-    }
+    create(
+        &VIEWERS,
+        text(ptr, len).and_then(|t| ReplayViewer::open(&t)),
+    )
 }
 
 /// Runs up to `ticks` recorded ticks; answers the viewer's status.
@@ -261,30 +280,20 @@ pub extern "C" fn cf_viewer_view(handle: u32, ptr: *const u8, len: usize) -> i32
 /// Drops a replay viewer.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_viewer_drop(handle: u32) {
-    VIEWERS.with(|v| v.borrow_mut().remove(&handle));
+    release(&VIEWERS, handle);
 }
 
 /// Creates a guest session from its JSON configuration; returns its handle,
 /// or 0 with the error as the answer.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_guest_new(ptr: *const u8, len: usize) -> u32 {
-    match text(ptr, len).and_then(|t| WebGuest::new(&t)) {
-        Ok(guest) => {
-            let handle = next_handle();
-            GUESTS.with(|g| g.borrow_mut().insert(handle, guest));
-            handle
-        }
-        Err(e) => {
-            answer(Err(e));
-            0
-        }
-    }
+    create(&GUESTS, text(ptr, len).and_then(|t| WebGuest::new(&t)))
 }
 
 /// Drops a guest session.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_guest_drop(handle: u32) {
-    GUESTS.with(|g| g.borrow_mut().remove(&handle));
+    release(&GUESTS, handle);
 }
 
 /// Feeds a message that arrived on channel 0 (`input`) or 1
@@ -355,23 +364,13 @@ pub extern "C" fn cf_guest_view(handle: u32, now_ms: f64) -> i32 {
 /// or 0 with the error as the answer.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_host_new(ptr: *const u8, len: usize) -> u32 {
-    match text(ptr, len).and_then(|t| WebHost::new(&t)) {
-        Ok(host) => {
-            let handle = next_handle();
-            HOSTS.with(|h| h.borrow_mut().insert(handle, host));
-            handle
-        }
-        Err(e) => {
-            answer(Err(e));
-            0
-        }
-    }
+    create(&HOSTS, text(ptr, len).and_then(|t| WebHost::new(&t)))
 }
 
 /// Drops a host session.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_host_drop(handle: u32) {
-    HOSTS.with(|h| h.borrow_mut().remove(&handle));
+    release(&HOSTS, handle);
 }
 
 /// Hands the session a new guest connection; answers its slot number.

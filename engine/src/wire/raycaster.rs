@@ -23,6 +23,8 @@ impl GameWire for Raycaster {
     type LevelBody = GameMap;
     type Carryover = Carryover;
     type Campaign = CampaignSeed;
+    /// The spec's own game: its hellos name none.
+    const NAME: Option<&'static str> = None;
 
     fn sanitize(input: &InputSnapshot) -> InputSnapshot {
         input.sanitized()

@@ -225,23 +225,12 @@ impl Serving<'_> {
         control: SessionControl,
     ) -> anyhow::Result<SessionOutcome> {
         let served = RelaySession::new(PeerRelay::new(relay));
-        let served = serve(
-            served,
-            self.config,
-            self.client,
-            self.session,
-            self.endpoint,
-            shutdown,
-            control,
-        )
-        .await?;
+        let served = self.serve(served, shutdown, control).await?;
         let report = served.report();
         stdout::relay_report(&self.session.code, &report);
-        let end = report.end_name();
-        file_report(self.ticket, self.session, self.figures_done, end, &report).await;
-        delete(self.client, self.session).await;
+        let code = self.finish(report.end_name(), &report).await;
         Ok(SessionOutcome {
-            code: self.session.code.clone(),
+            code,
             end: None,
             joined: served.relay().connections_ever(),
             levels_completed: served.relay().relay().epoch(),
@@ -260,8 +249,29 @@ impl Serving<'_> {
         G: Game + 'static,
         HostSession<G>: Send,
     {
-        let host = serve(
-            HostSession::new(host_config),
+        let host = self
+            .serve(HostSession::new(host_config), shutdown, control)
+            .await?;
+        let report = host.report();
+        stdout::session_report(&self.session.code, &report);
+        let code = self.finish(report.end_reason.map(end_name), &report).await;
+        Ok(SessionOutcome {
+            code,
+            end: host.ended(),
+            joined: host.connections(),
+            levels_completed: host.stats().levels_completed,
+        })
+    }
+
+    /// Serves `served` in this published session to its end.
+    async fn serve<T: Served>(
+        &self,
+        served: T,
+        shutdown: watch::Receiver<bool>,
+        control: SessionControl,
+    ) -> anyhow::Result<T> {
+        serve(
+            served,
             self.config,
             self.client,
             self.session,
@@ -269,18 +279,15 @@ impl Serving<'_> {
             shutdown,
             control,
         )
-        .await?;
-        let report = host.report();
-        stdout::session_report(&self.session.code, &report);
-        let end = report.end_reason.map(end_name);
-        file_report(self.ticket, self.session, self.figures_done, end, &report).await;
+        .await
+    }
+
+    /// Files the end-of-session report with the control hub and deletes
+    /// the lobby entry; returns the session's code.
+    async fn finish<R: serde::Serialize>(self, end: Option<String>, report: &R) -> String {
+        file_report(self.ticket, self.session, self.figures_done, end, report).await;
         delete(self.client, self.session).await;
-        Ok(SessionOutcome {
-            code: self.session.code.clone(),
-            end: host.ended(),
-            joined: host.connections(),
-            levels_completed: host.stats().levels_completed,
-        })
+        self.session.code.clone()
     }
 }
 

@@ -380,6 +380,7 @@ impl<W: GameWire> PeerRelay<W> {
                 build_version: self.config.build_version.clone(),
                 protocol_version: PEER_PROTOCOL_VERSION,
                 features,
+                game: W::NAME.map(str::to_owned),
             },
         );
     }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use game_api::Game;
+use game_api::{Game, GameWire};
 use protocol::peer::{GuestMessage, HostMessage};
 
 use super::{GuestEnd, GuestEvent, GuestSession, WaitingRoom, authority};
@@ -38,7 +38,21 @@ impl<E: Game> GuestSession<E> {
                 build_version,
                 protocol_version,
                 features,
-            } => self.on_host_hello(build_version, protocol_version, &features),
+                game,
+            } => {
+                if game.as_deref() == <E::Wire as GameWire>::NAME {
+                    self.on_host_hello(build_version, protocol_version, &features);
+                } else {
+                    let name = |g: Option<&str>| {
+                        g.map_or_else(|| "the spec's game".to_owned(), |g| format!("\"{g}\""))
+                    };
+                    self.end(GuestEnd::SetupFailed(format!(
+                        "the session plays {}, this guest plays {}",
+                        name(game.as_deref()),
+                        name(<E::Wire as GameWire>::NAME)
+                    )));
+                }
+            }
             // Answered at once, whatever the phase: the host measures the
             // round trip of the input channel.
             HostMessage::Ping { id } => self.outbox.push(GuestMessage::Pong { id }),

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use game_api::Game;
 use game_api::PlayerId;
+use game_api::{Game, GameWire};
 use protocol::name::distinct_name;
 use protocol::peer::HostMessage;
 use protocol::peer::admission::{self, Admission, Offer, Room, Seat};
@@ -100,6 +100,7 @@ impl<E: Game> HostSession<E> {
                 build_version: self.config.build_version.clone(),
                 protocol_version: PEER_PROTOCOL_VERSION,
                 features: self.config.features.clone(),
+                game: <E::Wire as GameWire>::NAME.map(str::to_owned),
             },
         );
         slot

@@ -31,6 +31,7 @@ pub fn host_hello(features: &[&str]) -> HostMessage {
         build_version: protocol::BUILD_VERSION.into(),
         protocol_version: PEER_PROTOCOL_VERSION,
         features: features.iter().map(|f| (*f).to_owned()).collect(),
+        game: None,
     }
 }
 

@@ -120,6 +120,11 @@ pub enum HostMessage<W: GameWire> {
         /// that offer none, which the spec's fixed protocol is.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         features: Vec<String>,
+        /// The game the session plays ([`GameWire::NAME`]); absent for
+        /// the spec's own game. A guest of another game ends at once
+        /// (campfire's extension).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        game: Option<String>,
     },
     /// The join is refused; the host closes the connection after this.
     #[serde(rename_all = "camelCase")]

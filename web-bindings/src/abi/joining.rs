@@ -1,19 +1,14 @@
 //! The joiner's exports: joining a session by code
 //! ([`crate::joining::WebJoining`]).
 
-use super::{JOININGS, answer, next_handle, text};
+use super::{JOININGS, answer, create, release, text, with_handle};
 use crate::joining::WebJoining;
 
 fn with_joining<T>(
     handle: u32,
     f: impl FnOnce(&mut WebJoining) -> Result<T, String>,
 ) -> Result<T, String> {
-    JOININGS.with(|j| {
-        j.borrow_mut()
-            .get_mut(&handle)
-            .ok_or_else(|| format!("no joiner {handle}"))
-            .and_then(f)
-    })
+    with_handle(&JOININGS, "joiner", handle, f).and_then(|r| r)
 }
 
 /// Creates a joiner from the page's JSON request (`{code, spectate?,
@@ -21,17 +16,10 @@ fn with_joining<T>(
 /// answer.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_joining_new(ptr: *const u8, len: usize, now_ms: f64) -> u32 {
-    match text(ptr, len).and_then(|t| WebJoining::new(&t, now_ms)) {
-        Ok(joining) => {
-            let handle = next_handle();
-            JOININGS.with(|j| j.borrow_mut().insert(handle, joining));
-            handle
-        }
-        Err(e) => {
-            answer(Err(e));
-            0
-        }
-    }
+    create(
+        &JOININGS,
+        text(ptr, len).and_then(|t| WebJoining::new(&t, now_ms)),
+    )
 }
 
 /// Answers the joiner's first step (JSON).
@@ -50,5 +38,5 @@ pub extern "C" fn cf_joining_on(handle: u32, ptr: *const u8, len: usize, now_ms:
 /// Drops a joiner.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_joining_drop(handle: u32) {
-    JOININGS.with(|j| j.borrow_mut().remove(&handle));
+    release(&JOININGS, handle);
 }

@@ -3,39 +3,27 @@
 
 use netcode::host::rounds::Seats;
 
-use super::{JOIN_SLOTS, answer, json, next_handle, text};
+use super::{JOIN_SLOTS, answer, create, json, release, text, with_handle};
 use crate::join_slots::WebJoinSlots;
 
 fn with_joins<T>(handle: u32, f: impl FnOnce(&mut WebJoinSlots) -> T) -> Result<T, String> {
-    JOIN_SLOTS.with(|j| {
-        j.borrow_mut()
-            .get_mut(&handle)
-            .map(f)
-            .ok_or_else(|| format!("no join slots {handle}"))
-    })
+    with_handle(&JOIN_SLOTS, "join slots", handle, f)
 }
 
 /// Creates a browser host's join policy from its JSON settings; returns
 /// its handle, or 0 with the error as the answer.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_joins_new(ptr: *const u8, len: usize) -> u32 {
-    match text(ptr, len).and_then(|t| WebJoinSlots::new(&t)) {
-        Ok(joins) => {
-            let handle = next_handle();
-            JOIN_SLOTS.with(|j| j.borrow_mut().insert(handle, joins));
-            handle
-        }
-        Err(e) => {
-            answer(Err(e));
-            0
-        }
-    }
+    create(
+        &JOIN_SLOTS,
+        text(ptr, len).and_then(|t| WebJoinSlots::new(&t)),
+    )
 }
 
 /// Drops a join policy.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_joins_drop(handle: u32) {
-    JOIN_SLOTS.with(|j| j.borrow_mut().remove(&handle));
+    release(&JOIN_SLOTS, handle);
 }
 
 /// Answers when the next round may open, ms (JSON number).
