@@ -13,7 +13,6 @@ use thiserror::Error;
 
 use netcode::guest::{GuestConfig, GuestEnd, GuestEvent, GuestSession};
 use protocol::BUILD_VERSION;
-use protocol::api::ErrorCode;
 use protocol::code::SessionCode;
 use protocol::joining::{JoinEvent, JoinFailure, JoinStep, Joining, PauseReason, SessionFacts};
 
@@ -221,21 +220,12 @@ fn read_token(file: &std::path::Path) -> Option<String> {
     (!token.is_empty() && token.len() <= 128).then(|| token.to_owned())
 }
 
-/// What the joining machine hears of a failed lobby call.
+/// What the joining machine hears of a failed lobby call (the HTTP client
+/// already waited out the lobby's Retry-After a few times before giving
+/// up on a 429).
 fn refusal(e: &SignalingError) -> JoinEvent {
-    let code = match e {
-        SignalingError::NoSuchSession(_) => Some(ErrorCode::NoSuchSession),
-        SignalingError::EndedByModerator(_) => Some(ErrorCode::SessionEnded),
-        SignalingError::NoSuchRound { .. } => Some(ErrorCode::NoSuchRound),
-        SignalingError::RoundTaken { .. } => Some(ErrorCode::RoundTaken),
-        // The HTTP client already waited out the lobby's Retry-After a
-        // few times before giving up.
-        SignalingError::RateLimited => Some(ErrorCode::RateLimited),
-        SignalingError::Refused { code, .. } => *code,
-        _ => None,
-    };
     JoinEvent::Refused {
-        code,
+        code: e.api_code(),
         retry_after_ms: None,
     }
 }

@@ -1,6 +1,6 @@
 //! The joining machine against scripted lobby answers
 //! (`tests/fixtures/joining-scripts.json`): every turn's event must give
-//! the turn's step. `web/test/joining.test.mjs` runs the same scripts
+//! the turn's step. `web/test/machines.test.mjs` runs the same scripts
 //! through the wasm build, so the daemon and the browser join alike.
 
 use lobby_api::joining::{JoinEvent, Joining};

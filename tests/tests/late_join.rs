@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use common::daemon::{self, replay_file};
 use common::{
-    Children, Lobby, Site, guest_rows, http_get, join_cmd, listed, next_line, outputs_of,
-    start_lobby, successful_report, wait_for_token,
+    Lobby, folder, guest_rows, http_get, join_cmd, listed, next_line, outputs_of, stage,
+    successful_report, wait_for_token,
 };
 use engine::wire::HostMessage;
 
@@ -35,11 +35,8 @@ fn assert_normal_end(report: &serde_json::Value) {
 
 #[test]
 fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
-    let db = tempfile::tempdir().expect("tempdir");
-    let records = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let (stage, mut children, here, lobby) = stage();
+    let (records, Lobby { url, addr }) = (folder(&stage), lobby);
     let host = daemon::host(&here, &url)
         .args(["--bots", "1"])
         .one_level(1)
@@ -177,11 +174,8 @@ fn a_bot_joins_a_running_level_ten_seconds_in_and_plays_it_to_the_end() {
 /// same player id, no removal, the level played to the end in lockstep.
 #[test]
 fn a_killed_guest_restarted_with_its_resume_file_comes_back_as_the_same_player() {
-    let db = tempfile::tempdir().expect("tempdir");
-    let files = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, .. } = start_lobby(&mut children, db.path(), &here);
+    let (stage_files, mut children, here, lobby) = stage();
+    let (files, Lobby { url, .. }) = (folder(&stage_files), lobby);
     let host = daemon::host(&here, &url)
         .args(["--bots", "1"])
         .one_level(1)

@@ -10,7 +10,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Children, Lobby, Site, daemon, http_get, join_cmd, start_lobby, wait_until_every};
+use common::{Lobby, daemon, http_get, join_cmd, stage, wait_until_every};
 
 /// The session's `players` as a joiner reads it.
 fn players(addr: &str, code: &str) -> u64 {
@@ -21,10 +21,8 @@ fn players(addr: &str, code: &str) -> u64 {
 
 #[test]
 fn the_lobby_counts_a_joiner_within_a_second_of_its_admission() {
-    let db = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let (_files, mut children, here, lobby) = stage();
+    let Lobby { url, addr } = lobby;
     // Two guests start it: after the first the session waits in its lobby
     // with a round open.
     let host = daemon::host(&here, &url).one_level(2).spawn(&mut children);

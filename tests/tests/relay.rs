@@ -16,17 +16,12 @@ mod common;
 use std::time::Duration;
 
 use common::daemon::{self, replay_file};
-use common::{
-    Children, Lobby, Site, join_cmd, listed, next_line, outputs_of, start_lobby, successful_report,
-};
+use common::{Lobby, folder, join_cmd, listed, next_line, outputs_of, stage, successful_report};
 
 #[test]
 fn three_bots_survive_their_authority_and_a_fourth_joins_from_the_log() {
-    let db = tempfile::tempdir().expect("tempdir");
-    let records = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let (stage, mut children, here, lobby) = stage();
+    let (records, Lobby { url, addr }) = (folder(&stage), lobby);
     let relay = daemon::relay(&here, &url)
         .name("e2e relay")
         .one_level(3)

@@ -11,17 +11,12 @@ mod common;
 use std::time::Duration;
 
 use common::daemon::{self, replay_file};
-use common::{
-    Children, Lobby, Site, join_cmd, outputs_of, start_lobby, successful_report, wait_until,
-};
+use common::{Lobby, folder, join_cmd, outputs_of, stage, successful_report, wait_until};
 
 #[test]
 fn a_recorded_level_replays_to_the_recorded_final_hash() {
-    let db = tempfile::tempdir().expect("tempdir");
-    let records = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, .. } = start_lobby(&mut children, db.path(), &here);
+    let (stage, mut children, here, lobby) = stage();
+    let (records, Lobby { url, .. }) = (folder(&stage), lobby);
     let host = daemon::host(&here, &url)
         .args(["--bots", "1"])
         .record(records.path())

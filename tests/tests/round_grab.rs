@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use common::daemon::{self, Daemon};
 use common::{
-    Children, Lobby, Site, http_request_from, join_cmd, outputs_of, start_lobby, successful_report,
+    Children, Lobby, Site, http_request_from, join_cmd, outputs_of, stage, successful_report,
     wait_until,
 };
 
@@ -87,10 +87,8 @@ fn junk_answer(offer: &str) -> String {
 
 #[test]
 fn a_round_grabbed_with_an_answer_that_never_connects_reopens_at_once() {
-    let db = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let (_files, mut children, here, lobby) = stage();
+    let Lobby { url, addr } = lobby;
 
     let host = patient_host(&here, &url, 1, &mut children);
     let code = host.session_code();
@@ -200,10 +198,8 @@ struct Grabbed {
 
 /// Starts the lobby, the daemon and the grabber.
 fn grabbed_session(start_when: usize, (max_grabs, poll_every): (usize, Duration)) -> Grabbed {
-    let db = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let (db, mut children, here, lobby) = stage();
+    let Lobby { url, addr } = lobby;
     let host = patient_host(&here, &url, start_when, &mut children);
     let code = host.session_code();
     let stop = Arc::new(AtomicBool::new(false));

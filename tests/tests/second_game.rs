@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use common::daemon::{self, replay_file_with};
 use common::{
-    Children, Lobby, Site, guest_rows, join_cmd, next_line, outputs_of, start_lobby,
-    successful_report, wait_for_token,
+    Lobby, Site, folder, guest_rows, join_cmd, next_line, outputs_of, stage, successful_report,
+    wait_for_token,
 };
 
 /// A tag guest.
@@ -37,11 +37,8 @@ fn assert_completed(report: &serde_json::Value) {
 
 #[test]
 fn tag_is_hosted_with_a_late_joiner_a_spectator_a_rejoin_and_a_replay() {
-    let db = tempfile::tempdir().expect("tempdir");
-    let records = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, .. } = start_lobby(&mut children, db.path(), &here);
+    let (stage, mut children, here, lobby) = stage();
+    let (records, Lobby { url, .. }) = (folder(&stage), lobby);
     let host = daemon::host(&here, &url)
         .args(["--game", "tag", "--round-ticks", "900", "--bots", "1"])
         .one_level(1)
@@ -144,11 +141,8 @@ fn tag_is_hosted_with_a_late_joiner_a_spectator_a_rejoin_and_a_replay() {
 
 #[test]
 fn tag_is_relayed_with_a_late_joiner_a_rejoin_and_a_replay() {
-    let db = tempfile::tempdir().expect("tempdir");
-    let records = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, .. } = start_lobby(&mut children, db.path(), &here);
+    let (stage, mut children, here, lobby) = stage();
+    let (records, Lobby { url, .. }) = (folder(&stage), lobby);
     let relay = daemon::relay(&here, &url)
         .args(["--game", "tag", "--round-ticks", "900", "--seed", "5"])
         .args(["--snapshot-every", "150"])

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     Children, Lobby, Site, daemon, guest_rows, http_get, join_cmd, listed, next_line, outputs_of,
-    report_of, start_lobby, successful_report, wait_exit, wait_unlisted,
+    report_of, stage, successful_report, wait_exit, wait_unlisted,
 };
 use protocol::tick::DISCONNECT_GRACE_MS;
 
@@ -36,10 +36,8 @@ fn two_guests(children: &mut Children, here: &Site, url: &str, code: &str) -> [u
 #[test]
 fn two_bot_guests_play_two_levels_through_the_real_lobby() {
     let started = Instant::now();
-    let db = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let (_files, mut children, here, lobby) = stage();
+    let Lobby { url, addr } = lobby;
 
     // The daemon: one host bot, one extra bot, starts with two guests.
     let host = daemon::host(&here, &url)
@@ -142,10 +140,8 @@ fn two_bot_guests_play_two_levels_through_the_real_lobby() {
 fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
     let started = Instant::now();
     let grace = Duration::from_millis(DISCONNECT_GRACE_MS);
-    let db = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let (_files, mut children, here, lobby) = stage();
+    let Lobby { url, addr } = lobby;
 
     // Late join off: the session leaves the lobby at its start, which is
     // how this test sees the level running.
@@ -286,10 +282,8 @@ fn a_guest_killed_mid_level_is_removed_and_the_other_guest_finishes() {
 fn when_the_host_is_killed_guests_end_with_host_disconnected() {
     let started = Instant::now();
     let grace = Duration::from_millis(DISCONNECT_GRACE_MS);
-    let db = tempfile::tempdir().expect("tempdir");
-    let mut children = Children::default();
-    let here = Site::loopback();
-    let Lobby { url, addr } = start_lobby(&mut children, db.path(), &here);
+    let (_files, mut children, here, lobby) = stage();
+    let Lobby { url, addr } = lobby;
 
     let host = daemon::host(&here, &url)
         .args(["--start-when", "2", "--levels", "1", "--no-late-join"])

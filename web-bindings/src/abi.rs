@@ -10,7 +10,7 @@
 //! wrong handle, invalid UTF-8 or malformed JSON is an error answer.
 //!
 //! This is the only module with `unsafe`: reading the page's buffers. The
-//! browser host's join and round policy exports are in [`joins`], the
+//! browser host's hosting machine exports are in [`hosting`], the
 //! joiner's in [`joining`].
 
 use std::cell::{Cell, RefCell};
@@ -25,13 +25,13 @@ use crate::campaign::botmatch;
 use crate::facts::{CONNECTION_STATES, facts_json, parse_code, sanitize_input, sanitize_name};
 use crate::guest::WebGuest;
 use crate::host::WebHost;
-use crate::join_slots::WebJoinSlots;
+use crate::hosting::WebHosting;
 use crate::joining::WebJoining;
 use crate::replay;
 use crate::replay_viewer::ReplayViewer;
 
+pub mod hosting;
 pub mod joining;
-pub mod joins;
 
 /// The live objects of one kind, by handle.
 type Handles<T> = RefCell<BTreeMap<u32, T>>;
@@ -40,7 +40,7 @@ thread_local! {
     static RESULT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static GUESTS: Handles<WebGuest> = const { RefCell::new(BTreeMap::new()) };
     static HOSTS: Handles<WebHost> = const { RefCell::new(BTreeMap::new()) };
-    static JOIN_SLOTS: Handles<WebJoinSlots> = const { RefCell::new(BTreeMap::new()) };
+    static HOSTINGS: Handles<WebHosting> = const { RefCell::new(BTreeMap::new()) };
     static JOININGS: Handles<WebJoining> = const { RefCell::new(BTreeMap::new()) };
     static VIEWERS: Handles<ReplayViewer> = const { RefCell::new(BTreeMap::new()) };
     static NEXT_HANDLE: Cell<u32> = const { Cell::new(1) };

@@ -190,11 +190,6 @@ pub fn facts() -> Vec<Fact> {
             rounds::REFRESH_EVERY_MS,
         ),
         fact(
-            "HOST_RETRY_PAUSE_MS",
-            "A host's pause after a failed lobby call or offer.",
-            rounds::RETRY_PAUSE_MS,
-        ),
-        fact(
             "TILE",
             "Tile codes, by name (the protocol's `Tile`).",
             tiles

@@ -8,8 +8,8 @@
 //!   interface (messages and time in, messages, status and view out).
 //! - [`host`]: [`host::WebHost`], the host session (the daemon's host code in
 //!   the player's tab) with the same plain-data interface, for a worker.
-//! - [`join_slots`]: [`join_slots::WebJoinSlots`], `netcode`'s join policy
-//!   for the browser host's offer rounds (the daemon's, on the page's clock).
+//! - [`hosting`]: [`hosting::WebHosting`], `netcode`'s hosting machine for
+//!   the browser host's offer rounds (the daemon's, on the page's clock).
 //! - [`joining`]: [`joining::WebJoining`], joining a session by code: the
 //!   daemon's joining machine, driven by the page's lobby client.
 //! - [`view`]: the render view of one tick, the contract with `web/lib/render/`.
@@ -34,7 +34,7 @@ pub mod campaign;
 pub mod facts;
 pub mod guest;
 pub mod host;
-pub mod join_slots;
+pub mod hosting;
 pub mod joining;
 pub mod replay;
 pub mod replay_viewer;

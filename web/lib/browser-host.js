@@ -19,17 +19,15 @@
 // - `DELETE` when the session ends, and, best effort, when the page goes
 //   away (the guests then end with `host-disconnected` after the grace).
 
-import { CHANNELS, HOST_ANSWER_POLL_MS, HOST_REFRESH_EVERY_MS, HOST_RETRY_PAUSE_MS } from './facts.js';
+import { CHANNELS, HOST_ANSWER_POLL_MS, HOST_REFRESH_EVERY_MS } from './facts.js';
 import { LobbyError } from './lobby-error.js';
-import { CONNECT_TIMEOUT_MS, MAX_BUFFERED_BYTES, PendingOffer, sleep } from './host-links.js';
+import { CONNECT_TIMEOUT_MS, MAX_BUFFERED_BYTES, PendingOffer } from './host-links.js';
 import { loadCampfire } from './wasm.js';
 
 /** How long one answer long-poll waits (the server caps it): netcode's, as the daemon's. */
 const ANSWER_POLL_MS = HOST_ANSWER_POLL_MS;
 /** How often the TTL is refreshed besides the answer polls. */
 const REFRESH_EVERY_MS = HOST_REFRESH_EVERY_MS;
-/** Pause after a failed lobby call before the round loop goes on. */
-const RETRY_PAUSE_MS = HOST_RETRY_PAUSE_MS;
 
 /**
  * @typedef {Object} HostHooks
@@ -67,27 +65,21 @@ export class BrowserHost {
     this.unlisted = false;
     this.deleted = false;
     this.lastRefresh = 0;
-    /** @type {number|null} the `players` count last published */
-    this.publishedPlayers = null;
-    /** @type {(() => void)[]} */
-    this.statusWaiters = [];
     /**
-     * Answers being connected: netcode's join policy (WasmJoinSlots), set
-     * up in open(), and each join's offer by id.
-     * @type {import('./wasm.js').WasmJoinSlots|null}
+     * The rounds, the answers being connected and the lobby's `players`:
+     * netcode's hosting machine (WasmHosting, the daemon's round loop), set
+     * up in open(). This class does what it says.
+     * @type {import('./wasm.js').WasmHosting|null}
      */
-    this.joinSlots = null;
-    /** @type {Map<number, PendingOffer>} */
+    this.hosting = null;
+    /** @type {PendingOffer|null} the offer in hand */
+    this.offer = null;
+    /** @type {{answer: string, name: string}|null} the answer just polled */
+    this.answer = null;
+    /** @type {Map<number, PendingOffer>} answers being connected, by join id */
     this.joins = new Map();
-    /** @type {ReturnType<typeof setTimeout>|null} */
-    this.expiryTimer = null;
-    /** A `players` update is in flight; another change came meanwhile. */
-    this.publishing = false;
-    this.publishAgain = false;
-    /** @type {ReturnType<typeof setTimeout>|null} a failed update's retry */
-    this.publishRetry = null;
-    /** The pause before the next retry of a failed update, ms (doubles, at most 30 s). */
-    this.publishBackoff = RETRY_PAUSE_MS;
+    /** @type {ReturnType<typeof setTimeout>|null} the machine's next wake-up */
+    this.wakeTimer = null;
   }
 
   /** Whether players may join after the start. */
@@ -98,21 +90,6 @@ export class BrowserHost {
   /** Most spectators at once (the session's default when unset). */
   get maxSpectators() {
     return this.sessionConfig.maxSpectators ?? 8;
-  }
-
-  /** Whether rounds are served now: players may join, or spectators watch. */
-  takingJoiners() {
-    const started = this.status.phase !== 'lobby';
-    return !this.stopped && !this.status.end && Boolean(this.joinSlots?.takesJoiners(started));
-  }
-
-  /** Whether a joiner could be admitted now: a free seat, or a spectator place. */
-  roomForJoiner() {
-    return Boolean(this.joinSlots?.wantsRound({
-      started: this.status.phase !== 'lobby',
-      taken: this.seatsTaken(),
-      spectators: this.status.spectators?.length ?? 0,
-    }));
   }
 
   /** Guest seats: every player but the host's own. */
@@ -143,13 +120,15 @@ export class BrowserHost {
     worker.postMessage({ type: 'init', config: this.sessionConfig });
     try {
       const [campfire] = await Promise.all([loadCampfire(), ready]);
-      // The round policy is netcode's (host::rounds), as the daemon's.
-      this.joinSlots = campfire.joinSlots({
+      // The rounds are netcode's hosting machine, as the daemon's.
+      this.hosting = campfire.hosting({
         connectDeadlineMs: CONNECT_TIMEOUT_MS,
         guestSeats: this.guestSeats,
         startWhen: this.sessionConfig.startWhen ?? undefined,
         lateJoin: this.lateJoin,
         maxSpectators: this.maxSpectators,
+        localPlayers: 1,
+        publishedPlayers: 1,
       });
     } catch (e) {
       worker.terminate();
@@ -168,9 +147,9 @@ export class BrowserHost {
       hostKind: 'player',
     });
     this.lastRefresh = performance.now();
-    this.publishedPlayers = 1;
     window.addEventListener('pagehide', () => this.pageGone());
-    this.roundLoop().catch((e) => this.hooks.onDiagnostic?.(`the round loop stopped: ${e.message}`));
+    this.run(/** @type {import('./wasm.js').WasmHosting} */ (this.hosting).start(performance.now()));
+    this.feed(this.seatsEvent());
     return this.hosted;
   }
 
@@ -237,7 +216,6 @@ export class BrowserHost {
     const before = this.status;
     this.status = status;
     this.hooks.onStatus?.(status, cost);
-    for (const wake of this.statusWaiters.splice(0)) wake();
     if (!this.hosted) return;
     if (status.phase !== 'lobby' && !this.unlisted) {
       // Late join: listed on, as in progress; else unlisted.
@@ -246,13 +224,8 @@ export class BrowserHost {
         .catch((e) => this.hooks.onDiagnostic?.(`could not mark the started session: ${e.message}`));
     }
     if (status.end && !before.end) this.ended();
-    if (this.takingJoiners()) this.publishPlayers();
+    this.feed(this.seatsEvent());
     this.refreshIfDue();
-  }
-
-  /** Resolves at the session's next status change. */
-  statusChange() {
-    return new Promise((resolve) => this.statusWaiters.push(() => resolve(null)));
   }
 
   refreshIfDue() {
@@ -278,12 +251,11 @@ export class BrowserHost {
   /** The session ended: the lobby entry goes, then every connection. */
   async ended() {
     this.stopped = true;
-    for (const wake of this.statusWaiters.splice(0)) wake();
-    if (this.expiryTimer !== null) clearTimeout(this.expiryTimer);
-    if (this.publishRetry !== null) clearTimeout(this.publishRetry);
-    this.expiryTimer = null;
-    this.publishRetry = null;
+    if (this.wakeTimer !== null) clearTimeout(this.wakeTimer);
+    this.wakeTimer = null;
     for (const id of [...this.joins.keys()]) this.dropJoin(id, 'was still connecting when the session ended');
+    this.offer?.close();
+    this.offer = null;
     if (this.hosted && !this.deleted) {
       this.deleted = true;
       await this.client.deleteSession(this.hosted).catch((e) => {
@@ -300,80 +272,132 @@ export class BrowserHost {
     this.client.deleteSession(this.hosted, { keepalive: true }).catch(() => {});
   }
 
-  /** @returns {number} the `players` count to publish */
-  playersNow() {
-    return 1 + this.seatsTaken();
+  /** The session's seats, as the hosting machine hears them. */
+  seatsEvent() {
+    return {
+      event: 'seats',
+      started: this.status.phase !== 'lobby',
+      taken: this.seatsTaken(),
+      spectators: this.status.spectators?.length ?? 0,
+    };
   }
 
   /**
-   * Keeps one offer round open while the session takes joiners (in its
-   * lobby, or running with late join) and a seat is free; connects each answer in the background and hands it to
-   * the session. The next round opens as soon as an answer arrives, so a
-   * stranger's answer that never connects costs the real joiner one round,
-   * not the connect timeout (docs/decisions.md, "Round grabbing"). Answers
-   * being connected follow netcode's join policy, as the daemon's do: one
-   * without ICE progress within seconds is dropped, and joins in flight
-   * delay a round by at most a second, never stop it.
+   * Reports `event` to the hosting machine and does what it says. Once the
+   * session is over nothing more is reported.
+   * @param {object} event
    */
-  async roundLoop() {
+  feed(event) {
+    if (!this.hosting || this.stopped) return;
+    let commands;
+    try {
+      commands = this.hosting.on(event, performance.now());
+    } catch (e) {
+      this.hooks.onDiagnostic?.(`the hosting machine refused ${JSON.stringify(event)}: ${e instanceof Error ? e.message : e}`);
+      return;
+    }
+    this.run(commands);
+  }
+
+  /**
+   * Does the hosting machine's commands: each lobby call, offer and
+   * connection reports back through feed() when it is done.
+   * @param {any[]} commands
+   */
+  run(commands) {
     const hosted = /** @type {import('./lobby-client.js').HostedSession} */ (this.hosted);
-    const slots = /** @type {import('./wasm.js').WasmJoinSlots} */ (this.joinSlots);
-    while (this.takingJoiners()) {
-      if (!this.roomForJoiner()) {
-        await this.publishPlayers();
-        await this.statusChange();
-        continue;
+    for (const c of commands) {
+      switch (c.command) {
+        case 'makeOffer':
+          PendingOffer.create(hosted.iceServers ?? []).then((offer) => {
+            if (this.stopped) {
+              offer.close();
+              return;
+            }
+            this.offer = offer;
+            this.feed({ event: 'offerMade' });
+          }, (e) => {
+            this.hooks.onDiagnostic?.(`gathering an offer failed: ${e instanceof Error ? e.message : e}`);
+            this.feed({ event: 'offerFailed' });
+          });
+          break;
+        case 'publishRound':
+          this.client.publishRound(hosted, this.offer?.sdp ?? '', { players: c.players }).then((round) => {
+            this.lastRefresh = performance.now();
+            this.feed(round == null ? { event: 'noRound' } : { event: 'roundPublished', round });
+          }, (e) => this.feed(this.lobbyFailed('publishRound', e)));
+          break;
+        case 'pollAnswer':
+          this.client.waitAnswer(hosted, c.round, ANSWER_POLL_MS).then((answer) => {
+            this.lastRefresh = performance.now();
+            this.answer = answer;
+            this.feed(answer ? { event: 'answered', round: c.round } : { event: 'pollEmpty', round: c.round });
+          }, (e) => this.feed(this.lobbyFailed('pollAnswer', e)));
+          break;
+        case 'connect':
+          this.connect(c.join);
+          break;
+        case 'dropJoin':
+          this.dropJoin(c.join, c.why === 'evicted' ? 'showed no ICE progress, and a newer answer needed its slot'
+            : c.why === 'noIceProgress' ? 'showed no ICE progress in time' : 'did not open its channels in time');
+          break;
+        case 'closeOffer':
+          this.offer?.close();
+          this.offer = null;
+          break;
+        case 'publishPlayers':
+          this.client.updateSession(hosted, { players: c.players })
+            .then(() => this.feed({ event: 'playersPublished', players: c.players }),
+              (e) => this.feed(this.lobbyFailed('publishPlayers', e)));
+          break;
+        case 'stop':
+          this.hooks.onDiagnostic?.(c.why === 'lobbyGone' ? 'the lobby entry is gone: no more rounds' : 'no more rounds: the session takes no joiners');
+          break;
+        default:
+          this.hooks.onDiagnostic?.(`unknown hosting command ${JSON.stringify(c)}`);
       }
-      const wait = slots.roundOpensAt(performance.now()) - performance.now();
-      if (wait > 0) {
-        await Promise.race([sleep(wait), this.statusChange()]);
-        continue;
-      }
-      let offer;
-      try {
-        offer = await PendingOffer.create(hosted.iceServers ?? []);
-      } catch (e) {
-        this.hooks.onDiagnostic?.(`gathering an offer failed: ${e instanceof Error ? e.message : e}`);
-        await sleep(RETRY_PAUSE_MS);
-        continue;
-      }
-      let round;
-      try {
-        const players = this.playersNow();
-        round = await this.client.publishRound(hosted, offer.sdp, { players });
-        this.publishedPlayers = players;
-        this.lastRefresh = performance.now();
-      } catch (e) {
-        offer.close();
-        this.lobbyError(/** @type {Error} */ (e));
-        if (e instanceof LobbyError && e.status >= 400 && e.status < 500 && e.status !== 429) return;
-        await sleep(RETRY_PAUSE_MS);
-        continue;
-      }
-      const answer = await this.waitAnswer(round);
-      if (!answer) {
-        offer.close();
-        continue;
-      }
-      this.join(offer, answer);
+    }
+    this.scheduleWake();
+  }
+
+  /** Wakes the hosting machine when it asked to be, if nothing else does first. */
+  scheduleWake() {
+    if (this.wakeTimer !== null) clearTimeout(this.wakeTimer);
+    this.wakeTimer = null;
+    if (!this.hosting || this.stopped) return;
+    const at = this.hosting.nextWake(performance.now());
+    if (at !== null) {
+      this.wakeTimer = setTimeout(() => this.feed({ event: 'clock' }), Math.max(0, at - performance.now()) + 1);
     }
   }
 
   /**
-   * Connects one answer in the background and hands the link to the
-   * session; drops the join the policy gives up for it.
-   * @param {PendingOffer} offer
-   * @param {{answer: string, name: string}} answer
+   * A failed lobby call, as the hosting machine hears it.
+   * @param {'publishRound'|'pollAnswer'|'publishPlayers'} call
+   * @param {unknown} e
    */
-  join(offer, answer) {
-    const slots = /** @type {import('./wasm.js').WasmJoinSlots} */ (this.joinSlots);
-    const { id, evicted } = slots.admit(performance.now());
-    if (evicted !== null) this.dropJoin(evicted, 'showed no ICE progress, and a newer answer needed its slot');
-    this.joins.set(id, offer);
-    this.scheduleExpiry();
-    offer.accept(answer.answer, () => slots.iceProgress(id, performance.now()))
+  lobbyFailed(call, e) {
+    this.lobbyError(/** @type {Error} */ (e));
+    return { event: 'lobbyFailed', call, code: e instanceof LobbyError ? e.code : undefined };
+  }
+
+  /**
+   * Connects the answer just polled with the offer in hand, as join
+   * `join`, in the background, and hands the link to the session.
+   * @param {number} join
+   */
+  connect(join) {
+    const { offer, answer } = this;
+    this.offer = null;
+    this.answer = null;
+    if (!offer || !answer) {
+      this.hooks.onDiagnostic?.('the hosting machine connected a join without an offer and answer');
+      return;
+    }
+    this.joins.set(join, offer);
+    offer.accept(answer.answer, () => this.feed({ event: 'iceProgress', join }))
       .then((link) => {
-        if (!this.joins.has(id)) return; // dropped: already closed
+        if (!this.joins.has(join)) return; // dropped: already closed
         if (this.stopped) {
           offer.close();
           return;
@@ -381,15 +405,13 @@ export class BrowserHost {
         this.addGuest(link);
         this.hooks.onDiagnostic?.(`guest "${answer.name}" connected`);
       }, (e) => {
-        if (!this.joins.has(id)) return;
+        if (!this.joins.has(join)) return;
         offer.close();
         this.hooks.onDiagnostic?.(`a joiner's connection failed: ${e instanceof Error ? e.message : e}`);
       })
       .finally(() => {
-        if (this.joins.delete(id)) slots.finished(id);
-        this.scheduleExpiry();
-        // The round loop may be waiting for a join slot.
-        for (const wake of this.statusWaiters.splice(0)) wake();
+        this.joins.delete(join);
+        this.feed({ event: 'joinEnded', join });
       });
   }
 
@@ -404,83 +426,6 @@ export class BrowserHost {
     this.joins.delete(id);
     offer.close();
     this.hooks.onDiagnostic?.(`dropped a join that ${why}`);
-  }
-
-  /** Drops the joins past their deadline, and wakes up for the next one. */
-  scheduleExpiry() {
-    const slots = this.joinSlots;
-    if (!slots || this.stopped) return;
-    for (const { id, why } of slots.expire(performance.now())) {
-      this.dropJoin(id, why === 'no-ice-progress' ? 'showed no ICE progress in time' : 'did not open its channels in time');
-    }
-    if (this.expiryTimer !== null) clearTimeout(this.expiryTimer);
-    this.expiryTimer = null;
-    const next = slots.nextDeadline();
-    if (next !== null) {
-      this.expiryTimer = setTimeout(() => this.scheduleExpiry(), Math.max(0, next - performance.now()) + 1);
-    }
-  }
-
-  /**
-   * Long-polls round `round` until its answer arrives; null when the
-   * session started or stopped first, or the lobby lost it.
-   * @param {number} round
-   */
-  async waitAnswer(round) {
-    const hosted = /** @type {import('./lobby-client.js').HostedSession} */ (this.hosted);
-    while (!this.stopped) {
-      try {
-        const answer = await this.client.waitAnswer(hosted, round, ANSWER_POLL_MS);
-        this.lastRefresh = performance.now();
-        if (answer) return answer;
-        if (!this.takingJoiners()) return null;
-      } catch (e) {
-        this.lobbyError(/** @type {Error} */ (e));
-        if (e instanceof LobbyError && e.status >= 400 && e.status < 500 && e.status !== 429) return null;
-        await sleep(RETRY_PAUSE_MS);
-      }
-    }
-    return null;
-  }
-
-  /**
-   * Publishes `players` when it changed: at every status change in the
-   * lobby (an admission or a leave), round or no round, so the lobby
-   * follows within a request's time. One update at a time; a change that
-   * comes during one is published right after it (bounded). A failed
-   * update is retried once after a pause that doubles with each failure,
-   * not at every later change.
-   */
-  async publishPlayers() {
-    if (this.publishRetry !== null) return;
-    if (this.publishing) {
-      this.publishAgain = true;
-      return;
-    }
-    this.publishing = true;
-    try {
-      for (let i = 0; i < 4; i++) {
-        this.publishAgain = false;
-        const players = this.playersNow();
-        if (!this.hosted || this.deleted || players === this.publishedPlayers) return;
-        try {
-          await this.client.updateSession(this.hosted, { players });
-          this.publishedPlayers = players;
-          this.publishBackoff = RETRY_PAUSE_MS;
-        } catch (e) {
-          this.lobbyError(/** @type {Error} */ (e));
-          this.publishRetry = setTimeout(() => {
-            this.publishRetry = null;
-            this.publishPlayers();
-          }, this.publishBackoff);
-          this.publishBackoff = Math.min(this.publishBackoff * 2, 30_000);
-          return;
-        }
-        if (!this.publishAgain) return;
-      }
-    } finally {
-      this.publishing = false;
-    }
   }
 
   /** @param {import('./host-links.js').GuestLink} link */

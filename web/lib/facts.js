@@ -84,9 +84,6 @@ export const HOST_ANSWER_POLL_MS = 20000;
 /** How often a host refreshes its session's TTL besides its answer polls. */
 export const HOST_REFRESH_EVERY_MS = 20000;
 
-/** A host's pause after a failed lobby call or offer. */
-export const HOST_RETRY_PAUSE_MS = 1000;
-
 /** Tile codes, by name (the protocol's `Tile`). */
 export const TILE = Object.freeze({"DOOR":2,"EXIT":4,"FLOOR":0,"SECRET":3,"WALL":1});
 

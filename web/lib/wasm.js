@@ -311,96 +311,57 @@ export class WasmHost {
 }
 
 /**
- * netcode's join policy (JoinSlots) for a browser host: which answers it
- * keeps connecting and when its next offer round may open. The daemon
- * follows the same rules; times are the page's milliseconds.
+ * netcode's hosting machine for a browser host (netcode::host::hosting, the
+ * daemon's round loop): it says when to make and publish an offer, poll
+ * its answer, connect an answer, give a join up and update the lobby's
+ * `players`; the page does it and reports back. Times are the page's
+ * milliseconds.
  */
-export class WasmJoinSlots {
+export class WasmHosting {
   /**
    * @param {Abi} abi
-   * @param {{connectDeadlineMs?: number, guestSeats?: number, startWhen?: number, lateJoin?: boolean, maxSpectators?: number}} settings
+   * @param {{connectDeadlineMs?: number, guestSeats?: number, startWhen?: number, lateJoin?: boolean, maxSpectators?: number, localPlayers?: number, publishedPlayers?: number}} settings
    */
   constructor(abi, settings) {
     this.abi = abi;
-    const handle = abi.withText(JSON.stringify(settings), (p, n) => abi.x.cf_joins_new(p, n));
+    const handle = abi.withText(JSON.stringify(settings), (p, n) => abi.x.cf_hosting_new(p, n));
     if (handle === 0) throw new WasmError(abi.result());
     this.handle = handle;
   }
 
   /**
-   * When the next round may open (a seat being free), ms.
+   * The first commands.
    * @param {number} nowMs
-   * @returns {number}
+   * @returns {any[]}
    */
-  roundOpensAt(nowMs) {
-    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_round_opens_at(this.handle, nowMs)));
+  start(nowMs) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_hosting_start(this.handle, nowMs)));
   }
 
   /**
-   * Whether a round should be open now (netcode's host::rounds).
-   * @param {{started: boolean, taken: number, spectators: number}} seats
-   * @returns {boolean}
-   */
-  wantsRound(seats) {
-    const n = (/** @type {number} */ v) => Math.max(0, Math.min(0xffff_ffff, Math.trunc(v) || 0));
-    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_wants_round(
-      this.handle, seats.started ? 1 : 0, n(seats.taken), n(seats.spectators))));
-  }
-
-  /**
-   * Whether rounds are served at all.
-   * @param {boolean} started
-   * @returns {boolean}
-   */
-  takesJoiners(started) {
-    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_takes_joiners(this.handle, started ? 1 : 0)));
-  }
-
-  /**
-   * An answer arrived: connect it as join `id`; close join `evicted` (if not null).
+   * Reports how a command went, or news (`seats`, `iceProgress`,
+   * `joinEnded`, `clock`); answers the commands that follow.
+   * @param {object} event
    * @param {number} nowMs
-   * @returns {{id: number, evicted: number|null}}
+   * @returns {any[]}
    */
-  admit(nowMs) {
-    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_admit(this.handle, nowMs)));
+  on(event, nowMs) {
+    return JSON.parse(this.abi.answer(this.abi.withText(JSON.stringify(event),
+      (p, n) => this.abi.x.cf_hosting_on(this.handle, p, n, nowMs))));
   }
 
   /**
-   * Join `id`'s ICE state reached connected.
-   * @param {number} id
+   * When to report `{event: 'clock'}` if nothing else happens.
    * @param {number} nowMs
-   * @returns {boolean} false when it is no longer in flight
+   * @returns {number|null}
    */
-  iceProgress(id, nowMs) {
-    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_ice_progress(this.handle, id, nowMs)));
+  nextWake(nowMs) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_hosting_next_wake(this.handle, nowMs)));
   }
 
-  /**
-   * Join `id` ended on its own (opened or failed).
-   * @param {number} id
-   * @returns {boolean} false when it had been dropped or had expired
-   */
-  finished(id) {
-    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_finished(this.handle, id)));
-  }
-
-  /**
-   * The joins whose deadline passed: close them.
-   * @param {number} nowMs
-   * @returns {{id: number, why: string}[]}
-   */
-  expire(nowMs) {
-    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_expire(this.handle, nowMs)));
-  }
-
-  /** @returns {number|null} when to call expire() next, ms */
-  nextDeadline() {
-    return JSON.parse(this.abi.answer(this.abi.x.cf_joins_next_deadline(this.handle)));
-  }
-
-  /** Releases the policy. */
+  /** Releases the machine. */
   drop() {
-    this.abi.x.cf_joins_drop(this.handle);
+    this.abi.x.cf_hosting_drop(this.handle);
     this.handle = 0;
   }
 }
@@ -448,7 +409,7 @@ export class WasmJoining {
   }
 }
 
-/** The loaded module: facts, sanitizers, guests, hosts, join policies, joiners and the bot campaign. */
+/** The loaded module: facts, sanitizers, guests, hosts, hosting and joining machines, and the bot campaign. */
 export class Campfire {
   /** @param {WebAssembly.Instance} instance */
   constructor(instance) {
@@ -494,11 +455,11 @@ export class Campfire {
   }
 
   /**
-   * A browser host's join policy.
-   * @param {{connectDeadlineMs?: number, guestSeats?: number, startWhen?: number, lateJoin?: boolean, maxSpectators?: number}} [settings]
+   * A browser host's hosting machine.
+   * @param {{connectDeadlineMs?: number, guestSeats?: number, startWhen?: number, lateJoin?: boolean, maxSpectators?: number, localPlayers?: number, publishedPlayers?: number}} [settings]
    */
-  joinSlots(settings = {}) {
-    return new WasmJoinSlots(this.abi, settings);
+  hosting(settings = {}) {
+    return new WasmHosting(this.abi, settings);
   }
 
   /**

@@ -1,7 +1,7 @@
 // Both joining drivers against one scripted lobby: `host-daemon join` (the
 // machine on tokio) and the browser's LobbyClient.join (the machine in
 // wasm) make the same requests and end the same way. The scripts stop
-// before any WebRTC (web/test/joining.test.mjs and
+// before any WebRTC (web/test/machines.test.mjs and
 // lobby-api/tests/joining_scripts.rs cover every step of the machine);
 // what this adds is the drivers: how each reads the lobby's answers and
 // reports them to the machine.

@@ -114,6 +114,25 @@ pub enum SignalingError {
     Protocol(String),
 }
 
+impl SignalingError {
+    /// The API's error code the lobby answered with, as the joining and
+    /// hosting machines hear it (`None` for errors that are not the
+    /// lobby's answer).
+    pub fn api_code(&self) -> Option<ErrorCode> {
+        match self {
+            Self::NoSuchSession(_) => Some(ErrorCode::NoSuchSession),
+            Self::EndedByModerator(_) => Some(ErrorCode::SessionEnded),
+            Self::Rejected(_) => Some(ErrorCode::WrongToken),
+            Self::NoSuchRound { .. } => Some(ErrorCode::NoSuchRound),
+            Self::RoundTaken { .. } => Some(ErrorCode::RoundTaken),
+            Self::RateLimited => Some(ErrorCode::RateLimited),
+            Self::Unavailable { .. } => Some(ErrorCode::Unavailable),
+            Self::Refused { code, .. } => *code,
+            Self::Unreachable { .. } | Self::Protocol(_) => None,
+        }
+    }
+}
+
 /// A session this client published (created in the lobby): the code
 /// players type, and the owner's bearer token (the API's `hostToken`;
 /// never logged).

@@ -1,19 +1,13 @@
-//! The answers one served session is connecting: `netcode`'s join policy
-//! ([`JoinSlots`]) applied to WebRTC connections on tokio's clock.
-//!
-//! Each answer is connected by its own task, which reports the first ICE
-//! progress and can be told to give up. This owner feeds the policy the
-//! time, the answers, the ICE progress and the ends, closes the joins it
-//! drops or that expire, and hands back only the joins that ended on
-//! their own (connected, or failed).
+//! The answers one served session is connecting, as tokio tasks: the
+//! hosting machine (`netcode::host::hosting`) decides which to start and
+//! which to give up; each task applies its answer, reports the first ICE
+//! progress and ends with the link or why it did not open.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
-use netcode::host::join_slots::{JoinId, JoinPolicy, JoinSlots};
+use netcode::host::join_slots::JoinId;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{self, JoinSet};
-use tokio::time::Instant;
 
 use crate::transport::webrtc::{OpenOffer, WebRtcError, WebRtcLink};
 
@@ -33,36 +27,37 @@ struct Finished {
     link: Option<Result<WebRtcLink, WebRtcError>>,
 }
 
-/// The joins in flight of one session.
+/// News of the joins in flight.
+pub(super) enum JoinNews {
+    /// The join's ICE state reached connected.
+    IceProgress(JoinId),
+    /// The join's task ended: with what it got, or `None` when it was
+    /// given up (or its task failed).
+    Ended(JoinId, Option<Joined>),
+}
+
+/// The join tasks of one session.
 pub(super) struct Joins {
-    slots: JoinSlots,
     tasks: JoinSet<Finished>,
     /// Dropping a join's sender tells its task to give up.
     cancels: HashMap<JoinId, oneshot::Sender<()>>,
-    /// Each task's join, to free the slot of a task that panicked.
+    /// Each task's join, to report the end of a task that panicked.
     task_joins: HashMap<task::Id, JoinId>,
     ice_tx: mpsc::UnboundedSender<JoinId>,
     ice_rx: mpsc::UnboundedReceiver<JoinId>,
-    origin: Instant,
 }
 
 impl Joins {
-    /// No joins yet, under `policy`.
-    pub(super) fn new(policy: JoinPolicy) -> Self {
+    /// No joins yet.
+    pub(super) fn new() -> Self {
         let (ice_tx, ice_rx) = mpsc::unbounded_channel();
         Self {
-            slots: JoinSlots::new(policy),
             tasks: JoinSet::new(),
             cancels: HashMap::new(),
             task_joins: HashMap::new(),
             ice_tx,
             ice_rx,
-            origin: Instant::now(),
         }
-    }
-
-    fn now(&self) -> Duration {
-        Instant::now().saturating_duration_since(self.origin)
     }
 
     /// No join task left (also none given up and still closing).
@@ -70,83 +65,50 @@ impl Joins {
         self.tasks.is_empty()
     }
 
-    /// When the next round may open (a seat being free).
-    pub(super) fn round_opens_at(&self) -> Instant {
-        self.origin + self.slots.round_opens_at(self.now())
-    }
-
-    /// Connects `answer_sdp` (from `name`) in the background; drops the
-    /// oldest join without ICE progress when every slot is taken.
-    pub(super) fn start(&mut self, offer: OpenOffer, answer_sdp: String, name: String) {
-        let admitted = self.slots.admit(self.now());
-        if let Some(dropped) = admitted.evicted {
-            self.cancels.remove(&dropped);
-            tracing::info!(
-                "dropped a join that showed no ICE progress to make room for a newer answer"
-            );
-        }
+    /// Connects `answer_sdp` (from `name`) with `offer` as join `id`, in
+    /// the background.
+    pub(super) fn start(&mut self, id: JoinId, offer: OpenOffer, answer_sdp: String, name: String) {
         let (cancel_tx, cancel_rx) = oneshot::channel();
-        self.cancels.insert(admitted.id, cancel_tx);
+        self.cancels.insert(id, cancel_tx);
         let task = self.tasks.spawn(connect(
-            admitted.id,
+            id,
             offer,
             answer_sdp,
             name,
             cancel_rx,
             self.ice_tx.clone(),
         ));
-        self.task_joins.insert(task.id(), admitted.id);
+        self.task_joins.insert(task.id(), id);
     }
 
-    /// The next join that ended on its own; meanwhile applies ICE progress
-    /// and deadlines. `None` once no join task is left. Cancel-safe.
-    pub(super) async fn next(&mut self) -> Option<Joined> {
-        loop {
-            if self.tasks.is_empty() {
-                return None;
-            }
-            let deadline = self.slots.next_deadline().map(|d| self.origin + d);
-            tokio::select! {
-                done = self.tasks.join_next_with_id() => match done? {
-                    Ok((task, f)) => {
-                        self.task_joins.remove(&task);
-                        let in_flight = self.slots.finished(f.id);
-                        self.cancels.remove(&f.id);
-                        match f.link {
-                            Some(link @ Ok(_)) => return Some(Joined { name: f.name, link }),
-                            Some(link @ Err(_)) if in_flight => {
-                                return Some(Joined { name: f.name, link });
-                            }
-                            // Given up: logged when it was dropped.
-                            _ => {}
-                        }
-                    }
-                    // Its connection went with the task; so does its slot.
-                    Err(e) => {
-                        if let Some(id) = self.task_joins.remove(&e.id()) {
-                            self.slots.finished(id);
-                            self.cancels.remove(&id);
-                        }
-                        tracing::warn!(error = %e, "a join task failed");
-                    }
-                },
-                Some(id) = self.ice_rx.recv() => {
-                    let now = self.now();
-                    self.slots.ice_progress(id, now);
+    /// Tells join `id` to give up (its task closes the connection).
+    pub(super) fn cancel(&mut self, id: JoinId) {
+        self.cancels.remove(&id);
+    }
+
+    /// The next news of the joins; `None` once no join task is left.
+    /// Cancel-safe.
+    pub(super) async fn next(&mut self) -> Option<JoinNews> {
+        if self.tasks.is_empty() {
+            return None;
+        }
+        tokio::select! {
+            done = self.tasks.join_next_with_id() => Some(match done? {
+                Ok((task, f)) => {
+                    self.task_joins.remove(&task);
+                    self.cancels.remove(&f.id);
+                    let joined = f.link.map(|link| Joined { name: f.name, link });
+                    JoinNews::Ended(f.id, joined)
                 }
-                () = async {
-                    match deadline {
-                        Some(d) => tokio::time::sleep_until(d).await,
-                        None => std::future::pending().await,
-                    }
-                } => {
-                    let now = self.now();
-                    for (id, why) in self.slots.expire(now) {
-                        self.cancels.remove(&id);
-                        tracing::info!(?why, "dropped a join that did not connect in time");
-                    }
+                // Its connection went with the task.
+                Err(e) => {
+                    tracing::warn!(error = %e, "a join task failed");
+                    let id = self.task_joins.remove(&e.id()).unwrap_or(JoinId(0));
+                    self.cancels.remove(&id);
+                    JoinNews::Ended(id, None)
                 }
-            }
+            }),
+            Some(id) = self.ice_rx.recv() => Some(JoinNews::IceProgress(id)),
         }
     }
 }

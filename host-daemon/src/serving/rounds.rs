@@ -1,17 +1,24 @@
-//! The round loop: one offer round open whenever a seat is free, each
-//! answer connected in the background and its link handed to the session.
+//! The round loop: `netcode`'s hosting machine
+//! ([`netcode::host::hosting`], which the browser host drives too) on
+//! tokio. The machine says when to make and publish an offer, poll its
+//! answer, connect an answer, give a join up and update the lobby's
+//! `players`; this loop does it and reports back. Connected joiners' links
+//! are handed to the session.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
-use protocol::api::PutSessionRequest;
+use protocol::api::{AnswerView, PutSessionRequest};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use netcode::host::join_slots::JoinPolicy;
-use netcode::host::rounds::{self, RoundPolicy, Seats};
+use netcode::host::hosting::{Hosting, HostingCommand, HostingEvent, LobbyCall, StopReason};
+use netcode::host::join_slots::{JoinId, JoinPolicy};
+use netcode::host::rounds::{self, RoundPolicy};
 
-use super::joins::{Joined, Joins};
-use super::{RETRY_PAUSE, ServingConfig};
+use super::ServingConfig;
+use super::joins::{JoinNews, Joined, Joins};
 use crate::driver::ServedProgress;
 use crate::lobby_client::{LobbyClient, PublishedSession, SignalingError};
 use crate::transport::webrtc::{Endpoint, OpenOffer, WebRtcLink};
@@ -19,40 +26,23 @@ use crate::transport::webrtc::{Endpoint, OpenOffer, WebRtcLink};
 /// How long one answer long-poll waits (the server caps it).
 const ANSWER_POLL: Duration = Duration::from_millis(rounds::ANSWER_POLL_MS);
 
-/// Publishes `players` in the lobby unless `published` says it already
-/// shows that count; a failure is logged and tried again at the next call.
-async fn publish_players(
-    client: &LobbyClient,
-    session: &PublishedSession,
-    players: u32,
-    published: &mut Option<u32>,
-) {
-    if *published == Some(players) {
-        return;
-    }
-    let update = PutSessionRequest {
-        players: Some(players),
-        ..Default::default()
-    };
-    match client.update(session, &update).await {
-        Ok(_) => *published = Some(players),
-        Err(e) => tracing::debug!(error = %e, "publishing players failed"),
-    }
-}
+/// A lobby call under way beside the loop's other waits.
+type Call<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Serves offer rounds while the session waits in its lobby (and, with
-/// late join, while it runs): keeps one round open whenever a seat is
-/// free, connects each answer and hands the link to the session. Returns
-/// once the session is gone, or has started with late join off.
+/// A round's answer poll: the round, and what the lobby said.
+type Poll<'a> = Call<'a, (u32, Result<Option<AnswerView>, SignalingError>)>;
+
+/// Serves offer rounds while the session takes joiners (in its lobby, and,
+/// with late join or spectator places, while it runs), as the hosting
+/// machine says. Returns once the machine stops (the lobby entry is gone,
+/// or the session takes no more joiners and none is in flight) or the
+/// session is gone.
 ///
 /// An answer is connected in the background and the next round opens at
 /// once, so a stranger who grabs a round with an answer that never
 /// connects costs the real joiner one round, not the connect timeout (see
-/// docs/decisions.md, "Round grabbing"). Answers being connected follow
-/// `netcode`'s join policy ([`Joins`]): one that shows no ICE progress
-/// within seconds is dropped, and joins in flight delay a round by at
-/// most a second, never stop it. Joins in flight do not hold seats: the
-/// session refuses a joiner beyond its seats at its hello.
+/// docs/decisions.md, "Round grabbing"); the join policy drops such joins
+/// within seconds.
 pub(super) async fn round_loop(
     config: &ServingConfig,
     endpoint: &Endpoint,
@@ -61,137 +51,208 @@ pub(super) async fn round_loop(
     links: mpsc::Sender<WebRtcLink>,
     mut progress: watch::Receiver<ServedProgress>,
 ) {
-    let mut open: Option<(OpenOffer, u32)> = None;
-    let mut joins = Joins::new(JoinPolicy {
-        connect_deadline: endpoint.options().connect_timeout,
-        ..JoinPolicy::default()
-    });
-    let mut handed = 0usize;
-    let mut published_players = None;
     let policy = RoundPolicy {
         guest_seats: config.guest_seats(),
         start_when: config.start_when,
         late_join: config.host.late_join,
         max_spectators: config.host.max_spectators,
     };
+    let joins_policy = JoinPolicy {
+        connect_deadline: endpoint.options().connect_timeout,
+        ..JoinPolicy::default()
+    };
+    let mut hosting = Hosting::new(policy, joins_policy, config.local_players(), None);
+    let origin = Instant::now();
+    let now = || origin.elapsed();
+    let mut joins = Joins::new();
+    // The offer in hand, and the answer just polled for it.
+    let mut offer: Option<OpenOffer> = None;
+    let mut answer: Option<AnswerView> = None;
+    let mut poll: Option<Poll<'_>> = None;
+    let mut players: Option<Call<'_, (u32, Result<(), SignalingError>)>> = None;
+    let mut handed = 0usize;
+    let mut seen = *progress.borrow_and_update();
+    let mut commands = hosting.start(now());
+    commands.extend(feed(&mut hosting, seats_event(&seen), now()));
     loop {
-        let p = *progress.borrow_and_update();
-        if !policy.takes_joiners(p.started) {
-            break;
-        }
-        let players = config.local_players() + u32::try_from(p.seats_taken).unwrap_or(u32::MAX);
-        // The lobby follows admissions (and leaves) at once, with the round
-        // left open; without a round the next one carries the count.
-        if open.is_some() {
-            publish_players(client, session, players, &mut published_players).await;
-        }
-        let Some((offer, round)) = open.take() else {
-            let seat_free = policy.wants_round(Seats {
-                started: p.started,
-                taken: p.seats_taken,
-                spectators: p.spectators,
-            });
-            let opens_at = joins.round_opens_at();
-            if seat_free && opens_at <= Instant::now() {
-                // A seat is free: open a round.
-                let offer = match OpenOffer::new(endpoint).await {
-                    Ok(o) => o,
+        // Do what the machine says; making and publishing an offer are
+        // short and reported at once, the rest is waited for below.
+        let mut queue = std::collections::VecDeque::from(commands);
+        while let Some(command) = queue.pop_front() {
+            let event = match command {
+                HostingCommand::MakeOffer => match OpenOffer::new(endpoint).await {
+                    Ok(made) => {
+                        offer = Some(made);
+                        Some(HostingEvent::OfferMade)
+                    }
                     Err(e) => {
                         tracing::warn!(error = %e, "gathering an offer failed; retrying");
-                        tokio::time::sleep(RETRY_PAUSE).await;
-                        continue;
+                        Some(HostingEvent::OfferFailed)
                     }
-                };
-                let update = PutSessionRequest {
-                    offer: Some(offer.offer_sdp().to_owned()),
-                    players: Some(players),
-                    ..Default::default()
-                };
-                match client.update(session, &update).await {
-                    Ok(resp) => match resp.round {
-                        Some(r) => {
-                            published_players = Some(players);
-                            open = Some((offer, r));
-                        }
-                        None => {
-                            tracing::warn!("the lobby opened no round for the offer");
-                            offer.close().await;
-                            tokio::time::sleep(RETRY_PAUSE).await;
-                        }
-                    },
-                    Err(e) if session_gone(&e) => {
-                        offer.close().await;
-                        return;
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "publishing a round failed; retrying");
-                        offer.close().await;
-                        tokio::time::sleep(RETRY_PAUSE).await;
-                    }
-                }
-                continue;
-            }
-            // Full, or every join slot taken for a moment: keep `players`
-            // current, wait for a seat to free up, a join to end, a slot
-            // to come free, or the start.
-            publish_players(client, session, players, &mut published_players).await;
-            tokio::select! {
-                changed = seats_changed(&mut progress, &p) => if changed.is_err() {
-                    return;
                 },
-                Some(joined) = joins.next(), if !joins.is_empty() => {
-                    if !hand_over(joined, &links, &mut progress, &mut handed).await {
-                        return;
+                HostingCommand::PublishRound { players } => {
+                    Some(publish_round(client, session, offer.as_ref(), players).await)
+                }
+                HostingCommand::PollAnswer { round } => {
+                    poll = Some(Box::pin(async move {
+                        (round, client.wait_answer(session, round, ANSWER_POLL).await)
+                    }));
+                    None
+                }
+                HostingCommand::Connect { join } => {
+                    match (offer.take(), answer.take()) {
+                        (Some(made), Some(a)) => joins.start(JoinId(join), made, a.answer, a.name),
+                        _ => tracing::warn!(
+                            "the hosting machine connected a join without an offer and answer"
+                        ),
                     }
+                    None
                 }
-                () = tokio::time::sleep_until(opens_at), if seat_free => {}
-            }
-            continue;
-        };
-        let answer = tokio::select! {
-            a = client.wait_answer(session, round, ANSWER_POLL) => a,
-            changed = seats_changed(&mut progress, &p) => {
-                // Seat or start change: re-check with the round still open.
-                if changed.is_err() {
-                    offer.close().await;
-                    return;
+                HostingCommand::DropJoin { join, why } => {
+                    tracing::info!(?why, "dropped a join that did not connect in time");
+                    joins.cancel(JoinId(join));
+                    None
                 }
-                open = Some((offer, round));
-                continue;
-            }
-            Some(joined) = joins.next(), if !joins.is_empty() => {
-                open = Some((offer, round));
-                if !hand_over(joined, &links, &mut progress, &mut handed).await {
-                    return;
+                HostingCommand::CloseOffer => {
+                    if let Some(made) = offer.take() {
+                        made.close().await;
+                    }
+                    None
                 }
-                continue;
+                HostingCommand::PublishPlayers { players: count } => {
+                    players = Some(Box::pin(async move {
+                        let update = PutSessionRequest {
+                            players: Some(count),
+                            ..Default::default()
+                        };
+                        (count, client.update(session, &update).await.map(|_| ()))
+                    }));
+                    None
+                }
+                HostingCommand::Stop { why } => {
+                    if why == StopReason::LobbyGone {
+                        tracing::info!(code = %session.code, "the lobby entry is gone: no more rounds");
+                    }
+                    None
+                }
+            };
+            if let Some(event) = event {
+                queue.extend(feed(&mut hosting, event, now()));
             }
-        };
-        let answer = match answer {
-            Ok(Some(a)) => a,
-            Ok(None) => {
-                open = Some((offer, round));
-                continue;
+        }
+        if hosting.stopped() {
+            if let Some(made) = offer.take() {
+                made.close().await;
             }
-            Err(e) if session_gone(&e) => {
-                offer.close().await;
-                return;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "answer poll failed; retrying");
-                open = Some((offer, round));
-                tokio::time::sleep(RETRY_PAUSE).await;
-                continue;
-            }
-        };
-        joins.start(offer, answer.answer, answer.name);
-    }
-    // Started: joins still in flight are handed over all the same, so their
-    // joiners hear `session-started` from the session instead of silence.
-    while let Some(joined) = joins.next().await {
-        if !hand_over(joined, &links, &mut progress, &mut handed).await {
             return;
         }
+        let wake = hosting.next_wake(now()).map(|at| origin + at);
+        let event = tokio::select! {
+            Some((round, result)) = async { Some(poll.as_mut()?.await) }, if poll.is_some() => {
+                poll = None;
+                match result {
+                    Ok(Some(a)) => {
+                        answer = Some(a);
+                        HostingEvent::Answered { round }
+                    }
+                    Ok(None) => HostingEvent::PollEmpty { round },
+                    Err(e) => lobby_failed(LobbyCall::PollAnswer, &e),
+                }
+            }
+            Some((count, result)) = async { Some(players.as_mut()?.await) }, if players.is_some() => {
+                players = None;
+                match result {
+                    Ok(()) => HostingEvent::PlayersPublished { players: count },
+                    Err(e) => lobby_failed(LobbyCall::PublishPlayers, &e),
+                }
+            }
+            changed = seats_changed(&mut progress, &seen) => {
+                if changed.is_err() {
+                    return;
+                }
+                seen = *progress.borrow_and_update();
+                seats_event(&seen)
+            }
+            Some(news) = joins.next(), if !joins.is_empty() => match news {
+                JoinNews::IceProgress(id) => HostingEvent::IceProgress { join: id.0 },
+                JoinNews::Ended(id, joined) => {
+                    if let Some(joined) = joined
+                        && !hand_over(joined, &links, &mut progress, &mut handed).await
+                    {
+                        return;
+                    }
+                    HostingEvent::JoinEnded { join: id.0 }
+                }
+            },
+            () = sleep_until(wake), if wake.is_some() => HostingEvent::Clock,
+        };
+        commands = feed(&mut hosting, event, now());
+    }
+}
+
+/// Reports `event` to the machine; an event it refuses (a bug here) is
+/// logged and changes nothing.
+fn feed(hosting: &mut Hosting, event: HostingEvent, now: Duration) -> Vec<HostingCommand> {
+    hosting.on(event, now).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "the hosting machine refused an event");
+        Vec::new()
+    })
+}
+
+fn seats_event(p: &ServedProgress) -> HostingEvent {
+    HostingEvent::Seats {
+        started: p.started,
+        taken: p.seats_taken,
+        spectators: p.spectators,
+    }
+}
+
+fn lobby_failed(call: LobbyCall, e: &SignalingError) -> HostingEvent {
+    match e {
+        // The operator should know the lobby refused it.
+        SignalingError::EndedByModerator(code) => tracing::warn!(
+            %code,
+            "a moderator of the lobby ended this session; not publishing it again"
+        ),
+        _ => tracing::warn!(error = %e, ?call, "a lobby call for the rounds failed"),
+    }
+    HostingEvent::LobbyFailed {
+        call,
+        code: e.api_code(),
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Publishes the offer in hand as the next round with `players`.
+async fn publish_round(
+    client: &LobbyClient,
+    session: &PublishedSession,
+    offer: Option<&OpenOffer>,
+    players: u32,
+) -> HostingEvent {
+    let Some(offer) = offer else {
+        return HostingEvent::NoRound;
+    };
+    let update = PutSessionRequest {
+        offer: Some(offer.offer_sdp().to_owned()),
+        players: Some(players),
+        ..Default::default()
+    };
+    match client.update(session, &update).await {
+        Ok(resp) => match resp.round {
+            Some(round) => HostingEvent::RoundPublished { round },
+            None => {
+                tracing::warn!("the lobby opened no round for the offer");
+                HostingEvent::NoRound
+            }
+        },
+        Err(e) => lobby_failed(LobbyCall::PublishRound, &e),
     }
 }
 
@@ -247,20 +308,6 @@ async fn hand_over(
     )
     .await;
     matches!(seen, Ok(Ok(_)))
-}
-
-/// Whether `e` says the lobby entry is gone for good, so no more rounds
-/// are published: unknown or expired, the token refused, or ended by a
-/// moderator (logged: the operator should know the lobby refused it).
-fn session_gone(e: &SignalingError) -> bool {
-    match e {
-        SignalingError::EndedByModerator(code) => {
-            tracing::warn!(%code, "a moderator of the lobby ended this session; not publishing it again");
-            true
-        }
-        SignalingError::NoSuchSession(_) | SignalingError::Rejected(_) => true,
-        _ => false,
-    }
 }
 
 #[cfg(test)]

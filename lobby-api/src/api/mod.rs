@@ -337,6 +337,20 @@ pub enum ErrorCode {
     Internal,
 }
 
+/// Deserializes an optional error code leniently: a code this build does
+/// not know (a newer lobby's, or a client-side name such as
+/// `unreachable`) reads as `None` instead of failing the whole value. For
+/// `#[serde(default, deserialize_with = "...")]` on an `Option<ErrorCode>`.
+pub fn known_code<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ErrorCode>, D::Error> {
+    let raw = Option::<String>::deserialize(d)?;
+    Ok(raw.and_then(|c| {
+        ErrorCode::deserialize(
+            serde::de::value::StrDeserializer::<serde::de::value::Error>::new(&c),
+        )
+        .ok()
+    }))
+}
+
 impl ErrorCode {
     /// The HTTP status that goes with the code.
     pub fn status(self) -> u16 {

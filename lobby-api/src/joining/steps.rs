@@ -2,7 +2,7 @@
 //! events the driver reports, the steps the machine answers, and why a
 //! join failed. Serde gives each its JSON for the browser.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::api::{ErrorCode, SessionView};
 use crate::code::{CodeError, SessionCode};
@@ -55,7 +55,7 @@ pub enum JoinEvent {
         /// The API error code; `None` for an error that is not the
         /// lobby's answer (unreachable, unreadable) or a code this build
         /// does not know.
-        #[serde(default, deserialize_with = "known_code")]
+        #[serde(default, deserialize_with = "crate::api::known_code")]
         code: Option<ErrorCode>,
         /// The lobby's `Retry-After`, ms.
         #[serde(default)]
@@ -254,16 +254,4 @@ pub(super) fn event_name(event: &JoinEvent) -> &'static str {
         JoinEvent::ConnectFailed => "a failed connection",
         JoinEvent::Connected => "an open connection",
     }
-}
-
-/// An error code this build knows, or `None` (a newer lobby's code, or a
-/// client-side name such as `unreachable`).
-fn known_code<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ErrorCode>, D::Error> {
-    let raw = Option::<String>::deserialize(d)?;
-    Ok(raw.and_then(|c| {
-        ErrorCode::deserialize(
-            serde::de::value::StrDeserializer::<serde::de::value::Error>::new(&c),
-        )
-        .ok()
-    }))
 }

@@ -21,13 +21,15 @@
 //! before the start) and [`report`] (the per-session report for the operator). [`join_slots`]
 //! is the hosts' policy for answers being connected, before a session
 //! ever sees them (its driver applies it), and [`rounds`] when its driver
-//! keeps an offer round open.
+//! keeps an offer round open; [`hosting`] puts both in one machine for the
+//! lobby side of hosting (offers, answers, the `players` count).
 
 mod admission;
 pub mod audit;
 pub use lockstep::budget;
 mod config;
 mod end_table;
+pub mod hosting;
 pub mod join_slots;
 mod late_join;
 mod recording;

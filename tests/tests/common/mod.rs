@@ -46,6 +46,23 @@ impl Children {
     }
 }
 
+/// A test's stage on this machine's loopback: a folder for its files (the
+/// lobby's database among them), the children it starts (the lobby first),
+/// the site they run at and the lobby's address. Bind them in this order:
+/// the children are then killed before the folder goes.
+pub fn stage() -> (tempfile::TempDir, Children, Site, Lobby) {
+    let files = tempfile::tempdir().expect("tempdir");
+    let mut children = Children::default();
+    let here = Site::loopback();
+    let lobby = start_lobby(&mut children, files.path(), &here);
+    (files, children, here, lobby)
+}
+
+/// A fresh folder inside the stage's `files` (replay records, resume files).
+pub fn folder(files: &tempfile::TempDir) -> tempfile::TempDir {
+    tempfile::tempdir_in(files.path()).expect("a folder in the stage's files")
+}
+
 /// Waits until a guest's `--resume-file` holds its rejoin token: it was
 /// admitted.
 pub fn wait_for_token(file: &Path) {
