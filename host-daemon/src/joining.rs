@@ -13,7 +13,6 @@ use thiserror::Error;
 
 use netcode::guest::{GuestConfig, GuestEnd, GuestEvent, GuestSession};
 use protocol::BUILD_VERSION;
-use protocol::code::SessionCode;
 use protocol::joining::{JoinEvent, JoinFailure, JoinStep, Joining, PauseReason, SessionFacts};
 
 use crate::driver::run_guest_until;
@@ -247,7 +246,10 @@ pub async fn connect(config: &JoinConfig) -> Result<WebRtcLink, JoinError> {
     let mut last: Option<JoinError> = None;
     let mut answer: Option<GuestAnswer> = None;
     let mut joined: Option<WebRtcLink> = None;
-    let code = || joining_code(typed);
+    // For messages: the canonical code, or what was typed when it is none.
+    let code = joining
+        .code()
+        .map_or_else(|| typed.to_owned(), |c| c.as_str().to_owned());
     loop {
         let event = match step {
             JoinStep::ReadSession { code } => match client.get_session(code.as_str()).await {
@@ -285,7 +287,7 @@ pub async fn connect(config: &JoinConfig) -> Result<WebRtcLink, JoinError> {
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, round, "connection to the host failed");
-                        last = Some(connect_error(config, &code(), e.to_string()));
+                        last = Some(connect_error(config, &code, e.to_string()));
                         JoinEvent::ConnectFailed
                     }
                 },
@@ -293,14 +295,14 @@ pub async fn connect(config: &JoinConfig) -> Result<WebRtcLink, JoinError> {
             },
             JoinStep::Joined => {
                 return joined.ok_or_else(|| JoinError::Failed {
-                    code: code(),
+                    code: code.clone(),
                     detail: "joined without a connection".into(),
                 });
             }
-            JoinStep::Fail { failure } => return Err(join_failure(failure, last, &code())),
+            JoinStep::Fail { failure } => return Err(join_failure(failure, last, &code)),
         };
         step = joining.on(event, now()).map_err(|e| JoinError::Failed {
-            code: code(),
+            code: code.clone(),
             detail: e.to_string(),
         })?;
     }
@@ -335,11 +337,6 @@ async fn answer_round(
             Err((refusal(&e), lobby_err(code, e)))
         }
     }
-}
-
-/// The canonical code for messages (what was typed when it is none).
-fn joining_code(typed: &str) -> String {
-    SessionCode::parse(typed).map_or_else(|_| typed.to_owned(), |c| c.as_str().to_owned())
 }
 
 fn connect_error(config: &JoinConfig, code: &str, detail: String) -> JoinError {

@@ -201,10 +201,11 @@ pub struct WebGuest {
 }
 
 /// Milliseconds from the page's clock as a session time (negative, NaN and
-/// infinite values clamp to zero).
+/// infinite values clamp to zero; one past `Duration`'s range to its
+/// largest).
 pub(crate) fn millis(ms: f64) -> Duration {
     if ms.is_finite() && ms > 0.0 {
-        Duration::from_secs_f64(ms / 1000.0)
+        Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX)
     } else {
         Duration::ZERO
     }

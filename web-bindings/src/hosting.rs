@@ -185,5 +185,10 @@ mod tests {
         // Time never goes backwards; NaN is the origin, clamped.
         assert_eq!(on(&mut h, r#"{"event":"offerFailed"}"#, f64::NAN), "[]");
         assert_eq!(h.next_wake(0.0), Some(6000.0));
+        // A time past any clock is clamped, not a panic.
+        assert_eq!(
+            on(&mut h, r#"{"event":"clock"}"#, 1e300),
+            r#"[{"command":"makeOffer"}]"#
+        );
     }
 }

@@ -7,6 +7,8 @@ use protocol::BUILD_VERSION;
 use protocol::joining::{JoinEvent, Joining};
 use serde::Deserialize;
 
+use crate::guest::millis;
+
 /// What the page asks for.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -59,14 +61,9 @@ impl WebJoining {
     }
 }
 
-/// A page time in whole milliseconds (negative, NaN: the origin).
+/// A page time in whole milliseconds (the sessions' clamping, `millis`).
 fn whole_ms(ms: f64) -> u64 {
-    if ms.is_finite() && ms > 0.0 {
-        // Saturating: a float past u64's range becomes u64::MAX.
-        ms as u64
-    } else {
-        0
-    }
+    u64::try_from(millis(ms).as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -105,6 +102,8 @@ mod tests {
                 .unwrap_err()
                 .contains("cannot take an open connection")
         );
+        // A time past any clock is clamped, not a panic.
+        assert!(j.on(r#"{"event":"paused"}"#, 1e300).is_err());
         // Still reading: a refusal is taken.
         let step = j
             .on(r#"{"event":"refused","code":"no_such_session"}"#, -5.0)
