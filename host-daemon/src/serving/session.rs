@@ -282,11 +282,12 @@ impl Serving<'_> {
         .await
     }
 
-    /// Files the end-of-session report with the control hub and deletes
-    /// the lobby entry; returns the session's code.
+    /// Deletes the lobby entry, then files the end-of-session report with
+    /// the control hub (so whoever reads the report finds the entry gone);
+    /// returns the session's code.
     async fn finish<R: serde::Serialize>(self, end: Option<String>, report: &R) -> String {
-        file_report(self.ticket, self.session, self.figures_done, end, report).await;
         delete(self.client, self.session).await;
+        file_report(self.ticket, self.session, self.figures_done, end, report).await;
         self.session.code.clone()
     }
 }
