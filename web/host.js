@@ -77,6 +77,7 @@ const { controls, tools } = gameControls(canvas, screen, dialog, {
     if (host && !botDriven) host.setInput(input);
   },
   code: () => code,
+  netgraph: () => ({ role: 'host', fps: screen.frames.fps(performance.now()), rttMs: null, host: host?.netgraph ?? null }),
 });
 
 dialog.addEventListener('close', () => {
@@ -313,6 +314,7 @@ $('cancel-button').addEventListener('click', () => host?.shutdown());
       visibility: document.visibilityState,
       mode: screen.mode,
       audio: tools?.audioState() ?? null,
+      netgraph: { visible: tools.netgraph.visible, shown: tools.netgraph.shown },
     };
   },
 };

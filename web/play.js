@@ -119,6 +119,12 @@ const { controls, tools } = gameControls(canvas, screen, dialog, {
     if (driver && !botDriven) driver.setInput(input);
   },
   code: () => joinedCode,
+  netgraph: () => ({
+    role: 'guest',
+    fps: screen.frames.fps(performance.now()),
+    rttMs,
+    guest: driver ? driver.guest.netgraph(performance.now()) : null,
+  }),
 });
 
 /** Keys that change the watched player: next, previous. */
@@ -633,6 +639,8 @@ async function watchFile(file) {
       mode: screen.mode,
       rttMs,
       audio: tools?.audioState() ?? null,
+      // The netgraph: shown or not, and what it showed last (rows and bar).
+      netgraph: { visible: tools.netgraph.visible, shown: tools.netgraph.shown },
     };
   },
 };

@@ -23,7 +23,7 @@ use crate::rng::Mulberry32;
 use crate::rules::Difficulty;
 use crate::wire::Raycaster;
 use crate::wire::raycaster::{CampaignSeed, LevelSeed};
-use crate::wire::snapshot::{CORRECTION_SMOOTH_MS, SNAP_THRESHOLD_TILES};
+use crate::wire::snapshot::{CORRECTION_SMOOTH_MS, SNAP_THRESHOLD_TILES, VISIBLE_CORRECTION_TILES};
 use crate::world::{RaycasterEngine, SavedWorld};
 
 impl Game for RaycasterEngine {
@@ -31,6 +31,7 @@ impl Game for RaycasterEngine {
     type Bot = DelayAwareBot;
     type Error = EngineError;
     const SNAP_THRESHOLD: f64 = SNAP_THRESHOLD_TILES;
+    const VISIBLE_CORRECTION: f64 = VISIBLE_CORRECTION_TILES;
     const CORRECTION_SMOOTH_MS: u64 = CORRECTION_SMOOTH_MS;
 
     /// One level generated from seed 1.

@@ -41,6 +41,11 @@ pub trait Game: Sized {
     /// The rendering window over which a small correction decays.
     const CORRECTION_SMOOTH_MS: u64 = 0;
 
+    /// A correction at least this far (in [`Game::positions`] units) can
+    /// be seen despite the smoothing: the netgraph's correction bar turns
+    /// red past it (infinite: the game does not say).
+    const VISIBLE_CORRECTION: f64 = f64::INFINITY;
+
     /// The levels a host plays unless it is given others.
     fn default_plan() -> Arc<dyn LevelPlan<Self::Wire>>;
 

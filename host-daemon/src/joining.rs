@@ -12,6 +12,7 @@ use serde::{Serialize, Serializer};
 use thiserror::Error;
 
 use netcode::guest::{GuestConfig, GuestEnd, GuestEvent, GuestSession};
+use netcode::netgraph::GuestTotals;
 use protocol::BUILD_VERSION;
 use protocol::joining::{JoinEvent, JoinFailure, JoinStep, Joining, PauseReason, SessionFacts};
 
@@ -170,6 +171,9 @@ pub struct JoinReport {
     /// the host's `finalWorldHash` when it followed the session to the
     /// end.
     pub final_world_hash: Option<String>,
+    /// What crossed the link each way and what the snapshots corrected
+    /// (the netgraph's figures, for the whole run).
+    pub traffic: GuestTotals,
 }
 
 /// What `join` needs.
@@ -479,5 +483,6 @@ async fn play<E: Game>(config: &JoinConfig, link: WebRtcLink) -> Result<JoinRepo
         final_world_hash: session
             .last_hash()
             .map(|h| game_api::WorldHash(h.2).to_string()),
+        traffic: session.meter().totals(),
     })
 }

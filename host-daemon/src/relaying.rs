@@ -188,11 +188,11 @@ impl<W: GameWire> Served for RelaySession<W> {
         }
     }
 
-    fn count_sent(&mut self, _slot: GuestSlot, bytes: usize) {
+    fn count_sent(&mut self, _slot: GuestSlot, bytes: usize, _now: Duration) {
         self.bytes_sent += bytes as u64;
     }
 
-    fn figures(&self) -> SessionFigures {
+    fn figures(&self, _now: Duration) -> SessionFigures {
         let core = self.relay.relay();
         let started = core.phase() != RelayPhase::Lobby;
         let roster = core.roster();
@@ -207,6 +207,8 @@ impl<W: GameWire> Served for RelaySession<W> {
                 held_inputs: 0,
                 desyncs: 0,
                 bytes_sent: 0,
+                messages_sent: 0,
+                bytes_per_s: 0.0,
             })
             .collect();
         SessionFigures {

@@ -13,6 +13,8 @@
 //! # Layout
 //!
 //! - [`link`]: what a session hears from a peer connection.
+//! - [`netgraph`]: what the netgraph overlay shows: messages and bytes each
+//!   way, snapshots, held inputs, corrections.
 //! - [`host`]: [`host::HostSession`], one module per job (admission, setup,
 //!   ticks, audit, transition, end table, late join, rejoin, spectators,
 //!   the waiting room, recording, the session report, join slots).
@@ -37,6 +39,7 @@
 pub mod guest;
 pub mod host;
 pub mod link;
+pub mod netgraph;
 pub mod predict;
 pub mod replay;
 pub mod sim;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use game_api::PlayerId;
 use protocol::peer::RefusalReason;
 
+use crate::netgraph::Flow;
 use crate::rtt::RttEstimate;
 
 /// Index of a guest connection, in arrival order.
@@ -66,9 +67,10 @@ pub struct HostStats {
     pub over_budget: u64,
     /// Round trip per guest player that takes up `ping` (issue 15).
     pub rtt: BTreeMap<PlayerId, RttEstimate>,
-    /// Application bytes sent to each player's connections (spectators
-    /// included), as the driver counted them ([`crate::host::HostSession::count_sent`]).
-    pub bytes_sent: BTreeMap<PlayerId, u64>,
+    /// Messages and application bytes sent to each player's connections
+    /// (spectators included), as the driver counted them
+    /// ([`crate::host::HostSession::count_sent`]).
+    pub sent: BTreeMap<PlayerId, Flow>,
 }
 
 /// The guest's counters.

@@ -76,6 +76,7 @@ const ASSETS: &[Asset] = &[
     asset!("lib/sound.js"),
     asset!("lib/view-sounds.js"),
     asset!("lib/game-tools.js"),
+    asset!("lib/netgraph.js"),
     // The engine and guest session in WebAssembly (web-bindings; rebuilt
     // and checked byte for byte by scripts/build-wasm).
     asset!("campfire.wasm", "application/wasm"),

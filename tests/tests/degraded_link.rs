@@ -90,8 +90,8 @@ fn a_session_over_a_slow_lossy_link_completes_without_persistent_desyncs() {
         "the guests",
     );
     // The daemon's report: each guest's round trip as the host measured it.
-    let report = next_line(&host.lines, Duration::from_secs(30), "the session report");
-    eprintln!("the daemon's session report: {report}");
+    let report_line = next_line(&host.lines, Duration::from_secs(30), "the session report");
+    eprintln!("the daemon's session report: {report_line}");
     for (i, e) in outs.iter().enumerate() {
         let what = format!("guest {}", i + 1);
         let report = successful_report(e, &what);
@@ -102,6 +102,31 @@ fn a_session_over_a_slow_lossy_link_completes_without_persistent_desyncs() {
         assert!(
             report["snapshotsApplied"].as_u64().unwrap_or(0) > 0,
             "{report}"
+        );
+        // What the guest counted in (its netgraph's totals) is what the
+        // daemon counted out to it, over a lossy link (the host's
+        // channel is reliable; the hello precedes the host's count).
+        let daemon: serde_json::Value =
+            serde_json::from_str(&report_line).expect("the session report is JSON");
+        let mine = daemon["players"]
+            .as_array()
+            .and_then(|ps| ps.iter().find(|p| p["playerId"] == report["playerId"]))
+            .unwrap_or_else(|| panic!("{what} in the daemon's report: {report_line}"));
+        let (down, sent) = (
+            count(&report["traffic"], "bytesDown"),
+            count(mine, "bytesSent"),
+        );
+        assert!(
+            sent > 10_000 && down.abs_diff(sent) * 50 <= sent,
+            "{what}: received {down} bytes, the daemon sent {sent}: {report}"
+        );
+        let (in_msgs, out_msgs) = (
+            count(&report["traffic"], "messagesDown"),
+            count(mine, "messagesSent"),
+        );
+        assert!(
+            in_msgs.abs_diff(out_msgs) * 50 <= out_msgs,
+            "{what}: received {in_msgs} messages, the daemon sent {out_msgs}"
         );
         // Counted by the host: mismatches, if any, were cleared by the
         // next snapshot.

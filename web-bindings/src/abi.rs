@@ -353,6 +353,12 @@ pub extern "C" fn cf_guest_status(handle: u32) -> i32 {
     answer(with_guest(handle, |g| g.status()).and_then(|s| json(&s)))
 }
 
+/// Answers the netgraph at `now_ms` (JSON `GuestNetgraph`).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_guest_netgraph(handle: u32, now_ms: f64) -> i32 {
+    answer(with_guest(handle, |g| g.netgraph(now_ms)).and_then(|n| json(&n)))
+}
+
 /// Answers the world to draw at `now_ms` (JSON `View`, or `null` before
 /// setup).
 #[unsafe(no_mangle)]
@@ -451,6 +457,12 @@ pub extern "C" fn cf_host_output(handle: u32) -> i32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_host_status(handle: u32) -> i32 {
     answer(with_host(handle, |h| h.status()).and_then(|s| json(&s)))
+}
+
+/// Answers the netgraph at `now_ms` (JSON `HostNetgraph`).
+#[unsafe(no_mangle)]
+pub extern "C" fn cf_host_netgraph(handle: u32, now_ms: f64) -> i32 {
+    answer(with_host(handle, |h| h.netgraph(now_ms)).and_then(|n| json(&n)))
 }
 
 /// Answers the operator's session report (JSON `SessionReport`).

@@ -15,6 +15,7 @@ use engine::wire::input::InputSnapshot;
 use engine::{Engine, Game, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd, GuestEvent, GuestPhase, GuestSession};
 use netcode::link::{ConnectionState, PeerEvent};
+use netcode::netgraph::GuestNetgraph;
 use protocol::BUILD_VERSION;
 use protocol::peer::{Channel, ScoreRow};
 use serde::{Deserialize, Serialize};
@@ -284,10 +285,13 @@ impl WebGuest {
                 self.hash_reports += 1;
             }
             match msg.encode(format) {
-                Ok(data) => send.push(Outgoing {
-                    channel: msg.channel().label(),
-                    data,
-                }),
+                Ok(data) => {
+                    self.session.count_sent(data.len(), self.now);
+                    send.push(Outgoing {
+                        channel: msg.channel().label(),
+                        data,
+                    });
+                }
                 Err(e) => events.push(format!("could not encode a message: {e}")),
             }
         }
@@ -391,6 +395,13 @@ impl WebGuest {
     /// predicted view, this player's pending inputs run ahead of the
     /// confirmed engine ([`GuestSession::predicted`]), or the confirmed
     /// engine when nothing is pending.
+    /// The netgraph at `now_ms` (the page adds frames per second and the
+    /// transport's round trip).
+    pub fn netgraph(&self, now_ms: f64) -> GuestNetgraph {
+        self.session.netgraph(self.now.max(millis(now_ms)))
+    }
+
+    /// The world to draw at `now_ms`.
     pub fn view(&self, now_ms: f64) -> Option<View> {
         let now = self.now.max(millis(now_ms));
         let confirmed = self.session.engine()?;

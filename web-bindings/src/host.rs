@@ -21,6 +21,7 @@ use engine::{Difficulty, Game, RaycasterEngine};
 use game_api::PlayerId;
 use netcode::host::{HostConfig, HostOutput, HostPhase, HostSession, SessionReport};
 use netcode::link::{ConnectionState, PeerEvent};
+use netcode::netgraph::HostNetgraph;
 use protocol::BUILD_VERSION;
 use protocol::peer::{Channel, ScoreRow};
 use serde::{Deserialize, Serialize};
@@ -291,11 +292,16 @@ impl WebHost {
                 }
             };
             match msg.encode(format) {
-                Ok(data) => send.push(HostOutgoing {
-                    slots,
-                    channel: msg.channel().label(),
-                    data,
-                }),
+                Ok(data) => {
+                    for &slot in &slots {
+                        self.session.count_sent(slot, data.len(), self.now);
+                    }
+                    send.push(HostOutgoing {
+                        slots,
+                        channel: msg.channel().label(),
+                        data,
+                    });
+                }
                 Err(e) => events.push(format!("could not encode a message: {e}")),
             }
         }
@@ -356,6 +362,11 @@ impl WebHost {
                 scores: s.scores(),
             }),
         }
+    }
+
+    /// The netgraph at `now_ms`: every guest's link.
+    pub fn netgraph(&self, now_ms: f64) -> HostNetgraph {
+        self.session.netgraph(self.now.max(millis(now_ms)))
     }
 
     /// The operator's report: per player kind, hash reports, desyncs and

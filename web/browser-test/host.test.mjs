@@ -79,6 +79,18 @@ test('a browser host (bot-driven) and a Rust bot guest finish a level; a second 
   assert.ok(measured.guestRttMs[0] >= 0 && measured.guestRttMs[0] < 1_000, JSON.stringify(measured.guestRttMs));
   assert.match(await page.locator('#hud-rtt').textContent() ?? '', /^\d+ ms$/);
   await page.screenshot({ path: join(OUTPUT, 'host-first-person.png') });
+  // The host's netgraph (F3): a line per guest, with its round trip and
+  // what the host sends it.
+  await page.locator('#view').focus();
+  await page.keyboard.press('F3');
+  const link = await until(async () => {
+    const n = (await hostState(page)).netgraph;
+    const l = n.visible ? n.shown?.host?.links.find((/** @type {any} */ x) => x.name === 'rusty') : null;
+    return l && typeof l.rttMs === 'number' && l.down.bytesPerS > 0 ? l : null;
+  }, 10_000, 'the host netgraph line of the guest');
+  assert.ok(link.inputDelay >= 1 && link.down.messagesPerS > 20, JSON.stringify(link));
+  await page.screenshot({ path: join(OUTPUT, 'netgraph-host.png') });
+  await page.keyboard.press('F3');
   // Ten seconds into the level, with seats free, the session is still
   // listed, and a second bot joins the running level.
   await until(async () => ((await hostState(page)).tick > 300 ? true : null), 60_000, 'ten seconds of the level');
@@ -113,6 +125,10 @@ test('a browser host (bot-driven) and a Rust bot guest finish a level; a second 
   for (const b of [bot, late]) {
     const report = await botReport(b);
     assert.equal(report.endReason, 'completed');
+    // What the guest counted in is what the browser host counted out.
+    const sent = ended.report.players.find((/** @type {any} */ p) => p.playerId === report.playerId)?.bytesSent ?? 0;
+    assert.ok(sent > 10_000 && Math.abs(report.traffic.bytesDown - sent) <= sent * 0.02,
+      `the guest received ${report.traffic.bytesDown} bytes, the host sent ${sent}`);
     assert.ok(report.levelsCompleted >= 1, JSON.stringify(report));
     assert.equal(report.desyncs, 0, JSON.stringify(report));
     assert.deepEqual(await b.exited, { code: 0, signal: null });

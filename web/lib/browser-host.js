@@ -57,6 +57,8 @@ export class BrowserHost {
     this.worker = null;
     /** @type {import('./host-links.js').GuestLink[]} by slot */
     this.links = [];
+    /** @type {any} every guest's link as the worker last said (netcode's HostNetgraph), null before */
+    this.netgraph = null;
     /** @type {any} the session's latest status */
     this.status = { phase: 'lobby', seatsTaken: 0, connections: 0, guestsPresent: 0 };
     /** @type {any} the operator's report, once the session ended */
@@ -193,6 +195,9 @@ export class BrowserHost {
         break;
       case 'view':
         this.hooks.onView?.(msg.view);
+        break;
+      case 'netgraph':
+        this.netgraph = msg.netgraph;
         break;
       case 'report':
         this.report = msg.report;

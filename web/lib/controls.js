@@ -4,7 +4,7 @@
 // and the page's own keys (automap, fullscreen, mute; Escape for the
 // leave prompt). The session sanitizes every input before it counts.
 
-import { HELD_ACTIONS, actionsByKey, defaultSettings } from './settings.js';
+import { HELD_ACTIONS, NETGRAPH_KEYS, actionsByKey, defaultSettings } from './settings.js';
 import { BUTTON, PadEdges, TURN_PX_PER_MS, firstPad, readPad } from './gamepad.js';
 import { WEAPON_SLOT_COUNT as WEAPON_SLOTS } from './facts.js';
 
@@ -23,6 +23,7 @@ function typingInForm(ev) {
  * @property {() => void} onToggleMap the automap key was pressed while active
  * @property {() => void} [onFullscreen] the fullscreen key was pressed
  * @property {() => void} [onMute] the mute key was pressed
+ * @property {() => void} [onToggleNetgraph] F3 or the backquote key was pressed
  * @property {() => {slot: number, owned: number[]}|null} [weapons] this player's weapon slots, for LB/RB
  */
 
@@ -100,6 +101,12 @@ export class Controls {
     if ((action === 'fullscreen' || action === 'mute') && !typingInForm(ev) && !this.hooks.paused()) {
       ev.preventDefault();
       if (!ev.repeat) (action === 'fullscreen' ? this.hooks.onFullscreen : this.hooks.onMute)?.();
+      return;
+    }
+    // The netgraph toggles whenever no prompt or form has the keys.
+    if (NETGRAPH_KEYS.has(ev.code) && !typingInForm(ev) && !this.hooks.paused()) {
+      ev.preventDefault();
+      if (!ev.repeat) this.hooks.onToggleNetgraph?.();
       return;
     }
     // An open prompt (leave, settings) handles its own keys: Escape closes it.

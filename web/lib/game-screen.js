@@ -3,6 +3,7 @@
 // the HUD, the roster and the end-of-run table. Both pages share the same
 // element ids (see play.html and host.html).
 
+import { FrameCounter } from './netgraph.js';
 import { barHeight, currentAmmo, hudUnit, renderFrame, tickAlpha } from './render/index.js';
 import { Departures } from './departures.js';
 import { soundsBetween } from './view-sounds.js';
@@ -35,12 +36,15 @@ export class GameScreen {
     this.resolutionScale = 1;
     /** Who left, shown as left in the Players list. */
     this.departures = new Departures();
+    /** Frames drawn, for the netgraph's frames per second. */
+    this.frames = new FrameCounter();
   }
 
   /** Starts drawing on animation frames. */
   start() {
-    const frame = () => {
+    const frame = (/** @type {number} */ now) => {
       requestAnimationFrame(frame);
+      this.frames.frame(now);
       this.draw();
     };
     requestAnimationFrame(frame);

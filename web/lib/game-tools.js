@@ -1,9 +1,11 @@
 // What /play and /host share around the game view: the settings panel
 // (applied to the controls and the sound as it changes), the sound (started
 // on the first key press, click or tap), fullscreen with pointer lock, mute,
-// the invite button of the HUD, and touch controls on touch devices.
+// the invite button of the HUD, touch controls on touch devices, and the
+// netgraph overlay.
 
 import { Controls } from './controls.js';
+import { NetgraphOverlay } from './netgraph.js';
 import { SettingsPanel } from './settings-panel.js';
 import { wireInviteButton } from './invite.js';
 import { saveSettings } from './settings.js';
@@ -16,14 +18,18 @@ const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 export class GameTools {
   /**
    * @param {import('./controls.js').Controls} controls the page's controls (settings apply to them)
-   * @param {{code: () => string, onToggleMap: () => void, onSettings?: (s: import('./settings.js').Settings) => void}} hooks
+   * @param {{code: () => string, onToggleMap: () => void, onSettings?: (s: import('./settings.js').Settings) => void,
+   *   netgraph: () => import('./netgraph.js').NetgraphReading|null}} hooks
    *   the session's code once there is one; the automap toggle (the touch
-   *   Map button); every change of the settings (the screen's view quality)
+   *   Map button); every change of the settings (the screen's view quality);
+   *   the netgraph's figures now
    */
   constructor(controls, hooks) {
     const code = hooks.code;
     this.sound = new Sound();
+    this.netgraph = new NetgraphOverlay($('view-wrap'), hooks.netgraph);
     this.panel = new SettingsPanel((settings) => {
+      this.netgraph.show(settings.netgraph);
       this.sound.setVolume(settings.volume, settings.muted);
       controls.useSettings(settings);
       hooks.onSettings?.(settings);
@@ -93,8 +99,18 @@ export class GameTools {
 
   /** Sound off, or back on (saved like any setting). */
   toggleMute() {
+    this.flip('muted');
+  }
+
+  /** The netgraph shown, or hidden (saved like any setting). */
+  toggleNetgraph() {
+    this.flip('netgraph');
+  }
+
+  /** @param {'muted'|'netgraph'} key a setting that is on or off */
+  flip(key) {
     const s = this.panel.settings;
-    s.muted = !s.muted;
+    s[key] = !s[key];
     saveSettings(s);
     this.panel.fill();
     this.panel.onChange(s);
@@ -117,8 +133,10 @@ export class GameTools {
  * @param {HTMLCanvasElement} canvas the view
  * @param {import('./game-screen.js').GameScreen} screen
  * @param {HTMLDialogElement} dialog the page's leave prompt
- * @param {{active: () => boolean, onInput: (input: any) => void, code: () => string}} hooks
- *   whether the game runs; where this player's input goes; the session's code
+ * @param {{active: () => boolean, onInput: (input: any) => void, code: () => string,
+ *   netgraph: () => import('./netgraph.js').NetgraphReading|null}} hooks
+ *   whether the game runs; where this player's input goes; the session's
+ *   code; the netgraph's figures now
  * @returns {{controls: Controls, tools: GameTools}}
  */
 export function gameControls(canvas, screen, dialog, hooks) {
@@ -134,6 +152,7 @@ export function gameControls(canvas, screen, dialog, hooks) {
     onToggleMap: () => screen.toggleMap(),
     onFullscreen: () => tools?.toggleFullscreen(),
     onMute: () => tools?.toggleMute(),
+    onToggleNetgraph: () => tools?.toggleNetgraph(),
     weapons: () => {
       const me = screen.mine();
       return me ? { slot: me.weapon, owned: me.ownedWeapons ?? [] } : null;
@@ -144,6 +163,7 @@ export function gameControls(canvas, screen, dialog, hooks) {
     code: hooks.code,
     onToggleMap: () => screen.toggleMap(),
     onSettings: (settings) => { screen.resolutionScale = settings.viewScale; },
+    netgraph: hooks.netgraph,
   });
   wireInviteButton(/** @type {HTMLButtonElement} */ ($('waiting-invite-button')), hooks.code);
   return { controls, tools };

@@ -20,6 +20,7 @@
 //   {type: 'status', status, cost}     the session's status when it changed, with the loop's cost
 //   {type: 'view', view}               the host player's view of each new tick
 //   {type: 'report', report}           the operator's report, once the session ended
+//   {type: 'netgraph', netgraph}       every guest's link (netcode's HostNetgraph), twice a second
 //   {type: 'diagnostic', text}         for the console
 //   {type: 'heartbeat'}                every few seconds (the page refreshes the lobby TTL on it)
 
@@ -27,6 +28,8 @@ import { loadCampfire } from './wasm.js';
 
 /** How often the page hears from the worker when nothing else happens. */
 const HEARTBEAT_MS = 5_000;
+/** How often the page gets the netgraph's figures. */
+const NETGRAPH_EVERY_MS = 500;
 /**
  * Diagnostics passed on per window: a guest sending garbage makes one per
  * message, and the console must not become its megaphone.
@@ -45,6 +48,8 @@ let lastStatus = '';
 let lastTick = -1;
 let lastEpoch = -1;
 let reported = false;
+/** When the page last got the netgraph. */
+let lastNetgraph = -Infinity;
 /** The current diagnostics window: when it opened, lines passed and held back. */
 const diagnostics = { since: -Infinity, passed: 0, suppressed: 0 };
 
@@ -109,6 +114,10 @@ function pump(t0) {
     lastTick = status.tick;
     lastEpoch = status.levelEpoch;
     post({ type: 'view', view });
+  }
+  if (now() - lastNetgraph >= NETGRAPH_EVERY_MS) {
+    lastNetgraph = now();
+    post({ type: 'netgraph', netgraph: host.netgraph(lastNetgraph) });
   }
   if (status.end && !reported) {
     reported = true;

@@ -54,6 +54,7 @@ export class SettingsPanel {
     const volume = el('input', { id: 'setting-volume', type: 'range', min: '0', max: '100', step: '1' });
     const volumeOut = el('output', { id: 'setting-volume-value', for: 'setting-volume' });
     const muted = el('input', { id: 'setting-muted', type: 'checkbox' });
+    const netgraph = el('input', { id: 'setting-netgraph', type: 'checkbox' });
     const quality = el('select', { id: 'setting-view-scale' },
       VIEW_SCALES.map(([v, label]) => el('option', { value: String(v) }, [`${label} (${Math.round(v * 100)}%)`])));
     const keys = el('tbody', { id: 'setting-keys' });
@@ -65,6 +66,7 @@ export class SettingsPanel {
       el('p', {}, [el('label', {}, [invert, ' Invert turning (mouse and right stick)'])]),
       el('p', { class: 'field' }, [el('label', { for: 'setting-volume' }, ['Volume']), volume, volumeOut]),
       el('p', {}, [el('label', {}, [muted, ' Mute'])]),
+      el('p', {}, [el('label', {}, [netgraph, ' Show the netgraph: network figures over the view (F3 or `)'])]),
       el('p', { class: 'field' }, [el('label', { for: 'setting-view-scale' }, ['View quality (lower is faster on a slow device)']), quality]),
       el('table', { class: 'keys' }, [
         el('caption', { class: 'muted' }, ['Keys: pick an action, then press its new key (Esc keeps the old one). 1–6 pick weapons.']),
@@ -92,6 +94,10 @@ export class SettingsPanel {
     });
     muted.addEventListener('change', () => {
       this.settings.muted = /** @type {HTMLInputElement} */ (muted).checked;
+      save();
+    });
+    netgraph.addEventListener('change', () => {
+      this.settings.netgraph = /** @type {HTMLInputElement} */ (netgraph).checked;
       save();
     });
     quality.addEventListener('change', () => {
@@ -137,6 +143,7 @@ export class SettingsPanel {
     input('setting-volume').value = String(Math.round(s.volume * 100));
     input('setting-volume-value').textContent = `${Math.round(s.volume * 100)}%`;
     input('setting-muted').checked = s.muted;
+    input('setting-netgraph').checked = s.netgraph;
     input('setting-view-scale').value = String(s.viewScale);
     input('setting-keys').replaceChildren(...ACTIONS.map(([action, label]) => el('tr', {}, [
       el('th', { scope: 'row' }, [label]),

@@ -48,9 +48,12 @@ export function defaultBindings() {
   };
 }
 
-/** Keys no binding may take: Escape opens the leave prompt, digits pick weapons. */
+/** The keys that toggle the netgraph (seed 001's F3 and backquote). */
+export const NETGRAPH_KEYS = new Set(['F3', 'Backquote']);
+
+/** Keys no binding may take: Escape opens the leave prompt, digits pick weapons, F3 and ` the netgraph. */
 export function reservedKey(/** @type {string} */ code) {
-  return code === 'Escape' || /^Digit[0-9]$/.test(code);
+  return code === 'Escape' || /^Digit[0-9]$/.test(code) || NETGRAPH_KEYS.has(code);
 }
 
 /**
@@ -60,6 +63,7 @@ export function reservedKey(/** @type {string} */ code) {
  * @property {number} volume 0..1
  * @property {number} viewScale the view's internal resolution, as a share of the screen's (lower is faster)
  * @property {boolean} muted
+ * @property {boolean} netgraph the netgraph overlay is shown (F3 or the backquote key)
  * @property {Bindings} bindings
  */
 
@@ -70,7 +74,9 @@ export const VIEW_SCALES = /** @type {const} */ ([[1, 'Full'], [0.75, 'Balanced'
 
 /** @returns {Settings} */
 export function defaultSettings() {
-  return { sensitivity: 1, invert: false, volume: 0.8, muted: false, viewScale: 1, bindings: defaultBindings() };
+  return {
+    sensitivity: 1, invert: false, volume: 0.8, muted: false, viewScale: 1, netgraph: false, bindings: defaultBindings(),
+  };
 }
 
 /**
@@ -89,6 +95,7 @@ export function normalizeSettings(raw) {
   if (VIEW_SCALES.some(([v]) => v === r.viewScale)) s.viewScale = /** @type {number} */ (r.viewScale);
   if (typeof r.invert === 'boolean') s.invert = r.invert;
   if (typeof r.muted === 'boolean') s.muted = r.muted;
+  if (typeof r.netgraph === 'boolean') s.netgraph = r.netgraph;
   if (r.bindings && typeof r.bindings === 'object') {
     const taken = new Set();
     const stored = /** @type {Record<string, unknown>} */ (r.bindings);

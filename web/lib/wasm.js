@@ -200,6 +200,15 @@ export class WasmGuest {
     return JSON.parse(this.abi.answer(this.abi.x.cf_guest_view(this.handle, nowMs)));
   }
 
+  /**
+   * What the netgraph shows that the session knows (netcode::netgraph::GuestNetgraph).
+   * @param {number} nowMs
+   * @returns {any}
+   */
+  netgraph(nowMs) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_guest_netgraph(this.handle, nowMs)));
+  }
+
   /** Releases the session. */
   drop() {
     this.abi.x.cf_guest_drop(this.handle);
@@ -291,6 +300,15 @@ export class WasmHost {
   /** @returns {any} phase, me, levelEpoch, levelCount, tick, roster, names, guestsPresent, seatsTaken, connections, ticks, end */
   status() {
     return JSON.parse(this.abi.answer(this.abi.x.cf_host_status(this.handle)));
+  }
+
+  /**
+   * Every guest's link, as the netgraph shows it (netcode::netgraph::HostNetgraph).
+   * @param {number} nowMs
+   * @returns {any}
+   */
+  netgraph(nowMs) {
+    return JSON.parse(this.abi.answer(this.abi.x.cf_host_netgraph(this.handle, nowMs)));
   }
 
   /** @returns {any} the operator's report (levelsCompleted, ticks, endReason, players with hashReports and desyncs) */

@@ -23,6 +23,10 @@ pub const SNAP_THRESHOLD_TILES: f64 = 0.5;
 /// Rendering window over which a small correction decays to zero.
 pub const CORRECTION_SMOOTH_MS: u64 = 150;
 
+/// Position corrections at or above this many tiles show on screen
+/// despite the smoothing (seed 001's 10 cm, with a tile about a metre).
+pub const VISIBLE_CORRECTION_TILES: f64 = 0.1;
+
 /// The four ammo pools.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -72,6 +72,13 @@ pub struct PlayerView {
     pub desyncs: u32,
     /// Application bytes the daemon sent it.
     pub bytes_sent: u64,
+    /// Messages the daemon sent it.
+    #[serde(default)]
+    pub messages_sent: u64,
+    /// Application bytes per second the daemon sent it lately (the
+    /// netgraph's window).
+    #[serde(default)]
+    pub bytes_per_s: f64,
 }
 
 /// A session the daemon runs or ran.

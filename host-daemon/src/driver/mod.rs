@@ -126,7 +126,7 @@ pub async fn run_served<T: Served, S: PeerSender, R: PeerReceiver>(
             };
             for slot in slots {
                 if let Some((_, text)) = &send {
-                    session.count_sent(slot, text.len());
+                    session.count_sent(slot, text.len(), origin.elapsed());
                 }
                 writers.queue(slot, send.as_ref(), &mut log.warnings);
             }
@@ -135,7 +135,7 @@ pub async fn run_served<T: Served, S: PeerSender, R: PeerReceiver>(
             && (Instant::now() >= next_figures || session.is_over())
         {
             next_figures = Instant::now() + FIGURES_EVERY;
-            f.send_replace(session.figures());
+            f.send_replace(session.figures(origin.elapsed()));
         }
         if let Some(p) = &progress {
             p.send_if_modified(|t| {
@@ -221,7 +221,10 @@ pub async fn run_guest_until<E: Game, S: PeerSender, R: PeerReceiver>(
         let format = session.wire_format();
         for msg in session.drain_outbox() {
             let cmd = match msg.encode(format) {
-                Ok(text) => WriterCommand::Send(msg.channel(), text),
+                Ok(text) => {
+                    session.count_sent(text.len(), origin.elapsed());
+                    WriterCommand::Send(msg.channel(), text)
+                }
                 Err(e) => {
                     tracing::error!(error = %e, "could not encode a guest message");
                     continue;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use game_api::{Game, GameWire};
 use netcode::host::{HostEvent, HostOutput, HostSession, PlayerKind as ReportKind};
+use netcode::netgraph::Flow;
 use netcode::stats::GuestSlot;
 
 use super::events::{EventLog, log_host_event};
@@ -53,10 +54,11 @@ pub trait Served: Send + 'static {
     fn progress(&self) -> ServedProgress;
     /// Takes what to send, logging and counting what happened.
     fn drain(&mut self, log: &mut EventLog) -> Vec<HostOutput<Self::Wire>>;
-    /// Counts `bytes` sent on connection `slot`.
-    fn count_sent(&mut self, slot: GuestSlot, bytes: usize);
-    /// Its figures now, for the control API.
-    fn figures(&self) -> SessionFigures;
+    /// Counts a message of `bytes` bytes sent at `now` on connection
+    /// `slot`.
+    fn count_sent(&mut self, slot: GuestSlot, bytes: usize, now: Duration);
+    /// Its figures at `now`, for the control API.
+    fn figures(&self, now: Duration) -> SessionFigures;
 }
 
 impl<G> Served for HostSession<G>
@@ -100,11 +102,11 @@ where
         }
     }
 
-    fn count_sent(&mut self, slot: GuestSlot, bytes: usize) {
-        HostSession::count_sent(self, slot, bytes);
+    fn count_sent(&mut self, slot: GuestSlot, bytes: usize, now: Duration) {
+        HostSession::count_sent(self, slot, bytes, now);
     }
 
-    fn figures(&self) -> SessionFigures {
+    fn figures(&self, now: Duration) -> SessionFigures {
         // Not `report()`: live figures need no world hash.
         let stats = self.stats();
         let roster = self.roster();
@@ -123,7 +125,12 @@ where
                 rtt_ms: p.rtt_ms,
                 held_inputs: p.held_inputs,
                 desyncs: p.desyncs,
+                bytes_per_s: stats
+                    .sent
+                    .get(&p.player_id)
+                    .map_or(0.0, |f| f.reading(now).bytes_per_s),
                 bytes_sent: p.bytes_sent,
+                messages_sent: p.messages_sent,
             })
             .collect();
         SessionFigures {
@@ -135,7 +142,7 @@ where
             },
             ticks: stats.ticks,
             spectators: self.spectators_present(),
-            bytes_sent: stats.bytes_sent.values().sum(),
+            bytes_sent: stats.sent.values().map(Flow::bytes).sum(),
             players,
         }
     }

@@ -152,6 +152,13 @@ impl<E: Game> GuestSession<E> {
             self.fell_behind_since = Some(self.clock_hint);
         }
         self.stats.bundles_applied += 1;
+        if self
+            .me
+            .as_ref()
+            .is_some_and(|me| b.held_input_fallback.contains(me))
+        {
+            self.meter.held.record(self.clock_hint, 0);
+        }
         if let (true, Some(hash)) = (self.config.record_ticks, hash) {
             self.applied.push(AppliedTick {
                 epoch: self.level_epoch,

@@ -58,6 +58,16 @@ impl HostClock {
         Some(u64::try_from(tick.max(0)).unwrap_or(u64::MAX))
     }
 
+    /// How much later than the fastest recent bundle the recent bundles
+    /// arrived on average, ms (`None` before the first bundle): the
+    /// link's jitter as this guest sees it.
+    pub(super) fn arrival_jitter_ms(&self) -> Option<f64> {
+        let earliest = self.earliest?;
+        let late: i128 = self.offsets.iter().map(|o| o - earliest).sum();
+        let per_bundle = late as f64 / self.offsets.len().max(1) as f64;
+        Some(per_bundle / f64::from(TICK_RATE_HZ) / 1e6)
+    }
+
     /// When [`HostClock::host_tick`] reaches `tick` (`None` before the
     /// first bundle).
     pub(super) fn time_of(&self, tick: u64) -> Option<Duration> {

@@ -23,8 +23,15 @@ impl<E: Game> GuestSession<E> {
                 }
             }
             PeerEvent::Message(_, text) => match HostMessage::decode(&text) {
-                Ok(msg) => self.on_message(msg, now),
+                Ok(msg) => {
+                    self.meter.down.record(now, text.len());
+                    if matches!(msg, HostMessage::ReconciliationSnapshot(_)) {
+                        self.meter.snapshots.record(now, text.len());
+                    }
+                    self.on_message(msg, now);
+                }
                 Err(e) => {
+                    self.meter.down.record(now, text.len());
                     self.stats.bad_messages += 1;
                     self.events.push(GuestEvent::BadMessage(e.to_string()));
                 }

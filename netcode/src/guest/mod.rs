@@ -11,7 +11,8 @@
 //! and corrections), [`transition`] (level changes), `authority` (a relay
 //! session's authority duties), `dispatch` (host events and messages to
 //! their handlers), `prediction` (the predicted view), `resync` (a relay's
-//! in-place rebuild of a desynced guest).
+//! in-place rebuild of a desynced guest), `netgraph` (what the overlay
+//! shows).
 //!
 //! With the `redundant-inputs` feature the guest also wakes on its own: it
 //! samples its input on its estimate of the host's clock and sends each
@@ -23,6 +24,7 @@ mod clock;
 mod config;
 mod dispatch;
 mod handshake;
+mod netgraph;
 mod prediction;
 mod resync;
 mod snapshots;
@@ -44,6 +46,7 @@ use protocol::wire::WireFormat;
 
 pub use config::{AppliedTick, GuestConfig, GuestEnd, GuestEvent, GuestFault, RenderOffset};
 
+use crate::netgraph::GuestMeter;
 use crate::predict::PendingInputs;
 use crate::stats::GuestStats;
 use clock::HostClock;
@@ -107,6 +110,9 @@ pub struct GuestSession<E: Game> {
     outbox: Vec<GuestMessage<E::Wire>>,
     events: Vec<GuestEvent>,
     stats: GuestStats,
+    /// What the netgraph shows: messages each way, snapshots, held
+    /// inputs, corrections.
+    meter: GuestMeter,
     applied: Vec<AppliedTick>,
     snapshot_hashes: Vec<(u32, u64, u64)>,
     ending: Option<(EndReason, u32, u64)>,
@@ -183,6 +189,7 @@ impl<E: Game> GuestSession<E> {
             outbox: Vec::new(),
             events: Vec::new(),
             stats: GuestStats::default(),
+            meter: GuestMeter::default(),
             applied: Vec::new(),
             snapshot_hashes: Vec::new(),
             ending: None,

@@ -119,6 +119,9 @@ impl<E: Game> GuestSession<E> {
             };
             let (dx, dy) = (ox - nx, oy - ny);
             let dist = (dx * dx + dy * dy).sqrt();
+            if self.me.as_ref() == Some(&id) {
+                self.meter.corrections.record(dist);
+            }
             if dist == 0.0 {
                 continue;
             }

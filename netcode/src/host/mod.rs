@@ -18,7 +18,7 @@
 //! changes), [`end_table`] (scores and the end of the session),
 //! [`budget`] (what each guest may send), [`recording`] (replay
 //! records), [`spectators`] (who watches), [`waiting_room`] (who is in
-//! before the start) and [`report`] (the per-session report for the operator). [`join_slots`]
+//! before the start), `netgraph` (each link's figures, live) and [`report`] (the per-session report for the operator). [`join_slots`]
 //! is the hosts' policy for answers being connected, before a session
 //! ever sees them (its driver applies it), and [`rounds`] when its driver
 //! keeps an offer round open; [`hosting`] puts both in one machine for the
@@ -32,6 +32,7 @@ mod end_table;
 pub mod hosting;
 pub mod join_slots;
 mod late_join;
+mod netgraph;
 mod recording;
 mod rejoin;
 mod report;

@@ -3,12 +3,15 @@
 //! desyncs and held inputs the audit counted. The daemon prints it as a
 //! JSON line; a browser host shows it.
 
+use std::time::Duration;
+
 use game_api::PlayerId;
 use game_api::{Bot, Game};
 use protocol::peer::EndReason;
 use serde::Serialize;
 
 use super::HostSession;
+use crate::netgraph::Flow;
 use crate::stats::GuestSlot;
 
 /// Who a player is, seen from the host.
@@ -60,6 +63,8 @@ pub struct PlayerReport {
     /// Application bytes the host sent this player's connections (when
     /// its driver counts them; 0 otherwise).
     pub bytes_sent: u64,
+    /// Messages the host sent this player's connections (as `bytes_sent`).
+    pub messages_sent: u64,
     /// For a player who left and was not back by the end (or by now): the
     /// level epoch and tick it was removed from the roster at.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -129,11 +134,16 @@ impl<E: Game> HostSession<E> {
             .and_then(|s| s.player.as_ref())
     }
 
-    /// Counts `bytes` the driver sent on connection `slot` to its player
-    /// (nothing for a connection not admitted).
-    pub fn count_sent(&mut self, slot: GuestSlot, bytes: usize) {
+    /// Counts a message of `bytes` bytes the driver sent at `now` on
+    /// connection `slot` to its player (nothing for a connection not
+    /// admitted).
+    pub fn count_sent(&mut self, slot: GuestSlot, bytes: usize, now: Duration) {
         if let Some(player) = self.player_of(slot).cloned() {
-            *self.stats.bytes_sent.entry(player).or_default() += bytes as u64;
+            self.stats
+                .sent
+                .entry(player)
+                .or_default()
+                .record(now, bytes);
         }
     }
 
@@ -177,7 +187,8 @@ impl<E: Game> HostSession<E> {
                     joined_at_tick: joined.map(|j| j.1),
                     joined_at_epoch: joined.map(|j| j.0),
                     rejoins: count(&stats.rejoins, &id),
-                    bytes_sent: stats.bytes_sent.get(&id).copied().unwrap_or(0),
+                    bytes_sent: stats.sent.get(&id).map_or(0, Flow::bytes),
+                    messages_sent: stats.sent.get(&id).map_or(0, Flow::messages),
                     left_at: (!roster.contains(&id))
                         .then(|| stats.roster_removed.iter().rev().find(|(_, _, p)| *p == id))
                         .flatten()

@@ -168,7 +168,10 @@ impl<E: Game> Run<E> {
                     continue;
                 };
                 match (&msg, &text) {
-                    (Some(m), Some(t)) => self.net.send(link, End::Host, m.channel(), t, self.now),
+                    (Some(m), Some(t)) => {
+                        self.host.count_sent(slot, t.len(), self.now);
+                        self.net.send(link, End::Host, m.channel(), t, self.now);
+                    }
                     _ => self.net.close(link, End::Host, self.now),
                 }
             }
@@ -186,6 +189,7 @@ impl<E: Game> Run<E> {
                 let format = g.session.wire_format();
                 for msg in g.session.drain_outbox() {
                     if let Ok(text) = msg.encode(format) {
+                        g.session.count_sent(text.len(), self.now);
                         self.net
                             .send(g.link, End::Guest, msg.channel(), &text, self.now);
                     }
