@@ -11,12 +11,14 @@
 //!
 //! - [`peer`]: peer protocol messages on the `input` and `reconciliation` channels.
 //! - [`chunk`]: chunking and validated reassembly of large peer messages.
+//! - [`delta`]: snapshots in a binary form, deflated against an earlier one.
 //! - [`tick`]: the netcode tick constants shared by every peer.
 //! - [`wire`]: peer messages as text, JSON or the compact form.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod chunk;
+pub mod delta;
 pub mod peer;
 pub mod tick;
 pub mod wire;

@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunk::MAX_PAYLOAD_BYTES;
 use crate::peer::{
-    GuestMessage, HostMessage, PeerMessageError, ReconciliationSnapshotMessage, TickInput,
-    TickInputBundle, TickInputs,
+    GuestMessage, HostMessage, PeerMessageError, ReconciliationSnapshotMessage, SnapshotDelta,
+    TickInput, TickInputBundle, TickInputs,
 };
 use crate::tick::FIXED_DT;
 use game_api::PlayerId;
@@ -53,9 +53,20 @@ pub enum WireFormat {
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 enum Record<C> {
     Bundle(Bundle<C>),
-    Snapshot { level_epoch: u32, deflated: Vec<u8> },
+    Snapshot {
+        level_epoch: u32,
+        deflated: Vec<u8>,
+    },
     Input(u64, String, C),
     Inputs(String, u32, u64, Vec<C>),
+    /// Last: postcard numbers variants by their place. Its own fields
+    /// (postcard writes every field; the JSON form skips an absent base).
+    Delta {
+        level_epoch: u32,
+        tick: u64,
+        base_tick: Option<u64>,
+        delta: Vec<u8>,
+    },
 }
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -192,6 +203,14 @@ impl<W: GameWire> HostMessage<W> {
                     }
                 }
                 HostMessage::ReconciliationSnapshot(s) => return write(&snapshot_record(s)?),
+                HostMessage::SnapshotDelta(d) => {
+                    return write(&Record::<W::CompactInput>::Delta {
+                        level_epoch: d.level_epoch,
+                        tick: d.tick,
+                        base_tick: d.base_tick,
+                        delta: d.delta.clone(),
+                    });
+                }
                 _ => {}
             }
         }
@@ -212,6 +231,17 @@ impl<W: GameWire> HostMessage<W> {
                 level_epoch,
                 &deflated,
             )?)),
+            Record::Delta {
+                level_epoch,
+                tick,
+                base_tick,
+                delta,
+            } => Ok(HostMessage::SnapshotDelta(SnapshotDelta {
+                level_epoch,
+                tick,
+                base_tick,
+                delta,
+            })),
             Record::Input(..) | Record::Inputs(..) => {
                 Err(compact_error("a guest's message sent by the host"))
             }
@@ -260,7 +290,7 @@ impl<W: GameWire> GuestMessage<W> {
                         .collect::<Result<_, _>>()?,
                 }))
             }
-            Record::Bundle(_) | Record::Snapshot { .. } => {
+            Record::Bundle(_) | Record::Snapshot { .. } | Record::Delta { .. } => {
                 Err(compact_error("a host's message sent by a guest"))
             }
         }

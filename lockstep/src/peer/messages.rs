@@ -108,6 +108,10 @@ impl<W: GameWire> PeerRelay<W> {
                 }
                 None => self.bad(slot, format!("hash {hash:?} is not hex")),
             },
+            // A relay sends no snapshots: nothing to acknowledge.
+            GuestMessage::SnapshotAck { .. } | GuestMessage::SnapshotAsk { .. } => {
+                self.bad(slot, "a snapshot acknowledgement sent to a relay".into());
+            }
             GuestMessage::RelayLevelEnd {
                 level_epoch,
                 tick,

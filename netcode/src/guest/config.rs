@@ -5,8 +5,9 @@ use std::time::Duration;
 use game_api::PlayerId;
 use protocol::BUILD_VERSION;
 use protocol::peer::{
-    EndReason, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_REDUNDANT_INPUTS,
-    FEATURE_RELAY, FEATURE_RESYNC, FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
+    EndReason, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_INPUT_DELAY, FEATURE_PING,
+    FEATURE_REDUNDANT_INPUTS, FEATURE_RELAY, FEATURE_RESYNC, FEATURE_SPECTATORS,
+    FEATURE_WAITING_ROOM, RefusalReason,
 };
 
 /// How a guest's session ended.
@@ -74,6 +75,7 @@ impl Default for GuestConfig {
                 FEATURE_WAITING_ROOM.to_owned(),
                 FEATURE_RELAY.to_owned(),
                 FEATURE_RESYNC.to_owned(),
+                FEATURE_DELTA_SNAPSHOTS.to_owned(),
             ],
             resume_token: None,
             spectate: false,

@@ -25,7 +25,10 @@ impl<E: Game> GuestSession<E> {
             PeerEvent::Message(_, text) => match HostMessage::decode(&text) {
                 Ok(msg) => {
                     self.meter.down.record(now, text.len());
-                    if matches!(msg, HostMessage::ReconciliationSnapshot(_)) {
+                    if matches!(
+                        msg,
+                        HostMessage::ReconciliationSnapshot(_) | HostMessage::SnapshotDelta(_)
+                    ) {
                         self.meter.snapshots.record(now, text.len());
                     }
                     self.on_message(msg, now);
@@ -71,6 +74,7 @@ impl<E: Game> GuestSession<E> {
             HostMessage::MapEnd(end) => self.on_map_end(&end),
             HostMessage::TickInputBundle(b) => self.on_bundle(b, now),
             HostMessage::ReconciliationSnapshot(s) => self.on_snapshot(s),
+            HostMessage::SnapshotDelta(d) => self.on_snapshot_delta(d),
             HostMessage::LevelTransitionInit { level_epoch, .. } => {
                 self.on_transition_init(level_epoch);
             }

@@ -3,8 +3,12 @@
 //! corrections renderers smooth away.
 
 use game_api::GameWire;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
+
+use game_api::game::Snapshot;
+use protocol::delta;
+use protocol::peer::{DELTA_BASES, GuestMessage, SnapshotDelta};
 
 use game_api::PlayerId;
 use game_api::{Game, LevelStatus};
@@ -17,10 +21,15 @@ use super::{GuestEvent, GuestSession, RenderOffset};
 /// Snapshots held while the bundles before them are still on their way.
 const MAX_PENDING_SNAPSHOTS: usize = 64;
 
-/// Snapshots by tick, waiting for the engine to reach their tick.
+/// Snapshots by tick, waiting for the engine to reach their tick; and the
+/// binary forms of the last few received, the bases of delta snapshots.
 #[derive(Debug)]
 pub(super) struct SnapshotBacklog<W: GameWire> {
     by_tick: BTreeMap<u64, ReconciliationSnapshotMessage<W>>,
+    /// `(epoch, tick, binary form)`, newest last.
+    bases: VecDeque<(u32, u64, Vec<u8>)>,
+    /// The last snapshot asked for whole (once each).
+    asked: Option<(u32, u64)>,
 }
 
 impl<W: GameWire> SnapshotBacklog<W> {
@@ -28,6 +37,22 @@ impl<W: GameWire> SnapshotBacklog<W> {
     pub(super) fn new() -> Self {
         Self {
             by_tick: BTreeMap::new(),
+            bases: VecDeque::new(),
+            asked: None,
+        }
+    }
+
+    fn base(&self, epoch: u32, tick: u64) -> Option<&[u8]> {
+        self.bases
+            .iter()
+            .find(|(e, t, _)| (*e, *t) == (epoch, tick))
+            .map(|(_, _, b)| b.as_slice())
+    }
+
+    fn keep_base(&mut self, epoch: u32, tick: u64, binary: Vec<u8>) {
+        self.bases.push_back((epoch, tick, binary));
+        while self.bases.len() > DELTA_BASES {
+            self.bases.pop_front();
         }
     }
 
@@ -62,6 +87,59 @@ impl<W: GameWire> SnapshotBacklog<W> {
 }
 
 impl<E: Game> GuestSession<E> {
+    /// A delta snapshot: read against the base it names (one this guest
+    /// kept), acknowledged, then held like any snapshot. One it cannot read
+    /// is asked for whole, once.
+    pub(super) fn on_snapshot_delta(&mut self, d: SnapshotDelta) {
+        if d.level_epoch != self.level_epoch {
+            self.stats.snapshots_discarded += 1;
+            return;
+        }
+        let read = match d.base_tick {
+            Some(t) => self
+                .snapshots
+                .base(d.level_epoch, t)
+                .ok_or_else(|| format!("its base, tick {t}, is not kept here"))
+                .and_then(|base| delta::decode(&d.delta, Some(base)).map_err(|e| e.to_string())),
+            None => delta::decode(&d.delta, None).map_err(|e| e.to_string()),
+        }
+        .and_then(|binary| {
+            let snapshot: Snapshot<E> = delta::from_binary(&binary).map_err(|e| e.to_string())?;
+            if <E::Wire as GameWire>::snapshot_tick(&snapshot) == d.tick {
+                Ok((binary, snapshot))
+            } else {
+                Err("it reads as another tick's snapshot".to_owned())
+            }
+        });
+        match read {
+            Ok((binary, snapshot)) => {
+                self.snapshots.keep_base(d.level_epoch, d.tick, binary);
+                self.outbox.push(GuestMessage::SnapshotAck {
+                    level_epoch: d.level_epoch,
+                    tick: d.tick,
+                });
+                self.on_snapshot(ReconciliationSnapshotMessage {
+                    level_epoch: d.level_epoch,
+                    snapshot,
+                });
+            }
+            Err(e) => {
+                self.stats.snapshots_discarded += 1;
+                self.events.push(GuestEvent::SnapshotRejected(format!(
+                    "the delta snapshot of tick {}: {e}",
+                    d.tick
+                )));
+                if self.snapshots.asked != Some((d.level_epoch, d.tick)) {
+                    self.snapshots.asked = Some((d.level_epoch, d.tick));
+                    self.outbox.push(GuestMessage::SnapshotAsk {
+                        level_epoch: d.level_epoch,
+                        tick: d.tick,
+                    });
+                }
+            }
+        }
+    }
+
     pub(super) fn on_snapshot(&mut self, s: ReconciliationSnapshotMessage<E::Wire>) {
         if s.level_epoch != self.level_epoch {
             self.stats.snapshots_discarded += 1;

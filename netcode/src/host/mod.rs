@@ -18,7 +18,8 @@
 //! changes), [`end_table`] (scores and the end of the session),
 //! [`budget`] (what each guest may send), [`recording`] (replay
 //! records), [`spectators`] (who watches), [`waiting_room`] (who is in
-//! before the start), `netgraph` (each link's figures, live) and [`report`] (the per-session report for the operator). [`join_slots`]
+//! before the start), `snapshot_deltas` (snapshots as deltas against what
+//! each guest acknowledged), `netgraph` (each link's figures, live) and [`report`] (the per-session report for the operator). [`join_slots`]
 //! is the hosts' policy for answers being connected, before a session
 //! ever sees them (its driver applies it), and [`rounds`] when its driver
 //! keeps an offer round open; [`hosting`] puts both in one machine for the
@@ -39,6 +40,7 @@ mod report;
 pub mod rounds;
 mod seat_table;
 mod setup;
+mod snapshot_deltas;
 mod spectators;
 mod ticks;
 mod transition;
@@ -129,6 +131,9 @@ pub struct HostSession<E: Game> {
     /// The waiting room the guests last heard (before the start), and
     /// which of them heard it.
     waiting_room_announced: Option<(HostMessage<E::Wire>, Vec<GuestSlot>)>,
+    /// Recent snapshots and what each guest acknowledged (delta
+    /// snapshots).
+    deltas: snapshot_deltas::DeltaBases,
 }
 
 impl<E: Game> std::fmt::Debug for HostSession<E> {
@@ -183,6 +188,7 @@ impl<E: Game> HostSession<E> {
             level: None,
             spectators_admitted_ever: 0,
             spectator_names: BTreeMap::new(),
+            deltas: snapshot_deltas::DeltaBases::default(),
             spectators_announced: Vec::new(),
             waiting_room_announced: None,
         }
@@ -342,6 +348,12 @@ impl<E: Game> HostSession<E> {
                 level_epoch,
                 hash,
             } => self.on_hash_report(slot, tick, level_epoch, &hash),
+            GuestMessage::SnapshotAck { level_epoch, tick } => {
+                self.on_snapshot_ack(slot, level_epoch, tick);
+            }
+            GuestMessage::SnapshotAsk { level_epoch, tick } => {
+                self.on_snapshot_ask(slot, level_epoch, tick);
+            }
             GuestMessage::RelayLevel { .. }
             | GuestMessage::RelaySnapshot { .. }
             | GuestMessage::RelayLevelEnd { .. } => {
@@ -434,12 +446,16 @@ impl<E: Game> HostSession<E> {
 
     /// Sends `msg` to every live guest: one broadcast per wire form.
     fn broadcast(&mut self, msg: HostMessage<E::Wire>) {
-        let (compact, json): (Vec<GuestSlot>, Vec<GuestSlot>) =
-            self.live_slots().into_iter().partition(|s| {
-                self.seats
-                    .get(*s)
-                    .is_some_and(|seat| seat.features.wire_format() == WireFormat::Compact)
-            });
+        self.broadcast_to(self.live_slots(), msg);
+    }
+
+    /// Sends `msg` to `slots`: one broadcast per wire form.
+    fn broadcast_to(&mut self, slots: Vec<GuestSlot>, msg: HostMessage<E::Wire>) {
+        let (compact, json): (Vec<GuestSlot>, Vec<GuestSlot>) = slots.into_iter().partition(|s| {
+            self.seats
+                .get(*s)
+                .is_some_and(|seat| seat.features.wire_format() == WireFormat::Compact)
+        });
         for (slots, format) in [(json, WireFormat::Json), (compact, WireFormat::Compact)] {
             if !slots.is_empty() {
                 self.outbox

@@ -11,7 +11,7 @@ use game_api::game::Input;
 use game_api::{Bot, Game, LevelStatus};
 use protocol::peer::TickInput;
 use protocol::peer::{EndReason, FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
-use protocol::peer::{HostMessage, ReconciliationSnapshotMessage, TickInputBundle, TickInputs};
+use protocol::peer::{HostMessage, TickInputBundle, TickInputs};
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
 };
@@ -159,12 +159,7 @@ impl<E: Game> HostSession<E> {
         }
         if let Some(snapshot) = snapshot {
             self.stats.snapshots += 1;
-            self.broadcast(HostMessage::ReconciliationSnapshot(
-                ReconciliationSnapshotMessage {
-                    level_epoch: self.level_epoch,
-                    snapshot,
-                },
-            ));
+            self.send_snapshot(snapshot);
         }
         self.send_join_states(&joined);
         match status {

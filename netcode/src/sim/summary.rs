@@ -1,5 +1,6 @@
 //! The one-line JSON report of a simulated (or daemon-hosted) session.
 
+use crate::netgraph::GuestTotals;
 use game_api::Game;
 use protocol::peer::EndReason;
 use serde::Serialize;
@@ -39,6 +40,9 @@ pub struct GuestSummary {
     /// Bytes the host sent it per second of the run (message text), when
     /// the network counted them.
     pub bytes_per_second: Option<f64>,
+    /// What it received and sent in all, as its netgraph counted (the
+    /// snapshots' share of the bytes among it).
+    pub traffic: GuestTotals,
 }
 
 /// The `host-daemon simulate` report.
@@ -149,6 +153,7 @@ impl Summary {
                             .and_then(|r| r.smoothed())
                             .map(|d| d.as_secs_f64() * 1000.0),
                         bytes_per_second: None,
+                        traffic: g.meter().totals(),
                     }
                 })
                 .collect(),

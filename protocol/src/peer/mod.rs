@@ -43,7 +43,7 @@ pub use game_api::WorldHash;
 pub use outcome::{EndReason, LinkHealth, RefusalReason, ScoreRow};
 pub use payloads::{
     JoinPayload, JoinPoint, ReconciliationSnapshotMessage, RelayLevel, RosterAdd, SessionInit,
-    TickInput, TickInputBundle, TickInputs, TransitionPayload, state_to_base64,
+    SnapshotDelta, TickInput, TickInputBundle, TickInputs, TransitionPayload, state_to_base64,
 };
 
 /// Version of this peer protocol; peers with different versions refuse each
@@ -100,6 +100,17 @@ pub const FEATURE_RELAY: &str = "relay";
 /// desynced guest without it (it may come back with its rejoin token).
 pub const FEATURE_RESYNC: &str = "resync";
 
+/// Hello feature: reconciliation snapshots travel as
+/// [`HostMessage::SnapshotDelta`], each a delta against the newest one the
+/// guest acknowledged ([`GuestMessage::SnapshotAck`]) or whole when it
+/// acknowledged none; a guest that cannot read one asks for it whole
+/// ([`GuestMessage::SnapshotAsk`]) (issue 48).
+pub const FEATURE_DELTA_SNAPSHOTS: &str = "delta-snapshots";
+
+/// Snapshots a guest keeps as bases for deltas, and a host keeps to encode
+/// against (and to send again whole): a few seconds' worth.
+pub const DELTA_BASES: usize = 4;
+
 /// Inputs one [`GuestMessage::TickInputs`] carries at most: the newest and
 /// the ones before it (about 270 ms at 30 Hz).
 pub const REDUNDANT_INPUTS: usize = 8;
@@ -145,6 +156,9 @@ pub enum HostMessage<W: GameWire> {
     TickInputBundle(TickInputBundle<W>),
     /// The periodic authoritative snapshot.
     ReconciliationSnapshot(ReconciliationSnapshotMessage<W>),
+    /// The periodic snapshot as a delta ([`FEATURE_DELTA_SNAPSHOTS`]
+    /// only).
+    SnapshotDelta(SnapshotDelta),
     /// A level transition starts (a fresh attempt resets the guest's state).
     #[serde(rename_all = "camelCase")]
     LevelTransitionInit {
@@ -321,6 +335,24 @@ pub enum GuestMessage<W: GameWire> {
         /// The world hash, 16 lowercase hex digits (a u64 does not fit a
         /// JavaScript number).
         hash: String,
+    },
+    /// The guest holds the snapshot of `tick` as a base for deltas
+    /// ([`FEATURE_DELTA_SNAPSHOTS`] only).
+    #[serde(rename_all = "camelCase")]
+    SnapshotAck {
+        /// Its level epoch.
+        level_epoch: u32,
+        /// Its tick.
+        tick: u64,
+    },
+    /// The guest could not read the delta of `tick`: it asks for that
+    /// snapshot whole ([`FEATURE_DELTA_SNAPSHOTS`] only).
+    #[serde(rename_all = "camelCase")]
+    SnapshotAsk {
+        /// Its level epoch.
+        level_epoch: u32,
+        /// Its tick.
+        tick: u64,
     },
     /// A relay session's authority answers [`HostMessage::RelayAskLevel`].
     #[serde(rename_all = "camelCase")]

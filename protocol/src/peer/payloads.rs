@@ -203,6 +203,77 @@ pub struct ReconciliationSnapshotMessage<W: GameWire> {
     pub snapshot: W::Snapshot,
 }
 
+/// A reconciliation snapshot as a delta ([`super::FEATURE_DELTA_SNAPSHOTS`]):
+/// its binary form ([`crate::delta`]) deflated with the binary form of the
+/// snapshot of `base_tick` of the same level (one the guest acknowledged)
+/// as the dictionary, or on its own when `base_tick` is absent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotDelta {
+    /// The level epoch it reflects.
+    pub level_epoch: u32,
+    /// The tick it was taken at.
+    pub tick: u64,
+    /// The snapshot it is a delta against (absent: a whole one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_tick: Option<u64>,
+    /// The deflate stream (base64 in JSON).
+    #[serde(with = "base64_bytes")]
+    pub delta: Vec<u8>,
+}
+
+/// Bytes as standard base64 text in JSON, as bytes in the compact form.
+mod base64_bytes {
+    use std::fmt;
+
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::de::{Error as _, SeqAccess, Visitor};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            s.serialize_str(&STANDARD.encode(bytes))
+        } else {
+            s.serialize_bytes(bytes)
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        if d.is_human_readable() {
+            let text = String::deserialize(d)?;
+            return STANDARD.decode(text).map_err(D::Error::custom);
+        }
+        d.deserialize_byte_buf(Bytes)
+    }
+
+    struct Bytes;
+
+    impl<'de> Visitor<'de> for Bytes {
+        type Value = Vec<u8>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("bytes")
+        }
+
+        fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+            Ok(v.to_vec())
+        }
+
+        fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+            Ok(v)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u8>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(b) = seq.next_element::<u8>()? {
+                out.push(b);
+            }
+            Ok(out)
+        }
+    }
+}
+
 /// The chunked payload of a level transition (spec §7).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
