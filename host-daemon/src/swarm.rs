@@ -20,7 +20,10 @@ use engine::wire::input::InputSnapshot;
 use engine::wire::{GuestMessage, HostMessage};
 use game_api::PlayerId;
 use protocol::BUILD_VERSION;
-use protocol::peer::{EndReason, FEATURE_COMPACT, FEATURE_PING, GuestHello};
+use protocol::peer::{
+    EndReason, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_PING, FEATURE_PLACED_BUNDLES,
+    GuestHello, PlacedBundle, TickInputBundle,
+};
 use protocol::wire::WireFormat;
 use serde::Serialize;
 
@@ -119,7 +122,13 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
             Ok(HostMessage::HostHello { features, .. }) => {
                 // The guests' own hello, taking up the round trip probes
                 // and the compact form when offered.
-                let wants = [FEATURE_PING, FEATURE_COMPACT].map(str::to_owned);
+                let wants = [
+                    FEATURE_PING,
+                    FEATURE_COMPACT,
+                    FEATURE_DELTA_SNAPSHOTS,
+                    FEATURE_PLACED_BUNDLES,
+                ]
+                .map(str::to_owned);
                 let (taken, hello) = GuestHello::taking(BUILD_VERSION, name, &features, &wants);
                 format = taken.wire_format();
                 Some(GuestMessage::GuestHello(hello))
@@ -143,10 +152,11 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
                 report.pongs += 1;
                 Some(GuestMessage::Pong { id })
             }
-            Ok(HostMessage::TickInputBundle(bundle)) => {
+            Ok(HostMessage::TickInputBundle(TickInputBundle { tick, .. }))
+            | Ok(HostMessage::PlacedBundle(PlacedBundle { tick, .. })) => {
                 report.bundles += 1;
                 me.as_ref().map(|player| {
-                    let tick = bundle.tick + delay;
+                    let tick = tick + delay;
                     GuestMessage::TickInput(TickInput {
                         tick,
                         player_id: player.clone(),
@@ -154,6 +164,12 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
                     })
                 })
             }
+            // Held as a base by a guest with an engine; a light guest
+            // acknowledges it unread, so the host keeps sending deltas.
+            Ok(HostMessage::SnapshotDelta(d)) => Some(GuestMessage::SnapshotAck {
+                level_epoch: d.level_epoch,
+                tick: d.tick,
+            }),
             Ok(HostMessage::SessionEnd { reason, .. }) => {
                 report.end_reason = Some(reason);
                 break;

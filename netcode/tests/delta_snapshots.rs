@@ -31,7 +31,10 @@ fn a_delta_guest_and_a_whole_snapshot_guest_play_in_lockstep_and_the_deltas_are_
         host(1, 2, Some(900)),
         vec![
             (bot("Delta"), net(20, 5, 1)),
-            (without_feature(FEATURE_DELTA_SNAPSHOTS, bot("Whole")), net(20, 5, 2)),
+            (
+                without_feature(FEATURE_DELTA_SNAPSHOTS, bot("Whole")),
+                net(20, 5, 2),
+            ),
         ],
     );
     for g in 0..2 {
@@ -81,7 +84,11 @@ fn a_delta_the_guest_cannot_read_is_asked_for_and_sent_whole_once() {
             })
             .collect::<Vec<_>>()
     };
-    host.on_event(0, PeerEvent::Message(Channel::Reconciliation, ask.clone()), now);
+    host.on_event(
+        0,
+        PeerEvent::Message(Channel::Reconciliation, ask.clone()),
+        now,
+    );
     let sent = whole(host.drain_outbox());
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!((sent[0].tick, sent[0].base_tick), (90, None));
@@ -100,5 +107,8 @@ fn a_delta_the_guest_cannot_read_is_asked_for_and_sent_whole_once() {
     // The session plays on.
     let until = now + Duration::from_secs(5);
     while sim.now() < until && sim.step() {}
-    assert!(sim.guest(0).is_some_and(|g| g.stats().snapshots_applied >= 6));
+    assert!(
+        sim.guest(0)
+            .is_some_and(|g| g.stats().snapshots_applied >= 6)
+    );
 }

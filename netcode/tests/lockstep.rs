@@ -322,18 +322,21 @@ fn a_guest_that_never_gets_one_tick_ends_saying_so_instead_of_stalling() {
     // out of sequence for good.
     let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let l = lost.clone();
+    // Whole or by place (the `placed-bundles` feature), the same.
     let tamper: Tamper = Arc::new(move |_ch: Channel, text: &str| {
-        let Ok(HostMessage::TickInputBundle(mut b)) = HostMessage::decode(text) else {
-            return text.to_owned();
+        let repeat = match HostMessage::decode(text) {
+            Ok(HostMessage::TickInputBundle(mut b)) if (b.level_epoch, b.tick) == (1, 40) => {
+                b.tick = 0;
+                HostMessage::TickInputBundle(b)
+            }
+            Ok(HostMessage::PlacedBundle(mut b)) if (b.level_epoch, b.tick) == (1, 40) => {
+                b.tick = 0;
+                HostMessage::PlacedBundle(b)
+            }
+            _ => return text.to_owned(),
         };
-        if b.level_epoch != 1 || b.tick != 40 {
-            return text.to_owned();
-        }
         l.store(true, std::sync::atomic::Ordering::SeqCst);
-        b.tick = 0;
-        HostMessage::TickInputBundle(b)
-            .encode(WireFormat::Json)
-            .unwrap_or_default()
+        repeat.encode(WireFormat::Json).unwrap_or_default()
     });
     let o = run(
         host(1, 2, Some(600)),

@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunk::MAX_PAYLOAD_BYTES;
 use crate::peer::{
-    GuestMessage, HostMessage, PeerMessageError, ReconciliationSnapshotMessage, SnapshotDelta,
-    TickInput, TickInputBundle, TickInputs,
+    GuestMessage, HostMessage, PeerMessageError, PlacedBundle, ReconciliationSnapshotMessage,
+    SnapshotDelta, TickInput, TickInputBundle, TickInputs,
 };
 use crate::tick::FIXED_DT;
 use game_api::PlayerId;
@@ -67,6 +67,8 @@ enum Record<C> {
         base_tick: Option<u64>,
         delta: Vec<u8>,
     },
+    /// A bundle by places: `(tick, level epoch, inputs, held places)`.
+    Placed(u64, u32, Vec<C>, Vec<u16>),
 }
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -203,6 +205,14 @@ impl<W: GameWire> HostMessage<W> {
                     }
                 }
                 HostMessage::ReconciliationSnapshot(s) => return write(&snapshot_record(s)?),
+                HostMessage::PlacedBundle(p) => {
+                    return write(&Record::Placed(
+                        p.tick,
+                        p.level_epoch,
+                        p.inputs.iter().map(W::compact_input).collect(),
+                        p.held.clone(),
+                    ));
+                }
                 HostMessage::SnapshotDelta(d) => {
                     return write(&Record::<W::CompactInput>::Delta {
                         level_epoch: d.level_epoch,
@@ -242,6 +252,17 @@ impl<W: GameWire> HostMessage<W> {
                 base_tick,
                 delta,
             })),
+            Record::Placed(tick, level_epoch, inputs, held) => {
+                Ok(HostMessage::PlacedBundle(PlacedBundle {
+                    tick,
+                    level_epoch,
+                    inputs: inputs
+                        .into_iter()
+                        .map(input_of::<W>)
+                        .collect::<Result<_, _>>()?,
+                    held,
+                }))
+            }
             Record::Input(..) | Record::Inputs(..) => {
                 Err(compact_error("a guest's message sent by the host"))
             }
@@ -290,9 +311,10 @@ impl<W: GameWire> GuestMessage<W> {
                         .collect::<Result<_, _>>()?,
                 }))
             }
-            Record::Bundle(_) | Record::Snapshot { .. } | Record::Delta { .. } => {
-                Err(compact_error("a host's message sent by a guest"))
-            }
+            Record::Bundle(_)
+            | Record::Snapshot { .. }
+            | Record::Delta { .. }
+            | Record::Placed(..) => Err(compact_error("a host's message sent by a guest")),
         }
     }
 }

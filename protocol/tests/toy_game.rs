@@ -164,3 +164,40 @@ fn a_toy_games_levels_travel_in_its_own_parts() {
         r#"{"map":[4],"state":"AQ=="}"#
     );
 }
+
+#[test]
+fn a_bundle_by_place_names_its_players_again_only_with_the_same_ones() {
+    let ids = [PlayerId::new("a"), PlayerId::new("b"), PlayerId::new("c")];
+    let whole = TickInputBundle::<Toy> {
+        tick: 12,
+        dt: FIXED_DT,
+        level_epoch: 2,
+        inputs: ids.iter().cloned().zip([1u8, 2, 3]).collect(),
+        held_input_fallback: vec![ids[2].clone()],
+        roster_remove: None,
+        roster_add: None,
+    };
+    let placed = whole.placed().expect("no roster change");
+    assert_eq!(
+        (placed.inputs.clone(), placed.held.clone()),
+        (vec![1, 2, 3], vec![2])
+    );
+    let msg = HostMessage::<Toy>::PlacedBundle(placed.clone());
+    for text in both(&msg, |m, f| m.encode(f).expect("encode")) {
+        assert_eq!(HostMessage::<Toy>::decode(&text).expect("decode"), msg);
+    }
+    assert_eq!(placed.clone().named(&ids), Some(whole.clone()));
+    // Other players than the last whole bundle's: not a bundle.
+    assert_eq!(placed.clone().named(&ids[..2]), None);
+    let bad_place = protocol::peer::PlacedBundle {
+        held: vec![7],
+        ..placed
+    };
+    assert_eq!(bad_place.named(&ids), None);
+    // A roster change goes whole.
+    let leaving = TickInputBundle {
+        roster_remove: Some(vec![ids[1].clone()]),
+        ..whole
+    };
+    assert!(leaving.placed().is_none());
+}

@@ -72,7 +72,23 @@ impl<E: Game> GuestSession<E> {
             HostMessage::SessionInit(init) => self.on_init(init),
             HostMessage::MapChunk(chunk) => self.on_map_chunk(&chunk),
             HostMessage::MapEnd(end) => self.on_map_end(&end),
-            HostMessage::TickInputBundle(b) => self.on_bundle(b, now),
+            HostMessage::TickInputBundle(b) => {
+                self.bundle_ids.clear();
+                self.bundle_ids.extend(b.inputs.keys().cloned());
+                self.on_bundle(b, now);
+            }
+            HostMessage::PlacedBundle(p) => {
+                let tick = p.tick;
+                match p.named(&self.bundle_ids) {
+                    Some(b) => self.on_bundle(b, now),
+                    None => {
+                        self.stats.bad_messages += 1;
+                        self.events.push(GuestEvent::BadMessage(format!(
+                            "the bundle of tick {tick} has other players than the last whole one"
+                        )));
+                    }
+                }
+            }
             HostMessage::ReconciliationSnapshot(s) => self.on_snapshot(s),
             HostMessage::SnapshotDelta(d) => self.on_snapshot_delta(d),
             HostMessage::LevelTransitionInit { level_epoch, .. } => {

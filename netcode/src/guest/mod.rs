@@ -113,6 +113,9 @@ pub struct GuestSession<E: Game> {
     /// What the netgraph shows: messages each way, snapshots, held
     /// inputs, corrections.
     meter: GuestMeter,
+    /// The players of the last whole tick bundle: a placed bundle's
+    /// inputs are theirs, in this order.
+    bundle_ids: Vec<PlayerId>,
     applied: Vec<AppliedTick>,
     snapshot_hashes: Vec<(u32, u64, u64)>,
     ending: Option<(EndReason, u32, u64)>,
@@ -190,6 +193,7 @@ impl<E: Game> GuestSession<E> {
             events: Vec::new(),
             stats: GuestStats::default(),
             meter: GuestMeter::default(),
+            bundle_ids: Vec::new(),
             applied: Vec::new(),
             snapshot_hashes: Vec::new(),
             ending: None,

@@ -54,7 +54,7 @@ use game_api::PlayerId;
 use game_api::game::{Input, Settings};
 use game_api::{Bot, Game, LevelSetup, PlayerScore};
 use protocol::peer::EndReason;
-use protocol::peer::{GuestMessage, HostMessage};
+use protocol::peer::{FEATURE_PLACED_BUNDLES, GuestMessage, HostMessage, TickInputBundle};
 use protocol::wire::WireFormat;
 
 pub use config::{DEFAULT_MAX_SPECTATORS, HostConfig, HostEvent, HostOutput};
@@ -134,6 +134,9 @@ pub struct HostSession<E: Game> {
     /// Recent snapshots and what each guest acknowledged (delta
     /// snapshots).
     deltas: snapshot_deltas::DeltaBases,
+    /// The players of the last whole tick bundle each connection was sent
+    /// (placed bundles).
+    bundle_ids: BTreeMap<GuestSlot, Vec<PlayerId>>,
 }
 
 impl<E: Game> std::fmt::Debug for HostSession<E> {
@@ -189,6 +192,7 @@ impl<E: Game> HostSession<E> {
             spectators_admitted_ever: 0,
             spectator_names: BTreeMap::new(),
             deltas: snapshot_deltas::DeltaBases::default(),
+            bundle_ids: BTreeMap::new(),
             spectators_announced: Vec::new(),
             waiting_room_announced: None,
         }
@@ -297,6 +301,7 @@ impl<E: Game> HostSession<E> {
     }
 
     fn send(&mut self, slot: GuestSlot, msg: HostMessage<E::Wire>) {
+        self.note_bundle_ids(&[slot], &msg);
         if let Some(seat) = self.seats.get(slot) {
             let format = seat.features.wire_format();
             self.outbox.push(HostOutput::Send(slot, msg, format));
@@ -444,13 +449,46 @@ impl<E: Game> HostSession<E> {
             .collect()
     }
 
-    /// Sends `msg` to every live guest: one broadcast per wire form.
-    fn broadcast(&mut self, msg: HostMessage<E::Wire>) {
-        self.broadcast_to(self.live_slots(), msg);
+    /// A whole tick bundle names its players: the connections it goes to
+    /// can be sent the next ones by place.
+    fn note_bundle_ids(&mut self, slots: &[GuestSlot], msg: &HostMessage<E::Wire>) {
+        if let HostMessage::TickInputBundle(b) = msg {
+            let ids: Vec<PlayerId> = b.inputs.keys().cloned().collect();
+            for slot in slots {
+                self.bundle_ids.insert(*slot, ids.clone());
+            }
+        }
+    }
+
+    /// Sends this tick's bundle: by place to the connections that took up
+    /// placed bundles and were last sent one with the same players, whole
+    /// to the rest.
+    fn send_bundle(&mut self, bundle: TickInputBundle<E::Wire>) {
+        let live = self.live_slots();
+        self.bundle_ids.retain(|slot, _| live.contains(slot));
+        let placed = bundle.placed();
+        let (by_place, whole): (Vec<GuestSlot>, Vec<GuestSlot>) = live.into_iter().partition(|s| {
+            placed.is_some()
+                && self
+                    .seats
+                    .get(*s)
+                    .is_some_and(|seat| seat.features.has(FEATURE_PLACED_BUNDLES))
+                && self
+                    .bundle_ids
+                    .get(s)
+                    .is_some_and(|ids| ids.iter().eq(bundle.inputs.keys()))
+        });
+        if let (Some(placed), false) = (placed, by_place.is_empty()) {
+            self.broadcast_to(by_place, HostMessage::PlacedBundle(placed));
+        }
+        if !whole.is_empty() {
+            self.broadcast_to(whole, HostMessage::TickInputBundle(bundle));
+        }
     }
 
     /// Sends `msg` to `slots`: one broadcast per wire form.
     fn broadcast_to(&mut self, slots: Vec<GuestSlot>, msg: HostMessage<E::Wire>) {
+        self.note_bundle_ids(&slots, &msg);
         let (compact, json): (Vec<GuestSlot>, Vec<GuestSlot>) = slots.into_iter().partition(|s| {
             self.seats
                 .get(*s)

@@ -11,7 +11,7 @@ use game_api::game::Input;
 use game_api::{Bot, Game, LevelStatus};
 use protocol::peer::TickInput;
 use protocol::peer::{EndReason, FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
-use protocol::peer::{HostMessage, TickInputBundle, TickInputs};
+use protocol::peer::{TickInputBundle, TickInputs};
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
 };
@@ -147,7 +147,7 @@ impl<E: Game> HostSession<E> {
         let hash = (report_tick || self.config.record_hashes).then(|| engine.world_hash());
         let status = engine.status();
         let snapshot = (after % RECONCILE_INTERVAL_TICKS == 0).then(|| engine.snapshot());
-        self.broadcast(HostMessage::TickInputBundle(bundle));
+        self.send_bundle(bundle);
         self.stats.ticks += 1;
         if let Some(hash) = hash {
             if self.config.record_hashes {

@@ -42,8 +42,9 @@ pub use features::Features;
 pub use game_api::WorldHash;
 pub use outcome::{EndReason, LinkHealth, RefusalReason, ScoreRow};
 pub use payloads::{
-    JoinPayload, JoinPoint, ReconciliationSnapshotMessage, RelayLevel, RosterAdd, SessionInit,
-    SnapshotDelta, TickInput, TickInputBundle, TickInputs, TransitionPayload, state_to_base64,
+    JoinPayload, JoinPoint, PlacedBundle, ReconciliationSnapshotMessage, RelayLevel, RosterAdd,
+    SessionInit, SnapshotDelta, TickInput, TickInputBundle, TickInputs, TransitionPayload,
+    state_to_base64,
 };
 
 /// Version of this peer protocol; peers with different versions refuse each
@@ -107,6 +108,11 @@ pub const FEATURE_RESYNC: &str = "resync";
 /// ([`GuestMessage::SnapshotAsk`]) (issue 48).
 pub const FEATURE_DELTA_SNAPSHOTS: &str = "delta-snapshots";
 
+/// Hello feature: a tick bundle whose players are those of the last whole
+/// bundle on the same connection goes as a [`HostMessage::PlacedBundle`],
+/// its inputs in their order without their ids (issue 48).
+pub const FEATURE_PLACED_BUNDLES: &str = "placed-bundles";
+
 /// Snapshots a guest keeps as bases for deltas, and a host keeps to encode
 /// against (and to send again whole): a few seconds' worth.
 pub const DELTA_BASES: usize = 4;
@@ -154,6 +160,9 @@ pub enum HostMessage<W: GameWire> {
     MapEnd(ChunkEnd),
     /// The merged inputs of one tick.
     TickInputBundle(TickInputBundle<W>),
+    /// The same, its players those of the last whole one
+    /// ([`FEATURE_PLACED_BUNDLES`] only).
+    PlacedBundle(PlacedBundle<W>),
     /// The periodic authoritative snapshot.
     ReconciliationSnapshot(ReconciliationSnapshotMessage<W>),
     /// The periodic snapshot as a delta ([`FEATURE_DELTA_SNAPSHOTS`]
@@ -407,7 +416,9 @@ impl<W: GameWire> HostMessage<W> {
     /// The data channel this message rides.
     pub fn channel(&self) -> Channel {
         match self {
-            HostMessage::TickInputBundle(_) | HostMessage::Resync { .. } => Channel::Input,
+            HostMessage::TickInputBundle(_)
+            | HostMessage::PlacedBundle(_)
+            | HostMessage::Resync { .. } => Channel::Input,
             HostMessage::Ping { .. } => Channel::Unreliable,
             _ => Channel::Reconciliation,
         }

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use game_api::PlayerId;
 
+use crate::tick::FIXED_DT;
+
 /// Phase B of setup: everything a guest needs before the map (spec
 /// "Session setup", steps 2-6b).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -201,6 +203,69 @@ pub struct ReconciliationSnapshotMessage<W: GameWire> {
     /// The snapshot's fields.
     #[serde(flatten)]
     pub snapshot: W::Snapshot,
+}
+
+/// A tick bundle that names no player ([`super::FEATURE_PLACED_BUNDLES`]):
+/// its inputs are in the order of the players of the last whole bundle the
+/// same connection carried, which had the same players. A bundle that adds
+/// or removes a player goes whole.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", bound = "")]
+pub struct PlacedBundle<W: GameWire> {
+    /// The tick these inputs drive.
+    pub tick: u64,
+    /// The level epoch the bundle belongs to.
+    pub level_epoch: u32,
+    /// An input per player, in id order.
+    pub inputs: Vec<W::Input>,
+    /// Places in `inputs` of the players whose input is their last one
+    /// held over.
+    pub held: Vec<u16>,
+}
+
+impl<W: GameWire> TickInputBundle<W> {
+    /// This bundle without its players' ids, when it adds and removes
+    /// nobody (`None` otherwise: it goes whole).
+    pub fn placed(&self) -> Option<PlacedBundle<W>> {
+        if self.roster_add.is_some() || self.roster_remove.is_some() || self.dt != FIXED_DT {
+            return None;
+        }
+        let held = self
+            .held_input_fallback
+            .iter()
+            .map(|p| self.inputs.keys().position(|id| id == p)?.try_into().ok())
+            .collect::<Option<Vec<u16>>>()?;
+        Some(PlacedBundle {
+            tick: self.tick,
+            level_epoch: self.level_epoch,
+            inputs: self.inputs.values().cloned().collect(),
+            held,
+        })
+    }
+}
+
+impl<W: GameWire> PlacedBundle<W> {
+    /// The whole bundle, its players named by `ids` (those of the last
+    /// whole bundle); `None` when they do not fit.
+    pub fn named(self, ids: &[PlayerId]) -> Option<TickInputBundle<W>> {
+        if ids.len() != self.inputs.len() {
+            return None;
+        }
+        let held = self
+            .held
+            .iter()
+            .map(|i| ids.get(usize::from(*i)).cloned())
+            .collect::<Option<Vec<PlayerId>>>()?;
+        Some(TickInputBundle {
+            tick: self.tick,
+            dt: FIXED_DT,
+            level_epoch: self.level_epoch,
+            inputs: ids.iter().cloned().zip(self.inputs).collect(),
+            held_input_fallback: held,
+            roster_remove: None,
+            roster_add: None,
+        })
+    }
 }
 
 /// A reconciliation snapshot as a delta ([`super::FEATURE_DELTA_SNAPSHOTS`]):
