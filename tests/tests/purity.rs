@@ -175,11 +175,14 @@ const PURE: &[Pure] = &[
         // No ENGINE: `base64::Engine` is the encoder's trait, not a game's.
         forbidden: &[IMPURE, UNORDERED, RAYCASTER],
         // base64, miniz_oxide, postcard: the compact form and the exact
-        // state's text (pure computation).
+        // state's text (pure computation). flate2 (on zlib-rs): deflate
+        // with a preset dictionary for delta snapshots, used on byte
+        // slices only (its stream types are never touched).
         allowed: &[
             "game-api",
             "lobby-api",
             "base64",
+            "flate2",
             "miniz_oxide",
             "postcard",
             "serde",

@@ -19,7 +19,8 @@
 //! [`budget`] (what each guest may send), [`recording`] (replay
 //! records), [`spectators`] (who watches), [`waiting_room`] (who is in
 //! before the start), `snapshot_deltas` (snapshots as deltas against what
-//! each guest acknowledged), `netgraph` (each link's figures, live) and [`report`] (the per-session report for the operator). [`join_slots`]
+//! each guest acknowledged), `placed_bundles` (tick bundles without their
+//! players' ids), `netgraph` (each link's figures, live) and [`report`] (the per-session report for the operator). [`join_slots`]
 //! is the hosts' policy for answers being connected, before a session
 //! ever sees them (its driver applies it), and [`rounds`] when its driver
 //! keeps an offer round open; [`hosting`] puts both in one machine for the
@@ -34,6 +35,7 @@ pub mod hosting;
 pub mod join_slots;
 mod late_join;
 mod netgraph;
+mod placed_bundles;
 mod recording;
 mod rejoin;
 mod report;
@@ -54,7 +56,7 @@ use game_api::PlayerId;
 use game_api::game::{Input, Settings};
 use game_api::{Bot, Game, LevelSetup, PlayerScore};
 use protocol::peer::EndReason;
-use protocol::peer::{FEATURE_PLACED_BUNDLES, GuestMessage, HostMessage, TickInputBundle};
+use protocol::peer::{GuestMessage, HostMessage};
 use protocol::wire::WireFormat;
 
 pub use config::{DEFAULT_MAX_SPECTATORS, HostConfig, HostEvent, HostOutput};
@@ -136,7 +138,7 @@ pub struct HostSession<E: Game> {
     deltas: snapshot_deltas::DeltaBases,
     /// The players of the last whole tick bundle each connection was sent
     /// (placed bundles).
-    bundle_ids: BTreeMap<GuestSlot, Vec<PlayerId>>,
+    bundle_ids: placed_bundles::BundleIds,
 }
 
 impl<E: Game> std::fmt::Debug for HostSession<E> {
@@ -192,7 +194,7 @@ impl<E: Game> HostSession<E> {
             spectators_admitted_ever: 0,
             spectator_names: BTreeMap::new(),
             deltas: snapshot_deltas::DeltaBases::default(),
-            bundle_ids: BTreeMap::new(),
+            bundle_ids: placed_bundles::BundleIds::default(),
             spectators_announced: Vec::new(),
             waiting_room_announced: None,
         }
@@ -447,43 +449,6 @@ impl<E: Game> HostSession<E> {
             .filter(|(_, seat)| seat.admitted && !seat.removed && seat.connected && !seat.joining)
             .map(|(slot, _)| slot)
             .collect()
-    }
-
-    /// A whole tick bundle names its players: the connections it goes to
-    /// can be sent the next ones by place.
-    fn note_bundle_ids(&mut self, slots: &[GuestSlot], msg: &HostMessage<E::Wire>) {
-        if let HostMessage::TickInputBundle(b) = msg {
-            let ids: Vec<PlayerId> = b.inputs.keys().cloned().collect();
-            for slot in slots {
-                self.bundle_ids.insert(*slot, ids.clone());
-            }
-        }
-    }
-
-    /// Sends this tick's bundle: by place to the connections that took up
-    /// placed bundles and were last sent one with the same players, whole
-    /// to the rest.
-    fn send_bundle(&mut self, bundle: TickInputBundle<E::Wire>) {
-        let live = self.live_slots();
-        self.bundle_ids.retain(|slot, _| live.contains(slot));
-        let placed = bundle.placed();
-        let (by_place, whole): (Vec<GuestSlot>, Vec<GuestSlot>) = live.into_iter().partition(|s| {
-            placed.is_some()
-                && self
-                    .seats
-                    .get(*s)
-                    .is_some_and(|seat| seat.features.has(FEATURE_PLACED_BUNDLES))
-                && self
-                    .bundle_ids
-                    .get(s)
-                    .is_some_and(|ids| ids.iter().eq(bundle.inputs.keys()))
-        });
-        if let (Some(placed), false) = (placed, by_place.is_empty()) {
-            self.broadcast_to(by_place, HostMessage::PlacedBundle(placed));
-        }
-        if !whole.is_empty() {
-            self.broadcast_to(whole, HostMessage::TickInputBundle(bundle));
-        }
     }
 
     /// Sends `msg` to `slots`: one broadcast per wire form.
