@@ -4,7 +4,12 @@
 //! `compact` form sends it today (JSON, deflated) and in the forms a delta
 //! encoding could take.
 //!
-//! `cargo run --release -p engine --example snapshot_bytes -- [PLAYERS] [TICKS]`
+//! `cargo run --release -p engine --example snapshot_bytes -- [PLAYERS] [TICKS] [SEED] [LEVEL]`
+//! (default 5 players, 3,000 ticks, level 7 of seed 11). `DEPTH=N` splits
+//! the XOR variant's sections N levels down (default 2);
+//! `SNAPSHOT_FIELDS=1` prints each field's deflated size at the last tick.
+//! The delta snapshots on the wire (`protocol::delta`) are the
+//! `binaryDelta` form.
 
 use std::collections::BTreeMap;
 
