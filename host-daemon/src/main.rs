@@ -4,6 +4,11 @@
 use clap::Parser;
 use host_daemon::commands::{Cli, run};
 
+/// mimalloc instead of glibc's malloc: glibc kept the freed deflate states
+/// of delta snapshots on its heap (docs/decisions.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
