@@ -471,7 +471,13 @@ async function pollRtt() {
   try {
     const stats = await pc.getStats();
     stats.forEach((s) => {
-      if (s.type === 'candidate-pair' && s.nominated && s.state === 'succeeded' && typeof s.currentRoundTripTime === 'number') {
+      if (s.type !== 'candidate-pair' || !s.nominated || s.state !== 'succeeded') return;
+      // The mean of the connectivity checks' round trips when there are
+      // some (Chromium measures each in whole milliseconds: the mean of a
+      // sub-millisecond link is a fraction, not 0), else the latest.
+      if (typeof s.totalRoundTripTime === 'number' && s.responsesReceived > 0) {
+        rttMs = (s.totalRoundTripTime / s.responsesReceived) * 1000;
+      } else if (typeof s.currentRoundTripTime === 'number') {
         rttMs = s.currentRoundTripTime * 1000;
       }
     });

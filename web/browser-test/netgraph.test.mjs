@@ -76,14 +76,16 @@ test('F3 shows the netgraph with the round trip, the bytes the daemon sends, the
   ratios.sort((a, b) => a - b);
   t.diagnostic(`netgraph/daemon bytes per second: ${ratios.map((r) => r.toFixed(3)).join(', ')}; rows: ${JSON.stringify(shown.lines)}`);
   assert.ok(ratios[1] >= 0.8 && ratios[1] <= 1.2, `the netgraph's bytes per second against the daemon's: ${ratios}`);
-  assert.ok(shown.rttMs > 0, `a round trip: ${shown.rttMs}`);
+  // Measured (Chromium's connectivity checks, in whole milliseconds each:
+  // between two namespaces of one machine the mean is 0-1 ms and can be 0).
+  assert.ok(typeof shown.rttMs === 'number' && shown.rttMs >= 0, `a round trip: ${shown.rttMs}`);
   assert.ok(shown.guest.inputDelay >= 1, `an input delay: ${shown.guest.inputDelay}`);
   assert.ok(shown.fps > 0, `frames per second: ${shown.fps}`);
   assert.ok(shown.guest.snapshots > 0 && shown.guest.correction !== null, `a snapshot applied: ${JSON.stringify(shown.guest)}`);
   assert.equal(shown.guest.correctionVisibleAt, 0.1);
   assert.equal(shown.guest.desyncs, 0);
   const rows = Object.fromEntries(shown.lines);
-  assert.match(rows.rtt, /^\d+(\.\d)? ms/);
+  assert.match(rows.rtt, /^\d+(\.\d)? ms ± /);
   assert.match(rows.delay, /^\d+ ticks$/);
   assert.match(rows.down, /B\/s \(wire /);
   // The bar on screen is the bar in the figures.
