@@ -36,6 +36,9 @@ pub enum DeltaError {
     /// The bytes are not a binary value, or not the type asked for.
     #[error("not a binary snapshot: {0}")]
     Malformed(String),
+    /// The compressor failed.
+    #[error("the snapshot does not deflate: {0}")]
+    Deflate(String),
     /// The deflate stream is broken, or was made with another base.
     #[error("the delta does not inflate against its base: {0}")]
     Inflate(String),
@@ -209,23 +212,29 @@ impl Reader<'_> {
 
 /// `current` (a binary form) deflated with `base` (an earlier one, the
 /// receiver's too) as the dictionary; with no base, on its own.
-pub fn encode(current: &[u8], base: Option<&[u8]>) -> Vec<u8> {
+///
+/// # Errors
+///
+/// The compressor refused the dictionary or the input (never seen; the
+/// caller sends the snapshot whole instead).
+pub fn encode(current: &[u8], base: Option<&[u8]>) -> Result<Vec<u8>, DeltaError> {
     let mut compress = Compress::new(Compression::new(LEVEL), false);
     if let Some(base) = base {
-        // Only a stream already started refuses a dictionary.
-        let _ = compress.set_dictionary(base);
+        compress
+            .set_dictionary(base)
+            .map_err(|e| DeltaError::Deflate(e.to_string()))?;
     }
     let mut out = Vec::with_capacity(current.len() / 2 + 64);
     loop {
         let read = usize::try_from(compress.total_in()).unwrap_or(usize::MAX);
         let input = current.get(read..).unwrap_or_default();
         match compress.compress_vec(input, &mut out, FlushCompress::Finish) {
-            Ok(Status::StreamEnd) | Err(_) => break,
+            Ok(Status::StreamEnd) => return Ok(out),
             // Out of room: more, and on.
             Ok(Status::Ok | Status::BufError) => out.reserve(out.capacity().max(256)),
+            Err(e) => return Err(DeltaError::Deflate(e.to_string())),
         }
     }
-    out
 }
 
 /// The binary form `delta` carries, inflated against `base` (the same base

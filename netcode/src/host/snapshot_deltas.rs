@@ -64,12 +64,12 @@ impl<E: Game> HostSession<E> {
             self.broadcast_to(self.live_slots(), HostMessage::ReconciliationSnapshot(msg));
             return;
         };
+        let whole = HostMessage::ReconciliationSnapshot(ReconciliationSnapshotMessage {
+            level_epoch: epoch,
+            snapshot,
+        });
         if !whole_slots.is_empty() {
-            let msg = ReconciliationSnapshotMessage {
-                level_epoch: epoch,
-                snapshot,
-            };
-            self.broadcast_to(whole_slots, HostMessage::ReconciliationSnapshot(msg));
+            self.broadcast_to(whole_slots, whole.clone());
         }
         let d = &mut self.deltas;
         d.acked.retain(|slot, _| delta_slots.contains(slot));
@@ -86,7 +86,11 @@ impl<E: Game> HostSession<E> {
         let mut messages = Vec::new();
         for (base_tick, slots) in by_base {
             let base = base_tick.and_then(|t| d.binary(epoch, t));
-            let delta = delta::encode(&binary, base.as_deref().map(Vec::as_slice));
+            let Ok(delta) = delta::encode(&binary, base.as_deref().map(Vec::as_slice)) else {
+                // The compressor failed: these guests get it whole.
+                messages.push((slots, whole.clone()));
+                continue;
+            };
             messages.push((
                 slots,
                 HostMessage::SnapshotDelta(SnapshotDelta {
@@ -129,7 +133,9 @@ impl<E: Game> HostSession<E> {
         };
         self.deltas.resent.insert(slot, (epoch, tick));
         self.deltas.acked.remove(&slot);
-        let delta = delta::encode(&binary, None);
+        let Ok(delta) = delta::encode(&binary, None) else {
+            return;
+        };
         self.send(
             slot,
             HostMessage::SnapshotDelta(SnapshotDelta {
