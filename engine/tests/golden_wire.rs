@@ -276,7 +276,13 @@ fn host_messages() -> Vec<(&'static str, HostMessage)> {
                 end: level_end,
             },
         ),
-        ("ping", HostMessage::Ping { id: 4_000_000_000 }),
+        (
+            "ping",
+            HostMessage::Ping {
+                id: 4_000_000_000,
+                round_trip: None,
+            },
+        ),
         (
             "spectators",
             HostMessage::Spectators {

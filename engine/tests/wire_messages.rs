@@ -17,7 +17,8 @@ use game_api::{PlayerId, WorldHash};
 use proptest::prelude::*;
 use protocol::chunk::{Chunk, ChunkEnd};
 use protocol::peer::{
-    Channel, EndReason, GuestHello, JoinPoint, LinkHealth, RefusalReason, RosterAdd, ScoreRow,
+    Channel, EndReason, GuestHello, JoinPoint, LinkHealth, RefusalReason, RosterAdd,
+    RoundTripReport, ScoreRow,
 };
 
 fn ids() -> impl Strategy<Value = Vec<PlayerId>> {
@@ -130,9 +131,27 @@ fn wire_shapes_match_the_spec() {
             game: None,
         }
     );
-    let ping = HostMessage::Ping { id: 7 };
+    let ping = HostMessage::Ping {
+        id: 7,
+        round_trip: None,
+    };
     assert_eq!(ping.to_json().unwrap(), r#"{"type":"ping","id":7}"#);
     assert_eq!(ping.channel(), Channel::Unreliable);
+    // `round-trip`: the host's measure rides the ping; an older guest
+    // ignores the field, an older host's ping reads as having none.
+    let told = HostMessage::Ping {
+        id: 8,
+        round_trip: Some(RoundTripReport {
+            rtt_us: 1_250,
+            jitter_us: 300,
+        }),
+    };
+    let text = told.to_json().unwrap();
+    assert_eq!(
+        text,
+        r#"{"type":"ping","id":8,"roundTrip":{"rttUs":1250,"jitterUs":300}}"#
+    );
+    assert_eq!(HostMessage::from_json(&text).unwrap(), told);
     let pong = GuestMessage::Pong { id: 7 };
     assert_eq!(pong.to_json().unwrap(), r#"{"type":"pong","id":7}"#);
     assert_eq!(

@@ -148,7 +148,7 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
                 report.transitions += 1;
                 Some(GuestMessage::LevelTransitionAck { level_epoch })
             }
-            Ok(HostMessage::Ping { id }) => {
+            Ok(HostMessage::Ping { id, .. }) => {
                 report.pongs += 1;
                 Some(GuestMessage::Pong { id })
             }

@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use protocol::peer::RoundTripReport;
+
 /// How often a host or relay probes each guest that takes up the `ping`
 /// feature.
 pub const PING_INTERVAL: Duration = Duration::from_secs(1);
@@ -89,6 +91,16 @@ impl RttEstimate {
     pub fn samples(&self) -> u32 {
         self.samples
     }
+
+    /// What a ping tells the guest of this estimate (`None` before the
+    /// first round trip).
+    pub fn report(&self) -> Option<RoundTripReport> {
+        let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        self.srtt.map(|srtt| RoundTripReport {
+            rtt_us: micros(srtt),
+            jitter_us: micros(self.rttvar),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -109,6 +121,22 @@ mod tests {
         assert_eq!(e.min(), Some(Duration::from_millis(100)));
         assert_eq!(e.samples(), 2);
         assert_eq!(e.recent_max(), Some(Duration::from_millis(180)));
+    }
+
+    #[test]
+    fn the_report_a_ping_carries_is_the_estimate_in_microseconds() {
+        let mut e = RttEstimate::default();
+        assert_eq!(e.report(), None);
+        e.sample(Duration::from_micros(1_500));
+        e.sample(Duration::from_micros(2_300));
+        assert_eq!(
+            e.report(),
+            Some(RoundTripReport {
+                // (7 × 1500 + 2300) / 8 and (3 × 750 + 800) / 4
+                rtt_us: 1_600,
+                jitter_us: 762,
+            })
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use protocol::peer::RoundTripReport;
 use serde::Serialize;
 
 /// The window a rate is taken over: long enough that one snapshot a
@@ -177,6 +178,9 @@ pub struct GuestMeter {
     pub held: Flow,
     /// How far the snapshots moved this guest's player.
     pub corrections: Corrections,
+    /// The round trip the host last said it measures to this guest
+    /// (`round-trip`).
+    pub round_trip: Option<RoundTripReport>,
 }
 
 impl GuestMeter {
@@ -228,6 +232,11 @@ pub struct GuestNetgraph {
     /// The tick the host is running, as the bundles' arrivals say (`None`
     /// before the first bundle).
     pub host_tick: Option<u64>,
+    /// The round trip the host measures to this guest, ms (`None` until
+    /// it said: a host without `round-trip`, or before the first pong).
+    pub rtt_ms: Option<f64>,
+    /// Its variation, ms.
+    pub rtt_jitter_ms: Option<f64>,
     /// This player's input delay, ticks.
     pub input_delay: u64,
     /// How much later than the fastest recent one a bundle arrives on

@@ -11,7 +11,8 @@ use engine::{Game, RaycasterEngine};
 use netcode::guest::GuestConfig;
 use netcode::netgraph::Flow;
 use netcode::sim::{Scenario, Sim};
-use support::scenario::{guest, host, net};
+use protocol::peer::FEATURE_ROUND_TRIP;
+use support::scenario::{guest, host, net, without_feature};
 
 #[test]
 fn a_guest_reads_what_the_host_sends_it_and_sees_its_link() {
@@ -107,8 +108,41 @@ fn a_guest_reads_what_the_host_sends_it_and_sees_its_link() {
         "{line:?}"
     );
     assert_eq!(line.input_delay, seen.input_delay);
+    // `round-trip`: the host told the guest its measure with the last
+    // ping, so the guest's figure is the host's of a second ago at most.
+    let told = seen.rtt_ms.expect("the host's pings carry its round trip");
+    assert!((50.0..=90.0).contains(&told), "{seen:?}");
+    let host_rtt = line.rtt_ms.expect("measured");
+    assert!(
+        (told - host_rtt).abs() <= 15.0,
+        "guest {told} host {host_rtt}"
+    );
+    assert!(seen.rtt_jitter_ms.is_some_and(|j| j >= 0.0), "{seen:?}");
     let totals = g.meter().totals();
     assert_eq!(totals.bytes_down, seen.down.bytes);
     assert_eq!(totals.snapshots, seen.snapshots);
     assert!(Flow::default().reading(Duration::from_secs(1)).bytes_per_s == 0.0);
+}
+
+#[test]
+fn a_guest_without_round_trip_is_told_none() {
+    let quiet = without_feature(FEATURE_ROUND_TRIP, guest("Quiet"));
+    let mut sim: Sim<RaycasterEngine> = Sim::new(Scenario {
+        host: host(1, 1, Some(600)),
+        guests: vec![(quiet, net(30, 5, 7))],
+        ..Scenario::default()
+    });
+    let tick = |sim: &Sim<RaycasterEngine>| sim.host().engine().map_or(0, |e| e.tick());
+    while tick(&sim) < 100 {
+        assert!(sim.step(), "the session ended before tick 100");
+    }
+    let now = sim.now();
+    let g = sim.guest(0).expect("one guest");
+    let seen = g.netgraph(now);
+    assert!(g.meter().down.messages() > 100, "it played: {seen:?}");
+    assert_eq!(seen.rtt_ms, None);
+    assert_eq!(seen.rtt_jitter_ms, None);
+    // The host measured it all the same (the pings are `ping`'s).
+    let line = &sim.host().netgraph(now).links[0];
+    assert!(line.rtt_ms.is_some(), "{line:?}");
 }

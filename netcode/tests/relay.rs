@@ -613,6 +613,13 @@ fn each_player_gets_the_delay_its_link_fits() {
     // bundle's own tick covers.
     assert!(far >= 7, "far: {far}");
     assert!(near < far && near <= 3, "near: {near}, far: {far}");
+    // `round-trip`: the relay tells each guest what it measured.
+    let told = |i: usize| {
+        let g = fitted.guests[i].as_ref().expect("a guest");
+        g.netgraph(fitted.now).rtt_ms.expect("told by the pings")
+    };
+    assert!((15.0..=40.0).contains(&told(0)), "near: {}", told(0));
+    assert!((220.0..=280.0).contains(&told(1)), "far: {}", told(1));
     let stats = fitted.relay.relay().stats().clone();
     let fixed = near_and_far(Some(3));
     assert!(fixed.guests.iter().flatten().all(|g| g.input_delay() == 3));

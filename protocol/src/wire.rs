@@ -392,7 +392,10 @@ mod tests {
         stranger.held_input_fallback = vec![PlayerId::new("nobody")];
         let m = HostMessage::TickInputBundle(stranger);
         assert!(m.encode(WireFormat::Compact).unwrap().starts_with('{'));
-        let ping = HostMessage::Ping { id: 1 };
+        let ping = HostMessage::Ping {
+            id: 1,
+            round_trip: None,
+        };
         assert_eq!(
             ping.encode(WireFormat::Compact).unwrap(),
             ping.to_json().unwrap()

@@ -22,7 +22,8 @@ const REFRESH_MS = 250;
  * @typedef {Object} NetgraphReading what the overlay shows
  * @property {'guest'|'host'} role
  * @property {number|null} fps frames drawn per second
- * @property {number|null} rttMs the transport's round trip (guest)
+ * @property {number|null} rttMs the transport's round trip (guest; shown
+ *   only when the host does not tell its own, `round-trip`)
  * @property {any} [guest] netcode's GuestNetgraph (guest)
  * @property {any} [host] netcode's HostNetgraph (host)
  */
@@ -59,9 +60,14 @@ export function netgraphLines(r) {
   if (r.role === 'guest' && r.guest) {
     const g = r.guest;
     const lead = g.hostTick === null ? '' : ` (host ${g.hostTick})`;
+    // The session's round trip is the host's measure of its pings (in
+    // microseconds); without it, the transport's and the bundles' jitter.
+    const told = typeof g.rttMs === 'number';
+    const rtt = told ? g.rttMs : r.rttMs;
+    const jitter = told ? g.rttJitterMs : g.arrivalJitterMs;
     rows.push(
       ['tick', `${g.tick}${lead}`],
-      ['rtt', `${formatMs(r.rttMs)} ± ${formatMs(g.arrivalJitterMs)}`],
+      ['rtt', `${formatMs(rtt)} ± ${formatMs(jitter)}`],
       ['delay', `${g.inputDelay} ticks`],
       ['down', `${formatRate(g.down.bytesPerS)} (wire ${formatRate(g.down.wireBytesPerS)}) ${g.down.messagesPerS.toFixed(0)} msg/s`],
       ['up', `${formatRate(g.up.bytesPerS)} (wire ${formatRate(g.up.wireBytesPerS)}) ${g.up.messagesPerS.toFixed(0)} msg/s`],

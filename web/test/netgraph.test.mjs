@@ -11,7 +11,7 @@ const flow = (bytesPerS, messagesPerS) => ({
 });
 
 const guest = {
-  tick: 612, hostTick: 615, inputDelay: 2, arrivalJitterMs: 3.25,
+  tick: 612, hostTick: 615, rttMs: null, rttJitterMs: null, inputDelay: 2, arrivalJitterMs: 3.25,
   down: flow(5436, 33), up: flow(1210, 31), snapshotsPerS: 1, snapshots: 20, snapshotBytes: 1712,
   heldInputs: 4, heldPerS: 0, correction: 0.15, largestCorrection: 0.3, corrections: 3,
   correctionVisibleAt: 0.1, desyncs: 0,
@@ -28,6 +28,12 @@ test('a guest reading shows every figure the netgraph promises', () => {
   assert.equal(rows.held, '4 (0.0/s)');
   assert.equal(rows.correction, '0.150 (max 0.300)');
   assert.equal(rows.desyncs, '0');
+});
+
+test("the host's round trip, when it tells one, is the one shown", () => {
+  const told = { ...guest, rttMs: 0.412, rttJitterMs: 0.06 };
+  const rows = Object.fromEntries(netgraphLines({ role: 'guest', fps: 60, rttMs: 1, guest: told }));
+  assert.equal(rows.rtt, '0.4 ms ± 0.1 ms');
 });
 
 test('figures not known yet read as a dash, not as zero', () => {

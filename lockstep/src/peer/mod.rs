@@ -23,9 +23,9 @@ use game_api::PlayerId;
 use game_api::{GameWire, PlayerScore};
 use protocol::BUILD_VERSION;
 use protocol::peer::{
-    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_RELAY, FEATURE_RESYNC, Features,
-    GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason, RelayLevel, TickInputBundle,
-    TransitionPayload,
+    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_RELAY, FEATURE_RESYNC,
+    FEATURE_ROUND_TRIP, Features, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
+    RelayLevel, TickInputBundle, TransitionPayload,
 };
 use protocol::tick::INPUT_DELAY_TICKS;
 use protocol::wire::WireFormat;
@@ -346,6 +346,7 @@ impl<W: GameWire> PeerRelay<W> {
         ];
         if self.fits_delays() {
             features.push(FEATURE_PING.to_owned());
+            features.push(FEATURE_ROUND_TRIP.to_owned());
             features.push(FEATURE_INPUT_DELAY.to_owned());
         } else if self.fallback_delay() != INPUT_DELAY_TICKS {
             features.push(FEATURE_INPUT_DELAY.to_owned());

@@ -17,7 +17,7 @@
 use std::time::Duration;
 
 use game_api::GameWire;
-use protocol::peer::{FEATURE_INPUT_DELAY, FEATURE_PING, HostMessage};
+use protocol::peer::{FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_ROUND_TRIP, HostMessage};
 use protocol::tick::INPUT_DELAY_TICKS;
 
 use crate::delay;
@@ -184,11 +184,15 @@ impl<W: GameWire> PeerRelay<W> {
             if c.probed()
                 && let Some(id) = c.probe.ping(now)
             {
-                due.push((*slot, id));
+                let round_trip = c
+                    .took_up(FEATURE_ROUND_TRIP)
+                    .then(|| c.probe.rtt.report())
+                    .flatten();
+                due.push((*slot, id, round_trip));
             }
         }
-        for (slot, id) in due {
-            self.send(slot, HostMessage::Ping { id });
+        for (slot, id, round_trip) in due {
+            self.send(slot, HostMessage::Ping { id, round_trip });
         }
     }
 

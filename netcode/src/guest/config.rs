@@ -7,7 +7,7 @@ use protocol::BUILD_VERSION;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_INPUT_DELAY, FEATURE_PING,
     FEATURE_PLACED_BUNDLES, FEATURE_REDUNDANT_INPUTS, FEATURE_RELAY, FEATURE_RESYNC,
-    FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
+    FEATURE_ROUND_TRIP, FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
 };
 
 /// How a guest's session ended.
@@ -77,6 +77,7 @@ impl Default for GuestConfig {
                 FEATURE_RESYNC.to_owned(),
                 FEATURE_DELTA_SNAPSHOTS.to_owned(),
                 FEATURE_PLACED_BUNDLES.to_owned(),
+                FEATURE_ROUND_TRIP.to_owned(),
             ],
             resume_token: None,
             spectate: false,

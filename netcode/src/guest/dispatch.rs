@@ -65,7 +65,12 @@ impl<E: Game> GuestSession<E> {
             }
             // Answered at once, whatever the phase: the host measures the
             // round trip of the input channel.
-            HostMessage::Ping { id } => self.outbox.push(GuestMessage::Pong { id }),
+            HostMessage::Ping { id, round_trip } => {
+                self.outbox.push(GuestMessage::Pong { id });
+                if round_trip.is_some() {
+                    self.meter.round_trip = round_trip;
+                }
+            }
             HostMessage::JoinRefused { reason, detail } => {
                 self.end(GuestEnd::Refused(reason, detail));
             }

@@ -28,6 +28,8 @@ impl<E: Game> GuestSession<E> {
         GuestNetgraph {
             tick: self.engine.as_ref().map_or(0, Game::tick),
             host_tick: self.clock.host_tick(now),
+            rtt_ms: m.round_trip.map(|r| micros_to_ms(r.rtt_us)),
+            rtt_jitter_ms: m.round_trip.map(|r| micros_to_ms(r.jitter_us)),
             input_delay: self.input_delay,
             arrival_jitter_ms: self.clock.arrival_jitter_ms(),
             down: m.down.reading(now),
@@ -46,4 +48,9 @@ impl<E: Game> GuestSession<E> {
             desyncs: self.stats.snapshot_mismatches,
         }
     }
+}
+
+/// Microseconds as milliseconds (a round trip: far inside f64's exact range).
+fn micros_to_ms(us: u64) -> f64 {
+    us as f64 / 1000.0
 }

@@ -9,13 +9,14 @@ use protocol::name::distinct_name;
 use protocol::peer::HostMessage;
 use protocol::peer::admission::{self, Admission, Offer, Room, Seat};
 use protocol::peer::{
-    FEATURE_INPUT_DELAY, FEATURE_PING, GuestHello, PEER_PROTOCOL_VERSION, RefusalReason,
+    FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_ROUND_TRIP, GuestHello, PEER_PROTOCOL_VERSION,
+    RefusalReason,
 };
 
 use super::seat_table::GuestSeat;
 use super::{HostEvent, HostOutput, HostSession, Phase};
 use crate::link::ConnectionState;
-use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, WARM_UP_LIMIT, WARM_UP_SAMPLES};
+use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, RttEstimate, WARM_UP_LIMIT, WARM_UP_SAMPLES};
 use crate::stats::GuestSlot;
 
 impl<E: Game> HostSession<E> {
@@ -137,7 +138,13 @@ impl<E: Game> HostSession<E> {
             let id = seat.pings_sent;
             seat.ping_in_flight = Some((id, now));
             seat.last_ping_at = Some(now);
-            self.send(slot, HostMessage::Ping { id });
+            let round_trip = seat
+                .features
+                .has(FEATURE_ROUND_TRIP)
+                .then(|| seat.player.as_ref().and_then(|p| self.stats.rtt.get(p)))
+                .flatten()
+                .and_then(RttEstimate::report);
+            self.send(slot, HostMessage::Ping { id, round_trip });
         }
     }
 

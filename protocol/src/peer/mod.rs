@@ -43,8 +43,8 @@ pub use game_api::WorldHash;
 pub use outcome::{EndReason, LinkHealth, RefusalReason, ScoreRow};
 pub use payloads::{
     JoinPayload, JoinPoint, PlacedBundle, ReconciliationSnapshotMessage, RelayLevel, RosterAdd,
-    SessionInit, SnapshotDelta, TickInput, TickInputBundle, TickInputs, TransitionPayload,
-    state_to_base64,
+    RoundTripReport, SessionInit, SnapshotDelta, TickInput, TickInputBundle, TickInputs,
+    TransitionPayload, state_to_base64,
 };
 
 /// Version of this peer protocol; peers with different versions refuse each
@@ -112,6 +112,12 @@ pub const FEATURE_DELTA_SNAPSHOTS: &str = "delta-snapshots";
 /// bundle on the same connection goes as a [`HostMessage::PlacedBundle`],
 /// its inputs in their order without their ids (issue 48).
 pub const FEATURE_PLACED_BUNDLES: &str = "placed-bundles";
+
+/// Hello feature: every [`HostMessage::Ping`] tells the guest the round
+/// trip the host measures to it from the pongs (microseconds), so a
+/// guest's netgraph shows the session's own figure, not only its
+/// transport's (issue 48).
+pub const FEATURE_ROUND_TRIP: &str = "round-trip";
 
 /// Snapshots a guest keeps as bases for deltas, and a host keeps to encode
 /// against (and to send again whole): a few seconds' worth.
@@ -198,9 +204,14 @@ pub enum HostMessage<W: GameWire> {
     /// the same `id` at once. Both ride [`Channel::Unreliable`], as
     /// redundant inputs do: a lost probe is given up and the next one
     /// measures.
+    #[serde(rename_all = "camelCase")]
     Ping {
         /// Echoed back.
         id: u32,
+        /// The round trip the host has measured to this guest so far
+        /// ([`FEATURE_ROUND_TRIP`] only; absent before the first pong).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        round_trip: Option<RoundTripReport>,
     },
     /// Who watches the session, by display name in arrival order: sent to
     /// every guest that took up [`FEATURE_SPECTATORS`] whenever it changes

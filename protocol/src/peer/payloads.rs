@@ -375,3 +375,15 @@ pub struct RelayLevel<W: GameWire> {
     /// The exact state at tick 0, base64 (as [`JoinPayload::state`]).
     pub state: String,
 }
+
+/// The round trip a host measures to one guest, smoothed as TCP does
+/// (carried by [`super::HostMessage::Ping`] under
+/// [`super::FEATURE_ROUND_TRIP`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoundTripReport {
+    /// The smoothed round trip, microseconds.
+    pub rtt_us: u64,
+    /// Its variation (mean deviation), microseconds.
+    pub jitter_us: u64,
+}
