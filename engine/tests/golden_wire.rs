@@ -416,6 +416,8 @@ fn guest_messages() -> Vec<(&'static str, GuestMessage)> {
                 level_epoch: 3,
                 first_tick: 44,
                 inputs: vec![InputSnapshot::NEUTRAL, busy_input(), inputs[&me].clone()],
+                hash_report: None,
+                snapshot_ack: None,
             }),
         ),
         (

@@ -17,7 +17,7 @@ use game_api::{PlayerId, WorldHash};
 use proptest::prelude::*;
 use protocol::chunk::{Chunk, ChunkEnd};
 use protocol::peer::{
-    Channel, EndReason, GuestHello, JoinPoint, LinkHealth, RefusalReason, RosterAdd,
+    Channel, EndReason, FoldedHash, GuestHello, JoinPoint, LinkHealth, RefusalReason, RosterAdd,
     RoundTripReport, ScoreRow,
 };
 
@@ -164,6 +164,8 @@ fn wire_shapes_match_the_spec() {
         level_epoch: 2,
         first_tick: 40,
         inputs: vec![InputSnapshot::NEUTRAL; 2],
+        hash_report: None,
+        snapshot_ack: None,
     });
     let v = serde_json::to_value(&batch).unwrap();
     assert_eq!(v["type"], "tick-inputs");
@@ -311,7 +313,9 @@ proptest! {
             GuestMessage::LevelTransitionAck { level_epoch: epoch },
             GuestMessage::HashReport { tick: u64::from(tick), level_epoch: epoch, hash: WorldHash(hash).to_string() },
             GuestMessage::TickInput(TickInput { tick: u64::from(tick), player_id: PlayerId::new(name.clone()), input: InputSnapshot { mouse_delta_x: f64::from(tick) / 8.0, ..InputSnapshot::NEUTRAL } }),
-            GuestMessage::TickInputs(TickInputs { player_id: PlayerId::new(name.clone()), level_epoch: epoch, first_tick: u64::from(tick), inputs: vec![InputSnapshot { fire: true, mouse_delta_x: -f64::from(tick) / 4.0, ..InputSnapshot::NEUTRAL }; 3] }),
+            GuestMessage::TickInputs(TickInputs { player_id: PlayerId::new(name.clone()), level_epoch: epoch, first_tick: u64::from(tick), inputs: vec![InputSnapshot { fire: true, mouse_delta_x: -f64::from(tick) / 4.0, ..InputSnapshot::NEUTRAL }; 3], hash_report: None, snapshot_ack: None }),
+            // `folded-reports`: a report and an acknowledgement ride along.
+            GuestMessage::TickInputs(TickInputs { player_id: PlayerId::new(name.clone()), level_epoch: epoch, first_tick: u64::from(tick), inputs: vec![InputSnapshot::NEUTRAL], hash_report: (tick % 2 == 1).then(|| FoldedHash { tick: u64::from(tick), hash: WorldHash(hash).to_string() }), snapshot_ack: (tick % 3 == 0).then_some(u64::from(epoch)) }),
         ];
         for m in msgs {
             let back = GuestMessage::from_json(&m.to_json().unwrap()).unwrap();

@@ -29,11 +29,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunk::MAX_PAYLOAD_BYTES;
 use crate::peer::{
-    GuestMessage, HostMessage, PeerMessageError, PlacedBundle, ReconciliationSnapshotMessage,
-    SnapshotDelta, TickInput, TickInputBundle, TickInputs,
+    FoldedHash, GuestMessage, HostMessage, PeerMessageError, PlacedBundle,
+    ReconciliationSnapshotMessage, SnapshotDelta, TickInput, TickInputBundle, TickInputs,
 };
 use crate::tick::FIXED_DT;
-use game_api::PlayerId;
+use game_api::{PlayerId, WorldHash};
 
 /// The first character of a compact message.
 const MARK: char = '~';
@@ -69,6 +69,9 @@ enum Record<C> {
     },
     /// A bundle by places: `(tick, level epoch, inputs, held places)`.
     Placed(u64, u32, Vec<C>, Vec<u16>),
+    /// Redundant inputs with folded reports: `Inputs`' fields, then the
+    /// hash report `(tick, hash)` and the acknowledged snapshot's tick.
+    Folded(String, u32, u64, Vec<C>, Option<(u64, u64)>, Option<u64>),
 }
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -104,6 +107,13 @@ fn read<C: DeserializeOwned>(text: &str) -> Result<Record<C>, PeerMessageError> 
         return Err(compact_error("trailing bytes"));
     }
     Ok(record)
+}
+
+/// A hash report's hex text as its number, when the number writes the
+/// same text back.
+fn canonical_hash(hex: &str) -> Option<u64> {
+    let h = u64::from_str_radix(hex, 16).ok()?;
+    (WorldHash(h).to_string() == hex).then_some(h)
 }
 
 fn bundle_record<W: GameWire>(b: &TickInputBundle<W>) -> Option<Record<W::CompactInput>> {
@@ -263,7 +273,7 @@ impl<W: GameWire> HostMessage<W> {
                     held,
                 }))
             }
-            Record::Input(..) | Record::Inputs(..) => {
+            Record::Input(..) | Record::Inputs(..) | Record::Folded(..) => {
                 Err(compact_error("a guest's message sent by the host"))
             }
         }
@@ -279,12 +289,35 @@ impl<W: GameWire> GuestMessage<W> {
                 t.player_id.0.clone(),
                 W::compact_input(&t.input),
             )),
-            (WireFormat::Compact, GuestMessage::TickInputs(t)) => write(&Record::Inputs(
-                t.player_id.0.clone(),
-                t.level_epoch,
-                t.first_tick,
-                t.inputs.iter().map(W::compact_input).collect(),
-            )),
+            (WireFormat::Compact, GuestMessage::TickInputs(t))
+                if t.hash_report.is_none() && t.snapshot_ack.is_none() =>
+            {
+                write(&Record::Inputs(
+                    t.player_id.0.clone(),
+                    t.level_epoch,
+                    t.first_tick,
+                    t.inputs.iter().map(W::compact_input).collect(),
+                ))
+            }
+            (WireFormat::Compact, GuestMessage::TickInputs(t)) => {
+                // A hash that does not read back as the same text goes as
+                // JSON, so the compact form never changes a message.
+                let hash = match &t.hash_report {
+                    None => None,
+                    Some(r) => match canonical_hash(&r.hash) {
+                        Some(h) => Some((r.tick, h)),
+                        None => return self.to_json(),
+                    },
+                };
+                write(&Record::Folded(
+                    t.player_id.0.clone(),
+                    t.level_epoch,
+                    t.first_tick,
+                    t.inputs.iter().map(W::compact_input).collect(),
+                    hash,
+                    t.snapshot_ack,
+                ))
+            }
             _ => self.to_json(),
         }
     }
@@ -309,6 +342,24 @@ impl<W: GameWire> GuestMessage<W> {
                         .into_iter()
                         .map(input_of::<W>)
                         .collect::<Result<_, _>>()?,
+                    hash_report: None,
+                    snapshot_ack: None,
+                }))
+            }
+            Record::Folded(player, level_epoch, first_tick, inputs, hash, snapshot_ack) => {
+                Ok(GuestMessage::TickInputs(TickInputs {
+                    player_id: PlayerId::new(player),
+                    level_epoch,
+                    first_tick,
+                    inputs: inputs
+                        .into_iter()
+                        .map(input_of::<W>)
+                        .collect::<Result<_, _>>()?,
+                    hash_report: hash.map(|(tick, h)| FoldedHash {
+                        tick,
+                        hash: WorldHash(h).to_string(),
+                    }),
+                    snapshot_ack,
                 }))
             }
             Record::Bundle(_)
@@ -380,6 +431,59 @@ mod tests {
         let text = m.encode(WireFormat::Compact).unwrap();
         assert!(text.starts_with('{'), "{text}");
         assert_eq!(HostMessage::decode(&text).unwrap(), m);
+    }
+
+    #[test]
+    fn folded_reports_ride_the_inputs_in_either_form() {
+        type TickInputs = crate::peer::TickInputs<Toy>;
+        let plain = TickInputs {
+            player_id: PlayerId::new("guest-1"),
+            level_epoch: 2,
+            first_tick: 40,
+            inputs: vec![1, 2, 3],
+            hash_report: None,
+            snapshot_ack: None,
+        };
+        let folded = TickInputs {
+            hash_report: Some(FoldedHash {
+                tick: 40,
+                hash: "00ff00ff00ff00ff".into(),
+            }),
+            snapshot_ack: Some(30),
+            ..plain.clone()
+        };
+        for (m, format) in [
+            (plain.clone(), WireFormat::Compact),
+            (folded.clone(), WireFormat::Compact),
+            (folded.clone(), WireFormat::Json),
+        ] {
+            let m = GuestMessage::TickInputs(m);
+            let text = m.encode(format).unwrap();
+            assert_eq!(text.starts_with(MARK), format == WireFormat::Compact);
+            assert_eq!(GuestMessage::decode(&text).unwrap(), m);
+        }
+        // The plain record is unchanged (older hosts read it); the folded
+        // one is a few bytes more.
+        let plain_len = GuestMessage::TickInputs(plain)
+            .encode(WireFormat::Compact)
+            .unwrap()
+            .len();
+        let folded_len = GuestMessage::TickInputs(folded.clone())
+            .encode(WireFormat::Compact)
+            .unwrap()
+            .len();
+        assert!(folded_len > plain_len && folded_len <= plain_len + 20);
+        // A hash that is not 16 lowercase hex digits goes as JSON, unchanged.
+        let odd = GuestMessage::TickInputs(TickInputs {
+            hash_report: Some(FoldedHash {
+                tick: 40,
+                hash: "FF".into(),
+            }),
+            ..folded
+        });
+        let text = odd.encode(WireFormat::Compact).unwrap();
+        assert!(text.starts_with('{'));
+        assert_eq!(GuestMessage::decode(&text).unwrap(), odd);
     }
 
     #[test]

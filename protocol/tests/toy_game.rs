@@ -66,6 +66,8 @@ fn a_toy_games_messages_travel_in_both_forms() {
         level_epoch: 1,
         first_tick: 7,
         inputs: vec![1, 2, 3],
+        hash_report: None,
+        snapshot_ack: None,
     });
     for msg in [input, inputs] {
         for text in both(&msg, |m, f| m.encode(f).unwrap()) {

@@ -174,11 +174,7 @@ impl<E: Game> GuestSession<E> {
             });
         }
         if let (true, Some(hash)) = (report_tick, hash) {
-            self.outbox.push(GuestMessage::HashReport {
-                tick: after,
-                level_epoch: self.level_epoch,
-                hash: game_api::WorldHash(hash).to_string(),
-            });
+            self.report_hash(after, hash);
         }
         inputs.retain(|id, _| !remove.contains(id));
         self.known_inputs = inputs;
@@ -304,11 +300,15 @@ impl<E: Game> GuestSession<E> {
         else {
             return;
         };
+        let first_tick = *first_tick;
+        let (hash_report, snapshot_ack) = self.folded.take(self.level_epoch);
         self.outbox.push(GuestMessage::TickInputs(TickInputs {
             player_id: me,
             level_epoch: self.level_epoch,
-            first_tick: *first_tick,
+            first_tick,
             inputs: self.recent_inputs.iter().map(|(_, i)| i.clone()).collect(),
+            hash_report,
+            snapshot_ack,
         }));
     }
 }

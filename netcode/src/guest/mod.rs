@@ -23,6 +23,7 @@ mod bundles;
 mod clock;
 mod config;
 mod dispatch;
+mod folded;
 mod handshake;
 mod netgraph;
 mod prediction;
@@ -150,6 +151,8 @@ pub struct GuestSession<E: Game> {
     resumed: bool,
     /// The host admitted this guest to watch: it sends no input.
     spectator: bool,
+    /// The reports the next input messages carry (`folded-reports`).
+    folded: folded::Folded,
     /// Who watches the session, as the host last said.
     spectators: Vec<String>,
     /// The waiting room, as the host last said before the start.
@@ -212,6 +215,7 @@ impl<E: Game> GuestSession<E> {
             rejoin_token: None,
             resumed: false,
             spectator: false,
+            folded: folded::Folded::default(),
             spectators: Vec::new(),
             waiting_room: None,
             level_index: 0,

@@ -114,10 +114,7 @@ impl<E: Game> GuestSession<E> {
         match read {
             Ok((binary, snapshot)) => {
                 self.snapshots.keep_base(d.level_epoch, d.tick, binary);
-                self.outbox.push(GuestMessage::SnapshotAck {
-                    level_epoch: d.level_epoch,
-                    tick: d.tick,
-                });
+                self.ack_snapshot(d.level_epoch, d.tick);
                 self.on_snapshot(ReconciliationSnapshotMessage {
                     level_epoch: d.level_epoch,
                     snapshot,

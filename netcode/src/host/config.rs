@@ -9,9 +9,9 @@ use game_api::PlayerId;
 use protocol::BUILD_VERSION;
 use protocol::peer::HostMessage;
 use protocol::peer::{
-    EndReason, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_INPUT_DELAY, FEATURE_PING,
-    FEATURE_PLACED_BUNDLES, FEATURE_REDUNDANT_INPUTS, FEATURE_ROUND_TRIP, FEATURE_SPECTATORS,
-    FEATURE_WAITING_ROOM, RefusalReason,
+    EndReason, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_FOLDED_REPORTS,
+    FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_PLACED_BUNDLES, FEATURE_REDUNDANT_INPUTS,
+    FEATURE_ROUND_TRIP, FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
 };
 use protocol::wire::WireFormat;
 
@@ -108,6 +108,7 @@ impl<G: Game> Default for HostConfig<G> {
                 FEATURE_DELTA_SNAPSHOTS.to_owned(),
                 FEATURE_PLACED_BUNDLES.to_owned(),
                 FEATURE_ROUND_TRIP.to_owned(),
+                FEATURE_FOLDED_REPORTS.to_owned(),
             ],
             guest_budget: GuestBudgetPolicy::default(),
             late_join: true,

@@ -11,7 +11,7 @@ use game_api::game::Input;
 use game_api::{Bot, Game, LevelStatus};
 use protocol::peer::TickInput;
 use protocol::peer::{EndReason, FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
-use protocol::peer::{TickInputBundle, TickInputs};
+use protocol::peer::{FEATURE_FOLDED_REPORTS, TickInputBundle, TickInputs};
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
 };
@@ -215,6 +215,30 @@ impl<E: Game> HostSession<E> {
         }
         for (tick, input) in (batch.first_tick..).zip(&batch.inputs) {
             self.file_input(batch.player_id.clone(), tick, input);
+        }
+        self.on_folded_reports(slot, &batch);
+    }
+
+    /// The reports a batch carries (`folded-reports`), each taken once:
+    /// the guest sends a few copies.
+    fn on_folded_reports(&mut self, slot: GuestSlot, batch: &TickInputs<E::Wire>) {
+        let Some(seat) = self.seats.get(slot) else {
+            return;
+        };
+        if !seat.features.has(FEATURE_FOLDED_REPORTS) {
+            return;
+        }
+        let epoch = batch.level_epoch;
+        if let Some(report) = &batch.hash_report {
+            let seen = seat
+                .last_report
+                .is_some_and(|(e, t, _)| (e, t) >= (epoch, report.tick));
+            if !seen {
+                self.on_hash_report(slot, report.tick, epoch, &report.hash);
+            }
+        }
+        if let Some(tick) = batch.snapshot_ack {
+            self.on_snapshot_ack(slot, epoch, tick);
         }
     }
 

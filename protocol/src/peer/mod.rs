@@ -42,8 +42,8 @@ pub use features::Features;
 pub use game_api::WorldHash;
 pub use outcome::{EndReason, LinkHealth, RefusalReason, ScoreRow};
 pub use payloads::{
-    JoinPayload, JoinPoint, PlacedBundle, ReconciliationSnapshotMessage, RelayLevel, RosterAdd,
-    RoundTripReport, SessionInit, SnapshotDelta, TickInput, TickInputBundle, TickInputs,
+    FoldedHash, JoinPayload, JoinPoint, PlacedBundle, ReconciliationSnapshotMessage, RelayLevel,
+    RosterAdd, RoundTripReport, SessionInit, SnapshotDelta, TickInput, TickInputBundle, TickInputs,
     TransitionPayload, state_to_base64,
 };
 
@@ -118,6 +118,18 @@ pub const FEATURE_PLACED_BUNDLES: &str = "placed-bundles";
 /// guest's netgraph shows the session's own figure, not only its
 /// transport's (issue 48).
 pub const FEATURE_ROUND_TRIP: &str = "round-trip";
+
+/// Hello feature: a guest that sends redundant inputs carries its world
+/// hash reports and snapshot acknowledgements in its next few
+/// [`GuestMessage::TickInputs`] instead of in messages of their own
+/// (issue 48: three to four fewer messages a second each way, counting
+/// the transport's acknowledgements).
+pub const FEATURE_FOLDED_REPORTS: &str = "folded-reports";
+
+/// Copies of a folded report or acknowledgement a guest sends, one per
+/// input message: the input channel is unreliable, and the next report
+/// comes [`crate::tick::HASH_REPORT_INTERVAL_TICKS`] ticks later.
+pub const FOLDED_COPIES: u8 = 3;
 
 /// Snapshots a guest keeps as bases for deltas, and a host keeps to encode
 /// against (and to send again whole): a few seconds' worth.

@@ -156,6 +156,25 @@ pub struct TickInputs<W: GameWire> {
     pub first_tick: u64,
     /// Oldest first; the last is the newest input.
     pub inputs: Vec<W::Input>,
+    /// The guest's newest world hash report of this level, carried again
+    /// by its next few input messages instead of a message of its own
+    /// ([`super::FEATURE_FOLDED_REPORTS`] only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash_report: Option<FoldedHash>,
+    /// The tick of the newest snapshot of this level the guest holds as a
+    /// base for deltas, the same way ([`super::FEATURE_FOLDED_REPORTS`]
+    /// only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_ack: Option<u64>,
+}
+
+/// A world hash report inside [`TickInputs`] (its level is the inputs').
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FoldedHash {
+    /// The engine tick after the advance.
+    pub tick: u64,
+    /// The world hash, 16 lowercase hex digits.
+    pub hash: String,
 }
 
 /// What every peer advances from for one tick (spec §1).
