@@ -30,6 +30,23 @@ pub const PING_GIVE_UP: Duration = Duration::from_secs(1);
 /// at one ping a second).
 pub const RECENT_SAMPLES: usize = 16;
 
+/// How far the estimate moves before a ping tells the guest again
+/// (`round-trip`): a sixteenth of the round trip last told, and never less
+/// than 100 µs, so a steady link costs no bytes after the first pings.
+pub const TELL_AGAIN_FRACTION: u32 = 16;
+
+/// The smallest move worth telling, microseconds.
+pub const TELL_AGAIN_MIN_US: u64 = 100;
+
+/// Whether `now` differs enough from what the guest was `told` to send it.
+pub fn worth_telling(now: &RoundTripReport, told: Option<&RoundTripReport>) -> bool {
+    let Some(told) = told else {
+        return true;
+    };
+    let step = (told.rtt_us / u64::from(TELL_AGAIN_FRACTION)).max(TELL_AGAIN_MIN_US);
+    now.rtt_us.abs_diff(told.rtt_us) >= step || now.jitter_us.abs_diff(told.jitter_us) >= step
+}
+
 /// One link's round-trip estimate.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RttEstimate {
@@ -137,6 +154,20 @@ mod tests {
                 jitter_us: 762,
             })
         );
+    }
+
+    #[test]
+    fn a_guest_is_told_again_only_when_the_estimate_moved() {
+        let r = |rtt_us, jitter_us| RoundTripReport { rtt_us, jitter_us };
+        assert!(worth_telling(&r(1_000, 100), None), "the first is told");
+        let told = r(16_000, 2_000);
+        assert!(!worth_telling(&r(16_900, 2_000), Some(&told)));
+        assert!(worth_telling(&r(17_000, 2_000), Some(&told)), "a sixteenth");
+        assert!(worth_telling(&r(16_000, 1_000), Some(&told)), "the jitter");
+        // A fast link: 100 µs at least.
+        let near = r(400, 50);
+        assert!(!worth_telling(&r(480, 120), Some(&near)));
+        assert!(worth_telling(&r(500, 50), Some(&near)));
     }
 
     #[test]

@@ -17,12 +17,14 @@
 use std::time::Duration;
 
 use game_api::GameWire;
-use protocol::peer::{FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_ROUND_TRIP, HostMessage};
+use protocol::peer::{
+    FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_ROUND_TRIP, HostMessage, RoundTripReport,
+};
 use protocol::tick::INPUT_DELAY_TICKS;
 
 use crate::delay;
 use crate::relay::Slot;
-use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, RttEstimate, WARM_UP_LIMIT, WARM_UP_SAMPLES};
+use crate::rtt::{self, PING_GIVE_UP, PING_INTERVAL, RttEstimate, WARM_UP_LIMIT, WARM_UP_SAMPLES};
 
 use super::messages::Asked;
 use super::{Connection, PeerRelay};
@@ -35,6 +37,8 @@ pub(super) struct Probe {
     in_flight: Option<(u32, Duration)>,
     last_at: Option<Duration>,
     sent: u32,
+    /// The round trip the pings last told the guest (`round-trip`).
+    told: Option<RoundTripReport>,
 }
 
 impl Probe {
@@ -187,7 +191,11 @@ impl<W: GameWire> PeerRelay<W> {
                 let round_trip = c
                     .took_up(FEATURE_ROUND_TRIP)
                     .then(|| c.probe.rtt.report())
-                    .flatten();
+                    .flatten()
+                    .filter(|r| rtt::worth_telling(r, c.probe.told.as_ref()));
+                if round_trip.is_some() {
+                    c.probe.told = round_trip;
+                }
                 due.push((*slot, id, round_trip));
             }
         }

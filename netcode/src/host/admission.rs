@@ -16,7 +16,7 @@ use protocol::peer::{
 use super::seat_table::GuestSeat;
 use super::{HostEvent, HostOutput, HostSession, Phase};
 use crate::link::ConnectionState;
-use crate::rtt::{PING_GIVE_UP, PING_INTERVAL, RttEstimate, WARM_UP_LIMIT, WARM_UP_SAMPLES};
+use crate::rtt::{self, PING_GIVE_UP, PING_INTERVAL, RttEstimate, WARM_UP_LIMIT, WARM_UP_SAMPLES};
 use crate::stats::GuestSlot;
 
 impl<E: Game> HostSession<E> {
@@ -143,7 +143,11 @@ impl<E: Game> HostSession<E> {
                 .has(FEATURE_ROUND_TRIP)
                 .then(|| seat.player.as_ref().and_then(|p| self.stats.rtt.get(p)))
                 .flatten()
-                .and_then(RttEstimate::report);
+                .and_then(RttEstimate::report)
+                .filter(|r| rtt::worth_telling(r, seat.rtt_told.as_ref()));
+            if round_trip.is_some() {
+                seat.rtt_told = round_trip;
+            }
             self.send(slot, HostMessage::Ping { id, round_trip });
         }
     }

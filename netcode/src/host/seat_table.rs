@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use game_api::PlayerId;
 use lockstep::budget::{GuestBudget, GuestBudgetPolicy};
-use protocol::peer::Features;
+use protocol::peer::{Features, RoundTripReport};
 
 use crate::stats::GuestSlot;
 
@@ -54,6 +54,8 @@ pub(super) struct GuestSeat {
     pub(super) last_ping_at: Option<Duration>,
     /// Ids handed out so far.
     pub(super) pings_sent: u32,
+    /// The round trip its pings last told it (`round-trip`).
+    pub(super) rtt_told: Option<RoundTripReport>,
     /// What it may still send.
     pub(super) budget: GuestBudget,
 }
@@ -81,6 +83,7 @@ impl GuestSeat {
             ping_in_flight: None,
             last_ping_at: None,
             pings_sent: 0,
+            rtt_told: None,
             budget: GuestBudget::new(policy, now),
         }
     }
