@@ -99,6 +99,9 @@ pub struct GuestStats {
     pub bad_messages: u64,
     /// In-place rebuilds by a relay after this guest desynced.
     pub resyncs: u64,
+    /// World hash reports made, sent alone or folded into the inputs
+    /// (`folded-reports`: each counted once, not per copy).
+    pub hash_reports: u64,
 }
 
 /// A bounded-memory histogram of tick lateness in microseconds.

@@ -58,6 +58,10 @@ fn folded_reports_are_counted_once_and_save_messages() {
         "folded {folded}, alone {sent}"
     );
     assert!(stats.desyncs.is_empty(), "{:?}", stats.desyncs);
+    // Each guest counts the reports it made, once whatever the copies.
+    let made = |g: usize| o.guests[g].stats().hash_reports;
+    assert_eq!(made(0), made(1));
+    assert!(made(0) >= u64::from(sent), "made {} sent {sent}", made(0));
     // The snapshots went as deltas to both: the acknowledgements arrived.
     let snapshot_bytes = |g: usize| o.guests[g].meter().totals().snapshot_bytes;
     assert!(

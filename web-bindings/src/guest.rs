@@ -10,7 +10,6 @@
 
 use std::time::Duration;
 
-use engine::wire::GuestMessage;
 use engine::wire::input::InputSnapshot;
 use engine::{Engine, Game, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd, GuestEvent, GuestPhase, GuestSession};
@@ -183,7 +182,7 @@ pub struct StatsView {
     pub transitions: u32,
     /// Bundles for another tick than the engine's (must stay 0).
     pub out_of_sequence: u64,
-    /// Hash reports sent.
+    /// Hash reports made (alone or folded into the inputs).
     pub hash_reports: u64,
     /// Messages from the host that were not understood.
     pub bad_messages: u64,
@@ -197,7 +196,6 @@ pub struct WebGuest {
     session: GuestSession<RaycasterEngine>,
     /// The latest time seen: time never goes backwards for the session.
     now: Duration,
-    hash_reports: u64,
     host_build: Option<String>,
 }
 
@@ -237,7 +235,6 @@ impl WebGuest {
                 ..GuestConfig::default()
             }),
             now: Duration::ZERO,
-            hash_reports: 0,
             host_build: None,
         })
     }
@@ -281,9 +278,6 @@ impl WebGuest {
         let mut events: Vec<String> = Vec::new();
         let format = self.session.wire_format();
         for msg in self.session.drain_outbox() {
-            if matches!(msg, GuestMessage::HashReport { .. }) {
-                self.hash_reports += 1;
-            }
             match msg.encode(format) {
                 Ok(data) => {
                     self.session.count_sent(data.len(), self.now);
@@ -350,7 +344,7 @@ impl WebGuest {
                 hard_snaps: stats.hard_snaps,
                 transitions: stats.transitions,
                 out_of_sequence: stats.out_of_sequence,
-                hash_reports: self.hash_reports,
+                hash_reports: stats.hash_reports,
                 bad_messages: stats.bad_messages,
                 resyncs: stats.resyncs,
             },

@@ -74,6 +74,7 @@ impl<E: Game> GuestSession<E> {
     /// Reports the world hash after advancing to `tick`.
     pub(super) fn report_hash(&mut self, tick: u64, hash: u64) {
         let hash = WorldHash(hash).to_string();
+        self.stats.hash_reports += 1;
         if self.folds_reports() {
             self.folded.hash = Some(Carried::new(self.level_epoch, FoldedHash { tick, hash }));
         } else {
