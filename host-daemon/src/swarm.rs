@@ -6,23 +6,29 @@
 //! socket: two one-socket endpoints carry one connection between them) and
 //! speaks the guest side of the peer protocol just far enough to hold a
 //! seat and play: it names back the features it understands (`ping`,
-//! `compact`), acknowledges the map and every level transition, answers
-//! pings, and for every tick bundle it receives sends its input for the
-//! tick `input delay` ticks later, taken in turn from a recording. It
+//! `compact`, delta snapshots, placed bundles, redundant inputs and input
+//! runs), acknowledges the map and every level transition, answers pings,
+//! and for every tick bundle it receives samples its input for the tick
+//! `input delay` ticks later, taken in turn from a recording. On input
+//! runs it sends the last eight only when the input changed, for two
+//! ticks after, and as a keep-alive (the guest session's rule,
+//! `lockstep::runs`); to a host without them, every input alone. It
 //! never simulates, so it sends no hash reports (the host judges no one by
 //! their absence) and it cannot tell a desync.
 
 use engine::wire::Raycaster;
 use std::sync::Arc;
 
-use engine::wire::TickInput;
 use engine::wire::input::InputSnapshot;
 use engine::wire::{GuestMessage, HostMessage};
+use engine::wire::{TickInput, TickInputs};
 use game_api::PlayerId;
+use lockstep::runs::InputRuns;
 use protocol::BUILD_VERSION;
 use protocol::peer::{
-    EndReason, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_PING, FEATURE_PLACED_BUNDLES,
-    GuestHello, PlacedBundle, TickInputBundle,
+    EndReason, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_INPUT_RUNS, FEATURE_PING,
+    FEATURE_PLACED_BUNDLES, FEATURE_REDUNDANT_INPUTS, GuestHello, PlacedBundle, REDUNDANT_INPUTS,
+    TickInputBundle,
 };
 use protocol::wire::WireFormat;
 use serde::Serialize;
@@ -37,8 +43,10 @@ pub struct SwarmGuestReport {
     pub player_id: Option<String>,
     /// Tick bundles received.
     pub bundles: u64,
-    /// Inputs sent.
+    /// Ticks whose input it sampled.
     pub inputs: u64,
+    /// Input messages sent (on input runs, fewer than the inputs).
+    pub input_messages: u64,
     /// Pings answered.
     pub pongs: u64,
     /// Level transitions acknowledged.
@@ -90,6 +98,53 @@ impl Recording {
     }
 }
 
+/// How a swarm guest sends its inputs: one message a tick, or runs.
+struct Sending {
+    /// The host took up input runs (and redundant inputs with them).
+    runs: Option<InputRuns>,
+    /// The level the last sampled tick belongs to.
+    level_epoch: u32,
+}
+
+impl Sending {
+    /// The message, if any, for `player`'s input at `tick` of
+    /// `level_epoch`, the `offset`-th guest playing `recording`.
+    fn input(
+        &mut self,
+        player: &PlayerId,
+        level_epoch: u32,
+        tick: u64,
+        recording: &Recording,
+        offset: u64,
+    ) -> Option<GuestMessage> {
+        let input = |t: u64| recording.at(offset + t).clone();
+        let Some(runs) = self.runs.as_mut() else {
+            return Some(GuestMessage::TickInput(TickInput {
+                tick,
+                player_id: player.clone(),
+                input: input(tick),
+            }));
+        };
+        if level_epoch != self.level_epoch {
+            self.level_epoch = level_epoch;
+            runs.reset();
+        }
+        let changed = tick == 0 || input(tick) != input(tick - 1);
+        if !runs.due(changed, tick) {
+            return None;
+        }
+        let first_tick = tick.saturating_sub(REDUNDANT_INPUTS as u64 - 1);
+        Some(GuestMessage::TickInputs(TickInputs {
+            player_id: player.clone(),
+            level_epoch,
+            first_tick,
+            inputs: (first_tick..=tick).map(input).collect(),
+            hash_report: None,
+            snapshot_ack: None,
+        }))
+    }
+}
+
 /// Plays one guest over `link` until the session ends or the link goes;
 /// `offset` staggers where in the recording it starts.
 pub async fn play<S: PeerSender, R: PeerReceiver>(
@@ -107,6 +162,10 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
     let mut format = WireFormat::Json;
     let mut me: Option<PlayerId> = None;
     let mut delay = 0u64;
+    let mut sending = Sending {
+        runs: None,
+        level_epoch: 0,
+    };
     while let Some(event) = receiver.recv().await {
         let text = match event {
             PeerEvent::Message(_, text) => text,
@@ -127,10 +186,15 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
                     FEATURE_COMPACT,
                     FEATURE_DELTA_SNAPSHOTS,
                     FEATURE_PLACED_BUNDLES,
+                    FEATURE_REDUNDANT_INPUTS,
+                    FEATURE_INPUT_RUNS,
                 ]
                 .map(str::to_owned);
                 let (taken, hello) = GuestHello::taking(BUILD_VERSION, name, &features, &wants);
                 format = taken.wire_format();
+                sending.runs = (taken.has(FEATURE_REDUNDANT_INPUTS)
+                    && taken.has(FEATURE_INPUT_RUNS))
+                .then(InputRuns::default);
                 Some(GuestMessage::GuestHello(hello))
             }
             Ok(HostMessage::SessionInit(init)) => {
@@ -152,16 +216,16 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
                 report.pongs += 1;
                 Some(GuestMessage::Pong { id })
             }
-            Ok(HostMessage::TickInputBundle(TickInputBundle { tick, .. }))
-            | Ok(HostMessage::PlacedBundle(PlacedBundle { tick, .. })) => {
+            Ok(HostMessage::TickInputBundle(TickInputBundle {
+                tick, level_epoch, ..
+            }))
+            | Ok(HostMessage::PlacedBundle(PlacedBundle {
+                tick, level_epoch, ..
+            })) => {
                 report.bundles += 1;
-                me.as_ref().map(|player| {
-                    let tick = tick + delay;
-                    GuestMessage::TickInput(TickInput {
-                        tick,
-                        player_id: player.clone(),
-                        input: recording.at(offset + tick).clone(),
-                    })
+                me.as_ref().and_then(|player| {
+                    report.inputs += 1;
+                    sending.input(player, level_epoch, tick + delay, recording, offset)
                 })
             }
             // Held as a base by a guest with an engine; a light guest
@@ -181,8 +245,11 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
         let Ok(text) = message.encode(format) else {
             continue;
         };
-        if matches!(message, GuestMessage::TickInput(_)) {
-            report.inputs += 1;
+        if matches!(
+            message,
+            GuestMessage::TickInput(_) | GuestMessage::TickInputs(_)
+        ) {
+            report.input_messages += 1;
         }
         if sender.send(message.channel(), text).await.is_err() {
             break;

@@ -2,10 +2,17 @@
 //! gets at each tick. The host session and the relay both build their
 //! bundles with it, so the rules are one implementation. Inputs are any
 //! `I: Clone + Default`: `I::default()` is the neutral input.
+//!
+//! A player on input runs (the `input-runs` hello feature) sends its inputs
+//! only when they change, plus a few copies and a keep-alive: a tick with
+//! no input from it is played with its last one, assumed unchanged, and
+//! counted as held only when a later message shows another input for that
+//! tick ([`Placement::LateHeld`]) or its messages are overdue.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use game_api::PlayerId;
+use protocol::peer::INPUT_RUN_OVERDUE_TICKS;
 use protocol::tick::{INPUT_DELAY_TICKS, MAX_INPUT_DELAY_TICKS};
 
 /// How far ahead of the current tick a guest input may be tagged.
@@ -18,6 +25,11 @@ pub enum Placement {
     Buffered,
     /// Too late for its tick; kept as the player's last-received input.
     Late,
+    /// Too late for its tick, which was played with this player's previous
+    /// input assumed unchanged (input runs), and this one differs: in
+    /// effect a held input. Kept as the last-received one, as
+    /// [`Placement::Late`].
+    LateHeld,
     /// Tagged too far ahead; dropped.
     TooFarAhead,
     /// For a tick this player already sent an input for (a redundant
@@ -36,6 +48,12 @@ pub struct InputBuffer<I> {
     delays: BTreeMap<PlayerId, u64>,
     /// The tick each late joiner entered the level at (everyone else: 0).
     joined_at: BTreeMap<PlayerId, u64>,
+    /// Players whose inputs come as runs ([`InputBuffer::insert_run`]).
+    runs: BTreeSet<PlayerId>,
+    /// The inputs ticks were played with for players on runs, assumed
+    /// unchanged, for ticks after the newest received (bounded by the
+    /// keep-alive window).
+    assumed: BTreeMap<PlayerId, BTreeMap<u64, I>>,
 }
 
 /// The inputs of one tick.
@@ -43,7 +61,8 @@ pub struct InputBuffer<I> {
 pub struct TickInputs<I> {
     /// Every roster member's input.
     pub inputs: BTreeMap<PlayerId, I>,
-    /// Players whose input had not arrived: their last one was held.
+    /// Players whose input had not arrived: their last one was held (not
+    /// those on runs whose last one was assumed unchanged).
     pub held: Vec<PlayerId>,
 }
 
@@ -55,6 +74,8 @@ impl<I> Default for InputBuffer<I> {
             newest: BTreeMap::new(),
             delays: BTreeMap::new(),
             joined_at: BTreeMap::new(),
+            runs: BTreeSet::new(),
+            assumed: BTreeMap::new(),
         }
     }
 }
@@ -70,6 +91,10 @@ impl<I: Clone + Default> InputBuffer<I> {
             return Placement::TooFarAhead;
         }
         self.newest.insert(player.clone(), tick);
+        if let Some(assumed) = self.assumed.get_mut(&player) {
+            // Ticks up to this one are known now, not assumed.
+            assumed.retain(|t, _| *t > tick);
+        }
         if tick < now_tick {
             // Too late for its tick, but still this player's last-received
             // input: the one held for them from now on (spec: hold the
@@ -105,6 +130,8 @@ impl<I: Clone + Default> InputBuffer<I> {
                 i.clone()
             } else if tick < self.joined_at.get(id).copied().unwrap_or(0) + self.delay(id) {
                 I::default()
+            } else if let Some(input) = self.assume(id, tick) {
+                input
             } else {
                 out.held.push(id.clone());
                 self.last.get(id).cloned().unwrap_or_default()
@@ -112,6 +139,25 @@ impl<I: Clone + Default> InputBuffer<I> {
             out.inputs.insert(id.clone(), input);
         }
         out
+    }
+
+    /// The input `player`, on runs, plays `tick` with when nothing arrived
+    /// for it: its last one, assumed unchanged, while its keep-alive is not
+    /// overdue (the newest tick received plus [`INPUT_RUN_OVERDUE_TICKS`]
+    /// and its input delay); `None` when it is held instead.
+    fn assume(&mut self, player: &PlayerId, tick: u64) -> Option<I> {
+        let newest = self.newest.get(player).copied()?;
+        if !self.runs.contains(player)
+            || tick > newest + INPUT_RUN_OVERDUE_TICKS + self.delay(player)
+        {
+            return None;
+        }
+        let input = self.last.get(player).cloned().unwrap_or_default();
+        self.assumed
+            .entry(player.clone())
+            .or_default()
+            .insert(tick, input.clone());
+        Some(input)
     }
 
     /// Forgets everything: a new level starts at tick 0, with each
@@ -122,6 +168,8 @@ impl<I: Clone + Default> InputBuffer<I> {
         self.last.clear();
         self.newest.clear();
         self.joined_at.clear();
+        self.runs.clear();
+        self.assumed.clear();
         self.delays = delays;
     }
 
@@ -139,6 +187,8 @@ impl<I: Clone + Default> InputBuffer<I> {
     pub fn resume(&mut self, player: &PlayerId, tick: u64) {
         self.newest.remove(player);
         self.last.remove(player);
+        self.runs.remove(player);
+        self.assumed.remove(player);
         self.joined_at.insert(player.clone(), tick);
     }
 
@@ -168,6 +218,34 @@ impl<I: Clone + Default> InputBuffer<I> {
     /// The newest tick `player`'s input was filed for this level.
     pub fn newest(&self, player: &PlayerId) -> Option<u64> {
         self.newest.get(player).copied()
+    }
+}
+
+impl<I: Clone + Default + PartialEq> InputBuffer<I> {
+    /// Files `input` from `player`, whose inputs come as runs (the
+    /// `input-runs` feature: only changes, copies and keep-alives), as
+    /// [`InputBuffer::insert`] does; from now on a tick with no input from
+    /// it is played with its last one. A late input that differs from the
+    /// one its tick was played with is [`Placement::LateHeld`].
+    pub fn insert_run(
+        &mut self,
+        player: PlayerId,
+        tick: u64,
+        input: I,
+        now_tick: u64,
+    ) -> Placement {
+        if !self.runs.contains(&player) {
+            self.runs.insert(player.clone());
+        }
+        let misassumed = self
+            .assumed
+            .get(&player)
+            .and_then(|a| a.get(&tick))
+            .is_some_and(|played| *played != input);
+        match self.insert(player, tick, input, now_tick) {
+            Placement::Late if misassumed => Placement::LateHeld,
+            placement => placement,
+        }
     }
 }
 
@@ -253,5 +331,75 @@ mod tests {
         assert_eq!(b.insert(p.clone(), 9, fire(), 10), Placement::Stale);
         let grace: BTreeSet<PlayerId> = players.iter().cloned().collect();
         assert_eq!(b.take(11, &players, &grace).inputs[&p], NEUTRAL);
+    }
+
+    #[test]
+    fn a_player_on_runs_plays_its_last_input_until_its_messages_are_overdue() {
+        let p = PlayerId::new("p");
+        let players = [p.clone()];
+        let none = BTreeSet::new();
+        let mut b = InputBuffer::<Input>::default();
+        assert_eq!(b.insert_run(p.clone(), 10, fire(), 9), Placement::Buffered);
+        assert_eq!(b.take(10, &players, &none).inputs[&p], fire());
+        let last_assumed = 10 + INPUT_RUN_OVERDUE_TICKS + INPUT_DELAY_TICKS;
+        for tick in 11..=last_assumed {
+            let t = b.take(tick, &players, &none);
+            assert!(t.held.is_empty(), "tick {tick}: its own input, not held");
+            assert_eq!(t.inputs[&p], fire());
+        }
+        let t = b.take(last_assumed + 1, &players, &none);
+        assert_eq!(t.held, vec![p.clone()], "its messages are overdue");
+        assert_eq!(t.inputs[&p], fire());
+    }
+
+    #[test]
+    fn a_late_input_that_differs_from_the_assumed_one_counts_as_held() {
+        let p = PlayerId::new("p");
+        let players = [p.clone()];
+        let none = BTreeSet::new();
+        let mut b = InputBuffer::<Input>::default();
+        b.insert_run(p.clone(), 10, fire(), 9);
+        for tick in 10..=13 {
+            b.take(tick, &players, &none);
+        }
+        // Ticks 11 to 13 were played with `fire`: the same input is no
+        // surprise, another one is.
+        assert_eq!(b.insert_run(p.clone(), 11, fire(), 14), Placement::Late);
+        assert_eq!(
+            b.insert_run(p.clone(), 12, NEUTRAL, 14),
+            Placement::LateHeld
+        );
+        assert_eq!(
+            b.insert_run(p.clone(), 13, NEUTRAL, 14),
+            Placement::LateHeld
+        );
+        assert_eq!(
+            b.take(14, &players, &none).inputs[&p],
+            NEUTRAL,
+            "the newest late input is the one played on"
+        );
+        // A player not on runs is held, never assumed.
+        let q = PlayerId::new("q");
+        b.insert(q.clone(), 14, fire(), 14);
+        let both = [p.clone(), q.clone()];
+        assert_eq!(b.take(15, &both, &none).held, vec![q.clone()]);
+    }
+
+    #[test]
+    fn a_new_level_or_connection_forgets_runs() {
+        let p = PlayerId::new("p");
+        let players = [p.clone()];
+        let none = BTreeSet::new();
+        let mut b = InputBuffer::<Input>::default();
+        b.insert_run(p.clone(), 10, fire(), 9);
+        b.resume(&p, 11);
+        b.insert(p.clone(), 20, fire(), 19);
+        b.take(20, &players, &none);
+        assert_eq!(b.take(21, &players, &none).held, vec![p.clone()]);
+        b.insert_run(p.clone(), 22, fire(), 21);
+        b.start_level(BTreeMap::new());
+        b.insert(p.clone(), 5, fire(), 4);
+        b.take(5, &players, &none);
+        assert_eq!(b.take(6, &players, &none).held, vec![p.clone()]);
     }
 }

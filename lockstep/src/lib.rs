@@ -11,7 +11,8 @@
 //!
 //! - [`budget`]: what one guest may send, shared with the host session.
 //! - [`inputs`]: the input buffer and the held-input rules, shared by the
-//!   host session (`netcode`) and the relay.
+//!   host session (`netcode`) and the relay; [`runs`]: when a guest on
+//!   input runs sends, shared by the guest session and the daemon's swarm.
 //! - [`pacing`]: the fixed-rate tick clock, shared likewise.
 //! - [`rtt`]: a link's round-trip estimate from probes, and
 //!   [`delay`]: the input delay fitted to it; shared likewise.
@@ -37,3 +38,4 @@ pub mod peer;
 pub mod rejoin;
 pub mod relay;
 pub mod rtt;
+pub mod runs;

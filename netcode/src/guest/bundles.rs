@@ -8,7 +8,7 @@ use game_api::game::Input;
 use game_api::{Bot, Game, LevelStatus};
 use protocol::name::sanitize_display_name;
 use protocol::peer::TickInput;
-use protocol::peer::{FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
+use protocol::peer::{FEATURE_INPUT_RUNS, FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
 use protocol::peer::{GuestMessage, TickInputBundle, TickInputs};
 use protocol::tick::HASH_REPORT_INTERVAL_TICKS;
 
@@ -194,6 +194,7 @@ impl<E: Game> GuestSession<E> {
         self.clock.reset();
         self.last_tagged = None;
         self.recent_inputs.clear();
+        self.runs.reset();
         self.pending.clear();
         self.known_inputs.clear();
         self.sample_input();
@@ -280,15 +281,22 @@ impl<E: Game> GuestSession<E> {
     }
 
     /// Samples ticks `first..=last` and sends them with the ones before
-    /// (consecutive ticks only, at most `REDUNDANT_INPUTS`).
+    /// (consecutive ticks only, at most `REDUNDANT_INPUTS`); on input runs
+    /// only when `InputRuns::due` says.
     fn send_redundant(&mut self, first: u64, last: u64) {
         if self.last_tagged.is_some_and(|t| first != t + 1) {
             self.recent_inputs.clear();
+            self.runs.reset();
         }
+        let mut changed = false;
         for tick in first..=last {
             let Some(input) = self.decide() else {
                 return;
             };
+            changed |= self
+                .recent_inputs
+                .back()
+                .is_none_or(|(_, before)| *before != input);
             self.pending.push(tick, input.clone());
             self.recent_inputs.push_back((tick, input));
             self.last_tagged = Some(tick);
@@ -301,6 +309,9 @@ impl<E: Game> GuestSession<E> {
             return;
         };
         let first_tick = *first_tick;
+        if self.features.has(FEATURE_INPUT_RUNS) && !self.runs.due(changed, last) {
+            return;
+        }
         let (hash_report, snapshot_ack) = self.folded.take(self.level_epoch);
         self.outbox.push(GuestMessage::TickInputs(TickInputs {
             player_id: me,

@@ -6,9 +6,9 @@ use game_api::PlayerId;
 use protocol::BUILD_VERSION;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_FOLDED_REPORTS,
-    FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_PLACED_BUNDLES, FEATURE_REDUNDANT_INPUTS,
-    FEATURE_RELAY, FEATURE_RESYNC, FEATURE_ROUND_TRIP, FEATURE_SPECTATORS, FEATURE_WAITING_ROOM,
-    RefusalReason,
+    FEATURE_INPUT_DELAY, FEATURE_INPUT_RUNS, FEATURE_PING, FEATURE_PLACED_BUNDLES,
+    FEATURE_REDUNDANT_INPUTS, FEATURE_RELAY, FEATURE_RESYNC, FEATURE_ROUND_TRIP,
+    FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
 };
 
 /// How a guest's session ended.
@@ -80,6 +80,7 @@ impl Default for GuestConfig {
                 FEATURE_PLACED_BUNDLES.to_owned(),
                 FEATURE_ROUND_TRIP.to_owned(),
                 FEATURE_FOLDED_REPORTS.to_owned(),
+                FEATURE_INPUT_RUNS.to_owned(),
             ],
             resume_token: None,
             spectate: false,

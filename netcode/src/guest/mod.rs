@@ -137,6 +137,8 @@ pub struct GuestSession<E: Game> {
     /// The newest inputs sent, consecutive ticks, oldest first (redundant
     /// inputs: each goes out again with the next few).
     recent_inputs: VecDeque<(u64, Input<E>)>,
+    /// When the next input message is due (`input-runs`).
+    runs: lockstep::runs::InputRuns,
     /// This player's inputs the confirmed engine has not applied yet (the
     /// predicted view runs through them).
     pending: PendingInputs<Input<E>>,
@@ -209,6 +211,7 @@ impl<E: Game> GuestSession<E> {
             clock: HostClock::default(),
             last_tagged: None,
             recent_inputs: VecDeque::new(),
+            runs: lockstep::runs::InputRuns::default(),
             pending: PendingInputs::default(),
             known_inputs: BTreeMap::new(),
             joined_at: None,

@@ -10,8 +10,9 @@ use protocol::BUILD_VERSION;
 use protocol::peer::HostMessage;
 use protocol::peer::{
     EndReason, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_FOLDED_REPORTS,
-    FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_PLACED_BUNDLES, FEATURE_REDUNDANT_INPUTS,
-    FEATURE_ROUND_TRIP, FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
+    FEATURE_INPUT_DELAY, FEATURE_INPUT_RUNS, FEATURE_PING, FEATURE_PLACED_BUNDLES,
+    FEATURE_REDUNDANT_INPUTS, FEATURE_ROUND_TRIP, FEATURE_SPECTATORS, FEATURE_WAITING_ROOM,
+    RefusalReason,
 };
 use protocol::wire::WireFormat;
 
@@ -109,6 +110,7 @@ impl<G: Game> Default for HostConfig<G> {
                 FEATURE_PLACED_BUNDLES.to_owned(),
                 FEATURE_ROUND_TRIP.to_owned(),
                 FEATURE_FOLDED_REPORTS.to_owned(),
+                FEATURE_INPUT_RUNS.to_owned(),
             ],
             guest_budget: GuestBudgetPolicy::default(),
             late_join: true,

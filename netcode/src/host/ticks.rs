@@ -11,7 +11,7 @@ use game_api::game::Input;
 use game_api::{Bot, Game, LevelStatus};
 use protocol::peer::TickInput;
 use protocol::peer::{EndReason, FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
-use protocol::peer::{FEATURE_FOLDED_REPORTS, TickInputBundle, TickInputs};
+use protocol::peer::{FEATURE_FOLDED_REPORTS, FEATURE_INPUT_RUNS, TickInputBundle, TickInputs};
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
 };
@@ -189,17 +189,19 @@ impl<E: Game> HostSession<E> {
 
     pub(super) fn on_input(&mut self, slot: GuestSlot, input: TickInput<E::Wire>) {
         if self.input_sender(slot).as_ref() == Some(&input.player_id) {
-            self.file_input(input.player_id, input.tick, &input.input);
+            self.file_input(input.player_id, input.tick, &input.input, false);
         }
     }
 
     /// A batch of redundant inputs: each new one is filed, copies of what
-    /// arrived before are dropped.
+    /// arrived before are dropped. A guest on input runs sends batches only
+    /// on a change, a few copies and keep-alives.
     pub(super) fn on_inputs(&mut self, slot: GuestSlot, batch: TickInputs<E::Wire>) {
-        if !self
-            .seats
-            .get(slot)
-            .is_some_and(|s| s.features.has(FEATURE_REDUNDANT_INPUTS))
+        let Some(features) = self.seats.get(slot).map(|s| &s.features) else {
+            return;
+        };
+        let runs = features.has(FEATURE_INPUT_RUNS);
+        if !features.has(FEATURE_REDUNDANT_INPUTS)
             || batch.level_epoch != self.level_epoch
             || self.input_sender(slot).as_ref() != Some(&batch.player_id)
         {
@@ -214,7 +216,7 @@ impl<E: Game> HostSession<E> {
             return;
         }
         for (tick, input) in (batch.first_tick..).zip(&batch.inputs) {
-            self.file_input(batch.player_id.clone(), tick, input);
+            self.file_input(batch.player_id.clone(), tick, input, runs);
         }
         self.on_folded_reports(slot, &batch);
     }
@@ -242,16 +244,33 @@ impl<E: Game> HostSession<E> {
         }
     }
 
-    fn file_input(&mut self, player: PlayerId, tick: u64, input: &Input<E>) {
+    /// Files one input of `player` for `tick`; `runs`: it comes from a
+    /// guest on input runs.
+    fn file_input(&mut self, player: PlayerId, tick: u64, input: &Input<E>, runs: bool) {
         let Some(now_tick) = self.engine.as_ref().map(|e| e.tick()) else {
             return;
         };
-        let placement =
+        let input = E::Wire::sanitize(input);
+        let placement = if runs {
             self.inputs
-                .insert(player.clone(), tick, E::Wire::sanitize(input), now_tick);
+                .insert_run(player.clone(), tick, input, now_tick)
+        } else {
+            self.inputs.insert(player.clone(), tick, input, now_tick)
+        };
         match placement {
             Placement::Stale | Placement::TooFarAhead => return,
             Placement::Late => self.stats.late_inputs += 1,
+            Placement::LateHeld => {
+                // The tick was played with its previous input, assumed
+                // unchanged: the same as a held one, found out late.
+                self.stats.late_inputs += 1;
+                self.stats.held_inputs += 1;
+                *self
+                    .stats
+                    .held_per_player
+                    .entry(player.clone())
+                    .or_default() += 1;
+            }
             Placement::Buffered => {}
         }
         let lead =

@@ -38,7 +38,13 @@ mod payloads;
 
 pub use admission::GuestHello;
 pub use channel::{Channel, UNRELIABLE_CHANNEL_ID};
-pub use features::Features;
+pub use features::{
+    DELTA_BASES, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_FOLDED_REPORTS,
+    FEATURE_INPUT_DELAY, FEATURE_INPUT_RUNS, FEATURE_PING, FEATURE_PLACED_BUNDLES,
+    FEATURE_REDUNDANT_INPUTS, FEATURE_RELAY, FEATURE_RESYNC, FEATURE_ROUND_TRIP,
+    FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, FOLDED_COPIES, Features, INPUT_RUN_COPIES,
+    INPUT_RUN_KEEP_ALIVE_TICKS, INPUT_RUN_OVERDUE_TICKS, REDUNDANT_INPUTS,
+};
 pub use game_api::WorldHash;
 pub use outcome::{EndReason, LinkHealth, RefusalReason, ScoreRow};
 pub use payloads::{
@@ -50,94 +56,6 @@ pub use payloads::{
 /// Version of this peer protocol; peers with different versions refuse each
 /// other at the handshake.
 pub const PEER_PROTOCOL_VERSION: u32 = 1;
-
-/// Hello feature: the host probes the round trip with `ping`, the guest
-/// answers `pong` (issue 15). Peers without it never see either message.
-pub const FEATURE_PING: &str = "ping";
-
-/// Hello feature: each player's input delay is fitted to its link (issue
-/// 15) instead of the spec's fixed `INPUT_DELAY_TICKS`. The host uses it
-/// only when every guest of the session took it up, since every peer's
-/// engine must know every player's delay; `SessionInit::input_delays` and
-/// `TransitionPayload::input_delays` carry them.
-pub const FEATURE_INPUT_DELAY: &str = "input-delay";
-
-/// Hello feature: the guest samples its input on its own estimate of the
-/// host's clock (not when a bundle arrives, so a bundle held up behind a
-/// retransmission does not hold its input up too) and sends each input
-/// again with the next few, as [`GuestMessage::TickInputs`] on the
-/// unordered, unreliable [`Channel::Unreliable`]: a lost message costs
-/// nothing while the next one arrives in time (issue 15).
-pub const FEATURE_REDUNDANT_INPUTS: &str = "redundant-inputs";
-
-/// Hello feature: tick bundles, inputs and reconciliation snapshots travel
-/// in the compact form of [`crate::wire`] instead of JSON, each way, once
-/// both sides named it (issue 15).
-pub const FEATURE_COMPACT: &str = "compact";
-
-/// Hello feature: the guest hears who watches the session
-/// ([`HostMessage::Spectators`]) whenever that changes (issue 25).
-pub const FEATURE_SPECTATORS: &str = "spectators";
-
-/// Hello feature: before the start, the guest hears who is in, how many
-/// players the session takes and what the start waits for
-/// ([`HostMessage::WaitingRoom`]) whenever that changes (issue 30).
-pub const FEATURE_WAITING_ROOM: &str = "waiting-room";
-
-/// Hello feature: the guest can be a relay session's authority (issue
-/// 26). A relay offers it; a guest that takes it up answers
-/// [`HostMessage::RelayAskLevel`] and [`HostMessage::RelayAskSnapshot`]
-/// and reports the level's end ([`GuestMessage::RelayLevelEnd`]) while
-/// it is the authority ([`HostMessage::RelayAuthority`]). A relay sends
-/// no reconciliation snapshots, so a guest in a relay session never waits
-/// for one.
-pub const FEATURE_RELAY: &str = "relay";
-
-/// Hello feature: a desynced guest of a relay session is rebuilt in place
-/// (issue 26). The relay sends [`HostMessage::Resync`] on the input
-/// channel, then a session init with a join point (the latest verified
-/// snapshot) and the tick bundles from there on; the guest swaps its world
-/// for that state and plays on as the same player. A relay closes a
-/// desynced guest without it (it may come back with its rejoin token).
-pub const FEATURE_RESYNC: &str = "resync";
-
-/// Hello feature: reconciliation snapshots travel as
-/// [`HostMessage::SnapshotDelta`], each a delta against the newest one the
-/// guest acknowledged ([`GuestMessage::SnapshotAck`]) or whole when it
-/// acknowledged none; a guest that cannot read one asks for it whole
-/// ([`GuestMessage::SnapshotAsk`]) (issue 48).
-pub const FEATURE_DELTA_SNAPSHOTS: &str = "delta-snapshots";
-
-/// Hello feature: a tick bundle whose players are those of the last whole
-/// bundle on the same connection goes as a [`HostMessage::PlacedBundle`],
-/// its inputs in their order without their ids (issue 48).
-pub const FEATURE_PLACED_BUNDLES: &str = "placed-bundles";
-
-/// Hello feature: every [`HostMessage::Ping`] tells the guest the round
-/// trip the host measures to it from the pongs (microseconds), so a
-/// guest's netgraph shows the session's own figure, not only its
-/// transport's (issue 48).
-pub const FEATURE_ROUND_TRIP: &str = "round-trip";
-
-/// Hello feature: a guest that sends redundant inputs carries its world
-/// hash reports and snapshot acknowledgements in its next few
-/// [`GuestMessage::TickInputs`] instead of in messages of their own
-/// (issue 48: three to four fewer messages a second each way, counting
-/// the transport's acknowledgements).
-pub const FEATURE_FOLDED_REPORTS: &str = "folded-reports";
-
-/// Copies of a folded report or acknowledgement a guest sends, one per
-/// input message: the input channel is unreliable, and the next report
-/// comes [`crate::tick::HASH_REPORT_INTERVAL_TICKS`] ticks later.
-pub const FOLDED_COPIES: u8 = 3;
-
-/// Snapshots a guest keeps as bases for deltas, and a host keeps to encode
-/// against (and to send again whole): a few seconds' worth.
-pub const DELTA_BASES: usize = 4;
-
-/// Inputs one [`GuestMessage::TickInputs`] carries at most: the newest and
-/// the ones before it (about 270 ms at 30 Hz).
-pub const REDUNDANT_INPUTS: usize = 8;
 
 /// A message from the host to a guest, for game `W`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
