@@ -150,6 +150,11 @@ fn input_of<W: GameWire>(c: W::CompactInput) -> Result<W::Input, PeerMessageErro
     W::input_from_compact(c).map_err(compact_error)
 }
 
+/// The inputs of a record, in order.
+fn inputs_of<W: GameWire>(c: Vec<W::CompactInput>) -> Result<Vec<W::Input>, PeerMessageError> {
+    c.into_iter().map(input_of::<W>).collect()
+}
+
 fn bundle_of<W: GameWire>(
     b: Bundle<W::CompactInput>,
 ) -> Result<TickInputBundle<W>, PeerMessageError> {
@@ -266,10 +271,7 @@ impl<W: GameWire> HostMessage<W> {
                 Ok(HostMessage::PlacedBundle(PlacedBundle {
                     tick,
                     level_epoch,
-                    inputs: inputs
-                        .into_iter()
-                        .map(input_of::<W>)
-                        .collect::<Result<_, _>>()?,
+                    inputs: inputs_of::<W>(inputs)?,
                     held,
                 }))
             }
@@ -338,10 +340,7 @@ impl<W: GameWire> GuestMessage<W> {
                     player_id: PlayerId::new(player),
                     level_epoch,
                     first_tick,
-                    inputs: inputs
-                        .into_iter()
-                        .map(input_of::<W>)
-                        .collect::<Result<_, _>>()?,
+                    inputs: inputs_of::<W>(inputs)?,
                     hash_report: None,
                     snapshot_ack: None,
                 }))
@@ -351,10 +350,7 @@ impl<W: GameWire> GuestMessage<W> {
                     player_id: PlayerId::new(player),
                     level_epoch,
                     first_tick,
-                    inputs: inputs
-                        .into_iter()
-                        .map(input_of::<W>)
-                        .collect::<Result<_, _>>()?,
+                    inputs: inputs_of::<W>(inputs)?,
                     hash_report: hash.map(|(tick, h)| FoldedHash {
                         tick,
                         hash: WorldHash(h).to_string(),
