@@ -30,6 +30,10 @@ pub enum Placement {
     /// effect a held input. Kept as the last-received one, as
     /// [`Placement::Late`].
     LateHeld,
+    /// For a tick already played with this player's previous input
+    /// assumed unchanged (input runs), and this is that input: the
+    /// guest's keep-alive or copy confirming it, neither late nor held.
+    Confirmed,
     /// Tagged too far ahead; dropped.
     TooFarAhead,
     /// For a tick this player already sent an input for (a redundant
@@ -225,8 +229,9 @@ impl<I: Clone + Default + PartialEq> InputBuffer<I> {
     /// Files `input` from `player`, whose inputs come as runs (the
     /// `input-runs` feature: only changes, copies and keep-alives), as
     /// [`InputBuffer::insert`] does; from now on a tick with no input from
-    /// it is played with its last one. A late input that differs from the
-    /// one its tick was played with is [`Placement::LateHeld`].
+    /// it is played with its last one. A late input for a tick played with
+    /// an assumed one is [`Placement::LateHeld`] when it differs,
+    /// [`Placement::Confirmed`] when it does not.
     pub fn insert_run(
         &mut self,
         player: PlayerId,
@@ -237,14 +242,15 @@ impl<I: Clone + Default + PartialEq> InputBuffer<I> {
         if !self.runs.contains(&player) {
             self.runs.insert(player.clone());
         }
-        let misassumed = self
+        let as_assumed = self
             .assumed
             .get(&player)
             .and_then(|a| a.get(&tick))
-            .is_some_and(|played| *played != input);
-        match self.insert(player, tick, input, now_tick) {
-            Placement::Late if misassumed => Placement::LateHeld,
-            placement => placement,
+            .map(|played| *played == input);
+        match (self.insert(player, tick, input, now_tick), as_assumed) {
+            (Placement::Late, Some(true)) => Placement::Confirmed,
+            (Placement::Late, Some(false)) => Placement::LateHeld,
+            (placement, _) => placement,
         }
     }
 }
@@ -362,9 +368,12 @@ mod tests {
         for tick in 10..=13 {
             b.take(tick, &players, &none);
         }
-        // Ticks 11 to 13 were played with `fire`: the same input is no
-        // surprise, another one is.
-        assert_eq!(b.insert_run(p.clone(), 11, fire(), 14), Placement::Late);
+        // Ticks 11 to 13 were played with `fire`: the same input confirms
+        // it, another one was in effect held.
+        assert_eq!(
+            b.insert_run(p.clone(), 11, fire(), 14),
+            Placement::Confirmed
+        );
         assert_eq!(
             b.insert_run(p.clone(), 12, NEUTRAL, 14),
             Placement::LateHeld

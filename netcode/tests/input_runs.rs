@@ -10,7 +10,6 @@ mod support;
 use std::time::Duration;
 
 use netcode::guest::GuestConfig;
-use netcode::host::HostConfig;
 use netcode::sim::LinkConfig;
 use protocol::peer::FEATURE_INPUT_RUNS;
 use support::Outcome;
@@ -132,11 +131,21 @@ fn bots_on_runs_are_held_no_more_than_bots_sending_every_tick() {
 fn a_host_without_the_feature_gets_every_tick() {
     let mut older = host(1, 1, Some(600));
     older.features.retain(|f| f != FEATURE_INPUT_RUNS);
-    let o = run(
-        HostConfig { ..older },
-        vec![(still("Still"), lossy(0.0, 5))],
-    );
+    let o = run(older, vec![(still("Still"), lossy(0.0, 5))]);
     assert_lockstep(&o, 0);
     assert!(up(&o, 0) > 28.0, "{:.1} a second", up(&o, 0));
+    assert_eq!(held(&o, 0), 0);
+}
+
+#[test]
+fn keep_alives_confirm_the_played_ticks_and_are_not_late() {
+    // A keep-alive carries the ticks since the last message, most of them
+    // already played with the input it repeats: confirmations, not late
+    // inputs.
+    let o = run(host(1, 1, Some(600)), vec![(still("Still"), net(30, 5, 6))]);
+    assert_lockstep(&o, 0);
+    assert!(up(&o, 0) < 8.0, "{:.1} a second", up(&o, 0));
+    let stats = o.host.stats();
+    assert_eq!(stats.late_inputs, 0);
     assert_eq!(held(&o, 0), 0);
 }

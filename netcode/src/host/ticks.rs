@@ -258,7 +258,7 @@ impl<E: Game> HostSession<E> {
             self.inputs.insert(player.clone(), tick, input, now_tick)
         };
         match placement {
-            Placement::Stale | Placement::TooFarAhead => return,
+            Placement::Stale | Placement::TooFarAhead | Placement::Confirmed => return,
             Placement::Late => self.stats.late_inputs += 1,
             Placement::LateHeld => {
                 // The tick was played with its previous input, assumed
