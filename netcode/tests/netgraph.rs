@@ -14,23 +14,30 @@ use netcode::sim::{Scenario, Sim};
 use protocol::peer::FEATURE_ROUND_TRIP;
 use support::scenario::{guest, host, net, without_feature};
 
+/// A one-guest session over a 30 ms link, played until the host's tick
+/// `until`.
+fn play_until(config: GuestConfig, until: u64) -> Sim<RaycasterEngine> {
+    let mut sim: Sim<RaycasterEngine> = Sim::new(Scenario {
+        host: host(1, 1, Some(600)),
+        guests: vec![(config, net(30, 5, 7))],
+        ..Scenario::default()
+    });
+    let tick = |sim: &Sim<RaycasterEngine>| sim.host().engine().map_or(0, |e| e.tick());
+    while tick(&sim) < until {
+        assert!(sim.step(), "the session ended before tick {until}");
+    }
+    sim
+}
+
 #[test]
 fn a_guest_reads_what_the_host_sends_it_and_sees_its_link() {
     let bot = GuestConfig {
         bot: true,
         ..guest("Bot")
     };
-    let mut sim: Sim<RaycasterEngine> = Sim::new(Scenario {
-        host: host(1, 1, Some(600)),
-        guests: vec![(bot, net(30, 5, 7))],
-        ..Scenario::default()
-    });
     // Ten seconds of play: ten snapshots, the map transfer long gone by;
     // stopped between two snapshots, so only bundles are in flight.
-    let tick = |sim: &Sim<RaycasterEngine>| sim.host().engine().map_or(0, |e| e.tick());
-    while tick(&sim) < 310 {
-        assert!(sim.step(), "the session ended before tick 310");
-    }
+    let sim = play_until(bot, 310);
     let now = sim.now();
     let g = sim.guest(0).expect("one guest");
     let me = g.player_id().cloned().expect("admitted");
@@ -127,15 +134,7 @@ fn a_guest_reads_what_the_host_sends_it_and_sees_its_link() {
 #[test]
 fn a_guest_without_round_trip_is_told_none() {
     let quiet = without_feature(FEATURE_ROUND_TRIP, guest("Quiet"));
-    let mut sim: Sim<RaycasterEngine> = Sim::new(Scenario {
-        host: host(1, 1, Some(600)),
-        guests: vec![(quiet, net(30, 5, 7))],
-        ..Scenario::default()
-    });
-    let tick = |sim: &Sim<RaycasterEngine>| sim.host().engine().map_or(0, |e| e.tick());
-    while tick(&sim) < 100 {
-        assert!(sim.step(), "the session ended before tick 100");
-    }
+    let sim = play_until(quiet, 100);
     let now = sim.now();
     let g = sim.guest(0).expect("one guest");
     let seen = g.netgraph(now);
