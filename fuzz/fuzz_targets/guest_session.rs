@@ -19,9 +19,9 @@ fuzz_target!(|data: &[u8]| {
     });
     let mut now = Duration::ZERO;
     guest.on_event(PeerEvent::State(ConnectionState::Connected), now);
-    for (channel, text) in campfire_fuzz::messages(data) {
+    for (channel, payload) in campfire_fuzz::messages(data) {
         now += Duration::from_millis(33);
-        guest.on_event(PeerEvent::Message(channel, text), now);
+        guest.on_event(PeerEvent::Message(channel, payload), now);
         guest.poll(now);
         let _ = guest.drain_outbox();
         let _ = guest.drain_events();

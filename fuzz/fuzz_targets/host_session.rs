@@ -19,9 +19,9 @@ fuzz_target!(|data: &[u8]| {
     });
     let mut now = Duration::ZERO;
     let slots = [host.add_guest(now), host.add_guest(now)];
-    for (i, (channel, text)) in campfire_fuzz::messages(data).into_iter().enumerate() {
+    for (i, (channel, payload)) in campfire_fuzz::messages(data).into_iter().enumerate() {
         now += Duration::from_millis(33);
-        host.on_event(slots[i % 2], PeerEvent::Message(channel, text), now);
+        host.on_event(slots[i % 2], PeerEvent::Message(channel, payload), now);
         host.poll(now);
         let _ = host.drain_outbox();
         let _ = host.drain_events();

@@ -1,21 +1,31 @@
 //! What the fuzz targets share: a fuzz input read as one peer message per
-//! line, each tagged with its data channel by its first byte.
+//! line, each tagged with its data channel and kind by its first byte.
 
 use protocol::peer::Channel;
+use protocol::wire::Payload;
 
 /// The messages in `data`: one per line; a line starting with `i` came on
 /// the `input` channel, `u` on `input-unreliable`, anything else on
-/// `reconciliation` (the tag byte is dropped). Non-UTF-8 lines are kept lossily: a peer can send anything.
-pub fn messages(data: &[u8]) -> Vec<(Channel, String)> {
+/// `reconciliation` (the tag byte is dropped). `I`, `U` and `R` are binary
+/// messages on those channels, their bytes the rest of the line (so a
+/// binary message here never holds a newline byte; its `~` text form can).
+/// Non-UTF-8 text lines are kept lossily: a peer can send anything.
+pub fn messages(data: &[u8]) -> Vec<(Channel, Payload)> {
     data.split(|b| *b == b'\n')
         .filter(|line| !line.is_empty())
         .map(|line| {
-            let channel = match line[0] {
+            let channel = match line[0].to_ascii_lowercase() {
                 b'i' => Channel::Input,
                 b'u' => Channel::Unreliable,
                 _ => Channel::Reconciliation,
             };
-            (channel, String::from_utf8_lossy(&line[1..]).into_owned())
+            let body = &line[1..];
+            let payload = if matches!(line[0], b'I' | b'U' | b'R') {
+                Payload::Binary(body.to_vec())
+            } else {
+                Payload::Text(String::from_utf8_lossy(body).into_owned())
+            };
+            (channel, payload)
         })
         .collect()
 }

@@ -150,7 +150,7 @@ impl<W: GameWire> Served for RelaySession<W> {
 
     fn on_event(&mut self, slot: GuestSlot, event: PeerEvent, now: Duration) {
         match event {
-            PeerEvent::Message(_, text) => self.relay.message(slot, &text, now),
+            PeerEvent::Message(_, payload) => self.relay.message(slot, &payload, now),
             // A transient loss may recover (the player keeps its place for
             // the grace); a failure or close is final.
             PeerEvent::State(ConnectionState::Connected) => self.relay.back(slot),

@@ -26,9 +26,9 @@ use game_api::PlayerId;
 use lockstep::runs::InputRuns;
 use protocol::BUILD_VERSION;
 use protocol::peer::{
-    EndReason, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_INPUT_RUNS, FEATURE_PING,
-    FEATURE_PLACED_BUNDLES, FEATURE_REDUNDANT_INPUTS, GuestHello, PlacedBundle, REDUNDANT_INPUTS,
-    TickInputBundle,
+    EndReason, FEATURE_BINARY, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_INPUT_RUNS,
+    FEATURE_PING, FEATURE_PLACED_BUNDLES, FEATURE_REDUNDANT_INPUTS, GuestHello, PlacedBundle,
+    REDUNDANT_INPUTS, TickInputBundle,
 };
 use protocol::wire::WireFormat;
 use serde::Serialize;
@@ -167,12 +167,12 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
         level_epoch: 0,
     };
     while let Some(event) = receiver.recv().await {
-        let text = match event {
-            PeerEvent::Message(_, text) => text,
+        let payload = match event {
+            PeerEvent::Message(_, payload) => payload,
             PeerEvent::State(ConnectionState::Closed | ConnectionState::Failed) => break,
             PeerEvent::State(_) => continue,
         };
-        let decoded: Result<HostMessage, _> = HostMessage::decode(&text);
+        let decoded: Result<HostMessage, _> = HostMessage::decode_payload(&payload);
         let reply: Option<GuestMessage> = match decoded {
             Err(_) => {
                 report.unreadable += 1;
@@ -180,10 +180,11 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
             }
             Ok(HostMessage::HostHello { features, .. }) => {
                 // The guests' own hello, taking up the round trip probes
-                // and the compact form when offered.
+                // and the compact form (binary) when offered.
                 let wants = [
                     FEATURE_PING,
                     FEATURE_COMPACT,
+                    FEATURE_BINARY,
                     FEATURE_DELTA_SNAPSHOTS,
                     FEATURE_PLACED_BUNDLES,
                     FEATURE_REDUNDANT_INPUTS,
@@ -242,7 +243,7 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
             Ok(_) => None,
         };
         let Some(message) = reply else { continue };
-        let Ok(text) = message.encode(format) else {
+        let Ok(payload) = message.encode_payload(format) else {
             continue;
         };
         if matches!(
@@ -251,7 +252,7 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
         ) {
             report.input_messages += 1;
         }
-        if sender.send(message.channel(), text).await.is_err() {
+        if sender.send(message.channel(), payload).await.is_err() {
             break;
         }
     }

@@ -12,7 +12,7 @@ use host_daemon::transport::webrtc::{
     Endpoint, GuestAnswer, OpenOffer, WebRtcLink, WebRtcOptions, WebRtcReceiver, WebRtcSender,
 };
 use host_daemon::transport::{
-    ConnectionState, PeerEvent, PeerReceiver, PeerSender, TransportError,
+    ConnectionState, Payload, PeerEvent, PeerReceiver, PeerSender, TransportError,
 };
 use lobby_server::{Application, Config};
 use protocol::api::{HostKind, PutSessionRequest};
@@ -99,16 +99,20 @@ fn payload(tag: &str) -> String {
         .collect()
 }
 
-/// Sends 100 messages on each channel, then a 200 KiB payload as 16 KiB
-/// chunks on `reconciliation`.
+/// Sends 100 messages on each channel (binary on `input`, text on
+/// `reconciliation`), then a 200 KiB payload as 16 KiB chunks on
+/// `reconciliation`.
 async fn send_all(sender: &WebRtcSender, tag: &str) {
     for i in 0..MESSAGES {
         sender
-            .send(Channel::Input, format!("{tag}-input-{i}"))
+            .send(
+                Channel::Input,
+                Payload::Binary(format!("{tag}-input-{i}").into_bytes()),
+            )
             .await
             .expect("send input");
         sender
-            .send(Channel::Reconciliation, format!("{tag}-recon-{i}"))
+            .send(Channel::Reconciliation, format!("{tag}-recon-{i}").into())
             .await
             .expect("send reconciliation");
     }
@@ -116,7 +120,7 @@ async fn send_all(sender: &WebRtcSender, tag: &str) {
     for chunk in big.as_bytes().chunks(CHUNK) {
         let chunk = std::str::from_utf8(chunk).expect("ascii").to_owned();
         sender
-            .send(Channel::Reconciliation, chunk)
+            .send(Channel::Reconciliation, chunk.into())
             .await
             .expect("send chunk");
     }
@@ -132,14 +136,18 @@ async fn receive_all(receiver: &mut WebRtcReceiver, tag: &str) {
     while inputs < MESSAGES || recons < MESSAGES || chunks_seen < chunks {
         match next_event(receiver).await {
             Some(PeerEvent::Message(Channel::Input, text)) => {
-                assert_eq!(text, format!("{tag}-input-{inputs}"));
+                let want = format!("{tag}-input-{inputs}").into_bytes();
+                assert_eq!(text, Payload::Binary(want), "binary stays binary");
                 inputs += 1;
             }
             Some(PeerEvent::Message(Channel::Reconciliation, text)) => {
                 if recons < MESSAGES {
-                    assert_eq!(text, format!("{tag}-recon-{recons}"));
+                    assert_eq!(text, Payload::from(format!("{tag}-recon-{recons}")));
                     recons += 1;
                 } else {
+                    let Payload::Text(text) = text else {
+                        panic!("a text chunk came as binary");
+                    };
                     assert!(text.len() <= CHUNK);
                     big.push_str(&text);
                     chunks_seen += 1;
@@ -272,7 +280,7 @@ async fn host_and_guest_connect_through_the_lobby_and_exchange_in_order() {
     // Too large a message is refused, not sent.
     assert_eq!(
         host_tx
-            .send(Channel::Reconciliation, "x".repeat(70 * 1024))
+            .send(Channel::Reconciliation, "x".repeat(70 * 1024).into())
             .await,
         Err(TransportError::NotOpen("reconciliation"))
     );
@@ -362,7 +370,7 @@ async fn connect_exchange_close(opts: &WebRtcOptions) {
         loop {
             match next_event(rx).await {
                 Some(PeerEvent::Message(_, text)) => {
-                    assert_eq!(text, want);
+                    assert_eq!(text, Payload::from(want));
                     break;
                 }
                 Some(PeerEvent::State(ConnectionState::Connected)) => {}
@@ -659,7 +667,7 @@ async fn one_host_socket_serves_many_connections() {
     for (i, (h, _)) in pairs.iter().enumerate() {
         for n in 0..20 {
             h.sender
-                .send(Channel::Input, format!("{i}:{n}"))
+                .send(Channel::Input, format!("{i}:{n}").into())
                 .await
                 .expect("sent");
         }
@@ -669,7 +677,7 @@ async fn one_host_socket_serves_many_connections() {
         while n < 20 {
             match next_event(&mut g.receiver).await {
                 Some(PeerEvent::Message(Channel::Input, text)) => {
-                    assert_eq!(text, format!("{i}:{n}"));
+                    assert_eq!(text, Payload::from(format!("{i}:{n}")));
                     n += 1;
                 }
                 Some(PeerEvent::State(ConnectionState::Connected)) => {}
@@ -723,7 +731,7 @@ async fn say(sender: &WebRtcSender, receiver: &mut WebRtcReceiver, text: &str) {
     loop {
         match next_event(receiver).await {
             Some(PeerEvent::Message(Channel::Input, got)) => {
-                assert_eq!(got, text);
+                assert_eq!(got, Payload::from(text));
                 return;
             }
             Some(PeerEvent::State(ConnectionState::Connected)) => {}
@@ -880,7 +888,7 @@ async fn a_host_that_vanishes_is_reported_disconnected_then_failed() {
     loop {
         match next_event(&mut guest.receiver).await {
             Some(PeerEvent::Message(Channel::Input, text)) => {
-                assert_eq!(text, "hello");
+                assert_eq!(text, Payload::from("hello"));
                 break;
             }
             Some(PeerEvent::State(ConnectionState::Connected)) => {}
@@ -919,7 +927,7 @@ async fn a_peer_that_floods_is_held_back_not_buffered_and_nothing_is_lost() {
     let flood = tokio::spawn(async move {
         for i in 0..FLOOD {
             let text = format!("{i:05}{filler}");
-            if sender.send(Channel::Input, text).await.is_err() {
+            if sender.send(Channel::Input, text.into()).await.is_err() {
                 return i;
             }
         }
@@ -956,7 +964,7 @@ async fn a_peer_that_floods_is_held_back_not_buffered_and_nothing_is_lost() {
     while next < FLOOD {
         match next_event(&mut host.receiver).await {
             Some(PeerEvent::Message(Channel::Input, text)) => {
-                assert_eq!(text[..5], format!("{next:05}"));
+                assert_eq!(text.as_bytes()[..5], *format!("{next:05}").as_bytes());
                 assert!(host.receiver.queued_messages() <= cap);
                 next += 1;
             }
@@ -998,7 +1006,7 @@ async fn a_peer_that_closes_one_channel_and_floods_another_is_still_capped() {
     let flood = tokio::spawn(async move {
         for i in 0..FLOOD {
             if sender
-                .send(Channel::Input, format!("{i:05}{filler}"))
+                .send(Channel::Input, format!("{i:05}{filler}").into())
                 .await
                 .is_err()
             {

@@ -69,7 +69,7 @@ impl Session {
 
     fn send(&mut self, slot: Slot, msg: GuestMessage) {
         let text = msg.to_json().expect("encodes");
-        self.relay.message(slot, &text, self.now);
+        self.relay.message(slot, &text.into(), self.now);
     }
 
     /// The authority answers the ask for level `epoch` with a level that

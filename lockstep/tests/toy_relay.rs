@@ -12,8 +12,8 @@ use game_api::toy::{NOT_A_MOVE, Rounds, Speed, Start, Toy};
 use protocol::BUILD_VERSION;
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
 use protocol::peer::{
-    FEATURE_COMPACT, FEATURE_RELAY, GuestHello, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
-    RelayLevel, SessionInit, TickInput, TransitionPayload,
+    FEATURE_BINARY, FEATURE_COMPACT, FEATURE_RELAY, GuestHello, GuestMessage, HostMessage,
+    PEER_PROTOCOL_VERSION, RelayLevel, SessionInit, TickInput, TransitionPayload,
 };
 use protocol::tick::INPUT_DELAY_TICKS;
 use protocol::wire::WireFormat;
@@ -37,14 +37,14 @@ fn sent(relay: &mut PeerRelay<Toy>) -> Vec<(Slot, HostMessage<Toy>, WireFormat)>
 }
 
 fn say(relay: &mut PeerRelay<Toy>, slot: Slot, msg: GuestMessage<Toy>, now: Duration) {
-    relay.message(slot, &msg.to_json().expect("encodes"), now);
+    relay.message(slot, &msg.to_json().expect("encodes").into(), now);
 }
 
 #[test]
 fn the_relay_carries_a_toy_games_levels_settings_and_inputs() {
     let mut relay = PeerRelay::<Toy>::new(PeerRelayConfig {
         relay: RelayConfig {
-            start_players: 2,
+            start_players: 3,
             ..RelayConfig::default()
         },
         campaign: Rounds { rounds: 7 },
@@ -54,7 +54,12 @@ fn the_relay_carries_a_toy_games_levels_settings_and_inputs() {
         ..PeerRelayConfig::default()
     });
     let mut now = Duration::ZERO;
-    for (slot, features) in [(0, vec![FEATURE_RELAY]), (1, vec![FEATURE_COMPACT])] {
+    let binary = vec![FEATURE_COMPACT, FEATURE_BINARY];
+    for (slot, features) in [
+        (0, vec![FEATURE_RELAY]),
+        (1, vec![FEATURE_COMPACT]),
+        (2, binary),
+    ] {
         relay.connected(slot, None, now);
         let hello = GuestHello {
             build_version: BUILD_VERSION.to_owned(),
@@ -123,7 +128,7 @@ fn the_relay_carries_a_toy_games_levels_settings_and_inputs() {
         .expect("the level body");
     assert_eq!(body, vec![1, 2, 3]);
 
-    for slot in 0..2 {
+    for slot in 0..3 {
         say(
             &mut relay,
             slot,
@@ -137,7 +142,7 @@ fn the_relay_carries_a_toy_games_levels_settings_and_inputs() {
 
     // Inputs go out sanitized by the toy's rule, in each guest's form.
     let tick = relay.relay().next_tick() + INPUT_DELAY_TICKS;
-    for (slot, input) in [(0, NOT_A_MOVE), (1, 5)] {
+    for (slot, input) in [(0, NOT_A_MOVE), (1, 5), (2, 6)] {
         let input = GuestMessage::TickInput(TickInput {
             tick,
             player_id: PlayerId::new(format!("player-{}", slot + 1)),
@@ -153,17 +158,18 @@ fn the_relay_carries_a_toy_games_levels_settings_and_inputs() {
             if let HostMessage::TickInputBundle(b) = &msg
                 && b.tick == tick
             {
-                let text = msg.encode(format).expect("encodes");
-                bundles.push((slot, format, HostMessage::<Toy>::decode(&text)));
+                let payload = msg.encode_payload(format).expect("encodes");
+                bundles.push((slot, format, HostMessage::<Toy>::decode_payload(&payload)));
             }
         }
-        if bundles.len() == 2 {
+        if bundles.len() == 3 {
             break;
         }
     }
     bundles.sort_by_key(|(slot, ..)| *slot);
     let forms: Vec<(Slot, WireFormat)> = bundles.iter().map(|(s, f, _)| (*s, *f)).collect();
-    assert_eq!(forms, vec![(0, WireFormat::Json), (1, WireFormat::Compact)]);
+    let want = [WireFormat::Json, WireFormat::Compact, WireFormat::Binary];
+    assert_eq!(forms, want.into_iter().enumerate().collect::<Vec<_>>());
     for (_, _, msg) in bundles {
         let Ok(HostMessage::TickInputBundle(b)) = msg else {
             panic!("a bundle reads back: {msg:?}");
@@ -173,7 +179,8 @@ fn the_relay_carries_a_toy_games_levels_settings_and_inputs() {
             inputs,
             vec![
                 (PlayerId::new("player-1"), NOT_A_MOVE - 1),
-                (PlayerId::new("player-2"), 5)
+                (PlayerId::new("player-2"), 5),
+                (PlayerId::new("player-3"), 6)
             ]
         );
     }

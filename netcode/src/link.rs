@@ -3,6 +3,7 @@
 //! events into these.
 
 use protocol::peer::Channel;
+pub use protocol::wire::Payload;
 
 /// A connection's state, as the transport reports it (WebRTC's
 /// `connectionState` values that matter to the netcode).
@@ -21,8 +22,8 @@ pub enum ConnectionState {
 /// One event from a peer connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PeerEvent {
-    /// A text message on a channel.
-    Message(Channel, String),
+    /// A message on a channel, text or binary.
+    Message(Channel, Payload),
     /// The connection's state changed.
     State(ConnectionState),
 }

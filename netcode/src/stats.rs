@@ -73,6 +73,14 @@ pub struct HostStats {
     pub sent: BTreeMap<PlayerId, Flow>,
 }
 
+impl HostStats {
+    /// Counts one held-input fallback of `player`.
+    pub(crate) fn count_held(&mut self, player: &PlayerId) {
+        self.held_inputs += 1;
+        *self.held_per_player.entry(player.clone()).or_default() += 1;
+    }
+}
+
 /// The guest's counters.
 #[derive(Clone, Debug, Default)]
 pub struct GuestStats {

@@ -86,14 +86,18 @@ fn a_delta_the_guest_cannot_read_is_asked_for_and_sent_whole_once() {
     };
     host.on_event(
         0,
-        PeerEvent::Message(Channel::Reconciliation, ask.clone()),
+        PeerEvent::Message(Channel::Reconciliation, ask.clone().into()),
         now,
     );
     let sent = whole(host.drain_outbox());
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!((sent[0].tick, sent[0].base_tick), (90, None));
     // Asked again for the same snapshot: nothing more.
-    host.on_event(0, PeerEvent::Message(Channel::Reconciliation, ask), now);
+    host.on_event(
+        0,
+        PeerEvent::Message(Channel::Reconciliation, ask.into()),
+        now,
+    );
     assert!(whole(host.drain_outbox()).is_empty());
     // A snapshot the host no longer keeps: nothing either.
     let gone = GuestMessage::<engine::wire::Raycaster>::SnapshotAsk {
@@ -102,7 +106,11 @@ fn a_delta_the_guest_cannot_read_is_asked_for_and_sent_whole_once() {
     }
     .encode(WireFormat::Json)
     .expect("json");
-    host.on_event(0, PeerEvent::Message(Channel::Reconciliation, gone), now);
+    host.on_event(
+        0,
+        PeerEvent::Message(Channel::Reconciliation, gone.into()),
+        now,
+    );
     assert!(whole(host.drain_outbox()).is_empty());
     // The session plays on.
     let until = now + Duration::from_secs(5);

@@ -413,7 +413,7 @@ fn a_spectators_inputs_are_ignored() {
         });
         host.on_event(
             watcher_slot,
-            PeerEvent::Message(Channel::Input, input.to_json().unwrap()),
+            PeerEvent::Message(Channel::Input, input.to_json().unwrap().into()),
             now,
         );
     }

@@ -13,7 +13,7 @@ use engine::wire::input::InputSnapshot;
 use engine::{Game, RaycasterEngine};
 use game_api::PlayerId;
 use netcode::guest::{GuestConfig, GuestEnd};
-use netcode::sim::{LinkConfig, Scenario, Sim, Summary, Tamper};
+use netcode::sim::{LinkConfig, Scenario, Sim, Summary, Tamper, on_text};
 use protocol::peer::{EndReason, FEATURE_COMPACT};
 use protocol::tick::{INPUT_DELAY_TICKS, MIN_INPUT_DELAY_TICKS};
 use support::HostConfig;
@@ -179,7 +179,7 @@ fn the_host_measures_the_round_trip_of_guests_that_take_up_ping_only() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let pings_to_old = Arc::new(AtomicUsize::new(0));
     let counter = pings_to_old.clone();
-    let count_pings: Tamper = Arc::new(move |_, text: &str| {
+    let count_pings: Tamper = on_text(move |_, text: &str| {
         if text.starts_with(r#"{"type":"ping""#) {
             counter.fetch_add(1, Ordering::SeqCst);
         }

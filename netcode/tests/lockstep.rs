@@ -15,10 +15,10 @@ use engine::wire::{GuestMessage, HostMessage, TransitionPayload};
 use engine::{Game, RaycasterEngine};
 use game_api::PlayerId;
 use netcode::guest::{GuestConfig, GuestEnd, GuestFault};
-use netcode::sim::{LinkConfig, NetAction, Summary, Tamper, final_hash_matches};
+use netcode::sim::{LinkConfig, NetAction, Summary, Tamper, final_hash_matches, on_text};
 use protocol::peer::{Channel, EndReason, FEATURE_COMPACT};
 use protocol::tick::{DISCONNECT_GRACE_MS, RECONCILE_INTERVAL_TICKS};
-use protocol::wire::WireFormat;
+use protocol::wire::{Payload, WireFormat};
 use support::HostConfig;
 use support::checks::{
     assert_in_lockstep, assert_lockstep, consecutive, ended, host_hashes, player,
@@ -241,7 +241,7 @@ fn host_loss_ends_guest_sessions_after_the_grace() {
 fn transition_tamper(times: usize) -> (Tamper, Arc<std::sync::atomic::AtomicUsize>) {
     let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let c = count.clone();
-    let t: Tamper = Arc::new(move |_ch: Channel, text: &str| {
+    let t: Tamper = on_text(move |_ch: Channel, text: &str| {
         let Ok(HostMessage::LevelTransitionChunk {
             level_epoch,
             mut chunk,
@@ -323,8 +323,8 @@ fn a_guest_that_never_gets_one_tick_ends_saying_so_instead_of_stalling() {
     let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let l = lost.clone();
     // Whole or by place (the `placed-bundles` feature), the same.
-    let tamper: Tamper = Arc::new(move |_ch: Channel, text: &str| {
-        let repeat = match HostMessage::decode(text) {
+    let tamper: Tamper = Arc::new(move |_ch: Channel, payload: &Payload| {
+        let repeat = match HostMessage::decode_payload(payload) {
             Ok(HostMessage::TickInputBundle(mut b)) if (b.level_epoch, b.tick) == (1, 40) => {
                 b.tick = 0;
                 HostMessage::TickInputBundle(b)
@@ -333,10 +333,10 @@ fn a_guest_that_never_gets_one_tick_ends_saying_so_instead_of_stalling() {
                 b.tick = 0;
                 HostMessage::PlacedBundle(b)
             }
-            _ => return text.to_owned(),
+            _ => return payload.clone(),
         };
         l.store(true, std::sync::atomic::Ordering::SeqCst);
-        repeat.encode(WireFormat::Json).unwrap_or_default()
+        repeat.encode(WireFormat::Json).unwrap_or_default().into()
     });
     let o = run(
         host(1, 2, Some(600)),
@@ -369,7 +369,7 @@ fn a_guest_that_never_gets_one_tick_ends_saying_so_instead_of_stalling() {
 fn sanitizing_escape_blur_and_cheats_change_nothing() {
     let forged = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let f = forged.clone();
-    let forge: Tamper = Arc::new(move |_c: Channel, text: &str| {
+    let forge: Tamper = on_text(move |_c: Channel, text: &str| {
         let Ok(mut v) = serde_json::from_str::<serde_json::Value>(text) else {
             return text.to_owned();
         };
@@ -393,12 +393,13 @@ fn sanitizing_escape_blur_and_cheats_change_nothing() {
         v["cheat"] = "IDKFA".into();
         v.to_string()
     });
-    // The same local-only signals set in the compact form's flag bits.
+    // The same local-only signals set in the compact form's flag bits
+    // (binary messages).
     let forged_compact = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let f = forged_compact.clone();
-    let forge_compact: Tamper = Arc::new(move |_c: Channel, text: &str| {
-        let Ok(GuestMessage::TickInputs(mut batch)) = GuestMessage::decode(text) else {
-            return text.to_owned();
+    let forge_compact: Tamper = Arc::new(move |_c: Channel, payload: &Payload| {
+        let Ok(GuestMessage::TickInputs(mut batch)) = GuestMessage::decode_payload(payload) else {
+            return payload.clone();
         };
         for input in &mut batch.inputs {
             (input.escape, input.blur, input.pointer_unlock, input.click) =
@@ -406,7 +407,7 @@ fn sanitizing_escape_blur_and_cheats_change_nothing() {
         }
         f.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         GuestMessage::TickInputs(batch)
-            .encode(WireFormat::Compact)
+            .encode_payload(WireFormat::Binary)
             .expect("encodes")
     });
     let json_guest = without_feature(FEATURE_COMPACT, guest("Cheater"));

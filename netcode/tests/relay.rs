@@ -107,17 +107,19 @@ impl Session {
                     continue;
                 }
             };
-            let text = msg.encode(format).expect("encodes");
+            let payload = msg.encode_payload(format).expect("encodes");
             for s in slots {
-                self.net.send(s, End::Host, msg.channel(), &text, self.now);
+                self.net
+                    .send(s, End::Host, msg.channel(), payload.clone(), self.now);
             }
         }
         self.events.extend(self.relay.drain_events());
         for (n, guest) in self.guests.iter_mut().enumerate() {
             let Some(g) = guest else { continue };
             for msg in g.drain_outbox() {
-                let text = msg.encode(g.wire_format()).expect("encodes");
-                self.net.send(n, End::Guest, msg.channel(), &text, self.now);
+                let payload = msg.encode_payload(g.wire_format()).expect("encodes");
+                self.net
+                    .send(n, End::Guest, msg.channel(), payload, self.now);
             }
             g.drain_events();
         }
@@ -325,10 +327,11 @@ fn two_levels_go_through_the_authority_and_a_bad_message_changes_nothing() {
     let other = s.slot(false);
     s.relay.message(
         other,
-        "{\"type\":\"relay-level-end\",\"levelEpoch\":1,\"tick\":5,\"more\":false,\"scores\":[]}",
+        &"{\"type\":\"relay-level-end\",\"levelEpoch\":1,\"tick\":5,\"more\":false,\"scores\":[]}"
+            .into(),
         s.now,
     );
-    s.relay.message(other, "not json", s.now);
+    s.relay.message(other, &"not json".into(), s.now);
     s.flush();
     assert!(
         s.relay.relay().ended().is_none(),
@@ -445,7 +448,10 @@ fn an_ask_beyond_the_bounds_gets_no_level() {
     let now = Duration::ZERO;
     let send = |g: &mut Guest, msg: HostMessage| {
         let text = msg.to_json().expect("encodes");
-        g.on_event(LinkEvent::Message(Channel::Reconciliation, text), now);
+        g.on_event(
+            LinkEvent::Message(Channel::Reconciliation, text.into()),
+            now,
+        );
     };
     send(&mut g, host_hello(&[FEATURE_RELAY]));
     let ask = |players: usize, level_index: u32| HostMessage::RelayAskLevel {
@@ -494,7 +500,7 @@ fn a_guest_over_its_budget_is_disconnected_and_the_relay_goes_on() {
     relay.drain_outbox();
     // The default budget's burst is 1,500 messages: a flood of junk ends it.
     for _ in 0..2_000 {
-        relay.message(0, "junk", now);
+        relay.message(0, &"junk".into(), now);
     }
     let events = relay.drain_events();
     assert_eq!(
@@ -707,7 +713,7 @@ fn forge_a_lost_vote(s: &mut Session, slot: usize, round: u32) {
     let forged = format!(
         "{{\"type\":\"hash-report\",\"tick\":{tick},\"levelEpoch\":1,\"hash\":\"00000000000000{round:02}\"}}"
     );
-    s.relay.message(slot, &forged, s.now);
+    s.relay.message(slot, &forged.into(), s.now);
     s.flush();
     let until = s.now + Duration::from_secs(8);
     s.run_until(until);

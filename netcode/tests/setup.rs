@@ -4,7 +4,6 @@
 
 mod support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use engine::wire::HostMessage;
@@ -12,7 +11,7 @@ use game_api::PlayerId;
 use netcode::guest::{GuestConfig, GuestEnd};
 use netcode::host::HostPhase;
 use netcode::link::{ConnectionState, PeerEvent};
-use netcode::sim::{LinkConfig, Tamper, final_hash_matches};
+use netcode::sim::{LinkConfig, Tamper, final_hash_matches, on_text};
 use protocol::peer::{Channel, FEATURE_INPUT_DELAY, FEATURE_WAITING_ROOM, RefusalReason};
 use protocol::tick::DISCONNECT_GRACE_MS;
 use support::HostSession;
@@ -114,7 +113,7 @@ fn setup_merges_sanitized_names_into_every_init() {
 }
 
 fn map_chunk_tamper(truncate: bool) -> Tamper {
-    Arc::new(move |_c: Channel, text: &str| {
+    on_text(move |_c: Channel, text: &str| {
         let Ok(HostMessage::MapChunk(mut chunk)) = HostMessage::from_json(text) else {
             return text.to_owned();
         };
@@ -277,7 +276,7 @@ fn a_guest_over_its_budget_is_disconnected_and_heard_no_more() {
     h.drain_events();
     // A second of garbage at 10,000 messages a second; the steady guest
     // sends a pong-sized message every 33 ms.
-    let junk = || PeerEvent::Message(Channel::Input, "x".repeat(100));
+    let junk = || PeerEvent::Message(Channel::Input, "x".repeat(100).into());
     let mut over_at = None;
     for i in 0..10_000u64 {
         let now = t0 + Duration::from_micros(100 * i);

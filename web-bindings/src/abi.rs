@@ -17,7 +17,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::thread::LocalKey;
 
-use netcode::link::ConnectionState;
+use netcode::link::{ConnectionState, Payload};
 use protocol::peer::Channel;
 use serde::Serialize;
 
@@ -62,18 +62,32 @@ fn json<T: Serialize>(value: &T) -> Result<String, String> {
     serde_json::to_string(value).map_err(|e| e.to_string())
 }
 
-/// The page's string at `(ptr, len)`.
-fn text(ptr: *const u8, len: usize) -> Result<String, String> {
+/// The page's bytes at `(ptr, len)`.
+fn bytes(ptr: *const u8, len: usize) -> Result<Vec<u8>, String> {
     if len == 0 {
-        return Ok(String::new());
+        return Ok(Vec::new());
     }
     if ptr.is_null() {
         return Err("null buffer".into());
     }
     // SAFETY: the page passes a buffer it got from `cf_alloc` with at least
     // `len` initialized bytes, and does not touch it during the call.
-    let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
-    String::from_utf8(bytes.to_vec()).map_err(|_| "not UTF-8".to_owned())
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) }.to_vec())
+}
+
+/// The page's string at `(ptr, len)`.
+fn text(ptr: *const u8, len: usize) -> Result<String, String> {
+    String::from_utf8(bytes(ptr, len)?).map_err(|_| "not UTF-8".to_owned())
+}
+
+/// The page's data-channel message at `(ptr, len)`: binary (`binary` is
+/// 1) or text.
+fn payload(binary: u32, ptr: *const u8, len: usize) -> Result<Payload, String> {
+    match binary {
+        0 => text(ptr, len).map(Payload::Text),
+        1 => bytes(ptr, len).map(Payload::Binary),
+        n => Err(format!("no message kind {n}")),
+    }
 }
 
 /// Stores a new object under a fresh handle and returns it; 0, with the
@@ -297,11 +311,12 @@ pub extern "C" fn cf_guest_drop(handle: u32) {
 }
 
 /// Feeds a message that arrived on channel 0 (`input`) or 1
-/// (`reconciliation`) at `now_ms`.
+/// (`reconciliation`) at `now_ms`: text, or binary when `binary` is 1.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_guest_message(
     handle: u32,
     channel: u32,
+    binary: u32,
     ptr: *const u8,
     len: usize,
     now_ms: f64,
@@ -310,8 +325,8 @@ pub extern "C" fn cf_guest_message(
         Ok(c) => c,
         Err(e) => return answer(Err(e)),
     };
-    answer(text(ptr, len).and_then(|t| {
-        with_guest(handle, |g| g.on_message(channel, t, now_ms)).map(|()| String::new())
+    answer(payload(binary, ptr, len).and_then(|p| {
+        with_guest(handle, |g| g.on_message(channel, p, now_ms)).map(|()| String::new())
     }))
 }
 
@@ -386,12 +401,13 @@ pub extern "C" fn cf_host_add_guest(handle: u32, now_ms: f64) -> i32 {
 }
 
 /// Feeds a message from guest `slot` on channel 0 (`input`) or 1
-/// (`reconciliation`) at `now_ms`.
+/// (`reconciliation`) at `now_ms`: text, or binary when `binary` is 1.
 #[unsafe(no_mangle)]
 pub extern "C" fn cf_host_message(
     handle: u32,
     slot: u32,
     channel: u32,
+    binary: u32,
     ptr: *const u8,
     len: usize,
     now_ms: f64,
@@ -400,8 +416,8 @@ pub extern "C" fn cf_host_message(
         Ok(c) => c,
         Err(e) => return answer(Err(e)),
     };
-    answer(text(ptr, len).and_then(|t| {
-        with_host(handle, |h| h.on_message(slot as usize, channel, t, now_ms))?
+    answer(payload(binary, ptr, len).and_then(|p| {
+        with_host(handle, |h| h.on_message(slot as usize, channel, p, now_ms))?
             .map(|()| String::new())
     }))
 }

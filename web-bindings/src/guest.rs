@@ -13,7 +13,7 @@ use std::time::Duration;
 use engine::wire::input::InputSnapshot;
 use engine::{Engine, Game, RaycasterEngine};
 use netcode::guest::{GuestConfig, GuestEnd, GuestEvent, GuestPhase, GuestSession};
-use netcode::link::{ConnectionState, PeerEvent};
+use netcode::link::{ConnectionState, Payload, PeerEvent};
 use netcode::netgraph::GuestNetgraph;
 use protocol::BUILD_VERSION;
 use protocol::peer::{Channel, ScoreRow};
@@ -48,8 +48,9 @@ pub struct WebGuestConfig {
 pub struct Outgoing {
     /// Data channel label (`input`, `reconciliation`, `input-unreliable`).
     pub channel: &'static str,
-    /// The message text.
-    pub data: String,
+    /// The message: a string, or a binary message's bytes as a list of
+    /// numbers (`web/lib/wasm.js` makes it a `Uint8Array`).
+    pub data: Payload,
 }
 
 /// What the page must do after feeding the session.
@@ -245,10 +246,10 @@ impl WebGuest {
     }
 
     /// A message arrived on data channel `channel`.
-    pub fn on_message(&mut self, channel: Channel, text: String, now_ms: f64) {
+    pub fn on_message(&mut self, channel: Channel, payload: Payload, now_ms: f64) {
         let now = self.advance_clock(now_ms);
         self.session
-            .on_event(PeerEvent::Message(channel, text), now);
+            .on_event(PeerEvent::Message(channel, payload), now);
     }
 
     /// The connection changed state.
@@ -278,7 +279,7 @@ impl WebGuest {
         let mut events: Vec<String> = Vec::new();
         let format = self.session.wire_format();
         for msg in self.session.drain_outbox() {
-            match msg.encode(format) {
+            match msg.encode_payload(format) {
                 Ok(data) => {
                     self.session.count_sent(data.len(), self.now);
                     send.push(Outgoing {

@@ -20,7 +20,7 @@ use engine::wire::raycaster::Settings;
 use engine::{Difficulty, Game, RaycasterEngine};
 use game_api::PlayerId;
 use netcode::host::{HostConfig, HostOutput, HostPhase, HostSession, SessionReport};
-use netcode::link::{ConnectionState, PeerEvent};
+use netcode::link::{ConnectionState, Payload, PeerEvent};
 use netcode::netgraph::HostNetgraph;
 use protocol::BUILD_VERSION;
 use protocol::peer::{Channel, ScoreRow};
@@ -90,8 +90,9 @@ pub struct HostOutgoing {
     pub slots: Vec<usize>,
     /// Data channel label: `input` or `reconciliation`.
     pub channel: &'static str,
-    /// The message text.
-    pub data: String,
+    /// The message: a string, or a binary message's bytes as a list of
+    /// numbers (`web/lib/wasm.js` makes it a `Uint8Array`).
+    pub data: Payload,
 }
 
 /// What the page must do after feeding the session.
@@ -227,13 +228,13 @@ impl WebHost {
         &mut self,
         slot: usize,
         channel: Channel,
-        text: String,
+        payload: Payload,
         now_ms: f64,
     ) -> Result<(), String> {
         self.known(slot)?;
         let now = self.advance_clock(now_ms);
         self.session
-            .on_event(slot, PeerEvent::Message(channel, text), now);
+            .on_event(slot, PeerEvent::Message(channel, payload), now);
         Ok(())
     }
 
@@ -291,7 +292,7 @@ impl WebHost {
                     continue;
                 }
             };
-            match msg.encode(format) {
+            match msg.encode_payload(format) {
                 Ok(data) => {
                     for &slot in &slots {
                         self.session.count_sent(slot, data.len(), self.now);

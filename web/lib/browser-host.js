@@ -446,7 +446,9 @@ export class BrowserHost {
         // messages and bytes, which the session in the worker enforces),
         // nothing more is forwarded.
         if (link.closing) return;
-        if (typeof ev.data === 'string') worker.postMessage({ type: 'message', slot, channel: label, data: ev.data });
+        if (typeof ev.data === 'string' || ev.data instanceof ArrayBuffer) {
+          worker.postMessage({ type: 'message', slot, channel: label, data: ev.data });
+        }
       });
       dc.addEventListener('close', () => worker.postMessage({ type: 'state', slot, state: 'closed' }));
     }

@@ -62,8 +62,8 @@ export class GuestDriver {
       for (const data of takeEarlyMessages(dc)) this.feed(() => this.guest.onMessage(label, data, this.now()));
       dc.addEventListener('message', (ev) => {
         if (this.stopped) return;
-        if (typeof ev.data !== 'string') {
-          this.hooks.onDiagnostic?.(`ignored a binary message on ${label}`);
+        if (typeof ev.data !== 'string' && !(ev.data instanceof ArrayBuffer)) {
+          this.hooks.onDiagnostic?.(`ignored a message of an unknown kind on ${label}`);
           return;
         }
         this.feed(() => this.guest.onMessage(label, ev.data, this.now()));
@@ -145,7 +145,7 @@ export class GuestDriver {
 
   /**
    * @param {string} label
-   * @param {string} data
+   * @param {string|Uint8Array} data
    */
   send(label, data) {
     const dc = this.channels[label];

@@ -30,7 +30,7 @@ export class GuestLink {
 
   /**
    * @param {string} label
-   * @param {string} data
+   * @param {string|Uint8Array} data
    * @returns {boolean} false when the guest is not keeping up
    */
   send(label, data) {
@@ -70,7 +70,11 @@ export class PendingOffer {
     const pc = new RTCPeerConnection({ iceServers });
     /** @type {Record<string, RTCDataChannel>} */
     const channels = {};
-    for (const label of CHANNELS) channels[label] = pc.createDataChannel(label, channelOptions(label));
+    for (const label of CHANNELS) {
+      channels[label] = pc.createDataChannel(label, channelOptions(label));
+      // Binary messages as ArrayBuffers (see webrtc.js's guestChannels).
+      channels[label].binaryType = 'arraybuffer';
+    }
     try {
       await pc.setLocalDescription(await pc.createOffer());
       await gatheringComplete(pc, CONNECT_TIMEOUT_MS);

@@ -156,7 +156,9 @@ self.onmessage = async (ev) => {
       });
       break;
     case 'message':
-      if (typeof msg.data === 'string') run((h, t) => h.onMessage(msg.slot, msg.channel, msg.data, t));
+      if (typeof msg.data === 'string' || msg.data instanceof ArrayBuffer) {
+        run((h, t) => h.onMessage(msg.slot, msg.channel, msg.data, t));
+      }
       break;
     case 'state':
       run((h, t) => h.onState(msg.slot, msg.state, t));

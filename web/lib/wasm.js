@@ -61,7 +61,17 @@ class Abi {
    * @returns {T}
    */
   withText(text, fn) {
-    const bytes = encoder.encode(text);
+    return this.withBytes(encoder.encode(text), fn);
+  }
+
+  /**
+   * Calls `fn(ptr, len)` with `bytes` in module memory.
+   * @template T
+   * @param {Uint8Array} bytes
+   * @param {(ptr: number, len: number) => T} fn
+   * @returns {T}
+   */
+  withBytes(bytes, fn) {
     const ptr = this.x.cf_alloc(bytes.length);
     new Uint8Array(this.x.memory.buffer, ptr, bytes.length).set(bytes);
     try {
@@ -70,6 +80,44 @@ class Abi {
       this.x.cf_free(ptr, bytes.length);
     }
   }
+
+  /**
+   * Calls `fn(binary, ptr, len)` with a data-channel message in module
+   * memory: `binary` is 1 for bytes (an ArrayBuffer or a typed array), 0
+   * for text.
+   * @template T
+   * @param {Message} data
+   * @param {(binary: number, ptr: number, len: number) => T} fn
+   * @returns {T}
+   */
+  withMessage(data, fn) {
+    if (typeof data === 'string') return this.withText(data, (p, n) => fn(0, p, n));
+    const bytes = ArrayBuffer.isView(data)
+      ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      : new Uint8Array(data);
+    return this.withBytes(bytes, (p, n) => fn(1, p, n));
+  }
+}
+
+/**
+ * A data-channel message: text, or a binary message's bytes (what a data
+ * channel with `binaryType = 'arraybuffer'` hands over, or what output()
+ * gives to send).
+ * @typedef {string|ArrayBuffer|Uint8Array} Message
+ */
+
+/**
+ * The messages an output() answer lists, their binary ones (lists of byte
+ * values in the JSON) made Uint8Arrays, ready for RTCDataChannel.send.
+ * @template {{send: {data: any}[]}} T
+ * @param {T} out
+ * @returns {T}
+ */
+function withBinaryMessages(out) {
+  for (const m of out.send) {
+    if (typeof m.data !== 'string') m.data = Uint8Array.from(m.data);
+  }
+  return out;
 }
 
 /**
@@ -151,13 +199,13 @@ export class WasmGuest {
   /**
    * A message arrived on a data channel.
    * @param {string} channel
-   * @param {string} text
+   * @param {Message} data
    * @param {number} nowMs
    */
-  onMessage(channel, text, nowMs) {
+  onMessage(channel, data, nowMs) {
     const c = /** @type {Record<string, number>} */ (CHANNEL)[channel];
     if (c === undefined) throw new WasmError(`unknown data channel ${channel}`);
-    this.abi.answer(this.abi.withText(text, (p, n) => this.abi.x.cf_guest_message(this.handle, c, p, n, nowMs)));
+    this.abi.answer(this.abi.withMessage(data, (b, p, n) => this.abi.x.cf_guest_message(this.handle, c, b, p, n, nowMs)));
   }
 
   /**
@@ -182,9 +230,9 @@ export class WasmGuest {
     this.abi.answer(this.abi.withText(JSON.stringify(input), (p, n) => this.abi.x.cf_guest_set_input(this.handle, p, n)));
   }
 
-  /** @returns {{send: {channel: string, data: string}[], events: string[], wakeAtMs: number|null, backlog: boolean}} */
+  /** @returns {{send: {channel: string, data: string|Uint8Array}[], events: string[], wakeAtMs: number|null, backlog: boolean}} */
   output() {
-    return JSON.parse(this.abi.answer(this.abi.x.cf_guest_output(this.handle)));
+    return withBinaryMessages(JSON.parse(this.abi.answer(this.abi.x.cf_guest_output(this.handle))));
   }
 
   /** @returns {any} the session's status (phase, me, levelEpoch, tick, roster, names, stats, end, …) */
@@ -247,13 +295,13 @@ export class WasmHost {
    * A message from guest `slot` arrived on a data channel.
    * @param {number} slot
    * @param {string} channel
-   * @param {string} text
+   * @param {Message} data
    * @param {number} nowMs
    */
-  onMessage(slot, channel, text, nowMs) {
+  onMessage(slot, channel, data, nowMs) {
     const c = /** @type {Record<string, number>} */ (CHANNEL)[channel];
     if (c === undefined) throw new WasmError(`unknown data channel ${channel}`);
-    this.abi.answer(this.abi.withText(text, (p, n) => this.abi.x.cf_host_message(this.handle, slot, c, p, n, nowMs)));
+    this.abi.answer(this.abi.withMessage(data, (b, p, n) => this.abi.x.cf_host_message(this.handle, slot, c, b, p, n, nowMs)));
   }
 
   /**
@@ -292,9 +340,9 @@ export class WasmHost {
     this.abi.answer(this.abi.withText(JSON.stringify(input), (p, n) => this.abi.x.cf_host_set_input(this.handle, p, n)));
   }
 
-  /** @returns {{send: {slots: number[], channel: string, data: string}[], close: number[], events: string[], wakeAtMs: number|null}} */
+  /** @returns {{send: {slots: number[], channel: string, data: string|Uint8Array}[], close: number[], events: string[], wakeAtMs: number|null}} */
   output() {
-    return JSON.parse(this.abi.answer(this.abi.x.cf_host_output(this.handle)));
+    return withBinaryMessages(JSON.parse(this.abi.answer(this.abi.x.cf_host_output(this.handle))));
   }
 
   /** @returns {any} phase, me, levelEpoch, levelCount, tick, roster, names, guestsPresent, seatsTaken, connections, ticks, end */

@@ -84,7 +84,7 @@ const early = new WeakMap();
  * buffering: a consumer calls it as it adds its own `message` listener, so
  * nothing the host sent while the other channel was still opening is lost.
  * @param {RTCDataChannel} dc
- * @returns {string[]}
+ * @returns {(string|ArrayBuffer)[]}
  */
 export function takeEarlyMessages(dc) {
   const buffered = early.get(dc);
@@ -124,7 +124,7 @@ export function guestChannels(pc, timeoutMs) {
 
 /**
  * Resolves with the named data channels once the remote side has opened
- * them all and every channel of `ours` is open too. Text messages arriving
+ * them all and every channel of `ours` is open too. Messages arriving
  * before then are kept for takeEarlyMessages.
  * @param {RTCPeerConnection} pc
  * @param {string[]} labels
@@ -145,10 +145,13 @@ function remoteChannels(pc, labels, ours, timeoutMs) {
       }
     };
     const track = (/** @type {RTCDataChannel} */ dc) => {
-      /** @type {string[]} */
+      // Binary messages as ArrayBuffers: a Blob needs an asynchronous
+      // read, which would reorder them among the text ones.
+      dc.binaryType = 'arraybuffer';
+      /** @type {(string|ArrayBuffer)[]} */
       const messages = [];
       const listener = (/** @type {MessageEvent} */ m) => {
-        if (typeof m.data === 'string') messages.push(m.data);
+        if (typeof m.data === 'string' || m.data instanceof ArrayBuffer) messages.push(m.data);
       };
       dc.addEventListener('message', listener);
       early.set(dc, { messages, listener });

@@ -86,17 +86,28 @@ test('a host and a guest in one module play over the ABI; the host refuses bad c
   assert.equal(slot, 0);
   assert.throws(() => host.onMessage(slot, /** @type {any} */ ('video'), '{}', 0), WasmError);
   host.onMessage(slot, 'input', 'not json', 0);
+  host.onMessage(slot, 'input', new Uint8Array([0xff, 0xff, 0xff]), 0);
   guest.onState('connected', 0);
+  // Binary messages (the `binary` feature) cross as a data channel with
+  // binaryType 'arraybuffer' hands them over; text stays text.
+  const binary = { down: 0, up: 0 };
+  /** @param {string|Uint8Array} data */
+  const asReceived = (data) => (typeof data === 'string' ? data : data.slice().buffer);
   let t = 0;
   for (let step = 0; step < 400; step++) {
     t += 10;
     host.poll(t);
     for (const msg of host.output().send) {
-      if (msg.slots.includes(slot)) guest.onMessage(msg.channel, msg.data, t);
+      if (msg.data instanceof Uint8Array) binary.down += 1;
+      if (msg.slots.includes(slot)) guest.onMessage(msg.channel, asReceived(msg.data), t);
     }
     guest.poll(t);
-    for (const msg of guest.output().send) host.onMessage(slot, msg.channel, msg.data, t);
+    for (const msg of guest.output().send) {
+      if (msg.data instanceof Uint8Array) binary.up += 1;
+      host.onMessage(slot, msg.channel, asReceived(msg.data), t);
+    }
   }
+  assert.ok(binary.down > 50 && binary.up > 10, JSON.stringify(binary));
   const status = host.status();
   assert.equal(status.phase, 'running');
   assert.deepEqual(status.roster, ['guest-1', 'host']);

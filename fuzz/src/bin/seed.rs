@@ -51,7 +51,7 @@ fn main() {
                 samples.push(msg.to_json().expect("encode"));
                 samples.push(text.clone());
             }
-            guest.on_event(PeerEvent::Message(msg.channel(), text), now);
+            guest.on_event(PeerEvent::Message(msg.channel(), text.into()), now);
         }
         guest.poll(now);
         let format = guest.wire_format();
@@ -62,7 +62,7 @@ fn main() {
                 samples.push(msg.to_json().expect("encode"));
                 samples.push(text.clone());
             }
-            host.on_event(slot, PeerEvent::Message(msg.channel(), text), now);
+            host.on_event(slot, PeerEvent::Message(msg.channel(), text.into()), now);
         }
     }
     assert!(host.stats().ticks > 30, "the level ran");

@@ -42,7 +42,7 @@ use tokio::time::{Instant, sleep_until};
 
 use crate::control::view::SessionFigures;
 use crate::metrics::SessionMetrics;
-use crate::transport::{PeerEvent, PeerLink, PeerReceiver, PeerSender};
+use crate::transport::{Payload, PeerEvent, PeerLink, PeerReceiver, PeerSender};
 pub use events::EventLog;
 use events::{Warnings, log_guest_event};
 pub use queues::{READER_QUEUE_EVENTS, WRITER_QUEUE_MESSAGES};
@@ -59,8 +59,11 @@ pub type Guest = GuestSession<RaycasterEngine>;
 
 /// A host message as a writer sends it, or `None` (logged) when it cannot
 /// be encoded.
-fn encode_host<W: GameWire>(msg: &HostMessage<W>, format: WireFormat) -> Option<(Channel, String)> {
-    match msg.encode(format) {
+fn encode_host<W: GameWire>(
+    msg: &HostMessage<W>,
+    format: WireFormat,
+) -> Option<(Channel, Payload)> {
+    match msg.encode_payload(format) {
         Ok(text) => Some((msg.channel(), text)),
         Err(e) => {
             tracing::error!(error = %e, "could not encode a host message");
@@ -220,7 +223,7 @@ pub async fn run_guest_until<E: Game, S: PeerSender, R: PeerReceiver>(
         }
         let format = session.wire_format();
         for msg in session.drain_outbox() {
-            let cmd = match msg.encode(format) {
+            let cmd = match msg.encode_payload(format) {
                 Ok(text) => {
                     session.count_sent(text.len(), origin.elapsed());
                     WriterCommand::Send(msg.channel(), text)

@@ -11,7 +11,7 @@ use protocol::peer::Channel;
 
 use super::events::Warnings;
 use crate::metrics::SessionMetrics;
-use crate::transport::{PeerEvent, PeerReceiver, PeerSender};
+use crate::transport::{Payload, PeerEvent, PeerReceiver, PeerSender};
 
 /// Messages queued for one peer before it counts as not keeping up.
 pub const WRITER_QUEUE_MESSAGES: usize = 4096;
@@ -20,8 +20,8 @@ pub const READER_QUEUE_EVENTS: usize = 1024;
 
 /// What a writer task is asked to do.
 pub(super) enum WriterCommand {
-    /// Send this text on this channel.
-    Send(Channel, String),
+    /// Send this message on this channel.
+    Send(Channel, Payload),
     /// Send what is queued, then close the link.
     Close,
 }
@@ -118,7 +118,7 @@ impl Writers {
     pub(super) fn queue(
         &mut self,
         slot: GuestSlot,
-        send: Option<&(Channel, String)>,
+        send: Option<&(Channel, Payload)>,
         warnings: &mut Warnings,
     ) {
         let Some(Some(w)) = self.by_slot.get_mut(slot) else {

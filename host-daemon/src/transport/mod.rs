@@ -16,7 +16,7 @@ pub mod webrtc;
 
 use std::future::Future;
 
-pub use netcode::link::{ConnectionState, PeerEvent};
+pub use netcode::link::{ConnectionState, Payload, PeerEvent};
 
 use protocol::peer::Channel;
 use thiserror::Error;
@@ -39,7 +39,7 @@ pub trait PeerSender: Clone + Send + Sync + 'static {
     fn send(
         &self,
         channel: Channel,
-        text: String,
+        payload: Payload,
     ) -> impl Future<Output = Result<(), TransportError>> + Send;
 
     /// Closes the connection; the other side sees [`ConnectionState::Closed`].

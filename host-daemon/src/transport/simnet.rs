@@ -27,7 +27,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until};
 
 use crate::transport::{
-    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
+    ConnectionState, Payload, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
 };
 
 /// Messages a channel buffers before `send` waits (the high-water mark).
@@ -96,7 +96,7 @@ impl LinkControl {
 /// What travels through a delivery pipe.
 #[derive(Debug)]
 enum Item {
-    Message(Instant, String),
+    Message(Instant, Payload),
     /// Graceful close: deliver everything before it, then report `Closed`
     /// once every channel has flushed.
     Close,
@@ -177,7 +177,7 @@ impl Pipe {
 impl Pipe {
     /// Delivers one message of the unreliable channel at `due` (after any
     /// stall), whatever comes before or after it.
-    fn deliver_alone(&self, due: Instant, text: String) -> impl Future<Output = ()> + use<> {
+    fn deliver_alone(&self, due: Instant, text: Payload) -> impl Future<Output = ()> + use<> {
         let (cut, mut stall_until, tamper, out, channel) = (
             self.cut.clone(),
             self.stall_until.clone(),
@@ -269,7 +269,7 @@ pub fn link(config: LinkConfig) -> (SimEndpoint, SimEndpoint, LinkControl) {
 }
 
 impl PeerSender for SimSender {
-    async fn send(&self, channel: Channel, text: String) -> Result<(), TransportError> {
+    async fn send(&self, channel: Channel, text: Payload) -> Result<(), TransportError> {
         if self.cut.load(Ordering::SeqCst) || self.closing.load(Ordering::SeqCst) {
             return Err(TransportError::NotOpen(channel.label()));
         }
@@ -306,7 +306,7 @@ impl PeerReceiver for SimReceiver {
 mod tests {
     use super::*;
 
-    async fn next_message(r: &mut SimReceiver) -> (Instant, String) {
+    async fn next_message(r: &mut SimReceiver) -> (Instant, Payload) {
         loop {
             match r.recv().await {
                 Some(PeerEvent::Message(_, t)) => return (Instant::now(), t),
@@ -327,13 +327,13 @@ mod tests {
         let start = Instant::now();
         for i in 0..40 {
             host.sender
-                .send(Channel::Input, i.to_string())
+                .send(Channel::Input, i.to_string().into())
                 .await
                 .unwrap();
         }
         for i in 0..40 {
             let (at, t) = next_message(&mut guest.receiver).await;
-            assert_eq!(t, i.to_string());
+            assert_eq!(t, Payload::from(i.to_string()));
             assert!(at - start >= Duration::from_millis(50));
         }
     }
@@ -350,7 +350,7 @@ mod tests {
         let start = Instant::now();
         for i in 0..60 {
             host.sender
-                .send(Channel::Input, format!("{i:03}"))
+                .send(Channel::Input, format!("{i:03}").into())
                 .await
                 .unwrap();
         }
@@ -358,7 +358,7 @@ mod tests {
         let mut last = start;
         for i in 0..60 {
             let (at, t) = next_message(&mut guest.receiver).await;
-            assert_eq!(t, format!("{i:03}"));
+            assert_eq!(t, Payload::from(format!("{i:03}")));
             assert!(at >= last);
             last = at;
         }
@@ -386,7 +386,7 @@ mod tests {
             let mut net = netcode::sim::Network::default();
             let l = net.add_link(config.clone());
             for i in 0..50 {
-                net.send(l, End::Host, channel, &i.to_string(), Duration::ZERO);
+                net.send(l, End::Host, channel, i.to_string().into(), Duration::ZERO);
             }
             let mut virtual_arrivals = Vec::new();
             while let Some(due) = net.next_due() {
@@ -402,7 +402,10 @@ mod tests {
             let (host, mut guest, _c) = link(config.clone());
             let start = Instant::now();
             for i in 0..50 {
-                host.sender.send(channel, i.to_string()).await.unwrap();
+                host.sender
+                    .send(channel, i.to_string().into())
+                    .await
+                    .unwrap();
             }
             let mut real_arrivals = Vec::new();
             for _ in 0..virtual_arrivals.len() {
@@ -429,13 +432,13 @@ mod tests {
         let start = Instant::now();
         for i in 0..5 {
             host.sender
-                .send(Channel::Reconciliation, i.to_string())
+                .send(Channel::Reconciliation, i.to_string().into())
                 .await
                 .unwrap();
         }
         for i in 0..5 {
             let (at, t) = next_message(&mut guest.receiver).await;
-            assert_eq!(t, i.to_string());
+            assert_eq!(t, Payload::from(i.to_string()));
             assert!(at - start >= Duration::from_millis(500));
         }
         c.disconnect();

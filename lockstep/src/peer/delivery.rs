@@ -36,14 +36,9 @@ impl<W: GameWire> PeerRelay<W> {
 
     /// Queues `msg` for every slot of `slots`: one broadcast per form.
     pub(super) fn broadcast(&mut self, slots: Vec<Slot>, msg: HostMessage<W>) {
-        let (compact, json): (Vec<Slot>, Vec<Slot>) = slots
-            .into_iter()
-            .partition(|s| self.format_of(*s) == WireFormat::Compact);
-        for (slots, format) in [(json, WireFormat::Json), (compact, WireFormat::Compact)] {
-            if !slots.is_empty() {
-                self.outbox
-                    .push(PeerOutput::Broadcast(slots, msg.clone(), format));
-            }
+        for (format, slots) in WireFormat::split(slots, |s| self.format_of(*s)) {
+            self.outbox
+                .push(PeerOutput::Broadcast(slots, msg.clone(), format));
         }
     }
 

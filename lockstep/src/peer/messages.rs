@@ -383,7 +383,7 @@ mod tests {
             spectate: false,
             resume: None,
         });
-        relay.message(0, &hello.to_json().unwrap(), Duration::ZERO);
+        relay.message(0, &hello.to_json().unwrap().into(), Duration::ZERO);
         assert_eq!(
             relay.connections[&0].features.names(),
             ["compact".to_owned()]

@@ -23,12 +23,12 @@ use game_api::PlayerId;
 use game_api::{GameWire, PlayerScore};
 use protocol::BUILD_VERSION;
 use protocol::peer::{
-    FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_RELAY, FEATURE_RESYNC,
-    FEATURE_ROUND_TRIP, Features, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION, RefusalReason,
-    RelayLevel, TickInputBundle, TransitionPayload,
+    FEATURE_BINARY, FEATURE_COMPACT, FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_RELAY,
+    FEATURE_RESYNC, FEATURE_ROUND_TRIP, Features, GuestMessage, HostMessage, PEER_PROTOCOL_VERSION,
+    RefusalReason, RelayLevel, TickInputBundle, TransitionPayload,
 };
 use protocol::tick::INPUT_DELAY_TICKS;
-use protocol::wire::WireFormat;
+use protocol::wire::{Payload, WireFormat};
 
 use crate::budget::{GuestBudget, GuestBudgetPolicy};
 use crate::rejoin::RejoinTokens;
@@ -342,6 +342,7 @@ impl<W: GameWire> PeerRelay<W> {
         let mut features = vec![
             FEATURE_RELAY.to_owned(),
             FEATURE_COMPACT.to_owned(),
+            FEATURE_BINARY.to_owned(),
             FEATURE_RESYNC.to_owned(),
         ];
         if self.fits_delays() {
@@ -412,12 +413,12 @@ impl<W: GameWire> PeerRelay<W> {
     }
 
     /// A message from a connection.
-    pub fn message(&mut self, slot: Slot, text: &str, now: Duration) {
+    pub fn message(&mut self, slot: Slot, payload: &Payload, now: Duration) {
         let policy = self.config.guest_budget;
         let Some(conn) = self.connections.get_mut(&slot) else {
             return;
         };
-        if !conn.budget.charge(&policy, text.len(), now) {
+        if !conn.budget.charge(&policy, payload.len(), now) {
             self.connections.remove(&slot);
             self.events.push(PeerEvent::OverBudget(slot));
             self.outbox.push(PeerOutput::Close(slot));
@@ -425,11 +426,11 @@ impl<W: GameWire> PeerRelay<W> {
             self.pump();
             return;
         }
-        if text.len() > MAX_GUEST_MESSAGE_BYTES {
-            self.bad(slot, format!("a message of {} bytes", text.len()));
+        if payload.len() > MAX_GUEST_MESSAGE_BYTES {
+            self.bad(slot, format!("a message of {} bytes", payload.len()));
             return;
         }
-        match GuestMessage::<W>::decode(text) {
+        match GuestMessage::<W>::decode_payload(payload) {
             Ok(msg) => self.on_message(slot, msg, now),
             Err(e) => self.bad(slot, e.to_string()),
         }

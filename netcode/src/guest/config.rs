@@ -5,7 +5,7 @@ use std::time::Duration;
 use game_api::PlayerId;
 use protocol::BUILD_VERSION;
 use protocol::peer::{
-    EndReason, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_FOLDED_REPORTS,
+    EndReason, FEATURE_BINARY, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_FOLDED_REPORTS,
     FEATURE_INPUT_DELAY, FEATURE_INPUT_RUNS, FEATURE_PING, FEATURE_PLACED_BUNDLES,
     FEATURE_REDUNDANT_INPUTS, FEATURE_RELAY, FEATURE_RESYNC, FEATURE_ROUND_TRIP,
     FEATURE_SPECTATORS, FEATURE_WAITING_ROOM, RefusalReason,
@@ -72,6 +72,7 @@ impl Default for GuestConfig {
                 FEATURE_INPUT_DELAY.to_owned(),
                 FEATURE_REDUNDANT_INPUTS.to_owned(),
                 FEATURE_COMPACT.to_owned(),
+                FEATURE_BINARY.to_owned(),
                 FEATURE_SPECTATORS.to_owned(),
                 FEATURE_WAITING_ROOM.to_owned(),
                 FEATURE_RELAY.to_owned(),

@@ -22,19 +22,19 @@ impl<E: Game> GuestSession<E> {
                     self.host_lost_at = Some(now);
                 }
             }
-            PeerEvent::Message(_, text) => match HostMessage::decode(&text) {
+            PeerEvent::Message(_, payload) => match HostMessage::decode_payload(&payload) {
                 Ok(msg) => {
-                    self.meter.down.record(now, text.len());
+                    self.meter.down.record(now, payload.len());
                     if matches!(
                         msg,
                         HostMessage::ReconciliationSnapshot(_) | HostMessage::SnapshotDelta(_)
                     ) {
-                        self.meter.snapshots.record(now, text.len());
+                        self.meter.snapshots.record(now, payload.len());
                     }
                     self.on_message(msg, now);
                 }
                 Err(e) => {
-                    self.meter.down.record(now, text.len());
+                    self.meter.down.record(now, payload.len());
                     self.stats.bad_messages += 1;
                     self.events.push(GuestEvent::BadMessage(e.to_string()));
                 }

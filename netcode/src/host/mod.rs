@@ -320,12 +320,12 @@ impl<E: Game> HostSession<E> {
             PeerEvent::State(state) => self.on_state(slot, state, now),
             // A closed seat (refused, left, over budget) is heard no more.
             PeerEvent::Message(..) if seat.closed => {}
-            PeerEvent::Message(_, text) => {
+            PeerEvent::Message(_, payload) => {
                 if seat
                     .budget
-                    .charge(&self.config.guest_budget, text.len(), now)
+                    .charge(&self.config.guest_budget, payload.len(), now)
                 {
-                    match GuestMessage::decode(&text) {
+                    match GuestMessage::decode_payload(&payload) {
                         Ok(msg) => self.on_message(slot, msg, now),
                         Err(e) => {
                             self.stats.bad_messages += 1;
@@ -454,16 +454,14 @@ impl<E: Game> HostSession<E> {
     /// Sends `msg` to `slots`: one broadcast per wire form.
     fn broadcast_to(&mut self, slots: Vec<GuestSlot>, msg: HostMessage<E::Wire>) {
         self.note_bundle_ids(&slots, &msg);
-        let (compact, json): (Vec<GuestSlot>, Vec<GuestSlot>) = slots.into_iter().partition(|s| {
+        let format_of = |s: &GuestSlot| {
             self.seats
                 .get(*s)
-                .is_some_and(|seat| seat.features.wire_format() == WireFormat::Compact)
-        });
-        for (slots, format) in [(json, WireFormat::Json), (compact, WireFormat::Compact)] {
-            if !slots.is_empty() {
-                self.outbox
-                    .push(HostOutput::Broadcast(slots, msg.clone(), format));
-            }
+                .map_or(WireFormat::Json, |seat| seat.features.wire_format())
+        };
+        for (format, slots) in WireFormat::split(slots, format_of) {
+            self.outbox
+                .push(HostOutput::Broadcast(slots, msg.clone(), format));
         }
     }
 }

@@ -108,9 +108,8 @@ impl<E: Game> HostSession<E> {
             .collect();
         let taken = self.inputs.take(tick, &playing, &in_grace);
         let held = taken.held.len() as u64;
-        self.stats.held_inputs += held;
         for p in &taken.held {
-            *self.stats.held_per_player.entry(p.clone()).or_default() += 1;
+            self.stats.count_held(p);
         }
         self.events.push(HostEvent::Ticked {
             lateness_us,
@@ -264,12 +263,7 @@ impl<E: Game> HostSession<E> {
                 // The tick was played with its previous input, assumed
                 // unchanged: the same as a held one, found out late.
                 self.stats.late_inputs += 1;
-                self.stats.held_inputs += 1;
-                *self
-                    .stats
-                    .held_per_player
-                    .entry(player.clone())
-                    .or_default() += 1;
+                self.stats.count_held(&player);
             }
             Placement::Buffered => {}
         }

@@ -17,9 +17,19 @@ use std::time::Duration;
 
 use game_api::rng::Mulberry32;
 use protocol::peer::Channel;
+use protocol::wire::Payload;
 
-/// Rewrites a message in flight: `(channel, text) -> text`.
-pub type Tamper = Arc<dyn Fn(Channel, &str) -> String + Send + Sync>;
+/// Rewrites a message in flight: `(channel, message) -> message`.
+pub type Tamper = Arc<dyn Fn(Channel, &Payload) -> Payload + Send + Sync>;
+
+/// A [`Tamper`] that rewrites text messages with `f` and lets binary ones
+/// by (a test that edits JSON need not know the compact forms).
+pub fn on_text(f: impl Fn(Channel, &str) -> String + Send + Sync + 'static) -> Tamper {
+    Arc::new(move |channel, payload| match payload {
+        Payload::Text(text) => Payload::Text(f(channel, text)),
+        Payload::Binary(_) => payload.clone(),
+    })
+}
 
 /// One link's behaviour.
 #[derive(Clone, Default)]

@@ -16,7 +16,7 @@ mod summary;
 use std::time::Duration;
 
 use game_api::Game;
-pub use impairment::{Fate, Impairment, LinkConfig, Tamper};
+pub use impairment::{Fate, Impairment, LinkConfig, Tamper, on_text};
 pub use late_join::{LateJoinFigures, measure_late_join};
 pub use network::{Delivery, End, Network, stream};
 pub use summary::{GuestSummary, Summary, describe_end, final_hash_matches};
@@ -161,16 +161,17 @@ impl<E: Game> Run<E> {
                 HostOutput::Broadcast(slots, msg, format) => (slots, Some((msg, format))),
                 HostOutput::Close(slot) => (vec![slot], None),
             };
-            let text = msg.as_ref().and_then(|(m, f)| m.encode(*f).ok());
+            let payload = msg.as_ref().and_then(|(m, f)| m.encode_payload(*f).ok());
             let msg = msg.map(|(m, _)| m);
             for slot in slots {
                 let Some(link) = self.link_of(slot) else {
                     continue;
                 };
-                match (&msg, &text) {
-                    (Some(m), Some(t)) => {
-                        self.host.count_sent(slot, t.len(), self.now);
-                        self.net.send(link, End::Host, m.channel(), t, self.now);
+                match (&msg, &payload) {
+                    (Some(m), Some(p)) => {
+                        self.host.count_sent(slot, p.len(), self.now);
+                        self.net
+                            .send(link, End::Host, m.channel(), p.clone(), self.now);
                     }
                     _ => self.net.close(link, End::Host, self.now),
                 }
@@ -188,10 +189,10 @@ impl<E: Game> Run<E> {
                 g.session.drain_events();
                 let format = g.session.wire_format();
                 for msg in g.session.drain_outbox() {
-                    if let Ok(text) = msg.encode(format) {
-                        g.session.count_sent(text.len(), self.now);
+                    if let Ok(payload) = msg.encode_payload(format) {
+                        g.session.count_sent(payload.len(), self.now);
                         self.net
-                            .send(g.link, End::Guest, msg.channel(), &text, self.now);
+                            .send(g.link, End::Guest, msg.channel(), payload, self.now);
                     }
                 }
                 if g.session.ended().is_some() {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use protocol::peer::Channel;
 
 use super::impairment::{Fate, Impairment, LinkConfig};
-use crate::link::{ConnectionState, PeerEvent};
+use crate::link::{ConnectionState, Payload, PeerEvent};
 
 /// Which end of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -101,8 +101,15 @@ impl Network {
         self.in_flight.insert((due, self.seq), d);
     }
 
-    /// Sends `text` on `channel` from the `from` end of `link` at `now`.
-    pub fn send(&mut self, link: usize, from: End, channel: Channel, text: &str, now: Duration) {
+    /// Sends `payload` on `channel` from the `from` end of `link` at `now`.
+    pub fn send(
+        &mut self,
+        link: usize,
+        from: End,
+        channel: Channel,
+        payload: Payload,
+        now: Duration,
+    ) {
         let Some(l) = self.links.get_mut(link) else {
             return;
         };
@@ -118,9 +125,9 @@ impl Network {
             End::Host => l.config.tamper_down.clone(),
             End::Guest => l.config.tamper_up.clone(),
         };
-        let text = match tamper {
-            Some(t) => t(channel, text),
-            None => text.to_owned(),
+        let payload = match tamper {
+            Some(t) => t(channel, &payload),
+            None => payload,
         };
         let Some(Fate { delay, lost }) = l
             .draws
@@ -129,7 +136,7 @@ impl Network {
         else {
             return;
         };
-        l.bytes_sent[idx(from)] += text.len() as u64;
+        l.bytes_sent[idx(from)] += payload.len() as u64;
         let earliest = (now + delay).max(l.stalled_until);
         let due = if channel.reliable() {
             let key = (to, channel_key(channel));
@@ -141,7 +148,7 @@ impl Network {
         } else {
             earliest
         };
-        let event = PeerEvent::Message(channel, text);
+        let event = PeerEvent::Message(channel, payload);
         self.schedule(due, Delivery { link, to, event });
     }
 
@@ -250,12 +257,12 @@ mod tests {
         let link = net.add_link(config);
         for i in 0..messages {
             let now = Duration::from_millis(10 * i as u64);
-            net.send(link, End::Host, channel, &i.to_string(), now);
+            net.send(link, End::Host, channel, i.to_string().into(), now);
         }
         let mut out = Vec::new();
         while let Some(due) = net.next_due() {
             let d = net.pop_due(due).expect("a delivery is due");
-            if let PeerEvent::Message(_, text) = d.event {
+            if let PeerEvent::Message(_, Payload::Text(text)) = d.event {
                 out.push((due, text));
             }
         }
@@ -287,7 +294,13 @@ mod tests {
         assert!(got.windows(2).all(|w| w[0].0 <= w[1].0));
         let mut net = Network::default();
         let link = net.add_link(LinkConfig::default());
-        net.send(link, End::Host, Channel::Input, "12345", Duration::ZERO);
+        net.send(
+            link,
+            End::Host,
+            Channel::Input,
+            "12345".into(),
+            Duration::ZERO,
+        );
         assert_eq!(net.bytes_sent(link, End::Host), 5);
         assert_eq!(net.bytes_sent(link, End::Guest), 0);
     }

@@ -21,7 +21,7 @@ use super::GuestSession;
 /// `g` hears `m` on its channel, then polls.
 pub fn feed(g: &mut GuestSession, m: HostMessage) {
     let text = m.to_json().expect("encodes");
-    g.on_event(PeerEvent::Message(m.channel(), text), Duration::ZERO);
+    g.on_event(PeerEvent::Message(m.channel(), text.into()), Duration::ZERO);
     g.poll(Duration::ZERO);
 }
 

@@ -94,7 +94,7 @@ impl From<Hello> for PeerEvent {
         })
         .to_json()
         .expect("encode hello");
-        PeerEvent::Message(Channel::Reconciliation, text)
+        PeerEvent::Message(Channel::Reconciliation, text.into())
     }
 }
 

@@ -31,6 +31,12 @@ pub const FEATURE_REDUNDANT_INPUTS: &str = "redundant-inputs";
 /// both sides named it (issue 15).
 pub const FEATURE_COMPACT: &str = "compact";
 
+/// Hello feature, with [`FEATURE_COMPACT`]: compact records go as binary
+/// data-channel messages, their bytes as they are instead of `~` and base64
+/// (issue 48; [`WireFormat::Binary`]). Only for peers whose transport
+/// carries binary messages both ways.
+pub const FEATURE_BINARY: &str = "binary";
+
 /// Hello feature: the guest hears who watches the session
 /// ([`HostMessage::Spectators`]) whenever that changes (issue 25).
 pub const FEATURE_SPECTATORS: &str = "spectators";
@@ -146,7 +152,9 @@ impl Features {
 
     /// How messages on this connection are written.
     pub fn wire_format(&self) -> WireFormat {
-        if self.has(FEATURE_COMPACT) {
+        if self.has(FEATURE_COMPACT) && self.has(FEATURE_BINARY) {
+            WireFormat::Binary
+        } else if self.has(FEATURE_COMPACT) {
             WireFormat::Compact
         } else {
             WireFormat::Json
@@ -174,6 +182,16 @@ mod tests {
         assert!(f.has("ping") && !f.has("input-delay") && !f.has("telepathy"));
         assert_eq!(f.wire_format(), WireFormat::Compact);
         assert_eq!(Features::default().wire_format(), WireFormat::Json);
+    }
+
+    #[test]
+    fn binary_needs_compact_too() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let all = names(&["compact", "binary"]);
+        let format = |theirs: &[&str]| Features::agreed(&names(theirs), &all).wire_format();
+        assert_eq!(format(&["compact", "binary"]), WireFormat::Binary);
+        assert_eq!(format(&["binary"]), WireFormat::Json);
+        assert_eq!(format(&["compact"]), WireFormat::Compact);
     }
 
     #[test]

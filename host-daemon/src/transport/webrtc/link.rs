@@ -10,7 +10,7 @@ use super::WebRtcLink;
 use super::conn::Conn;
 use super::shared::{Command, SendReply, channel_index};
 use crate::transport::{
-    ConnectionState, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
+    ConnectionState, Payload, PeerEvent, PeerLink, PeerReceiver, PeerSender, TransportError,
 };
 
 /// What the sender and receiver share once connected.
@@ -66,7 +66,7 @@ impl WebRtcSender {
 }
 
 impl PeerSender for WebRtcSender {
-    async fn send(&self, channel: Channel, text: String) -> Result<(), TransportError> {
+    async fn send(&self, channel: Channel, text: Payload) -> Result<(), TransportError> {
         let idx = channel_index(channel);
         let label = channel.label();
         let conn = &self.inner.conn;

@@ -10,7 +10,7 @@ use protocol::peer::Channel;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{LAST_WORDS, RECEIVE_QUEUE_MESSAGES, WebRtcError};
-use crate::transport::{ConnectionState, PeerEvent, TransportError};
+use crate::transport::{ConnectionState, Payload, PeerEvent, TransportError};
 
 /// A connection's id in its endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -34,7 +34,7 @@ pub(super) enum Command {
     ApplyAnswer(ConnId, String, oneshot::Sender<Result<(), WebRtcError>>),
     /// A message on a channel (by index); the reply comes once it is
     /// written (after waiting for room).
-    Send(ConnId, usize, String, SendReply),
+    Send(ConnId, usize, Payload, SendReply),
     /// Close one channel (by index), leave the others.
     CloseChannel(ConnId, usize),
     /// Close the connection; the reply (if any) comes once it is closed.
@@ -189,15 +189,25 @@ impl Shared {
             )
     }
 
-    /// Queues a message the other side sent (the loop calls this).
-    pub(super) fn message(&self, channel: Channel, data: Vec<u8>) {
+    /// Queues a message the other side sent, `binary` or text (the loop
+    /// calls this).
+    pub(super) fn message(&self, channel: Channel, binary: bool, data: Vec<u8>) {
         if self.receiver_gone.load(Ordering::Relaxed) {
             return;
         }
-        match String::from_utf8(data) {
-            Ok(text) => {
+        let payload = if binary {
+            Ok(Payload::Binary(data))
+        } else {
+            String::from_utf8(data).map(Payload::Text)
+        };
+        match payload {
+            Ok(payload) => {
                 self.queued.fetch_add(1, Ordering::SeqCst);
-                if self.events.send(PeerEvent::Message(channel, text)).is_err() {
+                if self
+                    .events
+                    .send(PeerEvent::Message(channel, payload))
+                    .is_err()
+                {
                     self.queued.fetch_sub(1, Ordering::SeqCst);
                 }
             }
@@ -259,7 +269,7 @@ mod tests {
         let (commands, mut woken) = mpsc::unbounded_channel();
         let (shared, mut rx) = Shared::new(ConnId(7), commands);
         for _ in 0..RECEIVE_QUEUE_MESSAGES {
-            shared.message(Channel::Input, b"m".to_vec());
+            shared.message(Channel::Input, false, b"m".to_vec());
         }
         assert!(!shared.takes_datagram());
         shared.holding.store(true, Ordering::SeqCst);
@@ -271,8 +281,11 @@ mod tests {
         assert!(shared.takes_datagram());
         assert!(matches!(woken.try_recv(), Ok(Command::Resume(ConnId(7)))));
         assert!(woken.try_recv().is_err(), "woken once");
-        // Not UTF-8: dropped, not queued.
-        shared.message(Channel::Input, vec![0xff, 0xfe]);
+        // Not UTF-8: dropped, not queued; the same bytes as a binary
+        // message are the session's to judge.
+        shared.message(Channel::Input, false, vec![0xff, 0xfe]);
         assert_eq!(shared.queued(), RECEIVE_QUEUE_MESSAGES - 3);
+        shared.message(Channel::Input, true, vec![0xff, 0xfe]);
+        assert_eq!(shared.queued(), RECEIVE_QUEUE_MESSAGES - 2);
     }
 }

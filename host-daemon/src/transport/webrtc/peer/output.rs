@@ -93,7 +93,7 @@ impl Peer {
             }
             Event::ChannelData(data) => {
                 if let Some(idx) = self.index_of(data.id) {
-                    self.shared.message(CHANNELS[idx], data.data);
+                    self.shared.message(CHANNELS[idx], data.binary, data.data);
                 }
             }
             Event::ChannelClose(id) => {

@@ -11,11 +11,11 @@ use std::time::Instant;
 use tokio::net::UdpSocket;
 
 use super::Peer;
-use crate::transport::TransportError;
 use crate::transport::webrtc::shared::{CHANNELS, SendReply, Shared};
+use crate::transport::{Payload, TransportError};
 
 /// A send that waits for room in its channel.
-pub(super) type WaitingSend = (String, SendReply);
+pub(super) type WaitingSend = (Payload, SendReply);
 
 impl Peer {
     /// Sends `text` on channel `idx` once it has room; `reply` hears how
@@ -26,7 +26,7 @@ impl Peer {
         routes: &mut Vec<SocketAddr>,
         now: Instant,
         idx: usize,
-        text: String,
+        text: Payload,
         reply: SendReply,
     ) {
         let label = CHANNELS[idx].label();
@@ -79,7 +79,8 @@ impl Peer {
         let Some((text, _)) = self.waiting[idx].front() else {
             return false;
         };
-        let result = channel.write(false, text.as_bytes());
+        let binary = matches!(text, Payload::Binary(_));
+        let result = channel.write(binary, text.as_bytes());
         match result {
             Ok(false) => false,
             Ok(true) => {
