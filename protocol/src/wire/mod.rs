@@ -37,7 +37,8 @@ use serde::{Deserialize, Serialize};
 use crate::chunk::MAX_PAYLOAD_BYTES;
 use crate::peer::{
     FoldedHash, GuestMessage, HostMessage, PeerMessageError, PlacedBundle,
-    ReconciliationSnapshotMessage, SnapshotDelta, TickInput, TickInputBundle, TickInputs,
+    ReconciliationSnapshotMessage, RoundTripReport, SnapshotDelta, TickInput, TickInputBundle,
+    TickInputs,
 };
 use crate::tick::FIXED_DT;
 use game_api::{PlayerId, WorldHash};
@@ -101,6 +102,12 @@ enum Record<C> {
     /// Redundant inputs with folded reports: `Inputs`' fields, then the
     /// hash report `(tick, hash)` and the acknowledged snapshot's tick.
     Folded(String, u32, u64, Vec<C>, Option<(u64, u64)>, Option<u64>),
+    /// A ping `(id, round trip)`: written in [`WireFormat::Binary`] only,
+    /// whose peers all read it (the compact text form keeps pings JSON for
+    /// peers from before it).
+    Ping(u32, Option<RoundTripReport>),
+    /// A pong: in [`WireFormat::Binary`] only, as `Ping`.
+    Pong(u32),
 }
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -273,6 +280,9 @@ impl<W: GameWire> HostMessage<W> {
                     }
                 }
                 HostMessage::ReconciliationSnapshot(s) => return write(&snapshot_record(s)?),
+                HostMessage::Ping { id, round_trip } if format == WireFormat::Binary => {
+                    return write(&Record::<W::CompactInput>::Ping(*id, *round_trip));
+                }
                 HostMessage::PlacedBundle(p) => {
                     return write(&Record::Placed(
                         p.tick,
@@ -332,7 +342,8 @@ impl<W: GameWire> HostMessage<W> {
                     held,
                 }))
             }
-            Record::Input(..) | Record::Inputs(..) | Record::Folded(..) => {
+            Record::Ping(id, round_trip) => Ok(HostMessage::Ping { id, round_trip }),
+            Record::Input(..) | Record::Inputs(..) | Record::Folded(..) | Record::Pong(_) => {
                 Err(compact_error("a guest's message sent by the host"))
             }
         }
@@ -365,6 +376,9 @@ impl<W: GameWire> GuestMessage<W> {
             return self.to_json().map(Written::Json);
         }
         match self {
+            GuestMessage::Pong { id } if format == WireFormat::Binary => {
+                write(&Record::<W::CompactInput>::Pong(*id))
+            }
             GuestMessage::TickInput(t) => write(&Record::Input(
                 t.tick,
                 t.player_id.0.clone(),
@@ -439,10 +453,12 @@ impl<W: GameWire> GuestMessage<W> {
                     snapshot_ack,
                 }))
             }
+            Record::Pong(id) => Ok(GuestMessage::Pong { id }),
             Record::Bundle(_)
             | Record::Snapshot { .. }
             | Record::Delta { .. }
-            | Record::Placed(..) => Err(compact_error("a host's message sent by a guest")),
+            | Record::Placed(..)
+            | Record::Ping(..) => Err(compact_error("a host's message sent by a guest")),
         }
     }
 }
@@ -551,19 +567,48 @@ mod tests {
 
     #[test]
     fn what_has_no_record_goes_as_json_text_in_the_binary_format() {
-        let ping = HostMessage::Ping {
-            id: 1,
-            round_trip: None,
+        let end = HostMessage::SessionEnd {
+            reason: crate::peer::EndReason::Completed,
+            scores: vec![],
+            level_epoch: 2,
+            final_tick: 900,
         };
         assert_eq!(
-            ping.encode_payload(WireFormat::Binary).unwrap(),
-            Payload::Text(ping.to_json().unwrap())
+            end.encode_payload(WireFormat::Binary).unwrap(),
+            Payload::Text(end.to_json().unwrap())
         );
-        let pong = GuestMessage::Pong { id: 1 };
+        let ack = GuestMessage::SetupAck;
         assert_eq!(
-            pong.encode_payload(WireFormat::Binary).unwrap(),
-            Payload::Text(pong.to_json().unwrap())
+            ack.encode_payload(WireFormat::Binary).unwrap(),
+            Payload::Text(ack.to_json().unwrap())
         );
+    }
+
+    #[test]
+    fn pings_and_pongs_are_records_in_the_binary_format_only() {
+        let round_trip = Some(RoundTripReport {
+            rtt_us: 160_000,
+            jitter_us: 9_000,
+        });
+        let ping = HostMessage::Ping { id: 7, round_trip };
+        let pong = GuestMessage::Pong { id: 7 };
+        // Peers on the compact text form read pings as JSON, as before.
+        assert_eq!(
+            ping.encode(WireFormat::Compact).unwrap(),
+            ping.to_json().unwrap()
+        );
+        assert_eq!(
+            pong.encode(WireFormat::Compact).unwrap(),
+            pong.to_json().unwrap()
+        );
+        let binary_ping = ping.encode_payload(WireFormat::Binary).unwrap();
+        let binary_pong = pong.encode_payload(WireFormat::Binary).unwrap();
+        assert!(matches!(binary_ping, Payload::Binary(ref b) if b.len() < 12));
+        assert!(matches!(binary_pong, Payload::Binary(ref b) if b.len() < 4));
+        assert_eq!(HostMessage::decode_payload(&binary_ping).unwrap(), ping);
+        assert_eq!(GuestMessage::decode_payload(&binary_pong).unwrap(), pong);
+        assert!(GuestMessage::decode_payload(&binary_ping).is_err());
+        assert!(HostMessage::decode_payload(&binary_pong).is_err());
     }
 
     #[test]
