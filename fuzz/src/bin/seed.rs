@@ -1,7 +1,8 @@
 //! Writes the seed corpus of the session targets from a real exchange: a
 //! host and one guest (both netcode sessions over the reference engine)
 //! talking directly for two simulated seconds of a level, in the wire forms
-//! they negotiate (compact where they can). The host's messages to the
+//! they negotiate as text (a binary message's record as its `~` text, so
+//! the lines stay lines). The host's messages to the
 //! guest seed `guest_session`, the guest's to the host seed `host_session`,
 //! and a few of each, in JSON and in their wire form, seed `peer_messages`.
 //!
@@ -73,7 +74,7 @@ fn main() {
     };
     write("guest_session", "host-to-guest", to_guest.as_bytes());
     write("host_session", "guest-to-host", to_host.as_bytes());
-    // Each message in JSON and as it went on the wire (compact or the same
+    // Each message in JSON and in its negotiated form as text (compact or the same
     // JSON again, written once).
     samples.dedup();
     for (i, s) in samples.iter().enumerate() {

@@ -2,8 +2,8 @@
 //! spec has it, or the compact form of the `compact` hello feature (issue
 //! 15) for the messages that are most of the traffic.
 //!
-//! The compact form is still text (data channels and every driver carry
-//! strings): `~` and the unpadded URL-safe base64 of a [postcard] record.
+//! The compact form is text: `~` and the unpadded URL-safe base64 of a
+//! [postcard] record (the binary form below sends the record's bytes).
 //! Postcard writes integers as varints and strings and lists with a length
 //! prefix; on top of that:
 //!
@@ -89,8 +89,9 @@ enum Record<C> {
     },
     Input(u64, String, C),
     Inputs(String, u32, u64, Vec<C>),
-    /// Last: postcard numbers variants by their place. Its own fields
-    /// (postcard writes every field; the JSON form skips an absent base).
+    /// Postcard numbers variants by their place: new ones go last. Its
+    /// own fields (postcard writes every field; the JSON form skips an
+    /// absent base).
     Delta {
         level_epoch: u32,
         tick: u64,
@@ -251,7 +252,8 @@ fn snapshot_of<W: GameWire>(
 impl<W: GameWire> HostMessage<W> {
     /// The message as text in `format` (the compact form only for tick
     /// bundles and snapshots; JSON for everything else and for a bundle
-    /// the compact form cannot carry exactly).
+    /// the compact form cannot carry exactly). [`WireFormat::Binary`]
+    /// writes its records as `~` text, pings included.
     pub fn encode(&self, format: WireFormat) -> Result<String, PeerMessageError> {
         self.written(format).map(Written::into_text)
     }
@@ -351,7 +353,9 @@ impl<W: GameWire> HostMessage<W> {
 }
 
 impl<W: GameWire> GuestMessage<W> {
-    /// The message as text in `format` (the compact form only for inputs).
+    /// The message as text in `format` (the compact form only for inputs;
+    /// [`WireFormat::Binary`] writes its records as `~` text, pongs
+    /// included).
     pub fn encode(&self, format: WireFormat) -> Result<String, PeerMessageError> {
         self.written(format).map(Written::into_text)
     }
@@ -558,7 +562,8 @@ mod tests {
             assert!(matches!(payload, Payload::Text(_)));
             assert_eq!(HostMessage::decode_payload(&payload).unwrap(), bundle);
         }
-        // As text, the binary format is the compact one.
+        // As text, the binary format writes its records as the compact one
+        // (and pings and pongs too, which the compact form keeps JSON).
         assert_eq!(
             bundle.encode(WireFormat::Binary).unwrap(),
             bundle.encode(WireFormat::Compact).unwrap()

@@ -12,9 +12,9 @@ pub enum WireFormat {
     /// The compact form for tick bundles, inputs and snapshots; JSON for
     /// the rest.
     Compact,
-    /// The compact records as binary messages ([`Payload::Binary`]); JSON
-    /// for the rest. As text ([`crate::peer::HostMessage::encode`]) it is
-    /// `Compact`.
+    /// The compact records, and pings and pongs as records too, as binary
+    /// messages ([`Payload::Binary`]); JSON for the rest. As text
+    /// ([`crate::peer::HostMessage::encode`]) its records are `~` text.
     Binary,
 }
 
