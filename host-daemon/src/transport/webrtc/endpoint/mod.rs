@@ -108,6 +108,7 @@ impl Endpoint {
             connections: connections.clone(),
             routed: routed.clone(),
             routes: Vec::new(),
+            touched: Vec::new(),
         };
         tokio::spawn(run.run());
         Ok(Endpoint {

@@ -52,6 +52,9 @@ pub(super) struct RunLoop {
     pub(super) routed: Arc<AtomicUsize>,
     /// Scratch: addresses a connection just sent to.
     pub(super) routes: Vec<SocketAddr>,
+    /// Connections with sends queued this turn, settled once at its end
+    /// (so a tick's messages to one peer share its packets).
+    pub(super) touched: Vec<ConnId>,
 }
 
 /// Commands, or datagrams, the run loop handles in one turn before it
@@ -75,6 +78,7 @@ impl RunLoop {
                             let Ok(c) = self.rx.try_recv() else { break };
                             self.command(c);
                         }
+                        self.settle_touched();
                     }
                     None => break,
                 },
@@ -97,9 +101,14 @@ impl RunLoop {
         tracing::debug!(local = %self.advertised, "WebRTC endpoint stopped");
     }
 
-    /// Carries out one command of a handle.
+    /// Carries out one command of a handle. Sends are only queued; the
+    /// connections they touched settle at the end of the turn, or before
+    /// any other command (which then sees them written).
     fn command(&mut self, command: Command) {
         let now = Instant::now();
+        if !matches!(command, Command::Send(..)) {
+            self.settle_touched();
+        }
         match command {
             Command::Offer(reply) => {
                 let _ = reply.send(self.offer(now));
@@ -128,17 +137,19 @@ impl RunLoop {
                 };
                 let _ = reply.send(result);
             }
-            Command::Send(id, idx, text, reply) => {
-                match self.peers.get_mut(&id) {
-                    Some(p) => p.send(&self.socket, &mut self.routes, now, idx, text, reply),
-                    None => {
-                        if let SendReply::Wait(tx) = reply {
-                            let _ = tx.send(Err(TransportError::NotOpen(CHANNELS[idx].label())));
-                        }
+            Command::Send(id, idx, payload, reply) => match self.peers.get_mut(&id) {
+                Some(p) => {
+                    if p.queue_send(idx, payload, reply) && !p.touched {
+                        p.touched = true;
+                        self.touched.push(id);
                     }
                 }
-                self.after(id);
-            }
+                None => {
+                    if let SendReply::Wait(tx) = reply {
+                        let _ = tx.send(Err(TransportError::NotOpen(CHANNELS[idx].label())));
+                    }
+                }
+            },
             Command::CloseChannel(id, idx) => {
                 if let Some(p) = self.peers.get_mut(&id) {
                     p.close_channel(&self.socket, &mut self.routes, now, idx);
@@ -163,6 +174,25 @@ impl RunLoop {
                 self.after(id);
             }
         }
+    }
+
+    /// Settles every connection with sends queued this turn: their
+    /// messages are written and go out.
+    fn settle_touched(&mut self) {
+        if self.touched.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        let mut touched = std::mem::take(&mut self.touched);
+        for id in touched.drain(..) {
+            if let Some(p) = self.peers.get_mut(&id) {
+                p.touched = false;
+                p.settle(&self.socket, &mut self.routes, now);
+            }
+            self.after(id);
+        }
+        // The scratch list keeps its room for the next turn.
+        self.touched = touched;
     }
 
     /// Runs `f` on a connection (its `Rtc` changed: it settles after).

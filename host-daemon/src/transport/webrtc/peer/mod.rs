@@ -3,9 +3,11 @@
 //! while the receive queue is full, silence detection and the close.
 //!
 //! `str0m` asks that every change to an `Rtc` (a datagram, a timeout, a
-//! write, a close) be followed by draining its output before the next
-//! one; [`Peer::settle`] does that, and carries out the follow-ups the
-//! events ask for one at a time.
+//! close) be followed by draining its output before the next one;
+//! [`Peer::settle`] does that, and carries out the follow-ups the events
+//! ask for one at a time. Writes are the exception: they only queue in
+//! SCTP, so every waiting message with room is written before one drain,
+//! and they share packets.
 //!
 //! # Layout
 //!
@@ -20,8 +22,11 @@
 //! - `close`: the close, this side's (flushed, then shut down) or the
 //!   other side's, and a failed connection's end.
 //! - `output`: `str0m`'s output: datagrams out, events handled.
+//! - `outbox`: datagrams out once connected: joined, and held for the
+//!   next write when the other side drew them.
 
 mod close;
+mod outbox;
 mod output;
 mod receive;
 mod send;
@@ -42,10 +47,11 @@ use str0m::{IceCreds, Input, Rtc};
 use tokio::net::UdpSocket;
 use tokio::sync::oneshot;
 
-use super::shared::{CHANNELS, Shared};
+use super::shared::Shared;
 use super::sources::Sources;
 use super::{HELD_BYTES, WebRtcOptions};
 use close::Closing;
+use outbox::Outbox;
 use send::WaitingSend;
 
 /// Far enough ahead to mean "never".
@@ -68,8 +74,17 @@ pub(super) struct Peer {
     rtc_timeout: Instant,
     /// The instant the run loop's timer set holds for this connection.
     pub(super) registered: Option<Instant>,
+    /// On the run loop's list of connections to settle at the end of its
+    /// turn (sends were queued).
+    pub(super) touched: bool,
     /// Sends waiting for room, per channel.
     waiting: [VecDeque<WaitingSend>; 3],
+    /// Messages written so far.
+    written: u64,
+    /// DTLS is up: its datagrams go through the outbox.
+    connected: bool,
+    /// DTLS datagrams on their way out.
+    outbox: Outbox,
     /// DTLS datagrams held while the receive queue is full.
     held: VecDeque<(Instant, SocketAddr, Vec<u8>)>,
     /// Their bytes.
@@ -122,7 +137,11 @@ impl Peer {
             pending_offer: None,
             rtc_timeout: Instant::now() + FAR,
             registered: None,
+            touched: false,
             waiting: Default::default(),
+            written: 0,
+            connected: false,
+            outbox: Outbox::default(),
             held: VecDeque::new(),
             held_bytes: 0,
             dropped_datagrams: 0,
@@ -198,15 +217,39 @@ impl Peer {
     }
 
     /// Drains the output, then carries out follow-ups one at a time, each
-    /// followed by a drain, until none is left. `routes` collects the
-    /// addresses this connection sent to (the run loop routes their
-    /// answers here).
+    /// followed by a drain, until none is left; what it sent goes out.
+    /// `routes` collects the addresses this connection sent to (the run
+    /// loop routes their answers here).
     pub(super) fn settle(
         &mut self,
         socket: &UdpSocket,
         routes: &mut Vec<SocketAddr>,
         now: Instant,
     ) {
+        self.settle_and(socket, routes, now, false);
+    }
+
+    /// [`Self::settle`] after the other side's datagram or a timer: what
+    /// that drew is held for this side's next write (at most
+    /// [`outbox::HOLD`]) unless messages were written too.
+    pub(super) fn settle_drawn(
+        &mut self,
+        socket: &UdpSocket,
+        routes: &mut Vec<SocketAddr>,
+        now: Instant,
+    ) {
+        self.settle_and(socket, routes, now, true);
+    }
+
+    /// The settle, holding what was drawn when `may_hold`.
+    fn settle_and(
+        &mut self,
+        socket: &UdpSocket,
+        routes: &mut Vec<SocketAddr>,
+        now: Instant,
+        may_hold: bool,
+    ) {
+        let written = self.written;
         self.drain(socket, routes, now);
         // Bounded: each step takes something from a bounded queue.
         for _ in 0..(HELD_BYTES / 64 + 1_024) {
@@ -217,6 +260,15 @@ impl Peer {
         }
         if !self.done && !self.rtc.is_alive() {
             self.finish();
+        }
+        // Held only once every channel is open: the set-up's steps (SCTP's
+        // handshake, the channels' opening) answer each other and would
+        // each wait the hold.
+        let open = self.shared.progress.borrow().open.iter().all(|o| *o);
+        if may_hold && open && written == self.written && !self.done && self.closing.is_none() {
+            self.outbox.hold(socket, now);
+        } else {
+            self.outbox.send(socket);
         }
     }
 
@@ -261,14 +313,6 @@ impl Peer {
                 return self.step(now);
             }
         }
-        for idx in 0..CHANNELS.len() {
-            if self.waiting[idx].is_empty() {
-                continue;
-            }
-            if self.write_waiting(idx) {
-                return true;
-            }
-        }
-        false
+        self.write_all_waiting()
     }
 }

@@ -38,9 +38,13 @@ impl Peer {
                     {
                         self.sources.sent_check(m.trans_id(), t.destination);
                     }
-                    // A full socket buffer drops the datagram, as the
-                    // network may: SCTP and ICE retransmit.
-                    let _ = socket.try_send_to(&t.contents, t.destination);
+                    if self.connected && !is_stun(&t.contents) {
+                        self.outbox.join(socket, t.destination, &t.contents);
+                    } else {
+                        // A full socket buffer drops the datagram, as the
+                        // network may: SCTP and ICE retransmit.
+                        let _ = socket.try_send_to(&t.contents, t.destination);
+                    }
                 }
                 Ok(Output::Event(e)) => self.event(e, now),
                 Err(e) => {
@@ -61,6 +65,7 @@ impl Peer {
     fn event(&mut self, event: Event, now: Instant) {
         match event {
             Event::Connected => {
+                self.connected = true;
                 self.heard(now);
                 self.shared.progress.send_modify(|p| p.ice_connected = true);
                 self.shared.report(ConnectionState::Connected);

@@ -30,7 +30,7 @@ impl Peer {
         } else {
             self.feed(now, source, buf);
         }
-        self.settle(socket, routes, now);
+        self.settle_drawn(socket, routes, now);
     }
 
     /// Hands one datagram to `str0m` (a change: [`Self::settle`] follows).

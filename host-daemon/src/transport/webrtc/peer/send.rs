@@ -4,11 +4,7 @@
 //!
 //! [`WebRtcOptions::send_buffer_limit`]: crate::transport::webrtc::WebRtcOptions::send_buffer_limit
 
-use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
-
-use tokio::net::UdpSocket;
 
 use super::Peer;
 use crate::transport::webrtc::shared::{CHANNELS, SendReply, Shared};
@@ -18,17 +14,16 @@ use crate::transport::{Payload, TransportError};
 pub(super) type WaitingSend = (Payload, SendReply);
 
 impl Peer {
-    /// Sends `text` on channel `idx` once it has room; `reply` hears how
-    /// it went.
-    pub(in crate::transport::webrtc) fn send(
+    /// Queues `payload` on channel `idx`, to be written once it has room
+    /// (at the connection's next [`Peer::settle`]); `reply` hears how it
+    /// went. Refused at once, and `false`, when the channel is not open or
+    /// the message is over the data channel's limit.
+    pub(in crate::transport::webrtc) fn queue_send(
         &mut self,
-        socket: &UdpSocket,
-        routes: &mut Vec<SocketAddr>,
-        now: Instant,
         idx: usize,
-        text: Payload,
+        payload: Payload,
         reply: SendReply,
-    ) {
+    ) -> bool {
         let label = CHANNELS[idx].label();
         if self.closing.is_some() || self.done || !self.shared.is_open(idx) {
             answer(
@@ -37,12 +32,12 @@ impl Peer {
                 reply,
                 Err(TransportError::NotOpen(label)),
             );
-            return;
+            return false;
         }
-        if text.len() > self.opts.max_message_bytes {
+        if payload.len() > self.opts.max_message_bytes {
             tracing::error!(
                 channel = label,
-                bytes = text.len(),
+                bytes = payload.len(),
                 max = self.opts.max_message_bytes,
                 "refusing a message larger than the data channel's limit"
             );
@@ -52,14 +47,28 @@ impl Peer {
                 reply,
                 Err(TransportError::NotOpen(label)),
             );
-            return;
+            return false;
         }
-        self.waiting[idx].push_back((text, reply));
-        self.settle(socket, routes, now);
+        self.waiting[idx].push_back((payload, reply));
+        true
+    }
+
+    /// Writes every waiting send that has room, channel by channel, before
+    /// the output is drained once: the messages of one turn share SCTP
+    /// packets. Whether anything was written or refused.
+    pub(super) fn write_all_waiting(&mut self) -> bool {
+        let mut any = false;
+        for idx in 0..CHANNELS.len() {
+            // Bounded: each write takes a send from the queue.
+            while !self.waiting[idx].is_empty() && self.write_waiting(idx) {
+                any = true;
+            }
+        }
+        any
     }
 
     /// Writes the oldest waiting send of channel `idx` if it has room.
-    pub(super) fn write_waiting(&mut self, idx: usize) -> bool {
+    fn write_waiting(&mut self, idx: usize) -> bool {
         let limit = self.opts.send_buffer_limit;
         let label = CHANNELS[idx].label();
         let Some(mut channel) = self.channels[idx].and_then(|id| self.rtc.channel(id)) else {
@@ -84,6 +93,7 @@ impl Peer {
         match result {
             Ok(false) => false,
             Ok(true) => {
+                self.written += 1;
                 if let Some((_, reply)) = self.waiting[idx].pop_front() {
                     answer(&self.shared, idx, reply, Ok(()));
                 }

@@ -32,6 +32,9 @@ impl Peer {
         if let Some(Closing::Flushing(until)) = self.closing {
             at = at.min(until);
         }
+        if let Some(t) = self.outbox.deadline() {
+            at = at.min(t);
+        }
         at
     }
 
@@ -65,7 +68,7 @@ impl Peer {
             self.closed_report_at = None;
             self.closed_by_peer();
         }
-        self.settle(socket, routes, now);
+        self.settle_drawn(socket, routes, now);
     }
 
     /// Reports a silent connection disconnected, and after longer failed.
