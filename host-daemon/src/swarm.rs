@@ -27,8 +27,8 @@ use lockstep::runs::InputRuns;
 use protocol::BUILD_VERSION;
 use protocol::peer::{
     EndReason, FEATURE_BINARY, FEATURE_COMPACT, FEATURE_DELTA_SNAPSHOTS, FEATURE_INPUT_RUNS,
-    FEATURE_PING, FEATURE_PLACED_BUNDLES, FEATURE_REDUNDANT_INPUTS, GuestHello, PlacedBundle,
-    REDUNDANT_INPUTS, TickInputBundle,
+    FEATURE_PING, FEATURE_PLACED_BUNDLES, FEATURE_REDUNDANT_INPUTS, Feature, GuestHello,
+    PlacedBundle, REDUNDANT_INPUTS, TickInputBundle,
 };
 use protocol::wire::WireFormat;
 use serde::Serialize;
@@ -193,8 +193,8 @@ pub async fn play<S: PeerSender, R: PeerReceiver>(
                 .map(str::to_owned);
                 let (taken, hello) = GuestHello::taking(BUILD_VERSION, name, &features, &wants);
                 format = taken.wire_format();
-                sending.runs = (taken.has(FEATURE_REDUNDANT_INPUTS)
-                    && taken.has(FEATURE_INPUT_RUNS))
+                sending.runs = (taken.has(Feature::RedundantInputs)
+                    && taken.has(Feature::InputRuns))
                 .then(InputRuns::default);
                 Some(GuestMessage::GuestHello(hello))
             }

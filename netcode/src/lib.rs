@@ -23,7 +23,7 @@
 //!   authority role in relay sessions.
 //! - [`delay`]: input delays fitted to each link (re-exported from
 //!   `lockstep`, which the relay shares).
-//! - [`features`]: the hello features a connection took up.
+//! - [`Features`](protocol::peer::Features): the hello features a connection took up.
 //! - [`predict`]: the predicted view, the local player's pending inputs run
 //!   ahead of the confirmed state.
 //! - [`replay`]: replay files, written from a host's records and

@@ -8,8 +8,8 @@ use game_api::GameWire;
 use game_api::PlayerId;
 use protocol::chunk::split;
 use protocol::peer::{
-    EndReason, FEATURE_RESYNC, HostMessage, JoinPayload, JoinPoint, RosterAdd, ScoreRow,
-    SessionInit, TickInputBundle,
+    EndReason, Feature, HostMessage, JoinPayload, JoinPoint, RosterAdd, ScoreRow, SessionInit,
+    TickInputBundle,
 };
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 use protocol::wire::WireFormat;
@@ -303,7 +303,7 @@ impl<W: GameWire> PeerRelay<W> {
             Some(p) => self.player_resyncs.get(p).copied().unwrap_or(0),
             None => conn.resyncs,
         };
-        let in_place = running && conn.took_up(FEATURE_RESYNC) && resyncs < MAX_RESYNCS;
+        let in_place = running && conn.took_up(Feature::Resync) && resyncs < MAX_RESYNCS;
         if running && !in_place {
             // It cannot take a second session init, or has been rebuilt
             // too often (each catch-up is the whole log): `pump` closes it.

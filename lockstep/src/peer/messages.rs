@@ -11,8 +11,7 @@ use game_api::{GameWire, PlayerScore, WorldHash};
 use protocol::name::distinct_name;
 use protocol::peer::admission::{self, Ask, Offer, Room, Seat};
 use protocol::peer::{
-    FEATURE_INPUT_DELAY, FEATURE_PING, GuestHello, GuestMessage, HostMessage, RefusalReason,
-    ScoreRow,
+    FEATURE_INPUT_DELAY, Feature, GuestHello, GuestMessage, HostMessage, RefusalReason, ScoreRow,
 };
 use protocol::tick::INPUT_DELAY_TICKS;
 
@@ -235,7 +234,7 @@ impl<W: GameWire> PeerRelay<W> {
         let Some(conn) = self.connections.get_mut(&slot) else {
             return;
         };
-        if a.features.has(FEATURE_PING) {
+        if a.features.has(Feature::Ping) {
             // The hellos are the link's first round trip.
             conn.probe.sample(now.saturating_sub(conn.opened_at));
         }

@@ -17,9 +17,7 @@
 use std::time::Duration;
 
 use game_api::GameWire;
-use protocol::peer::{
-    FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_ROUND_TRIP, HostMessage, RoundTripReport,
-};
+use protocol::peer::{Feature, HostMessage, RoundTripReport};
 use protocol::tick::INPUT_DELAY_TICKS;
 
 use crate::delay;
@@ -92,19 +90,19 @@ impl Probe {
 
 impl Connection {
     /// Whether its hello took up `feature`.
-    pub(super) fn took_up(&self, feature: &str) -> bool {
+    pub(super) fn took_up(&self, feature: Feature) -> bool {
         self.features.has(feature)
     }
 
     /// Whether the relay probes this connection now.
     fn probed(&self) -> bool {
-        (self.admitted.is_some() || self.warming.is_some()) && self.took_up(FEATURE_PING)
+        (self.admitted.is_some() || self.warming.is_some()) && self.took_up(Feature::Ping)
     }
 
     /// Whether its link is still being measured (it took up `ping` and
     /// fewer than [`WARM_UP_SAMPLES`] round trips are in).
     pub(super) fn probe_warming(&self) -> bool {
-        self.took_up(FEATURE_PING) && !self.probe.warm()
+        self.took_up(Feature::Ping) && !self.probe.warm()
     }
 }
 
@@ -125,7 +123,7 @@ impl<W: GameWire> PeerRelay<W> {
         self.connections
             .iter()
             .filter(|(s, c)| c.admitted.is_some() || **s == also)
-            .all(|(_, c)| c.took_up(FEATURE_INPUT_DELAY))
+            .all(|(_, c)| c.took_up(Feature::InputDelay))
     }
 
     /// The input delay `slot`'s player gets at its next level (or as it
@@ -147,7 +145,7 @@ impl<W: GameWire> PeerRelay<W> {
             .connections
             .values()
             .filter(|c| c.admitted.is_some())
-            .all(|c| c.took_up(FEATURE_INPUT_DELAY));
+            .all(|c| c.took_up(Feature::InputDelay));
         let delays: Vec<(Slot, u64)> = self
             .connections
             .iter()
@@ -189,7 +187,7 @@ impl<W: GameWire> PeerRelay<W> {
                 && let Some(id) = c.probe.ping(now)
             {
                 let round_trip = c
-                    .took_up(FEATURE_ROUND_TRIP)
+                    .took_up(Feature::RoundTrip)
                     .then(|| c.probe.rtt.report())
                     .flatten()
                     .filter(|r| rtt::worth_telling(r, c.probe.told.as_ref()));

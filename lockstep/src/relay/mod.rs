@@ -1,7 +1,7 @@
 //! The relay: a lockstep session that never runs the game.
 //!
 //! [`Relay`] orders what the peers send. Each tick it builds one
-//! [`Frame`] from the players' inputs by the host session's rules (the
+//! [`Frame`](crate::frame::Frame) from the players' inputs by the host session's rules (the
 //! shared [`InputBuffer`]: per-player input delay, the last input held
 //! when one is late, neutral input during a disconnect grace, roster adds
 //! and removes) and sends it to every peer. What needs the game comes from

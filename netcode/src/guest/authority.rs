@@ -1,13 +1,13 @@
 //! The guest as a relay session's authority (issue 26): a relay runs no
 //! engine, so one peer builds each level, keeps its exact state at the
 //! relay's snapshot ticks, and says when the level ends. Only a guest
-//! that took up [`FEATURE_RELAY`] does any of it.
+//! that took up [`Feature::Relay`] does any of it.
 
 use std::collections::BTreeMap;
 
 use game_api::PlayerId;
 use game_api::{Game, GameWire, LevelSetup, LevelStatus};
-use protocol::peer::{FEATURE_RELAY, ScoreRow, state_to_base64};
+use protocol::peer::{Feature, ScoreRow, state_to_base64};
 use protocol::peer::{GuestMessage, RelayLevel, TransitionPayload};
 
 use super::GuestSession;
@@ -50,7 +50,7 @@ pub(super) struct Authority {
 impl<E: Game> GuestSession<E> {
     /// Whether this guest serves relay sessions.
     fn serves_relay(&self) -> bool {
-        self.features.has(FEATURE_RELAY)
+        self.features.has(Feature::Relay)
     }
 
     pub(super) fn on_relay_authority(&mut self, you: bool, levels: u32, snapshot_interval: u64) {

@@ -8,7 +8,7 @@ use game_api::game::Input;
 use game_api::{Bot, Game, LevelStatus};
 use protocol::name::sanitize_display_name;
 use protocol::peer::TickInput;
-use protocol::peer::{FEATURE_INPUT_RUNS, FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
+use protocol::peer::{Feature, REDUNDANT_INPUTS};
 use protocol::peer::{GuestMessage, TickInputBundle, TickInputs};
 use protocol::tick::HASH_REPORT_INTERVAL_TICKS;
 
@@ -186,7 +186,7 @@ impl<E: Game> GuestSession<E> {
 
     /// Whether inputs go redundantly on the guest's own clock.
     pub(super) fn redundant_inputs(&self) -> bool {
-        self.features.has(FEATURE_REDUNDANT_INPUTS)
+        self.features.has(Feature::RedundantInputs)
     }
 
     /// A level starts: nothing sampled yet, the host's clock unknown.
@@ -309,7 +309,7 @@ impl<E: Game> GuestSession<E> {
             return;
         };
         let first_tick = *first_tick;
-        if self.features.has(FEATURE_INPUT_RUNS) && !self.runs.due(changed, last) {
+        if self.features.has(Feature::InputRuns) && !self.runs.due(changed, last) {
             return;
         }
         let (hash_report, snapshot_ack) = self.folded.take(self.level_epoch);

@@ -5,7 +5,7 @@
 //! copies; the host takes each once.
 
 use game_api::{Game, WorldHash};
-use protocol::peer::{FEATURE_FOLDED_REPORTS, FOLDED_COPIES, FoldedHash, GuestMessage};
+use protocol::peer::{FOLDED_COPIES, Feature, FoldedHash, GuestMessage};
 
 use super::GuestSession;
 
@@ -65,7 +65,7 @@ impl<E: Game> GuestSession<E> {
     /// up and this guest is a player sending redundant inputs (a spectator
     /// sends none).
     fn folds_reports(&self) -> bool {
-        self.features.has(FEATURE_FOLDED_REPORTS)
+        self.features.has(Feature::FoldedReports)
             && self.redundant_inputs()
             && self.me.is_some()
             && !self.spectator

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use game_api::{Bot, Game, GameWire, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
-use protocol::peer::{FEATURE_INPUT_DELAY, GuestHello, JoinPoint, PEER_PROTOCOL_VERSION};
+use protocol::peer::{Feature, GuestHello, JoinPoint, PEER_PROTOCOL_VERSION};
 use protocol::peer::{GuestMessage, JoinPayload, SessionInit};
 use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
@@ -58,7 +58,7 @@ impl<E: Game> GuestSession<E> {
             ));
             return;
         }
-        let took_up = self.features.has(FEATURE_INPUT_DELAY);
+        let took_up = self.features.has(Feature::InputDelay);
         if init.spectator != self.config.spectate {
             let why = if init.spectator {
                 "the host admitted this guest to watch; it asked to play"

@@ -55,7 +55,7 @@ use snapshots::SnapshotBacklog;
 
 /// Who is in a session that has not started, and what its start waits
 /// for, as the host said
-/// ([`HostMessage::WaitingRoom`](engine::wire::HostMessage::WaitingRoom)).
+/// ([`HostMessage::WaitingRoom`](protocol::peer::HostMessage::WaitingRoom)).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WaitingRoom {
     /// Display names of the players in (the host's own first).

@@ -16,7 +16,7 @@
 //! sampled inputs started over from the join tick.
 
 use game_api::Game;
-use protocol::peer::FEATURE_RESYNC;
+use protocol::peer::Feature;
 use protocol::peer::{SessionInit, TickInputBundle};
 
 use super::{GuestEnd, GuestEvent, GuestSession, Phase};
@@ -44,7 +44,7 @@ impl<E: Game> GuestSession<E> {
     /// The relay's marker: the bundle stream restarts at `tick` of
     /// `level_epoch`.
     pub(super) fn on_resync_marker(&mut self, level_epoch: u32, tick: u64) {
-        if !self.features.has(FEATURE_RESYNC)
+        if !self.features.has(Feature::Resync)
             || self.me.is_none() && !self.spectator
             || level_epoch < self.level_epoch
         {
@@ -70,7 +70,7 @@ impl<E: Game> GuestSession<E> {
     pub(super) fn is_resync_init(&self, init: &SessionInit<E::Wire>) -> bool {
         let running = matches!(self.phase, Phase::Running) || self.resync.is_some();
         running
-            && self.features.has(FEATURE_RESYNC)
+            && self.features.has(Feature::Resync)
             && init.join.is_some()
             && init.spectator == self.spectator
             && (self.spectator || self.me.as_ref() == Some(&init.your_player_id))

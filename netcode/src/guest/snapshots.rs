@@ -12,7 +12,7 @@ use protocol::peer::{DELTA_BASES, GuestMessage, SnapshotDelta};
 
 use game_api::PlayerId;
 use game_api::{Game, LevelStatus};
-use protocol::peer::FEATURE_RELAY;
+use protocol::peer::Feature;
 use protocol::peer::ReconciliationSnapshotMessage;
 use protocol::tick::RECONCILE_INTERVAL_TICKS;
 
@@ -153,7 +153,7 @@ impl<E: Game> GuestSession<E> {
     /// A relay sends no reconciliation snapshots (it has no engine): in
     /// a relay session the guest never waits for one.
     pub(super) fn waiting_for_snapshot(&self) -> bool {
-        if self.features.has(FEATURE_RELAY) {
+        if self.features.has(Feature::Relay) {
             return false;
         }
         let Some(engine) = &self.engine else {

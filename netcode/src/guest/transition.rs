@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use game_api::{Bot, Game, LevelSetup};
 use protocol::chunk::{Chunk, ChunkEnd, Reassembler};
-use protocol::peer::FEATURE_INPUT_DELAY;
+use protocol::peer::Feature;
 use protocol::peer::{GuestMessage, TransitionPayload};
 
 use super::{GuestEvent, GuestSession};
@@ -65,7 +65,7 @@ impl<E: Game> GuestSession<E> {
         let Some(settings) = self.settings.clone() else {
             return;
         };
-        let took_up = self.features.has(FEATURE_INPUT_DELAY);
+        let took_up = self.features.has(Feature::InputDelay);
         let checked = if self.spectator {
             delay::check_delays(&p.input_delays, &p.roster, took_up).map(|()| self.input_delay)
         } else {

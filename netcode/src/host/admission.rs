@@ -9,8 +9,7 @@ use protocol::name::distinct_name;
 use protocol::peer::HostMessage;
 use protocol::peer::admission::{self, Admission, Offer, Room, Seat};
 use protocol::peer::{
-    FEATURE_INPUT_DELAY, FEATURE_PING, FEATURE_ROUND_TRIP, GuestHello, PEER_PROTOCOL_VERSION,
-    RefusalReason,
+    FEATURE_INPUT_DELAY, Feature, GuestHello, PEER_PROTOCOL_VERSION, RefusalReason,
 };
 
 use super::seat_table::GuestSeat;
@@ -108,7 +107,7 @@ impl<E: Game> HostSession<E> {
     }
 
     /// Sends a ping to every guest in the session that took up
-    /// [`FEATURE_PING`] and is due one (one in flight at a time).
+    /// [`Feature::Ping`] and is due one (one in flight at a time).
     pub(super) fn send_pings(&mut self, now: Duration) {
         for slot in self.seats.slots() {
             let Some(interval) = self.seats.get(slot).map(|s| self.ping_interval(s)) else {
@@ -117,7 +116,7 @@ impl<E: Game> HostSession<E> {
             let Some(seat) = self.seats.get_mut(slot) else {
                 continue;
             };
-            if !seat.features.has(FEATURE_PING)
+            if !seat.features.has(Feature::Ping)
                 || !seat.admitted
                 || !seat.connected
                 || seat.removed
@@ -140,7 +139,7 @@ impl<E: Game> HostSession<E> {
             seat.last_ping_at = Some(now);
             let round_trip = seat
                 .features
-                .has(FEATURE_ROUND_TRIP)
+                .has(Feature::RoundTrip)
                 .then(|| seat.player.as_ref().and_then(|p| self.stats.rtt.get(p)))
                 .flatten()
                 .and_then(RttEstimate::report)
@@ -156,7 +155,7 @@ impl<E: Game> HostSession<E> {
     pub(super) fn next_ping_due(&self) -> Option<Duration> {
         self.seats
             .iter()
-            .filter(|s| s.features.has(FEATURE_PING))
+            .filter(|s| s.features.has(Feature::Ping))
             .filter(|s| s.admitted && s.connected && !s.removed && !s.closed)
             .map(|s| {
                 let next = s
@@ -174,7 +173,7 @@ impl<E: Game> HostSession<E> {
     /// to: [`WARM_UP_SAMPLES`] round trips (until then pings go back to
     /// back), or it does not take part in the measurement.
     pub(super) fn link_measured(&self, seat: &GuestSeat) -> bool {
-        !seat.features.has(FEATURE_PING)
+        !seat.features.has(Feature::Ping)
             || seat
                 .player
                 .as_ref()
@@ -431,7 +430,7 @@ impl<E: Game> HostSession<E> {
     ) {
         let late = !matches!(self.phase, Phase::Lobby { .. });
         let present = self.guests_present();
-        let ping = a.features.has(FEATURE_PING);
+        let ping = a.features.has(Feature::Ping);
         // One name per person in a session: a second "Tester" plays as
         // "Tester (2)" (the setup's names tell every peer, the joiner too).
         let name = distinct_name(&a.name, |n| self.name_in_use(n));

@@ -20,7 +20,7 @@ use std::time::Duration;
 use game_api::Game;
 use game_api::PlayerId;
 use protocol::chunk::split;
-use protocol::peer::{FEATURE_INPUT_DELAY, JoinPoint, RosterAdd};
+use protocol::peer::{Feature, JoinPoint, RosterAdd};
 use protocol::peer::{HostMessage, JoinPayload, SessionInit};
 use protocol::tick::{FIXED_DT, INPUT_DELAY_TICKS, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
@@ -99,7 +99,7 @@ impl<E: Game> HostSession<E> {
                 };
                 let delay = if kind != JoinKind::Fresh {
                     self.inputs.delay(&player)
-                } else if seat.features.has(FEATURE_INPUT_DELAY) {
+                } else if seat.features.has(Feature::InputDelay) {
                     delay::fit(&self.stats.rtt.get(&player).copied().unwrap_or_default())
                 } else {
                     INPUT_DELAY_TICKS
@@ -193,7 +193,7 @@ impl<E: Game> HostSession<E> {
             let fitted = self
                 .seats
                 .get(*slot)
-                .is_some_and(|s| s.features.has(FEATURE_INPUT_DELAY));
+                .is_some_and(|s| s.features.has(Feature::InputDelay));
             let spectator = *kind == JoinKind::Spectate;
             let (rejoin_token, input_delay_ticks) = if spectator {
                 (None, INPUT_DELAY_TICKS)

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use game_api::{Game, PlayerId};
-use protocol::peer::{FEATURE_PLACED_BUNDLES, HostMessage, TickInputBundle};
+use protocol::peer::{Feature, HostMessage, TickInputBundle};
 
 use super::HostSession;
 use crate::stats::GuestSlot;
@@ -39,7 +39,7 @@ impl<E: Game> HostSession<E> {
                 && self
                     .seats
                     .get(*s)
-                    .is_some_and(|seat| seat.features.has(FEATURE_PLACED_BUNDLES))
+                    .is_some_and(|seat| seat.features.has(Feature::PlacedBundles))
                 && self
                     .bundle_ids
                     .0

@@ -22,7 +22,7 @@ use protocol::peer::Features;
 
 use super::{HostEvent, HostOutput, HostSession};
 use crate::stats::GuestSlot;
-use protocol::peer::FEATURE_PING;
+use protocol::peer::Feature;
 
 impl<E: Game> HostSession<E> {
     /// `player`'s rejoin token, when the host takes rejoins.
@@ -73,7 +73,7 @@ impl<E: Game> HostSession<E> {
             old_seat.closed = true;
             self.outbox.push(HostOutput::Close(old));
         }
-        let ping = agreed.has(FEATURE_PING);
+        let ping = agreed.has(Feature::Ping);
         let Some(seat) = self.seats.get_mut(slot) else {
             return;
         };

@@ -10,7 +10,7 @@ use game_api::PlayerId;
 use game_api::{Bot, Game, LevelSetup};
 use protocol::chunk::split;
 use protocol::name::sanitize_display_name;
-use protocol::peer::{EndReason, FEATURE_INPUT_DELAY};
+use protocol::peer::{EndReason, FEATURE_INPUT_DELAY, Feature};
 use protocol::peer::{HostMessage, SessionInit};
 use protocol::tick::{FIXED_DT, RECONCILE_INTERVAL_TICKS, TICK_RATE_HZ};
 
@@ -55,7 +55,7 @@ impl<E: Game> HostSession<E> {
             .iter()
             .filter(|s| s.player.as_ref().is_some_and(|p| roster.contains(p)))
             .collect();
-        if !offered || guests.iter().any(|s| !s.features.has(FEATURE_INPUT_DELAY)) {
+        if !offered || guests.iter().any(|s| !s.features.has(Feature::InputDelay)) {
             return BTreeMap::new();
         }
         let links: BTreeMap<PlayerId, RttEstimate> = guests

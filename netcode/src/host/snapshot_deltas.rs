@@ -13,7 +13,7 @@ use game_api::game::Snapshot;
 use game_api::{Game, GameWire};
 use protocol::delta;
 use protocol::peer::{
-    DELTA_BASES, FEATURE_DELTA_SNAPSHOTS, HostMessage, ReconciliationSnapshotMessage, SnapshotDelta,
+    DELTA_BASES, Feature, HostMessage, ReconciliationSnapshotMessage, SnapshotDelta,
 };
 
 use super::HostSession;
@@ -49,7 +49,7 @@ impl<E: Game> HostSession<E> {
             self.live_slots().into_iter().partition(|s| {
                 self.seats
                     .get(*s)
-                    .is_some_and(|seat| seat.features.has(FEATURE_DELTA_SNAPSHOTS))
+                    .is_some_and(|seat| seat.features.has(Feature::DeltaSnapshots))
             });
         let binary = if delta_slots.is_empty() {
             None

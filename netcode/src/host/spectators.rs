@@ -21,7 +21,7 @@ use std::time::Duration;
 use game_api::Game;
 use game_api::PlayerId;
 use protocol::name::distinct_name;
-use protocol::peer::FEATURE_SPECTATORS;
+use protocol::peer::Feature;
 use protocol::peer::HostMessage;
 use protocol::peer::admission::Admission;
 use protocol::wire::WireFormat;
@@ -61,7 +61,7 @@ impl<E: Game> HostSession<E> {
         self.spectators_admitted_ever += 1;
         let id = PlayerId::new(format!("spectator-{}", self.spectators_admitted_ever));
         let name = distinct_name(&a.name, |n| self.name_in_use(n));
-        if let (true, Some(sent)) = (a.features.has(protocol::peer::FEATURE_PING), hello_sent) {
+        if let (true, Some(sent)) = (a.features.has(Feature::Ping), hello_sent) {
             self.stats
                 .rtt
                 .entry(id.clone())
@@ -104,7 +104,7 @@ impl<E: Game> HostSession<E> {
             .filter(|s| {
                 self.seats
                     .get(*s)
-                    .is_some_and(|seat| seat.features.has(FEATURE_SPECTATORS))
+                    .is_some_and(|seat| seat.features.has(Feature::Spectators))
             })
             .collect()
     }
@@ -132,7 +132,7 @@ impl<E: Game> HostSession<E> {
         let listens = self
             .seats
             .get(slot)
-            .is_some_and(|seat| seat.features.has(FEATURE_SPECTATORS));
+            .is_some_and(|seat| seat.features.has(Feature::Spectators));
         if !names.is_empty() && listens {
             self.send(slot, HostMessage::Spectators { names });
         }

@@ -10,8 +10,8 @@ use game_api::PlayerId;
 use game_api::game::Input;
 use game_api::{Bot, Game, LevelStatus};
 use protocol::peer::TickInput;
-use protocol::peer::{EndReason, FEATURE_REDUNDANT_INPUTS, REDUNDANT_INPUTS};
-use protocol::peer::{FEATURE_FOLDED_REPORTS, FEATURE_INPUT_RUNS, TickInputBundle, TickInputs};
+use protocol::peer::{EndReason, Feature, REDUNDANT_INPUTS};
+use protocol::peer::{TickInputBundle, TickInputs};
 use protocol::tick::{
     DISCONNECT_GRACE_MS, FIXED_DT, HASH_REPORT_INTERVAL_TICKS, RECONCILE_INTERVAL_TICKS,
 };
@@ -199,8 +199,8 @@ impl<E: Game> HostSession<E> {
         let Some(features) = self.seats.get(slot).map(|s| &s.features) else {
             return;
         };
-        let runs = features.has(FEATURE_INPUT_RUNS);
-        if !features.has(FEATURE_REDUNDANT_INPUTS)
+        let runs = features.has(Feature::InputRuns);
+        if !features.has(Feature::RedundantInputs)
             || batch.level_epoch != self.level_epoch
             || self.input_sender(slot).as_ref() != Some(&batch.player_id)
         {
@@ -226,7 +226,7 @@ impl<E: Game> HostSession<E> {
         let Some(seat) = self.seats.get(slot) else {
             return;
         };
-        if !seat.features.has(FEATURE_FOLDED_REPORTS) {
+        if !seat.features.has(Feature::FoldedReports) {
             return;
         }
         let epoch = batch.level_epoch;

@@ -6,7 +6,7 @@
 //! session init's roster takes over.
 
 use game_api::Game;
-use protocol::peer::FEATURE_WAITING_ROOM;
+use protocol::peer::Feature;
 use protocol::peer::HostMessage;
 use protocol::wire::WireFormat;
 
@@ -61,7 +61,7 @@ impl<E: Game> HostSession<E> {
             .filter(|s| {
                 self.seats
                     .get(*s)
-                    .is_some_and(|seat| seat.features.has(FEATURE_WAITING_ROOM))
+                    .is_some_and(|seat| seat.features.has(Feature::WaitingRoom))
             })
             .collect();
         let room = self.waiting_room();

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FEATURE_INPUT_DELAY, Features, PEER_PROTOCOL_VERSION, RefusalReason};
+use super::{Feature, Features, PEER_PROTOCOL_VERSION, RefusalReason};
 use crate::name::sanitize_display_name;
 
 /// A guest's hello (phase A of the setup): its version, display name and
@@ -70,7 +70,7 @@ pub struct Offer<'a> {
     pub features: &'a [String],
     /// Its input delay is not the spec's fixed one (a relay run with
     /// `--input-delay`), so a guest that does not take up
-    /// [`FEATURE_INPUT_DELAY`] could not play in step with it.
+    /// [`Feature::InputDelay`] could not play in step with it.
     pub delay_needs_feature: bool,
 }
 
@@ -99,7 +99,7 @@ pub struct Admission {
 impl Admission {
     /// It took up fitted input delays.
     pub fn fitted(&self) -> bool {
-        self.features.has(FEATURE_INPUT_DELAY)
+        self.features.has(Feature::InputDelay)
     }
 }
 
@@ -139,7 +139,7 @@ pub fn check_hello(offer: &Offer<'_>, hello: GuestHello) -> Result<Admission, Re
         ));
     }
     let features = Features::agreed(&hello.features, offer.features);
-    if offer.delay_needs_feature && !features.has(FEATURE_INPUT_DELAY) {
+    if offer.delay_needs_feature && !features.has(Feature::InputDelay) {
         return Err(Refusal::new(
             RefusalReason::BadHandshake,
             "this session's input delay needs the input-delay feature",
@@ -168,7 +168,7 @@ pub struct Room {
     pub late_join: bool,
     /// The running level's input delays are fitted to links.
     pub level_fits_delays: bool,
-    /// It offers [`FEATURE_INPUT_DELAY`]: a spectator must take it up to
+    /// It offers [`Feature::InputDelay`]: a spectator must take it up to
     /// play the level's delays back.
     pub offers_delays: bool,
     /// Guests playing, and the most it takes (`None`: it counts its seats
@@ -255,7 +255,7 @@ mod tests {
     const BUILD: &str = "campfire-test";
 
     fn offered() -> Vec<String> {
-        vec!["ping".into(), FEATURE_INPUT_DELAY.into()]
+        vec!["ping".into(), Feature::InputDelay.name().into()]
     }
 
     fn hello(features: &[&str]) -> GuestHello {
@@ -445,8 +445,10 @@ mod tests {
         let wants = vec!["compact".into(), "ping".into(), "resync".into()];
         let (taken, hello) = GuestHello::taking(BUILD, "Bot 1", &offered, &wants);
         assert_eq!(hello.features, taken.names());
-        assert!(taken.has("ping") && taken.has("compact") && !taken.has("relay"));
-        assert!(!taken.has("resync"));
+        assert!(
+            taken.has(Feature::Ping) && taken.has(Feature::Compact) && !taken.has(Feature::Relay)
+        );
+        assert!(!taken.has(Feature::Resync));
         assert_eq!(hello.display_name, "Bot 1");
         let f = offered.clone();
         assert!(check_hello(&offer(&f), hello).is_ok());

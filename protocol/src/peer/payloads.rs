@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use game_api::PlayerId;
 
+#[allow(unused_imports)] // doc links
+use super::{FEATURE_INPUT_DELAY, GuestMessage, HostMessage};
 use crate::tick::FIXED_DT;
 
 /// Phase B of setup: everything a guest needs before the map (spec

@@ -77,7 +77,7 @@ pub enum HostingEvent {
         /// The join.
         join: u64,
     },
-    /// The time [`Hosting::next_wake`] named came.
+    /// The time [`Hosting::next_wake`](super::Hosting::next_wake) named came.
     Clock,
 }
 

@@ -264,8 +264,8 @@ impl Peer {
         // Held only once every channel is open: the set-up's steps (SCTP's
         // handshake, the channels' opening) answer each other and would
         // each wait the hold.
-        let open = self.shared.progress.borrow().open.iter().all(|o| *o);
-        if may_hold && open && written == self.written && !self.done && self.closing.is_none() {
+        let hold = may_hold && written == self.written && !self.done && self.closing.is_none();
+        if hold && self.shared.progress.borrow().open.iter().all(|o| *o) {
             self.outbox.hold(socket, now);
         } else {
             self.outbox.send(socket);

@@ -31,14 +31,15 @@ impl Peer {
                     if !self.addrs.contains(&t.destination) && !routes.contains(&t.destination) {
                         routes.push(t.destination);
                     }
+                    let stun = is_stun(&t.contents);
                     // A check of ours: its response proves the address.
-                    if is_stun(&t.contents)
+                    if stun
                         && let Ok(m) = StunMessage::parse(&t.contents)
                         && m.is_binding_request()
                     {
                         self.sources.sent_check(m.trans_id(), t.destination);
                     }
-                    if self.connected && !is_stun(&t.contents) {
+                    if self.connected && !stun {
                         self.outbox.join(socket, t.destination, &t.contents);
                     } else {
                         // A full socket buffer drops the datagram, as the
