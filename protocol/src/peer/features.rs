@@ -9,7 +9,8 @@ use crate::wire::WireFormat;
 
 /// A hello feature campfire knows, to ask a connection's [`Features`]
 /// about without comparing names: each is one bit there. Its wire name and
-/// what it means are the `FEATURE_` constant's of the same name.
+/// what it means are the `FEATURE_` constant's of the same name. A new
+/// feature goes at the end, here and in [`Feature::ALL`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Feature {
     /// [`FEATURE_PING`].
@@ -290,6 +291,7 @@ mod tests {
     #[test]
     fn every_feature_has_its_own_name_and_bit() {
         for (i, f) in Feature::ALL.into_iter().enumerate() {
+            assert_eq!(f as usize, i, "ALL lists the features in their order");
             assert_eq!(Feature::named(f.name()), Some(f));
             assert!(
                 Feature::ALL[..i]
